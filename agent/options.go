@@ -1,0 +1,89 @@
+package agent
+
+import (
+	"errors"
+
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// Action is what happens to a signal on acceptance, given the thread's presence.
+type Action string
+
+// Actions. wake opens a run on an idle thread; deliver puts the signal into the
+// active run; persist logs it to the thread without waking or interrupting;
+// discard drops it.
+const (
+	ActionWake    Action = "wake"
+	ActionDeliver Action = "deliver"
+	ActionPersist Action = "persist"
+	ActionDiscard Action = "discard"
+)
+
+// IfActive says what to do with a signal when its thread's agent is running.
+type IfActive struct {
+	Behavior   Action           `json:"behavior,omitempty"` // deliver (default), persist or discard
+	Attributes inbox.Attributes `json:"attributes,omitempty"`
+}
+
+// IfIdle says what to do with a signal when its thread is idle.
+type IfIdle struct {
+	Behavior   Action           `json:"behavior,omitempty"` // wake (default), persist or discard
+	Attributes inbox.Attributes `json:"attributes,omitempty"`
+	RunOptions map[string]any   `json:"runOptions,omitempty"` // passed to the target when a wake opens a run
+}
+
+// Options are a signal's delivery options. The zero value means deliver when
+// active, wake when idle.
+type Options struct {
+	IfActive IfActive `json:"ifActive"`
+	IfIdle   IfIdle   `json:"ifIdle"`
+}
+
+// WithDefaults fills in the default behaviors.
+func (o Options) WithDefaults() Options {
+	if o.IfActive.Behavior == "" {
+		o.IfActive.Behavior = ActionDeliver
+	}
+	if o.IfIdle.Behavior == "" {
+		o.IfIdle.Behavior = ActionWake
+	}
+	return o
+}
+
+// Validate rejects unknown behaviors and invalid conditional attributes.
+func (o Options) Validate() error {
+	var errs []error
+	switch o.IfActive.Behavior {
+	case "", ActionDeliver, ActionPersist, ActionDiscard:
+	default:
+		errs = append(errs, invalid(ErrInvalidOptions, "ifActive.behavior: unknown %q (want deliver, persist or discard)", o.IfActive.Behavior))
+	}
+	switch o.IfIdle.Behavior {
+	case "", ActionWake, ActionPersist, ActionDiscard:
+	default:
+		errs = append(errs, invalid(ErrInvalidOptions, "ifIdle.behavior: unknown %q (want wake, persist or discard)", o.IfIdle.Behavior))
+	}
+	if _, err := NormalizeAttributes(o.IfActive.Attributes); err != nil {
+		errs = append(errs, invalid(ErrInvalidOptions, "ifActive.attributes: %v", err))
+	}
+	if _, err := NormalizeAttributes(o.IfIdle.Attributes); err != nil {
+		errs = append(errs, invalid(ErrInvalidOptions, "ifIdle.attributes: %v", err))
+	}
+	return errors.Join(errs...)
+}
+
+// Resolve picks the action for a signal sent with opts to a thread in the given
+// presence, and the conditional attributes to merge into it (see Accept). Any
+// presence other than active counts as idle. A discarded signal gets no
+// attributes since nothing is kept.
+func Resolve(opts Options, presence inbox.Presence) (Action, inbox.Attributes) {
+	opts = opts.WithDefaults()
+	action, attrs := opts.IfIdle.Behavior, opts.IfIdle.Attributes
+	if presence == inbox.PresenceActive {
+		action, attrs = opts.IfActive.Behavior, opts.IfActive.Attributes
+	}
+	if action == ActionDiscard {
+		return action, nil
+	}
+	return action, attrs.Clone()
+}

@@ -1,0 +1,237 @@
+// Package inbox is the durable notification inbox: events, records, dedupe and
+// coalesce, and the delivery policy. It knows nothing of HTTP or agent targets.
+package inbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Priority orders records: urgent before high before medium before low.
+type Priority string
+
+// Priorities, lowest first.
+const (
+	PriorityLow    Priority = "low"
+	PriorityMedium Priority = "medium"
+	PriorityHigh   Priority = "high"
+	PriorityUrgent Priority = "urgent"
+)
+
+// Rank is 0 for low up to 3 for urgent, and -1 for an unknown priority.
+func (p Priority) Rank() int {
+	switch p {
+	case PriorityLow:
+		return 0
+	case PriorityMedium:
+		return 1
+	case PriorityHigh:
+		return 2
+	case PriorityUrgent:
+		return 3
+	}
+	return -1
+}
+
+// Valid reports whether p is one of the four priorities.
+func (p Priority) Valid() bool { return p.Rank() >= 0 }
+
+// ParsePriority accepts the four names; "" means medium.
+func ParsePriority(s string) (Priority, error) {
+	if s == "" {
+		return PriorityMedium, nil
+	}
+	p := Priority(s)
+	if !p.Valid() {
+		return "", fmt.Errorf("unknown priority %q (want low, medium, high or urgent)", s)
+	}
+	return p, nil
+}
+
+// Status is a record's place in its lifecycle.
+type Status string
+
+// Record statuses. Only pending records absorb duplicates or are dispatched.
+const (
+	StatusPending   Status = "pending"
+	StatusDelivered Status = "delivered"
+	StatusSeen      Status = "seen"
+	StatusDismissed Status = "dismissed"
+	StatusArchived  Status = "archived"
+	StatusDiscarded Status = "discarded"
+	StatusFailed    Status = "failed"
+)
+
+// Valid reports whether s is a known status.
+func (s Status) Valid() bool {
+	switch s {
+	case StatusPending, StatusDelivered, StatusSeen, StatusDismissed, StatusArchived, StatusDiscarded, StatusFailed:
+		return true
+	}
+	return false
+}
+
+// Terminal reports whether retention may delete a record in this status.
+func (s Status) Terminal() bool { return s != StatusPending && s.Valid() }
+
+// Presence is a thread's state: active while a run is open.
+type Presence string
+
+// Presence values.
+const (
+	PresenceIdle   Presence = "idle"
+	PresenceActive Presence = "active"
+)
+
+// ThreadKey names one conversation of one agent.
+type ThreadKey struct {
+	Agent    string `json:"agent"`
+	Resource string `json:"resourceId"`
+	Thread   string `json:"threadId"`
+}
+
+func (k ThreadKey) String() string { return k.Agent + "/" + k.Resource + "/" + k.Thread }
+
+// Delivery modes a route or the agent API may ask for instead of a notification.
+const (
+	DeliverAsNotification = ""
+	DeliverAsMessage      = "message"
+	DeliverAsQueued       = "queued-message"
+)
+
+// Event is one verified inbound occurrence, stored raw before anything is acknowledged.
+type Event struct {
+	ID         string            `json:"id"`
+	Source     string            `json:"source"`
+	Connector  string            `json:"connector"`
+	DeliveryID string            `json:"deliveryId,omitempty"` // provider's id: X-GitHub-Delivery, event_id, Message-ID…
+	Type       string            `json:"type"`                 // provider event type, e.g. "pull_request"
+	Headers    map[string]string `json:"headers,omitempty"`    // only the headers that matter; never secrets
+	Body       []byte            `json:"-"`
+	ReceivedAt time.Time         `json:"receivedAt"`
+	Status     EventStatus       `json:"status"`
+	Error      string            `json:"error,omitempty"` // why the event could not be parsed or routed
+	ReplayOf   string            `json:"replayOf,omitempty"`
+	Records    int               `json:"records"` // records created or merged from it
+}
+
+// EventStatus says what became of an event.
+type EventStatus string
+
+// Event statuses.
+const (
+	EventRouted   EventStatus = "routed"   // at least one record created or merged
+	EventUnrouted EventStatus = "unrouted" // no route wanted it
+	EventIgnored  EventStatus = "ignored"  // a type the connector does not map, or filtered (bot, subtype)
+	EventInvalid  EventStatus = "invalid"  // verified but could not be parsed
+)
+
+// Notification is what a route produces for one thread: the input of the inbox.
+type Notification struct {
+	Thread      ThreadKey       `json:"thread"`
+	Route       string          `json:"route,omitempty"`
+	Source      string          `json:"source"`
+	Kind        string          `json:"kind"`
+	Priority    Priority        `json:"priority,omitempty"`
+	Summary     string          `json:"summary"`
+	Payload     json.RawMessage `json:"payload,omitempty"`
+	DedupeKey   string          `json:"dedupeKey,omitempty"`
+	CoalesceKey string          `json:"coalesceKey,omitempty"`
+	Attributes  Attributes      `json:"attributes,omitempty"`
+	Metadata    map[string]any  `json:"metadata,omitempty"`
+	DeliverAs   string          `json:"deliverAs,omitempty"`
+}
+
+// Validate checks what the inbox needs; connectors and the agent API call it too.
+func (n *Notification) Validate() error {
+	var errs []error
+	if n.Thread.Agent == "" || n.Thread.Resource == "" || n.Thread.Thread == "" {
+		errs = append(errs, errors.New("thread: agent, resourceId and threadId are required"))
+	}
+	if n.Source == "" {
+		errs = append(errs, errors.New("source: required"))
+	}
+	if n.Kind == "" {
+		errs = append(errs, errors.New("kind: required"))
+	}
+	if n.Priority != "" && !n.Priority.Valid() {
+		errs = append(errs, fmt.Errorf("priority: unknown %q (want low, medium, high or urgent)", n.Priority))
+	}
+	switch n.DeliverAs {
+	case DeliverAsNotification, DeliverAsMessage, DeliverAsQueued:
+	default:
+		errs = append(errs, fmt.Errorf("deliverAs: unknown %q (want message or queued-message)", n.DeliverAs))
+	}
+	if len(n.Payload) > 0 && !json.Valid(n.Payload) {
+		errs = append(errs, errors.New("payload: not valid JSON"))
+	}
+	return errors.Join(errs...)
+}
+
+// Record is an inbox row for one thread.
+type Record struct {
+	ID             string          `json:"id"`
+	Thread         ThreadKey       `json:"thread"`
+	EventID        string          `json:"eventId,omitempty"`
+	Route          string          `json:"route,omitempty"`
+	Source         string          `json:"source"`
+	Kind           string          `json:"kind"`
+	Priority       Priority        `json:"priority"`
+	Summary        string          `json:"summary"`
+	Payload        json.RawMessage `json:"payload,omitempty"`
+	DedupeKey      string          `json:"dedupeKey,omitempty"`
+	CoalesceKey    string          `json:"coalesceKey,omitempty"`
+	Attributes     Attributes      `json:"attributes"`
+	Metadata       map[string]any  `json:"metadata"`
+	DeliverAs      string          `json:"deliverAs,omitempty"`
+	Status         Status          `json:"status"`
+	CoalescedCount int             `json:"coalescedCount"`
+	Action         Action          `json:"action"`
+	Reason         string          `json:"deliveryReason"`
+	DeliverAt      *time.Time      `json:"deliverAt,omitempty"`
+	SummaryAt      *time.Time      `json:"summaryAt,omitempty"`
+	FullWhenIdle   bool            `json:"fullWhenIdle,omitempty"`
+	Attempts       int             `json:"attempts"`
+	NextAttemptAt  *time.Time      `json:"nextAttemptAt,omitempty"`
+	LastError      string          `json:"lastError,omitempty"`
+	SignalID       string          `json:"deliveredSignalId,omitempty"`
+	SummarySignal  string          `json:"summarySignalId,omitempty"`
+	CreatedAt      time.Time       `json:"createdAt"`
+	UpdatedAt      time.Time       `json:"updatedAt"`
+	DeliveredAt    *time.Time      `json:"deliveredAt,omitempty"`
+}
+
+// DueAt is when the dispatcher next has work for the record: min(deliverAt, summaryAt),
+// pushed back to nextAttemptAt after a failure. Nil when nothing is scheduled.
+func (r *Record) DueAt() *time.Time {
+	if r.Status != StatusPending {
+		return nil
+	}
+	var due *time.Time
+	for _, t := range []*time.Time{r.DeliverAt, r.SummaryAt} {
+		if t != nil && (due == nil || t.Before(*due)) {
+			due = t
+		}
+	}
+	if due != nil && r.NextAttemptAt != nil && r.NextAttemptAt.After(*due) {
+		due = r.NextAttemptAt
+	}
+	return due
+}
+
+// IngestResult tells a caller what one event became.
+type IngestResult struct {
+	EventID   string          `json:"eventId"`
+	Duplicate bool            `json:"duplicate"` // the provider delivery id was seen before; nothing changed
+	Records   []RecordOutcome `json:"records"`
+}
+
+// RecordOutcome is the fate of one notification of an event.
+type RecordOutcome struct {
+	RecordID string    `json:"recordId"`
+	Thread   ThreadKey `json:"thread"`
+	Merged   bool      `json:"merged"` // absorbed by an existing pending record
+	Decision Decision  `json:"decision"`
+}

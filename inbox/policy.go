@@ -1,0 +1,320 @@
+package inbox
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Action is what the policy decides for a record.
+type Action string
+
+// Actions. deliver and defer send the full notification (defer: later); summarize
+// lists the record in a notification-summary; persist logs it to the thread without
+// waking or interrupting; discard drops it.
+const (
+	ActionDeliver   Action = "deliver"
+	ActionSummarize Action = "summarize"
+	ActionDefer     Action = "defer"
+	ActionPersist   Action = "persist"
+	ActionDiscard   Action = "discard"
+)
+
+// Valid reports whether a is a known action.
+func (a Action) Valid() bool {
+	switch a {
+	case ActionDeliver, ActionSummarize, ActionDefer, ActionPersist, ActionDiscard:
+		return true
+	}
+	return false
+}
+
+// Decision is the policy's verdict for one record, with the reason stored on it.
+type Decision struct {
+	Action       Action     `json:"action"`
+	DeliverAt    *time.Time `json:"deliverAt,omitempty"`
+	SummaryAt    *time.Time `json:"summaryAt,omitempty"`
+	FullWhenIdle bool       `json:"fullWhenIdle,omitempty"` // deliver in full once the thread turns idle
+	Reason       string     `json:"reason"`
+}
+
+// ActionSpec is a configured action with an optional delay (after) or clock time (at, "HH:MM").
+type ActionSpec struct {
+	Action Action        `yaml:"action" json:"action"`
+	After  time.Duration `yaml:"after" json:"after,omitempty"`
+	At     string        `yaml:"at" json:"at,omitempty"`
+}
+
+// RuleMatch selects records for a policy rule. Empty fields match anything;
+// list fields match any of their values; attributes must all be equal.
+type RuleMatch struct {
+	Source     StringList        `yaml:"source" json:"source,omitempty"`
+	Kind       StringList        `yaml:"kind" json:"kind,omitempty"`
+	Priority   StringList        `yaml:"priority" json:"priority,omitempty"`
+	Route      StringList        `yaml:"route" json:"route,omitempty"`
+	Attributes map[string]string `yaml:"attributes" json:"attributes,omitempty"`
+}
+
+// Rule is a match plus the action it forces.
+type Rule struct {
+	Match      RuleMatch `yaml:"match" json:"match"`
+	ActionSpec `yaml:",inline"`
+}
+
+// PolicyConfig is the `policy:` section of config.yaml.
+type PolicyConfig struct {
+	SummaryInterval time.Duration           `yaml:"summary_interval" json:"summaryInterval"`
+	Timezone        string                  `yaml:"timezone" json:"timezone,omitempty"`
+	Rules           []Rule                  `yaml:"rules" json:"rules,omitempty"`
+	Sources         map[string]ActionSpec   `yaml:"sources" json:"sources,omitempty"`
+	Priorities      map[Priority]ActionSpec `yaml:"priorities" json:"priorities,omitempty"`
+	Default         *ActionSpec             `yaml:"default" json:"default,omitempty"`
+}
+
+// DefaultSummaryInterval paces summaries to an active thread.
+const DefaultSummaryInterval = 10 * time.Second
+
+// Validate reports every problem with its key path relative to `policy`.
+func (c *PolicyConfig) Validate() error {
+	var errs []error
+	if c.SummaryInterval < 0 {
+		errs = append(errs, errors.New("summary_interval: must not be negative"))
+	}
+	if c.Timezone != "" {
+		if _, err := time.LoadLocation(c.Timezone); err != nil {
+			errs = append(errs, fmt.Errorf("timezone: unknown time zone %q", c.Timezone))
+		}
+	}
+	for i, r := range c.Rules {
+		p := fmt.Sprintf("rules[%d]", i)
+		errs = append(errs, r.ActionSpec.validate(p)...)
+		for _, pr := range r.Match.Priority {
+			if !Priority(pr).Valid() {
+				errs = append(errs, fmt.Errorf("%s.match.priority: unknown priority %q", p, pr))
+			}
+		}
+	}
+	for _, name := range sortedKeys(c.Sources) {
+		spec := c.Sources[name]
+		errs = append(errs, spec.validate("sources."+name)...)
+	}
+	for _, pr := range sortedKeys(c.Priorities) {
+		if !pr.Valid() {
+			errs = append(errs, fmt.Errorf("priorities.%s: unknown priority", pr))
+		}
+		spec := c.Priorities[pr]
+		errs = append(errs, spec.validate("priorities."+string(pr))...)
+	}
+	if c.Default != nil {
+		errs = append(errs, c.Default.validate("default")...)
+	}
+	return errors.Join(errs...)
+}
+
+func (s *ActionSpec) validate(path string) []error {
+	var errs []error
+	if !s.Action.Valid() {
+		errs = append(errs, fmt.Errorf("%s.action: unknown action %q (want deliver, summarize, defer, persist or discard)", path, s.Action))
+	}
+	if s.After < 0 {
+		errs = append(errs, fmt.Errorf("%s.after: must not be negative", path))
+	}
+	if s.At != "" {
+		if _, _, err := parseClock(s.At); err != nil {
+			errs = append(errs, fmt.Errorf("%s.at: %v", path, err))
+		}
+		if s.After != 0 {
+			errs = append(errs, fmt.Errorf("%s: set after or at, not both", path))
+		}
+	}
+	if s.Action == ActionDefer && s.After == 0 && s.At == "" {
+		errs = append(errs, fmt.Errorf("%s: defer needs after or at", path))
+	}
+	return errs
+}
+
+// Policy decides what happens to records. It is pure: the clock is passed in.
+type Policy struct {
+	cfg PolicyConfig
+	loc *time.Location
+}
+
+// NewPolicy validates cfg and builds a Policy.
+func NewPolicy(cfg PolicyConfig) (*Policy, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.SummaryInterval == 0 {
+		cfg.SummaryInterval = DefaultSummaryInterval
+	}
+	loc := time.UTC
+	if cfg.Timezone != "" {
+		loc, _ = time.LoadLocation(cfg.Timezone)
+	}
+	return &Policy{cfg: cfg, loc: loc}, nil
+}
+
+// SummaryInterval is the pacing of summaries to an active thread.
+func (p *Policy) SummaryInterval() time.Duration { return p.cfg.SummaryInterval }
+
+// Subject is what the policy looks at.
+type Subject struct {
+	Source     string
+	Kind       string
+	Priority   Priority
+	Route      string
+	Attributes Attributes
+	DeliverAs  string
+}
+
+// Decide applies the layers first-match: rules, sources, priorities, default, then
+// the built-in priority × presence table.
+func (p *Policy) Decide(s Subject, presence Presence, now time.Time) Decision {
+	if s.Priority == "" {
+		s.Priority = PriorityMedium
+	}
+	if s.DeliverAs != DeliverAsNotification {
+		return Decision{Action: ActionDeliver, DeliverAt: ptr(now), Reason: "message: delivered as user input, never summarised"}
+	}
+	for i, r := range p.cfg.Rules {
+		if r.Match.matches(s) {
+			return p.apply(r.ActionSpec, now, fmt.Sprintf("rule[%d] %s", i, r.Match.describe()))
+		}
+	}
+	if spec, ok := p.cfg.Sources[s.Source]; ok {
+		return p.apply(spec, now, "source "+s.Source)
+	}
+	if spec, ok := p.cfg.Priorities[s.Priority]; ok {
+		return p.apply(spec, now, "priority "+string(s.Priority))
+	}
+	if p.cfg.Default != nil {
+		return p.apply(*p.cfg.Default, now, "policy default")
+	}
+	return defaultTable(s.Priority, presence, now)
+}
+
+func (p *Policy) apply(spec ActionSpec, now time.Time, why string) Decision {
+	at := now
+	switch {
+	case spec.After > 0:
+		at = now.Add(spec.After)
+	case spec.At != "":
+		at = nextClock(now, spec.At, p.loc)
+	}
+	d := Decision{Action: spec.Action}
+	switch spec.Action {
+	case ActionDeliver, ActionDefer, ActionPersist:
+		d.DeliverAt = ptr(at)
+	case ActionSummarize:
+		d.SummaryAt = ptr(at)
+	}
+	d.Reason = why + " → " + string(spec.Action)
+	if !at.Equal(now) {
+		d.Reason += " at " + at.UTC().Format(time.RFC3339)
+	}
+	return d
+}
+
+// defaultTable is the design's priority × presence table.
+func defaultTable(pr Priority, presence Presence, now time.Time) Decision {
+	active := presence == PresenceActive
+	state := "idle"
+	if active {
+		state = "active"
+	}
+	why := fmt.Sprintf("default: %s priority, thread %s → ", pr, state)
+	switch {
+	case pr == PriorityUrgent && active:
+		return Decision{Action: ActionDeliver, DeliverAt: ptr(now), Reason: why + "deliver now"}
+	case pr == PriorityUrgent:
+		return Decision{Action: ActionDeliver, DeliverAt: ptr(now), Reason: why + "deliver now (wakes)"}
+	case pr == PriorityHigh && active:
+		return Decision{Action: ActionSummarize, SummaryAt: ptr(now), FullWhenIdle: true, Reason: why + "summary now, full notification when idle"}
+	case pr == PriorityMedium && active:
+		return Decision{Action: ActionSummarize, SummaryAt: ptr(now), Reason: why + "summary now, details stay in the inbox"}
+	case pr == PriorityLow:
+		return Decision{Action: ActionSummarize, SummaryAt: ptr(now), Reason: why + "held for a summary, never wakes"}
+	default: // high or medium, idle
+		return Decision{Action: ActionDeliver, DeliverAt: ptr(now), Reason: why + "deliver now (wakes)"}
+	}
+}
+
+func (m RuleMatch) matches(s Subject) bool {
+	if !m.Source.allows(s.Source) || !m.Kind.allows(s.Kind) || !m.Priority.allows(string(s.Priority)) || !m.Route.allows(s.Route) {
+		return false
+	}
+	for k, want := range m.Attributes {
+		if s.Attributes.String(k) != want {
+			return false
+		}
+	}
+	return true
+}
+
+func (m RuleMatch) describe() string {
+	var parts []string
+	add := func(name string, l StringList) {
+		if len(l) > 0 {
+			parts = append(parts, name+"="+strings.Join(l, "|"))
+		}
+	}
+	add("source", m.Source)
+	add("kind", m.Kind)
+	add("priority", m.Priority)
+	add("route", m.Route)
+	for _, k := range sortedKeys(m.Attributes) {
+		parts = append(parts, k+"="+m.Attributes[k])
+	}
+	if len(parts) == 0 {
+		return "(any)"
+	}
+	return strings.Join(parts, " ")
+}
+
+// StringList is a YAML value that may be one string or a list of strings.
+type StringList []string
+
+func (l StringList) allows(v string) bool { return len(l) == 0 || slices.Contains(l, v) }
+
+// Contains reports whether v is in the list (an empty list contains nothing).
+func (l StringList) Contains(v string) bool { return slices.Contains(l, v) }
+
+func parseClock(s string) (h, m int, err error) {
+	hh, mm, ok := strings.Cut(s, ":")
+	if ok {
+		h, err = strconv.Atoi(hh)
+		if err == nil {
+			m, err = strconv.Atoi(mm)
+		}
+	}
+	if !ok || err != nil || h < 0 || h > 23 || m < 0 || m > 59 || len(mm) != 2 {
+		return 0, 0, fmt.Errorf("want a clock time HH:MM, got %q", s)
+	}
+	return h, m, nil
+}
+
+// nextClock is the next occurrence of HH:MM in loc strictly after now.
+func nextClock(now time.Time, clock string, loc *time.Location) time.Time {
+	h, m, _ := parseClock(clock)
+	l := now.In(loc)
+	t := time.Date(l.Year(), l.Month(), l.Day(), h, m, 0, 0, loc)
+	if !t.After(now) {
+		t = time.Date(l.Year(), l.Month(), l.Day()+1, h, m, 0, 0, loc)
+	}
+	return t.UTC()
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func sortedKeys[K ~string, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	return keys
+}

@@ -1,0 +1,106 @@
+package inbox
+
+import (
+	"maps"
+	"time"
+)
+
+// NewRecord builds the pending record for n under decision d.
+func NewRecord(id, eventID string, n Notification, d Decision, now time.Time) Record {
+	r := Record{
+		ID:             id,
+		Thread:         n.Thread,
+		EventID:        eventID,
+		Route:          n.Route,
+		Source:         n.Source,
+		Kind:           n.Kind,
+		Priority:       n.Priority,
+		Summary:        n.Summary,
+		Payload:        n.Payload,
+		DedupeKey:      n.DedupeKey,
+		CoalesceKey:    n.CoalesceKey,
+		Attributes:     n.Attributes.Clone(),
+		Metadata:       maps.Clone(n.Metadata),
+		DeliverAs:      n.DeliverAs,
+		Status:         StatusPending,
+		CoalescedCount: 1,
+		CreatedAt:      now,
+		UpdatedAt:      now,
+	}
+	if r.Priority == "" {
+		r.Priority = PriorityMedium
+	}
+	if r.Attributes == nil {
+		r.Attributes = Attributes{}
+	}
+	if r.Metadata == nil {
+		r.Metadata = map[string]any{}
+	}
+	r.apply(d)
+	if d.Action == ActionDiscard {
+		r.Status = StatusDiscarded
+	}
+	return r
+}
+
+// Mergeable reports whether a pending record absorbs n: same thread, source and kind,
+// and an equal non-empty dedupeKey or coalesceKey.
+func (r *Record) Mergeable(n Notification) bool {
+	if r.Status != StatusPending || r.Thread != n.Thread || r.Source != n.Source || r.Kind != n.Kind {
+		return false
+	}
+	return (n.DedupeKey != "" && r.DedupeKey == n.DedupeKey) ||
+		(n.CoalesceKey != "" && r.CoalesceKey == n.CoalesceKey)
+}
+
+// Merge folds n into r: the summary is replaced (payload and priority too when given),
+// attributes and metadata merge with the new values winning, the count goes up, and
+// the record is scheduled by the fresh decision d, keeping an earlier due time.
+func (r *Record) Merge(n Notification, d Decision, now time.Time) {
+	r.Summary = n.Summary
+	if len(n.Payload) > 0 {
+		r.Payload = n.Payload
+	}
+	if n.Priority != "" {
+		r.Priority = n.Priority
+	}
+	r.Attributes = r.Attributes.Merge(n.Attributes)
+	if r.Metadata == nil {
+		r.Metadata = map[string]any{}
+	}
+	maps.Copy(r.Metadata, n.Metadata)
+	r.CoalescedCount++
+	r.UpdatedAt = now
+	prevDeliver, prevSummary := r.DeliverAt, r.SummaryAt
+	r.apply(d)
+	r.DeliverAt = earlier(prevDeliver, r.DeliverAt)
+	r.SummaryAt = earlier(prevSummary, r.SummaryAt)
+	if d.Action == ActionDiscard && r.DeliverAt == nil && r.SummaryAt == nil {
+		r.Status = StatusDiscarded
+	}
+}
+
+func (r *Record) apply(d Decision) {
+	r.Action = d.Action
+	r.Reason = d.Reason
+	r.DeliverAt = d.DeliverAt
+	r.SummaryAt = d.SummaryAt
+	r.FullWhenIdle = r.FullWhenIdle || d.FullWhenIdle
+}
+
+// Subject is what the policy sees of a notification.
+func (n *Notification) Subject() Subject {
+	return Subject{Source: n.Source, Kind: n.Kind, Priority: n.Priority, Route: n.Route, Attributes: n.Attributes, DeliverAs: n.DeliverAs}
+}
+
+func earlier(a, b *time.Time) *time.Time {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	case a.Before(*b):
+		return a
+	}
+	return b
+}

@@ -1,0 +1,103 @@
+package inbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// ErrNotFound is returned for unknown ids.
+var ErrNotFound = errors.New("not found")
+
+// DecideFunc decides for one subject given the thread's presence sampled inside the
+// ingest transaction.
+type DecideFunc func(s Subject, presence Presence, now time.Time) Decision
+
+// Store persists events and records. Ingest must, in one transaction: insert the event
+// unless its (source, connector, delivery id) exists (then report Duplicate and change
+// nothing), and for each notification sample the thread's presence, decide, and either
+// merge into a mergeable pending record or insert a new one.
+type Store interface {
+	Ingest(ctx context.Context, ev *Event, ns []Notification, decide DecideFunc, newID func() string) (IngestResult, error)
+}
+
+// Service is the inbox's entry point for connectors and the agent API.
+type Service struct {
+	store  Store
+	policy *Policy
+	now    func() time.Time
+	newID  func() string
+	// changed is told which threads have new or changed records (the dispatcher wakes).
+	changed func([]ThreadKey)
+}
+
+// ServiceOption configures a Service.
+type ServiceOption func(*Service)
+
+// WithClock injects the clock.
+func WithClock(now func() time.Time) ServiceOption { return func(s *Service) { s.now = now } }
+
+// WithIDs injects the id generator.
+func WithIDs(newID func() string) ServiceOption { return func(s *Service) { s.newID = newID } }
+
+// WithChangeHook is called after commit with the threads whose records changed.
+func WithChangeHook(fn func([]ThreadKey)) ServiceOption {
+	return func(s *Service) { s.changed = fn }
+}
+
+// NewService wires a store and a policy.
+func NewService(store Store, policy *Policy, opts ...ServiceOption) *Service {
+	s := &Service{store: store, policy: policy, now: time.Now, newID: NewID, changed: func([]ThreadKey) {}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// NewID returns a time-ordered unique id.
+func NewID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// Policy returns the policy in force.
+func (s *Service) Policy() *Policy { return s.policy }
+
+// Ingest stores ev and creates or merges one record per notification, atomically.
+// ev.ID and ev.ReceivedAt are filled in when empty.
+func (s *Service) Ingest(ctx context.Context, ev *Event, ns []Notification) (IngestResult, error) {
+	for i := range ns {
+		// An empty priority stays empty: a merge keeps the record's priority, a new
+		// record defaults to medium.
+		if err := ns[i].Validate(); err != nil {
+			return IngestResult{}, fmt.Errorf("notification %d: %w", i, err)
+		}
+	}
+	if ev.ID == "" {
+		ev.ID = s.newID()
+	}
+	if ev.ReceivedAt.IsZero() {
+		ev.ReceivedAt = s.now().UTC()
+	}
+	if ev.Status == "" {
+		ev.Status = EventUnrouted
+		if len(ns) > 0 {
+			ev.Status = EventRouted
+		}
+	}
+	decide := func(sub Subject, p Presence, _ time.Time) Decision {
+		return s.policy.Decide(sub, p, ev.ReceivedAt)
+	}
+	res, err := s.store.Ingest(ctx, ev, ns, decide, s.newID)
+	if err != nil {
+		return IngestResult{}, fmt.Errorf("ingest %s event from %s: %w", ev.Source, ev.Connector, err)
+	}
+	if !res.Duplicate && len(res.Records) > 0 {
+		threads := make([]ThreadKey, 0, len(res.Records))
+		for _, o := range res.Records {
+			threads = append(threads, o.Thread)
+		}
+		s.changed(threads)
+	}
+	return res, nil
+}

@@ -1,0 +1,154 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Error is the JSON error body used everywhere: {"error": {"code": "...", "message": "..."}}.
+type Error struct {
+	Status  int    `json:"-"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// NewError builds an Error; handlers return it and the error handler writes it.
+func NewError(status int, code, format string, args ...any) *Error {
+	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Common errors.
+func BadRequest(format string, args ...any) *Error {
+	return NewError(http.StatusBadRequest, "bad_request", format, args...)
+}
+
+// NotFound is a 404 naming what was missing.
+func NotFound(format string, args ...any) *Error {
+	return NewError(http.StatusNotFound, "not_found", format, args...)
+}
+
+// Unauthorized carries no detail on purpose: it must not help a forger.
+func Unauthorized() *Error {
+	return NewError(http.StatusUnauthorized, "unauthorized", "missing or invalid credentials")
+}
+
+// Forbidden is a 403 for an authenticated caller without the right.
+func Forbidden(format string, args ...any) *Error {
+	return NewError(http.StatusForbidden, "forbidden", format, args...)
+}
+
+func codeFor(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return "bad_request"
+	case http.StatusUnauthorized:
+		return "unauthorized"
+	case http.StatusForbidden:
+		return "forbidden"
+	case http.StatusNotFound:
+		return "not_found"
+	case http.StatusMethodNotAllowed:
+		return "method_not_allowed"
+	case http.StatusConflict:
+		return "conflict"
+	case http.StatusRequestEntityTooLarge:
+		return "payload_too_large"
+	case http.StatusUnsupportedMediaType:
+		return "unsupported_media_type"
+	case http.StatusTooManyRequests:
+		return "rate_limited"
+	case http.StatusServiceUnavailable:
+		return "unavailable"
+	}
+	if status >= 500 {
+		return "internal"
+	}
+	return strings.ReplaceAll(strings.ToLower(http.StatusText(status)), " ", "_")
+}
+
+// errorHandler is the one mapping from errors to status codes and JSON bodies.
+func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
+	return func(err error, c echo.Context) {
+		if c.Response().Committed {
+			return
+		}
+		out := toError(err)
+		if out.Status >= 500 {
+			log.Error("request failed", "component", "server", "method", c.Request().Method,
+				"path", c.Path(), "request_id", c.Response().Header().Get(echo.HeaderXRequestID), "error", err.Error())
+		}
+		var werr error
+		if c.Request().Method == http.MethodHead {
+			werr = c.NoContent(out.Status)
+		} else {
+			werr = c.JSON(out.Status, map[string]*Error{"error": out})
+		}
+		if werr != nil {
+			log.Debug("write error response", "component", "server", "error", werr.Error())
+		}
+	}
+}
+
+func toError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		msg := http.StatusText(he.Code)
+		if m, ok := he.Message.(string); ok && m != "" {
+			msg = m
+		}
+		if he.Code == http.StatusRequestEntityTooLarge {
+			msg = "request body exceeds the configured body_limit"
+		}
+		return &Error{Status: he.Code, Code: codeFor(he.Code), Message: msg}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Status: http.StatusServiceUnavailable, Code: "timeout", Message: "request timed out"}
+	}
+	return &Error{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error"}
+}
+
+// ByteSize is a size in bytes that YAML may spell as 25MB, 512KiB, 1048576.
+type ByteSize int64
+
+// ParseByteSize reads "25MB", "1MiB", "512KB", "100B" or a plain number.
+func ParseByteSize(s string) (ByteSize, error) {
+	t := strings.TrimSpace(strings.ToUpper(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("want a size like 25MB or 512KB, got %q", s)
+	}
+	return ByteSize(n * mult), nil
+}
+
+// UnmarshalText lets YAML decode sizes.
+func (b *ByteSize) UnmarshalText(text []byte) error {
+	v, err := ParseByteSize(string(text))
+	if err != nil {
+		return err
+	}
+	*b = v
+	return nil
+}

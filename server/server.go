@@ -1,0 +1,166 @@
+// Package server is the HTTP front of the gateway: one echo instance with the shared
+// middleware, the JSON error shape, health endpoints and graceful shutdown. Routes are
+// mounted by the packages that own them; cmd/gateway wires them here.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+)
+
+// Config is the `server:` section of config.yaml.
+type Config struct {
+	Listen        string        `yaml:"listen"`
+	BodyLimit     ByteSize      `yaml:"body_limit"`
+	ShutdownGrace time.Duration `yaml:"shutdown_grace"`
+	// RequestTimeout bounds ordinary requests; streams are exempt.
+	RequestTimeout time.Duration `yaml:"request_timeout"`
+	// TrustProxy takes the client address from X-Forwarded-For (only behind a proxy you run).
+	TrustProxy bool `yaml:"trust_proxy"`
+}
+
+// Defaults for the server section.
+const (
+	DefaultListen         = "127.0.0.1:8080"
+	DefaultBodyLimit      = 25 << 20 // GitHub's maximum payload
+	DefaultShutdownGrace  = 15 * time.Second
+	DefaultRequestTimeout = 30 * time.Second
+)
+
+// WithDefaults fills unset fields.
+func (c Config) WithDefaults() Config {
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.BodyLimit == 0 {
+		c.BodyLimit = DefaultBodyLimit
+	}
+	if c.ShutdownGrace == 0 {
+		c.ShutdownGrace = DefaultShutdownGrace
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
+	return c
+}
+
+// Validate reports problems with key paths relative to `server`.
+func (c Config) Validate() error {
+	var errs []error
+	if _, _, err := net.SplitHostPort(c.Listen); c.Listen != "" && err != nil {
+		errs = append(errs, fmt.Errorf("listen: want host:port, got %q", c.Listen))
+	}
+	if c.BodyLimit < 0 {
+		errs = append(errs, errors.New("body_limit: must be positive"))
+	}
+	if c.ShutdownGrace < 0 {
+		errs = append(errs, errors.New("shutdown_grace: must not be negative"))
+	}
+	if c.RequestTimeout < 0 {
+		errs = append(errs, errors.New("request_timeout: must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// Server owns the echo instance and its listener.
+type Server struct {
+	cfg    Config
+	echo   *echo.Echo
+	log    *slog.Logger
+	stop   context.CancelFunc
+	base   context.Context
+	ln     net.Listener
+	served chan error
+}
+
+// IsStream marks requests that stay open (SSE): no timeout applies to them.
+func IsStream(c echo.Context) bool {
+	return strings.HasSuffix(c.Path(), "/stream") || c.Request().Header.Get("Accept") == "text/event-stream"
+}
+
+// New builds the echo instance with the shared middleware.
+func New(cfg Config, log *slog.Logger) *Server {
+	cfg = cfg.WithDefaults()
+	base, stop := context.WithCancel(context.Background())
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.IPExtractor = echo.ExtractIPDirect()
+	if cfg.TrustProxy {
+		e.IPExtractor = echo.ExtractIPFromXFFHeader()
+	}
+	e.HTTPErrorHandler = errorHandler(log)
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true}))
+	e.Use(middleware.RequestID())
+	e.Use(middleware.BodyLimit(fmt.Sprintf("%dB", int64(cfg.BodyLimit))))
+	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{
+		Timeout: cfg.RequestTimeout,
+		Skipper: IsStream,
+	}))
+	e.Server.ReadHeaderTimeout = 10 * time.Second
+	e.Server.WriteTimeout = cfg.RequestTimeout + 5*time.Second // streams clear their own deadline
+	e.Server.BaseContext = func(net.Listener) context.Context { return base }
+	return &Server{cfg: cfg, echo: e, log: log, stop: stop, base: base}
+}
+
+// Echo exposes the router for mounting routes.
+func (s *Server) Echo() *echo.Echo { return s.echo }
+
+// Health mounts /healthz (process up) and /readyz (ready reports nil).
+func (s *Server) Health(ready func(context.Context) error) {
+	s.echo.GET("/healthz", func(c echo.Context) error {
+		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	})
+	s.echo.GET("/readyz", func(c echo.Context) error {
+		if err := ready(c.Request().Context()); err != nil {
+			return c.JSON(http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "error": err.Error()})
+		}
+		return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+	})
+}
+
+// Listen binds the configured address (":0" style ports are fine) and returns it.
+func (s *Server) Listen() (net.Addr, error) {
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", s.cfg.Listen, err)
+	}
+	s.ln = ln
+	s.echo.Listener = ln
+	return ln.Addr(), nil
+}
+
+// Start serves in a goroutine owned by the server; Shutdown stops it.
+func (s *Server) Start() {
+	s.served = make(chan error, 1)
+	go func() {
+		err := s.echo.StartServer(s.echo.Server)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		s.served <- err
+	}()
+}
+
+// Shutdown ends streams, stops accepting, and waits for in-flight requests.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stop() // long-lived handlers watch the base context
+	err := s.echo.Shutdown(ctx)
+	if s.served != nil {
+		if serr := <-s.served; serr != nil && err == nil {
+			err = serr
+		}
+	}
+	return err
+}
+
+// Done is closed when the base context ends (shutdown begun); streams select on it.
+func (s *Server) Done() <-chan struct{} { return s.base.Done() }

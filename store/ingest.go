@@ -1,0 +1,181 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// Ingest stores the event and creates or merges its records in one transaction.
+// A (source, connector, delivery id) seen before is reported as a duplicate and
+// nothing changes.
+func (s *Store) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notification, decide inbox.DecideFunc, newID func() string) (inbox.IngestResult, error) {
+	var res inbox.IngestResult
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		res = inbox.IngestResult{EventID: ev.ID}
+		inserted, err := s.insertEvent(ctx, tx, ev)
+		if err != nil {
+			return err
+		}
+		if !inserted {
+			res.Duplicate = true
+			return tx.GetContext(ctx, &res.EventID, s.q(`SELECT id FROM events WHERE source = ? AND connector = ? AND delivery_id = ?`),
+				ev.Source, ev.Connector, ev.DeliveryID)
+		}
+		for _, n := range ns {
+			out, err := s.ingestOne(ctx, tx, ev, n, decide, newID)
+			if err != nil {
+				return err
+			}
+			res.Records = append(res.Records, out)
+		}
+		if len(res.Records) > 0 {
+			ev.Records = len(res.Records)
+			_, err = tx.ExecContext(ctx, s.q(`UPDATE events SET records = ? WHERE id = ?`), ev.Records, ev.ID)
+		}
+		return err
+	})
+	if err != nil {
+		return inbox.IngestResult{}, err
+	}
+	return res, nil
+}
+
+func (s *Store) insertEvent(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event) (bool, error) {
+	headers, err := json.Marshal(ev.Headers)
+	if err != nil {
+		return false, fmt.Errorf("encode event headers: %w", err)
+	}
+	ev.DeliveryID, ev.Type, ev.Error = cleanText(ev.DeliveryID), cleanText(ev.Type), cleanText(ev.Error)
+	var delivery sql.NullString
+	if ev.DeliveryID != "" {
+		delivery = sql.NullString{String: ev.DeliveryID, Valid: true}
+	}
+	var replayOf sql.NullString
+	if ev.ReplayOf != "" {
+		replayOf = sql.NullString{String: ev.ReplayOf, Valid: true}
+	}
+	r, err := tx.ExecContext(ctx, s.q(`INSERT INTO events
+		(id, source, connector, delivery_id, type, headers, body, received_at, status, error, replay_of)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
+		ev.ID, ev.Source, ev.Connector, delivery, ev.Type, string(headers), ev.Body,
+		micros(ev.ReceivedAt), string(ev.Status), ev.Error, replayOf)
+	if err != nil {
+		return false, fmt.Errorf("insert event: %w", err)
+	}
+	n, err := r.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("insert event: %w", err)
+	}
+	return n == 1, nil
+}
+
+func (s *Store) ingestOne(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, n inbox.Notification, decide inbox.DecideFunc, newID func() string) (inbox.RecordOutcome, error) {
+	now := ev.ReceivedAt
+	for _, f := range []*string{&n.Thread.Agent, &n.Thread.Resource, &n.Thread.Thread, &n.Route, &n.Source, &n.Kind,
+		&n.Summary, &n.DedupeKey, &n.CoalesceKey} {
+		*f = cleanText(*f)
+	}
+	if s.driver == DriverPostgres {
+		// Serialise merges per (thread, source, kind) across transactions and replicas:
+		// "equal dedupeKey OR equal coalesceKey" cannot be one unique index.
+		key := strings.Join([]string{n.Thread.Agent, n.Thread.Resource, n.Thread.Thread, n.Source, n.Kind}, "\x1f")
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
+			return inbox.RecordOutcome{}, fmt.Errorf("lock merge family: %w", err)
+		}
+	}
+	if err := s.touchThread(ctx, tx, n.Thread, now); err != nil {
+		return inbox.RecordOutcome{}, err
+	}
+	presence, err := s.presence(ctx, tx, n.Thread, now)
+	if err != nil {
+		return inbox.RecordOutcome{}, err
+	}
+	existing, err := s.findMergeable(ctx, tx, n)
+	if err != nil {
+		return inbox.RecordOutcome{}, err
+	}
+	sub := n.Subject()
+	if existing != nil {
+		if sub.Priority == "" {
+			sub.Priority = existing.Priority
+		}
+		d := decide(sub, presence, now)
+		existing.Merge(n, d, now)
+		if err := s.updateRecord(ctx, tx, existing); err != nil {
+			return inbox.RecordOutcome{}, err
+		}
+		return inbox.RecordOutcome{RecordID: existing.ID, Thread: n.Thread, Merged: true, Decision: d}, nil
+	}
+	d := decide(sub, presence, now)
+	r := inbox.NewRecord(newID(), ev.ID, n, d, now)
+	if err := s.insertRecord(ctx, tx, &r); err != nil {
+		return inbox.RecordOutcome{}, err
+	}
+	return inbox.RecordOutcome{RecordID: r.ID, Thread: n.Thread, Decision: d}, nil
+}
+
+func (s *Store) touchThread(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) error {
+	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO threads (agent, resource_id, thread_id, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent, resource_id, thread_id) DO UPDATE SET updated_at = excluded.updated_at`),
+		k.Agent, k.Resource, k.Thread, micros(now), micros(now))
+	if err != nil {
+		return fmt.Errorf("record thread %s: %w", k, err)
+	}
+	return nil
+}
+
+// presence is active when the thread has an open run whose lease has not expired.
+func (s *Store) presence(ctx context.Context, q sqlx.QueryerContext, k inbox.ThreadKey, now time.Time) (inbox.Presence, error) {
+	var n int
+	err := sqlx.GetContext(ctx, q, &n, s.q(`SELECT COUNT(*) FROM runs
+		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND status = 'open' AND lease_until > ?`),
+		k.Agent, k.Resource, k.Thread, micros(now))
+	if err != nil {
+		return "", fmt.Errorf("read presence of %s: %w", k, err)
+	}
+	if n > 0 {
+		return inbox.PresenceActive, nil
+	}
+	return inbox.PresenceIdle, nil
+}
+
+func (s *Store) findMergeable(ctx context.Context, tx *sqlx.Tx, n inbox.Notification) (*inbox.Record, error) {
+	var keys []string
+	args := []any{n.Thread.Agent, n.Thread.Resource, n.Thread.Thread, n.Source, n.Kind}
+	if n.DedupeKey != "" {
+		keys = append(keys, "dedupe_key = ?")
+		args = append(args, n.DedupeKey)
+	}
+	if n.CoalesceKey != "" {
+		keys = append(keys, "coalesce_key = ?")
+		args = append(args, n.CoalesceKey)
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	var row recordRow
+	err := tx.GetContext(ctx, &row, s.q(`SELECT `+recordColumns+` FROM records
+		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND source = ? AND kind = ? AND status = 'pending'
+		AND (`+strings.Join(keys, " OR ")+`) ORDER BY created_at, id LIMIT 1`), args...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find mergeable record: %w", err)
+	}
+	r, err := row.record()
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}

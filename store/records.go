@@ -1,0 +1,228 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/signalgate/signalgate/inbox"
+)
+
+const recordColumns = `id, agent, resource_id, thread_id, event_id, route, source, kind, priority, summary, payload,
+	dedupe_key, coalesce_key, attributes, metadata, deliver_as, status, coalesced_count, action, reason,
+	deliver_at, summary_at, full_when_idle, attempts, next_attempt_at, last_error,
+	delivered_signal_id, summary_signal_id, created_at, updated_at, delivered_at`
+
+// recordRow is the database shape of inbox.Record.
+type recordRow struct {
+	ID             string         `db:"id"`
+	Agent          string         `db:"agent"`
+	Resource       string         `db:"resource_id"`
+	Thread         string         `db:"thread_id"`
+	EventID        sql.NullString `db:"event_id"`
+	Route          string         `db:"route"`
+	Source         string         `db:"source"`
+	Kind           string         `db:"kind"`
+	Priority       string         `db:"priority"`
+	Summary        string         `db:"summary"`
+	Payload        sql.NullString `db:"payload"`
+	DedupeKey      string         `db:"dedupe_key"`
+	CoalesceKey    string         `db:"coalesce_key"`
+	Attributes     string         `db:"attributes"`
+	Metadata       string         `db:"metadata"`
+	DeliverAs      string         `db:"deliver_as"`
+	Status         string         `db:"status"`
+	CoalescedCount int            `db:"coalesced_count"`
+	Action         string         `db:"action"`
+	Reason         string         `db:"reason"`
+	DeliverAt      sql.NullInt64  `db:"deliver_at"`
+	SummaryAt      sql.NullInt64  `db:"summary_at"`
+	FullWhenIdle   bool           `db:"full_when_idle"`
+	Attempts       int            `db:"attempts"`
+	NextAttemptAt  sql.NullInt64  `db:"next_attempt_at"`
+	LastError      string         `db:"last_error"`
+	SignalID       sql.NullString `db:"delivered_signal_id"`
+	SummarySignal  sql.NullString `db:"summary_signal_id"`
+	CreatedAt      int64          `db:"created_at"`
+	UpdatedAt      int64          `db:"updated_at"`
+	DeliveredAt    sql.NullInt64  `db:"delivered_at"`
+}
+
+func (row *recordRow) record() (inbox.Record, error) {
+	r := inbox.Record{
+		ID:             row.ID,
+		Thread:         inbox.ThreadKey{Agent: row.Agent, Resource: row.Resource, Thread: row.Thread},
+		EventID:        row.EventID.String,
+		Route:          row.Route,
+		Source:         row.Source,
+		Kind:           row.Kind,
+		Priority:       inbox.Priority(row.Priority),
+		Summary:        row.Summary,
+		DedupeKey:      row.DedupeKey,
+		CoalesceKey:    row.CoalesceKey,
+		DeliverAs:      row.DeliverAs,
+		Status:         inbox.Status(row.Status),
+		CoalescedCount: row.CoalescedCount,
+		Action:         inbox.Action(row.Action),
+		Reason:         row.Reason,
+		DeliverAt:      fromNullMicros(row.DeliverAt),
+		SummaryAt:      fromNullMicros(row.SummaryAt),
+		FullWhenIdle:   row.FullWhenIdle,
+		Attempts:       row.Attempts,
+		NextAttemptAt:  fromNullMicros(row.NextAttemptAt),
+		LastError:      row.LastError,
+		SignalID:       row.SignalID.String,
+		SummarySignal:  row.SummarySignal.String,
+		CreatedAt:      fromMicros(row.CreatedAt),
+		UpdatedAt:      fromMicros(row.UpdatedAt),
+		DeliveredAt:    fromNullMicros(row.DeliveredAt),
+	}
+	if row.Payload.Valid {
+		r.Payload = json.RawMessage(row.Payload.String)
+	}
+	if err := json.Unmarshal([]byte(row.Attributes), &r.Attributes); err != nil {
+		return r, fmt.Errorf("decode attributes of record %s: %w", row.ID, err)
+	}
+	if r.Attributes == nil {
+		r.Attributes = inbox.Attributes{}
+	}
+	if err := json.Unmarshal([]byte(row.Metadata), &r.Metadata); err != nil {
+		return r, fmt.Errorf("decode metadata of record %s: %w", row.ID, err)
+	}
+	return r, nil
+}
+
+// cleanText makes provider text storable in both dialects: PostgreSQL rejects NUL and
+// invalid UTF-8 in text columns.
+func cleanText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
+}
+
+func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+// recordArgs encodes r in recordColumns order.
+func recordArgs(r *inbox.Record) ([]any, error) {
+	attrs, err := json.Marshal(r.Attributes)
+	if err != nil {
+		return nil, fmt.Errorf("encode attributes: %w", err)
+	}
+	meta, err := json.Marshal(r.Metadata)
+	if err != nil {
+		return nil, fmt.Errorf("encode metadata: %w", err)
+	}
+	var payload sql.NullString
+	if len(r.Payload) > 0 {
+		payload = sql.NullString{String: string(r.Payload), Valid: true}
+	}
+	return []any{r.ID, r.Thread.Agent, r.Thread.Resource, r.Thread.Thread, nullString(r.EventID), r.Route,
+		r.Source, r.Kind, string(r.Priority), r.Summary, payload, r.DedupeKey, r.CoalesceKey,
+		string(attrs), string(meta), r.DeliverAs, string(r.Status), r.CoalescedCount, string(r.Action), r.Reason,
+		nullMicros(r.DeliverAt), nullMicros(r.SummaryAt), r.FullWhenIdle, r.Attempts, nullMicros(r.NextAttemptAt),
+		r.LastError, nullString(r.SignalID), nullString(r.SummarySignal),
+		micros(r.CreatedAt), micros(r.UpdatedAt), nullMicros(r.DeliveredAt)}, nil
+}
+
+func (s *Store) insertRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) error {
+	args, err := recordArgs(r)
+	if err != nil {
+		return err
+	}
+	args = append(args, r.Priority.Rank(), nullMicros(r.DueAt()))
+	_, err = tx.ExecContext(ctx, s.q(`INSERT INTO records (`+recordColumns+`, priority_rank, due_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), args...)
+	if err != nil {
+		return fmt.Errorf("insert record: %w", err)
+	}
+	return nil
+}
+
+// updateRecord writes every mutable column of r.
+func (s *Store) updateRecord(ctx context.Context, tx sqlx.ExecerContext, r *inbox.Record) error {
+	args, err := recordArgs(r)
+	if err != nil {
+		return err
+	}
+	// Skip id (first) and re-append it for the WHERE clause.
+	args = append(args[1:], r.Priority.Rank(), nullMicros(r.DueAt()), r.ID)
+	_, err = tx.ExecContext(ctx, s.q(`UPDATE records SET agent = ?, resource_id = ?, thread_id = ?, event_id = ?, route = ?,
+		source = ?, kind = ?, priority = ?, summary = ?, payload = ?, dedupe_key = ?, coalesce_key = ?,
+		attributes = ?, metadata = ?, deliver_as = ?, status = ?, coalesced_count = ?, action = ?, reason = ?,
+		deliver_at = ?, summary_at = ?, full_when_idle = ?, attempts = ?, next_attempt_at = ?, last_error = ?,
+		delivered_signal_id = ?, summary_signal_id = ?, created_at = ?, updated_at = ?, delivered_at = ?,
+		priority_rank = ?, due_at = ? WHERE id = ?`), args...)
+	if err != nil {
+		return fmt.Errorf("update record %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// GetRecord returns one record or inbox.ErrNotFound.
+func (s *Store) GetRecord(ctx context.Context, id string) (inbox.Record, error) {
+	var row recordRow
+	err := s.r.GetContext(ctx, &row, s.q(`SELECT `+recordColumns+` FROM records WHERE id = ?`), id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return inbox.Record{}, fmt.Errorf("record %s: %w", id, inbox.ErrNotFound)
+	}
+	if err != nil {
+		return inbox.Record{}, fmt.Errorf("get record %s: %w", id, err)
+	}
+	return row.record()
+}
+
+// ThreadRecords lists a thread's records, oldest first, optionally by status.
+func (s *Store) ThreadRecords(ctx context.Context, k inbox.ThreadKey, statuses ...inbox.Status) ([]inbox.Record, error) {
+	query := `SELECT ` + recordColumns + ` FROM records WHERE agent = ? AND resource_id = ? AND thread_id = ?`
+	args := []any{k.Agent, k.Resource, k.Thread}
+	if len(statuses) > 0 {
+		in, inArgs, err := sqlx.In(` AND status IN (?)`, statuses)
+		if err != nil {
+			return nil, err
+		}
+		query += in
+		args = append(args, inArgs...)
+	}
+	return s.selectRecords(ctx, s.r, query+` ORDER BY created_at, id`, args...)
+}
+
+func (s *Store) selectRecords(ctx context.Context, q sqlx.QueryerContext, query string, args ...any) ([]inbox.Record, error) {
+	var rows []recordRow
+	if err := sqlx.SelectContext(ctx, q, &rows, s.q(query), args...); err != nil {
+		return nil, fmt.Errorf("list records: %w", err)
+	}
+	out := make([]inbox.Record, 0, len(rows))
+	for i := range rows {
+		r, err := rows[i].record()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// SetRecordStatus moves a record to status (seen, dismissed, archived, delivered…),
+// clearing its schedule when the status is terminal.
+func (s *Store) SetRecordStatus(ctx context.Context, id string, status inbox.Status, now time.Time) error {
+	if !status.Valid() {
+		return fmt.Errorf("set record %s status: unknown status %q", id, status)
+	}
+	query := `UPDATE records SET status = ?, updated_at = ? WHERE id = ?`
+	if status.Terminal() {
+		query = `UPDATE records SET status = ?, updated_at = ?, due_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = ?`
+	}
+	res, err := s.w.ExecContext(ctx, s.q(query), string(status), micros(now), id)
+	if err != nil {
+		return fmt.Errorf("set record %s status: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("record %s: %w", id, inbox.ErrNotFound)
+	}
+	return nil
+}

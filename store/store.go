@@ -1,0 +1,317 @@
+// Package store is the gateway's database: SQLite embedded by default, PostgreSQL for
+// scale-out, one implementation over sqlx with `?` placeholders rebound per dialect. It
+// implements the persistence interfaces the domain packages declare.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/jmoiron/sqlx"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// Drivers.
+const (
+	DriverSQLite   = "sqlite"
+	DriverPostgres = "postgres"
+)
+
+// Config is the `storage:` section of config.yaml.
+type Config struct {
+	Driver string `yaml:"driver"`
+	DSN    string `yaml:"dsn"`
+	// MaxOpenConns bounds the read pool (SQLite) or the whole pool (PostgreSQL).
+	MaxOpenConns int `yaml:"max_open_conns"`
+}
+
+// WithDefaults fills unset fields.
+func (c Config) WithDefaults() Config {
+	if c.Driver == "" {
+		c.Driver = DriverSQLite
+	}
+	if c.DSN == "" && c.Driver == DriverSQLite {
+		c.DSN = "data/signalgate.db"
+	}
+	if c.MaxOpenConns == 0 {
+		c.MaxOpenConns = 8
+		if c.Driver == DriverPostgres {
+			c.MaxOpenConns = 16
+		}
+	}
+	return c
+}
+
+// Validate reports problems with key paths relative to `storage`.
+func (c Config) Validate() error {
+	var errs []error
+	switch c.Driver {
+	case "", DriverSQLite, DriverPostgres:
+	default:
+		errs = append(errs, fmt.Errorf("driver: unknown %q (want sqlite or postgres)", c.Driver))
+	}
+	if c.Driver == DriverPostgres && c.DSN == "" {
+		errs = append(errs, errors.New("dsn: required for driver postgres"))
+	}
+	if c.MaxOpenConns < 0 {
+		errs = append(errs, errors.New("max_open_conns: must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// Store is an open database.
+type Store struct {
+	driver string
+	w      *sqlx.DB // writes (SQLite: one connection, immediate transactions)
+	r      *sqlx.DB // reads (SQLite: a separate pool; PostgreSQL: the same pool)
+	log    *slog.Logger
+	now    func() time.Time
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithClock injects the clock used for presence checks and bookkeeping.
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// Open connects and pings. It does not migrate; call Migrate.
+func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Store, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Store{driver: cfg.Driver, log: log.With("component", "store"), now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	var err error
+	switch cfg.Driver {
+	case DriverSQLite:
+		err = s.openSQLite(cfg)
+	case DriverPostgres:
+		err = s.openPostgres(cfg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := s.w.PingContext(pctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open %s database %s: %w", cfg.Driver, RedactDSN(cfg.DSN), scrub(err, cfg.DSN))
+	}
+	return s, nil
+}
+
+func (s *Store) openSQLite(cfg Config) error {
+	path := strings.TrimPrefix(cfg.DSN, "file:")
+	path, query, _ := strings.Cut(path, "?")
+	if dir := filepath.Dir(path); dir != "." && path != ":memory:" {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return fmt.Errorf("open sqlite database %s: create directory: %w", path, err)
+		}
+	}
+	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"
+	if query != "" {
+		pragmas = query + "&" + pragmas
+	}
+	base := "file:" + path + "?" + pragmas
+	w, err := sqlx.Open("sqlite", base+"&_txlock=immediate")
+	if err != nil {
+		return fmt.Errorf("open sqlite database %s: %w", path, err)
+	}
+	// One writer: SQLite serialises writes anyway, and immediate transactions on one
+	// connection never hit SQLITE_BUSY lock upgrades.
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxIdleTime(0)
+	r, err := sqlx.Open("sqlite", base+"&_pragma=query_only(1)")
+	if err != nil {
+		w.Close()
+		return fmt.Errorf("open sqlite database %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(cfg.MaxOpenConns)
+	r.SetMaxIdleConns(cfg.MaxOpenConns)
+	s.w, s.r = w, r
+	return nil
+}
+
+func (s *Store) openPostgres(cfg Config) error {
+	// "pgx" (not "pgx/v5") is the name sqlx knows to rebind ? to $n.
+	db, err := sqlx.Open("pgx", cfg.DSN)
+	if err != nil {
+		return fmt.Errorf("open postgres database %s: %w", RedactDSN(cfg.DSN), scrub(err, cfg.DSN))
+	}
+	db.SetMaxOpenConns(cfg.MaxOpenConns)
+	db.SetMaxIdleConns(cfg.MaxOpenConns)
+	db.SetConnMaxLifetime(30 * time.Minute)
+	s.w, s.r = db, db
+	return nil
+}
+
+// Driver names the backend: sqlite or postgres.
+func (s *Store) Driver() string { return s.driver }
+
+// Close closes both pools.
+func (s *Store) Close() error {
+	var errs []error
+	if s.r != nil && s.r != s.w {
+		errs = append(errs, s.r.Close())
+	}
+	if s.w != nil {
+		errs = append(errs, s.w.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Store) provider() (*goose.Provider, error) {
+	dialect, dir := goose.DialectSQLite3, "migrations/sqlite"
+	var opts []goose.ProviderOption
+	if s.driver == DriverPostgres {
+		dialect, dir = goose.DialectPostgres, "migrations/postgres"
+		// Replicas starting together must not run migrations twice.
+		l, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, goose.WithSessionLocker(l))
+	}
+	sub, err := fs.Sub(migrations, dir)
+	if err != nil {
+		return nil, err
+	}
+	return goose.NewProvider(dialect, s.w.DB, sub, opts...)
+}
+
+// Migrate applies pending migrations and returns the schema version.
+func (s *Store) Migrate(ctx context.Context) (int64, error) {
+	p, err := s.provider()
+	if err != nil {
+		return 0, fmt.Errorf("prepare migrations: %w", err)
+	}
+	results, err := p.Up(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("apply migrations: %w", err)
+	}
+	for _, r := range results {
+		s.log.Info("migration applied", "version", r.Source.Version, "file", r.Source.Path, "duration_ms", r.Duration.Milliseconds())
+	}
+	return p.GetDBVersion(ctx)
+}
+
+// Ready reports nil when the database answers and no migration is pending.
+func (s *Store) Ready(ctx context.Context) error {
+	if err := s.w.PingContext(ctx); err != nil {
+		return fmt.Errorf("database unreachable: %w", err)
+	}
+	p, err := s.provider()
+	if err != nil {
+		return err
+	}
+	pending, err := p.HasPending(ctx)
+	if err != nil {
+		return fmt.Errorf("check migrations: %w", err)
+	}
+	if pending {
+		return errors.New("migrations pending: run `gateway migrate`")
+	}
+	return nil
+}
+
+// inTx runs fn in a write transaction, committing on nil.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	tx, err := s.w.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// q rebinds a `?` query for the dialect.
+func (s *Store) q(query string) string {
+	if s.driver == DriverPostgres {
+		return sqlx.Rebind(sqlx.DOLLAR, query)
+	}
+	return query
+}
+
+var dsnPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('[^']*'|\S+)`)
+
+// RedactDSN hides the password of a URL or key=value DSN.
+func RedactDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+		q := u.Query()
+		if q.Has("password") {
+			q.Set("password", "xxxxx")
+			u.RawQuery = q.Encode()
+		}
+		return u.String()
+	}
+	return dsnPassword.ReplaceAllString(dsn, "${1}xxxxx")
+}
+
+// scrub removes the raw DSN (and its password) from a driver error.
+func scrub(err error, dsn string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if u, perr := url.Parse(dsn); perr == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok && pw != "" {
+			msg = strings.ReplaceAll(msg, pw, "xxxxx")
+		}
+	}
+	if m := dsnPassword.FindStringSubmatch(dsn); m != nil {
+		msg = strings.ReplaceAll(msg, strings.Trim(m[2], "'"), "xxxxx")
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return errors.New(msg)
+}
+
+// micros converts a time to the stored representation.
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func nullMicros(t *time.Time) sql.NullInt64 {
+	if t == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixMicro(), Valid: true}
+}
+
+func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+func fromNullMicros(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMicros(v.Int64)
+	return &t
+}
