@@ -115,6 +115,17 @@ type Event struct {
 	Error      string            `json:"error,omitempty"` // why the event could not be parsed or routed
 	ReplayOf   string            `json:"replayOf,omitempty"`
 	Records    int               `json:"records"` // records created or merged from it
+	// Checkpoint, when set, is saved in the same transaction as the event, even when
+	// the event is a duplicate: a connector's cursor (an IMAP mailbox's last UID)
+	// advances exactly when its events are committed.
+	Checkpoint *Checkpoint `json:"-"`
+}
+
+// Checkpoint is one key of a connector's durable state.
+type Checkpoint struct {
+	Connector string // e.g. "email/support"
+	Key       string // e.g. "INBOX"
+	Value     string
 }
 
 // EventStatus says what became of an event.

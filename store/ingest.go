@@ -22,9 +22,16 @@ func (s *Store) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notifica
 	var res inbox.IngestResult
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		res = inbox.IngestResult{EventID: ev.ID}
+		// Every notification either creates or merges a record, or the tx rolls back.
+		ev.Records = len(ns)
 		inserted, err := s.insertEvent(ctx, tx, ev)
 		if err != nil {
 			return err
+		}
+		if cp := ev.Checkpoint; cp != nil {
+			if err := s.setConnectorState(ctx, tx, cp.Connector, cp.Key, cp.Value, ev.ReceivedAt); err != nil {
+				return err
+			}
 		}
 		if !inserted {
 			res.Duplicate = true
@@ -38,11 +45,7 @@ func (s *Store) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notifica
 			}
 			res.Records = append(res.Records, out)
 		}
-		if len(res.Records) > 0 {
-			ev.Records = len(res.Records)
-			_, err = tx.ExecContext(ctx, s.q(`UPDATE events SET records = ? WHERE id = ?`), ev.Records, ev.ID)
-		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return inbox.IngestResult{}, err
@@ -65,10 +68,10 @@ func (s *Store) insertEvent(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event) (
 		replayOf = sql.NullString{String: ev.ReplayOf, Valid: true}
 	}
 	r, err := tx.ExecContext(ctx, s.q(`INSERT INTO events
-		(id, source, connector, delivery_id, type, headers, body, received_at, status, error, replay_of)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
+		(id, source, connector, delivery_id, type, headers, body, received_at, status, error, replay_of, records)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
 		ev.ID, ev.Source, ev.Connector, delivery, ev.Type, string(headers), ev.Body,
-		micros(ev.ReceivedAt), string(ev.Status), ev.Error, replayOf)
+		micros(ev.ReceivedAt), string(ev.Status), ev.Error, replayOf, ev.Records)
 	if err != nil {
 		return false, fmt.Errorf("insert event: %w", err)
 	}

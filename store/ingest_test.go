@@ -281,3 +281,42 @@ func TestHostileTextStored(t *testing.T) {
 		require.Equal(t, "nul\uFFFDbyte and bad \uFFFD utf8", r.Summary)
 	})
 }
+
+func TestCheckpointCommitsWithEvent(t *testing.T) {
+	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+		ctx := context.Background()
+		ev := event("m1")
+		ev.Checkpoint = &inbox.Checkpoint{Connector: "email/support", Key: "INBOX", Value: "7:42"}
+		first, err := svc.Ingest(ctx, ev, []inbox.Notification{comment("a", "k", "")})
+		require.NoError(t, err)
+		v, ok, err := s.ConnectorState(ctx, "email/support", "INBOX")
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, "7:42", v)
+
+		// A duplicate still advances the cursor (the message was already committed).
+		dup := event("m1")
+		dup.Checkpoint = &inbox.Checkpoint{Connector: "email/support", Key: "INBOX", Value: "7:43"}
+		res, err := svc.Ingest(ctx, dup, nil)
+		require.NoError(t, err)
+		require.True(t, res.Duplicate)
+		all, err := s.ConnectorStates(ctx, "email/support")
+		require.NoError(t, err)
+		require.Equal(t, map[string]string{"INBOX": "7:43"}, all)
+
+		// A failed ingest leaves the cursor where it was.
+		bad := event("m2")
+		bad.ID, bad.ReceivedAt, bad.Status = "e-bad", t0, inbox.EventRouted
+		bad.Checkpoint = &inbox.Checkpoint{Connector: "email/support", Key: "INBOX", Value: "7:44"}
+		_, err = s.Ingest(ctx, bad, []inbox.Notification{comment("b", "k2", "")},
+			func(inbox.Subject, inbox.Presence, time.Time) inbox.Decision { return inbox.Decision{Action: inbox.ActionDeliver} },
+			func() string { return first.Records[0].RecordID }) // an existing record id: the insert fails
+		require.Error(t, err)
+		v, _, err = s.ConnectorState(ctx, "email/support", "INBOX")
+		require.NoError(t, err)
+		require.Equal(t, "7:43", v)
+		_, ok, err = s.ConnectorState(ctx, "email/support", "Archive")
+		require.NoError(t, err)
+		require.False(t, ok)
+	})
+}

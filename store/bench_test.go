@@ -1,0 +1,44 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store/storetest"
+)
+
+// BenchmarkInboxInsert measures a new event plus a new record (no dedupe hit).
+func BenchmarkInboxInsert(b *testing.B) { benchIngest(b, false) }
+
+// BenchmarkInboxMerge measures a new event merging into one pending record.
+func BenchmarkInboxMerge(b *testing.B) { benchIngest(b, true) }
+
+func benchIngest(b *testing.B, merge bool) {
+	for _, be := range storetest.Backends(b) {
+		b.Run(be.Name, func(b *testing.B) {
+			s := storetest.Open(b, be)
+			pol, _ := inbox.NewPolicy(inbox.PolicyConfig{})
+			svc := inbox.NewService(s, pol)
+			ctx := context.Background()
+			b.ReportAllocs()
+			i := 0
+			start := time.Now()
+			for b.Loop() {
+				key := fmt.Sprintf("k%d", i)
+				if merge {
+					key = "same"
+				}
+				n := comment("Jane commented on acme/api#7: looks good", key, "")
+				ev := &inbox.Event{Source: "github", Connector: "acme", DeliveryID: fmt.Sprintf("d%d", i), Type: "issue_comment", Body: []byte(`{"action":"created"}`)}
+				if _, err := svc.Ingest(ctx, ev, []inbox.Notification{n}); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(i)/time.Since(start).Seconds(), "records/s")
+		})
+	}
+}
