@@ -115,6 +115,8 @@ type Event struct {
 	Error      string            `json:"error,omitempty"` // why the event could not be parsed or routed
 	ReplayOf   string            `json:"replayOf,omitempty"`
 	Records    int               `json:"records"` // records created or merged from it
+	// Redeliveries counts later deliveries of the same provider id (acknowledged, ignored).
+	Redeliveries int `json:"redeliveries"`
 	// Checkpoint, when set, is saved in the same transaction as the event, even when
 	// the event is a duplicate: a connector's cursor (an IMAP mailbox's last UID)
 	// advances exactly when its events are committed.

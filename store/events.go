@@ -10,7 +10,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 )
 
-const eventColumns = `id, source, connector, delivery_id, type, headers, body, received_at, status, error, replay_of, records`
+const eventColumns = `id, source, connector, delivery_id, type, headers, body, received_at, status, error, replay_of, records, redeliveries`
 
 type eventRow struct {
 	ID         string         `db:"id"`
@@ -25,13 +25,14 @@ type eventRow struct {
 	Error      string         `db:"error"`
 	ReplayOf   sql.NullString `db:"replay_of"`
 	Records    int            `db:"records"`
+	Redelivers int            `db:"redeliveries"`
 }
 
 func (row *eventRow) event() (inbox.Event, error) {
 	ev := inbox.Event{
 		ID: row.ID, Source: row.Source, Connector: row.Connector, DeliveryID: row.DeliveryID.String,
 		Type: row.Type, Body: row.Body, ReceivedAt: fromMicros(row.ReceivedAt),
-		Status: inbox.EventStatus(row.Status), Error: row.Error, ReplayOf: row.ReplayOf.String, Records: row.Records,
+		Status: inbox.EventStatus(row.Status), Error: row.Error, ReplayOf: row.ReplayOf.String, Records: row.Records, Redeliveries: row.Redelivers,
 	}
 	if err := json.Unmarshal([]byte(row.Headers), &ev.Headers); err != nil {
 		return ev, fmt.Errorf("decode headers of event %s: %w", row.ID, err)

@@ -35,8 +35,9 @@ func (s *Store) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notifica
 		}
 		if !inserted {
 			res.Duplicate = true
-			return tx.GetContext(ctx, &res.EventID, s.q(`SELECT id FROM events WHERE source = ? AND connector = ? AND delivery_id = ?`),
-				ev.Source, ev.Connector, ev.DeliveryID)
+			return tx.GetContext(ctx, &res.EventID, s.q(`UPDATE events SET redeliveries = redeliveries + 1, last_redelivered_at = ?
+				WHERE source = ? AND connector = ? AND delivery_id = ? RETURNING id`),
+				micros(ev.ReceivedAt), ev.Source, ev.Connector, ev.DeliveryID)
 		}
 		for _, n := range ns {
 			out, err := s.ingestOne(ctx, tx, ev, n, decide, newID)

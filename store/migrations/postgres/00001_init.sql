@@ -13,7 +13,10 @@ CREATE TABLE events (
     status      TEXT NOT NULL,
     error       TEXT NOT NULL DEFAULT '',
     replay_of   TEXT,
-    records     BIGINT NOT NULL DEFAULT 0
+    records     BIGINT NOT NULL DEFAULT 0,
+    -- provider redeliveries of this event (same delivery id), acknowledged and ignored
+    redeliveries      BIGINT NOT NULL DEFAULT 0,
+    last_redelivered_at BIGINT
 );
 CREATE UNIQUE INDEX events_delivery ON events (source, connector, delivery_id) WHERE delivery_id IS NOT NULL;
 CREATE INDEX events_received ON events (received_at, id);
