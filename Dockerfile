@@ -1,0 +1,22 @@
+# Multi-stage build: a static, CGO-free binary on a distroless non-root image.
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=dev
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/gateway ./cmd/gateway \
+ && mkdir -p /out/data
+
+FROM gcr.io/distroless/static-debian12:nonroot
+WORKDIR /app
+COPY --from=build /out/gateway /usr/local/bin/gateway
+COPY --from=build --chown=nonroot:nonroot /out/data /app/data
+COPY config.yaml /app/config.yaml
+# Inside a container the gateway must listen on all interfaces.
+ENV SIGNALGATE_LISTEN=0.0.0.0:8080
+EXPOSE 8080
+VOLUME ["/app/data"]
+USER nonroot:nonroot
+ENTRYPOINT ["/usr/local/bin/gateway"]
+CMD ["serve", "--config", "/app/config.yaml"]

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/signalgate/signalgate/store"
+)
+
+// checkCmd validates a config and prints what serve would run. Secrets are never printed.
+func checkCmd(args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
+	_, path, err := commonFlags("check", "gateway check --config config.yaml", args, stderr, lookup)
+	if err != nil {
+		return flagExit(err)
+	}
+	cfg, code := loadOrReport(*path, stderr, lookup)
+	if cfg == nil {
+		return code
+	}
+	describe(stdout, *path, cfg)
+	return exitOK
+}
+
+func describe(w io.Writer, path string, cfg *Config) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	p("%s: ok", path)
+	p("server:   listen %s, body limit %d bytes, shutdown grace %s", cfg.Server.Listen, int64(cfg.Server.BodyLimit), cfg.Server.ShutdownGrace)
+	p("storage:  %s %s", cfg.Storage.Driver, store.RedactDSN(cfg.Storage.DSN))
+	var tokens []string
+	for _, t := range cfg.Admin.Tokens {
+		tokens = append(tokens, fmt.Sprintf("%s [%s]", t.Name, strings.Join(t.Scopes, ",")))
+	}
+	p("admin:    %d token(s) %s", len(tokens), strings.Join(tokens, ", "))
+	p("agents:   %d", len(cfg.Agents))
+	for _, a := range cfg.Agents {
+		target := a.Target.Kind
+		if a.Target.URL != "" {
+			target += " " + store.RedactDSN(a.Target.URL)
+		}
+		if a.Target.AgentID != "" {
+			target += " agent " + a.Target.AgentID
+		}
+		p("  - %s → %s (run lease %s)", a.ID, target, a.RunLease)
+	}
+	p("connectors:")
+	for _, c := range cfg.Connectors.GitHub {
+		p("  - github/%s  POST /webhooks/github/%s", c.Name, c.Name)
+	}
+	for _, c := range cfg.Connectors.Generic {
+		p("  - generic/%s  POST /webhooks/generic/%s", c.Name, c.Name)
+	}
+	p("routes:   %d", len(cfg.Routes))
+	for _, r := range cfg.Routes {
+		p("  - %s: %s → %s / %s / %s", r.Name, matchJSON(r.Match), r.Thread.Agent, r.Thread.Resource, r.Thread.Thread)
+	}
+	pol := cfg.Policy
+	p("policy:   summary interval %s, %d rule(s), %d source override(s), %d priority override(s), default %s",
+		pol.SummaryInterval, len(pol.Rules), len(pol.Sources), len(pol.Priorities), defaultName(pol.Default != nil))
+	for i, r := range pol.Rules {
+		p("  - rule[%d] → %s %s", i, r.Action, when(r.After.String(), r.At))
+	}
+	srcs := make([]string, 0, len(pol.Sources))
+	for s := range pol.Sources {
+		srcs = append(srcs, s)
+	}
+	sort.Strings(srcs)
+	for _, s := range srcs {
+		p("  - source %s → %s", s, pol.Sources[s].Action)
+	}
+}
+
+func matchJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	return string(b)
+}
+
+func defaultName(configured bool) string {
+	if configured {
+		return "configured"
+	}
+	return "the priority × presence table"
+}
+
+func when(after, at string) string {
+	switch {
+	case at != "":
+		return "at " + at
+	case after != "0s":
+		return "after " + after
+	}
+	return "now"
+}

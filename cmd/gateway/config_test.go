@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func noEnv(string) (string, bool) { return "", false }
+
+func env(kv ...string) func(string) (string, bool) {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func problems(t *testing.T, yaml string, lookup func(string) (string, bool)) []string {
+	t.Helper()
+	_, err := ParseConfig("test.yaml", []byte(yaml), lookup)
+	var ce *ConfigError
+	require.True(t, errors.As(err, &ce), "want a ConfigError, got %v", err)
+	return ce.Problems
+}
+
+const minimal = `
+agents:
+  - id: coder
+    token: "${CODER_TOKEN}"
+`
+
+func TestMissingVariableNamed(t *testing.T) {
+	require.Equal(t, []string{"agents[0].token: environment variable CODER_TOKEN is not set"}, problems(t, minimal, noEnv))
+	cfg, err := ParseConfig("test.yaml", []byte(minimal), env("CODER_TOKEN", "tok-0123456789abc"))
+	require.NoError(t, err)
+	require.Equal(t, "tok-0123456789abc", cfg.Agents[0].Token)
+}
+
+func TestInterpolationDefaultsAndTypes(t *testing.T) {
+	cfg, err := ParseConfig("t.yaml", []byte(`
+server: { listen: "${LISTEN:-127.0.0.1:9999}", shutdown_grace: "${GRACE:-3s}" }
+agents: [ { id: a, token: "${TOK}" } ]
+`), env("TOK", "12345678901234567890", "GRACE", "7s"))
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:9999", cfg.Server.Listen)
+	require.Equal(t, 7*time.Second, cfg.Server.ShutdownGrace)
+	// A token that looks like a number stays a string; a bare $ stays as is.
+	cfg, err = ParseConfig("t.yaml", []byte(`agents: [ { id: a, token: "${TOK}" } ]`), env("TOK", "123456789012345$x"))
+	require.NoError(t, err)
+	require.Equal(t, "123456789012345$x", cfg.Agents[0].Token)
+}
+
+func TestUnknownKeysNamedByPath(t *testing.T) {
+	got := problems(t, `
+server: { listn: "127.0.0.1:1" }
+agents:
+  - id: coder
+    token: dev-only-coder-token
+    target: { kind: stream, urll: x }
+policy:
+  rules:
+    - match: { source: github, knd: push }
+      action: summarize
+`, noEnv)
+	require.Equal(t, []string{
+		"server.listn: unknown key (line 2)",
+		"agents[0].target.urll: unknown key (line 6)",
+		"policy.rules[0].match.knd: unknown key (line 9)",
+	}, got)
+}
+
+func TestValidationNamesKeyPath(t *testing.T) {
+	got := problems(t, `
+storage: { driver: mysql }
+agents:
+  - id: coder
+    token: dev-only-coder-token
+  - id: support
+    token: dev-only-support-token
+    target: { kind: mastra }
+  - id: coder
+    token: short
+policy:
+  summary_interval: 10s
+  rules: [ { match: { source: github }, action: explode } ]
+`, noEnv)
+	require.Equal(t, []string{
+		`storage.driver: unknown "mysql" (want sqlite or postgres)`,
+		"agents[1].target.url: required for kind mastra",
+		"agents[1].target.agent_id: required for kind mastra",
+		"agents[2].token: must be at least 12 characters",
+		`agents[2].id: duplicate agent "coder"`,
+		`policy.rules[0].action: unknown action "explode" (want deliver, summarize, defer, persist or discard)`,
+	}, got)
+}
+
+func TestBadValueNamesKey(t *testing.T) {
+	got := problems(t, `
+server:
+  shutdown_grace: soon
+agents: [ { id: a, token: dev-only-coder-token } ]
+`, noEnv)
+	require.Len(t, got, 1)
+	require.True(t, strings.HasPrefix(got[0], "server.shutdown_grace: "), got[0])
+}
+
+func TestInvalidYAML(t *testing.T) {
+	got := problems(t, "server: [unclosed\n", noEnv)
+	require.Len(t, got, 1)
+	require.Contains(t, got[0], "not valid YAML")
+}
+
+func TestCheckShippedConfig(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"check", "--config", "../../config.yaml"}, &out, &errOut, noEnv)
+	require.Equal(t, exitOK, code, errOut.String())
+	require.Contains(t, out.String(), "../../config.yaml: ok")
+	require.Contains(t, out.String(), "coder → stream")
+	require.Contains(t, out.String(), "storage:  sqlite data/signalgate.db")
+	require.NotContains(t, out.String(), "dev-only-coder-token", "check must not print secrets")
+	require.NotContains(t, out.String(), "dev-only-admin-token")
+}
+
+func TestCheckNeverPrintsSecrets(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`
+storage: { driver: postgres, dsn: "postgres://gw:hunter2hunter2@db/gw" }
+admin: { tokens: [ { name: ops, token: "admin-secret-0123456789", scopes: [read] } ] }
+agents: [ { id: a, token: "agent-secret-0123", target: { kind: webhook, url: "https://u:pw-in-url@hooks.example/x", secret: "whsec_c2VjcmV0c2VjcmV0" } } ]
+`), 0o600))
+	var out, errOut bytes.Buffer
+	require.Equal(t, exitOK, run(context.Background(), []string{"check", "--config", path}, &out, &errOut, noEnv), errOut.String())
+	for _, secret := range []string{"hunter2hunter2", "admin-secret-0123456789", "agent-secret-0123", "pw-in-url", "whsec_c2VjcmV0c2VjcmV0"} {
+		require.NotContains(t, out.String(), secret)
+	}
+}
+
+func TestInvalidConfigExitsTwoWithOneLinePerProblem(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("server: { listen: nope, bogus: 1 }\nagents: [ { id: a, token: \"${NOPE}\" } ]\n"), 0o600))
+	for _, cmd := range []string{"check", "serve", "migrate"} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), []string{cmd, "--config", path}, &out, &errOut, noEnv)
+		require.Equal(t, exitConfig, code)
+		lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+		require.Equal(t, []string{
+			path + ": agents[0].token: environment variable NOPE is not set",
+			path + ": server.bogus: unknown key (line 1)",
+		}, lines, cmd)
+	}
+}
+
+func TestUnknownCommand(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.Equal(t, exitConfig, run(context.Background(), []string{"frobnicate"}, &out, &errOut, noEnv))
+	require.Contains(t, errOut.String(), `unknown command "frobnicate"`)
+}
+
+func TestVersion(t *testing.T) {
+	var out bytes.Buffer
+	require.Equal(t, exitOK, run(context.Background(), []string{"version"}, &out, &out, noEnv))
+	require.Equal(t, "signalgate dev\n", out.String())
+}

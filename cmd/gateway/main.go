@@ -1,0 +1,181 @@
+// Command gateway runs signalgate: webhook and mailbox connectors in, a durable
+// notification inbox, and signals out to agent threads.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitFail   = 1
+	exitConfig = 2
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv)
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches subcommands; ctx ends on SIGINT/SIGTERM.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
+	cmd := "serve"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serveCmd(ctx, args, stdout, stderr, lookup)
+	case "migrate":
+		return migrateCmd(ctx, args, stdout, stderr, lookup)
+	case "check":
+		return checkCmd(args, stdout, stderr, lookup)
+	case "version":
+		fmt.Fprintf(stdout, "signalgate %s\n", version)
+		return exitOK
+	case "help", "-h", "--help":
+		usage(stdout)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "gateway: unknown command %q\n\n", cmd)
+	usage(stderr)
+	return exitConfig
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `Usage: gateway [command] [flags]
+
+Commands:
+  serve     run the gateway (default)
+  migrate   apply database migrations and exit
+  check     validate a config file and print what it would run
+  version   print the version
+
+Every command takes --config (default: $SIGNALGATE_CONFIG or config.yaml).
+Run "gateway <command> --help" for its flags and an example.
+`)
+}
+
+// commonFlags registers --config and parses; it prints help with an example.
+func commonFlags(name, example string, args []string, stderr io.Writer, lookup func(string) (string, bool)) (*flag.FlagSet, *string, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	def := "config.yaml"
+	if v, ok := lookup("SIGNALGATE_CONFIG"); ok && v != "" {
+		def = v
+	}
+	path := fs.String("config", def, "path to the config file")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: gateway %s [flags]\n\nExample:\n  %s\n\nFlags:\n", name, example)
+		fs.PrintDefaults()
+	}
+	return fs, path, fs.Parse(args)
+}
+
+func loadOrReport(path string, stderr io.Writer, lookup func(string) (string, bool)) (*Config, int) {
+	cfg, err := LoadConfig(path, lookup)
+	if err != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			for _, p := range ce.Problems {
+				fmt.Fprintf(stderr, "%s: %s\n", path, p)
+			}
+			return nil, exitConfig
+		}
+		fmt.Fprintf(stderr, "gateway: %v\n", err)
+		return nil, exitConfig
+	}
+	return cfg, exitOK
+}
+
+func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
+	fs, path, err := commonFlags("serve", "gateway serve --config config.yaml", args, stderr, lookup)
+	if err != nil {
+		return flagExit(err)
+	}
+	_ = fs
+	cfg, code := loadOrReport(*path, stderr, lookup)
+	if cfg == nil {
+		return code
+	}
+	log := newLogger(cfg.Log, stderr)
+	m := NewMain(cfg, log)
+	if err := m.Open(ctx); err != nil {
+		log.Error("start failed", "component", "gateway", "error", err.Error())
+		return exitFail
+	}
+	fmt.Fprintf(stdout, "signalgate %s listening on http://%s\n", version, m.Addr())
+	<-ctx.Done()
+	log.Info("shutting down", "component", "gateway", "grace", cfg.Server.ShutdownGrace.String())
+	if err := m.Close(); err != nil {
+		log.Error("shutdown", "component", "gateway", "error", err.Error())
+		return exitFail
+	}
+	log.Info("stopped", "component", "gateway")
+	return exitOK
+}
+
+func migrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
+	_, path, err := commonFlags("migrate", "gateway migrate --config config.yaml", args, stderr, lookup)
+	if err != nil {
+		return flagExit(err)
+	}
+	cfg, code := loadOrReport(*path, stderr, lookup)
+	if cfg == nil {
+		return code
+	}
+	log := newLogger(cfg.Log, stderr)
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "gateway: %v\n", err)
+		return exitFail
+	}
+	defer st.Close()
+	v, err := st.Migrate(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "gateway: %v\n", err)
+		return exitFail
+	}
+	fmt.Fprintf(stdout, "database at schema version %d\n", v)
+	return exitOK
+}
+
+func flagExit(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	return exitConfig
+}
+
+// newLogger builds the slog logger: JSON unless stderr is a terminal (auto).
+func newLogger(cfg LogConfig, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.Level))
+	opts := &slog.HandlerOptions{Level: level}
+	text := cfg.Format == "text"
+	if cfg.Format == "auto" {
+		if f, ok := w.(*os.File); ok {
+			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+				text = true
+			}
+		}
+	}
+	if text {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}

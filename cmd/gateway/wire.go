@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/connectors/generic"
+	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/store"
+)
+
+// Main is the running gateway: every service it owns, built from one Config. Tests
+// build a Main the same way the command does.
+type Main struct {
+	Config *Config
+	Log    *slog.Logger
+	Now    func() time.Time
+
+	Store  *store.Store
+	Inbox  *inbox.Service
+	Server *server.Server
+
+	addr net.Addr
+}
+
+// NewMain prepares a gateway; Open starts it.
+func NewMain(cfg *Config, log *slog.Logger) *Main {
+	return &Main{Config: cfg, Log: log, Now: time.Now}
+}
+
+func openStore(ctx context.Context, cfg *Config, log *slog.Logger) (*store.Store, error) {
+	return store.Open(ctx, cfg.Storage, log)
+}
+
+// Open connects the database, migrates, wires every component and starts serving.
+func (m *Main) Open(ctx context.Context) error {
+	cfg := m.Config
+	st, err := store.Open(ctx, cfg.Storage, m.Log, store.WithClock(m.Now))
+	if err != nil {
+		return err
+	}
+	m.Store = st
+	if _, err := st.Migrate(ctx); err != nil {
+		return errors.Join(err, m.closeStore())
+	}
+	policy, err := inbox.NewPolicy(cfg.Policy)
+	if err != nil {
+		return errors.Join(fmt.Errorf("policy: %w", err), m.closeStore())
+	}
+	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now))
+
+	m.Server = server.New(cfg.Server, m.Log)
+	e := m.Server.Echo()
+	m.Server.Health(st.Ready)
+
+	router, err := connectors.NewRouter(cfg.Routes, cfg.AgentIDs())
+	if err != nil {
+		return errors.Join(err, m.closeStore())
+	}
+	pipeline := connectors.NewPipeline(router, m.Inbox, m.Log)
+	gh, err := github.NewHandler(cfg.Connectors.GitHub, pipeline, m.Log, m.Now)
+	if err != nil {
+		return errors.Join(err, m.closeStore())
+	}
+	gh.Mount(e)
+	gen, err := generic.NewHandler(cfg.Connectors.Generic, pipeline, m.Log, m.Now)
+	if err != nil {
+		return errors.Join(err, m.closeStore())
+	}
+	gen.Mount(e)
+
+	addr, err := m.Server.Listen()
+	if err != nil {
+		return errors.Join(err, m.closeStore())
+	}
+	m.addr = addr
+	m.Server.Start()
+	m.Log.Info("serving", "component", "gateway", "addr", addr.String(), "storage", cfg.Storage.Driver,
+		"agents", len(cfg.Agents), "routes", len(cfg.Routes))
+	return nil
+}
+
+// Addr is the bound listen address.
+func (m *Main) Addr() net.Addr { return m.addr }
+
+// Close stops accepting, lets in-flight requests finish within the grace period,
+// stops workers and closes the database.
+func (m *Main) Close() error {
+	var errs []error
+	if m.Server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), m.Config.Server.ShutdownGrace)
+		errs = append(errs, m.Server.Shutdown(ctx))
+		cancel()
+	}
+	errs = append(errs, m.closeStore())
+	return errors.Join(errs...)
+}
+
+func (m *Main) closeStore() error {
+	if m.Store == nil {
+		return nil
+	}
+	err := m.Store.Close()
+	m.Store = nil
+	return err
+}
