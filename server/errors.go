@@ -21,6 +21,9 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
+// HTTPStatus is the response status the error maps to.
+func (e *Error) HTTPStatus() int { return e.Status }
+
 // NewError builds an Error; handlers return it and the error handler writes it.
 func NewError(status int, code, format string, args ...any) *Error {
 	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}

@@ -12,6 +12,7 @@ import (
 	"github.com/signalgate/signalgate/connectors/generic"
 	"github.com/signalgate/signalgate/connectors/github"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/metrics"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/store"
 )
@@ -23,9 +24,10 @@ type Main struct {
 	Log    *slog.Logger
 	Now    func() time.Time
 
-	Store  *store.Store
-	Inbox  *inbox.Service
-	Server *server.Server
+	Store   *store.Store
+	Inbox   *inbox.Service
+	Server  *server.Server
+	Metrics *metrics.Metrics
 
 	addr net.Addr
 }
@@ -55,17 +57,21 @@ func (m *Main) Open(ctx context.Context) error {
 		return errors.Join(fmt.Errorf("policy: %w", err), m.closeStore())
 	}
 	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now))
+	m.Metrics = metrics.New(st, m.Log)
 
 	m.Server = server.New(cfg.Server, m.Log)
 	e := m.Server.Echo()
+	e.Use(m.Metrics.Middleware())
 	m.Server.Health(st.Ready)
+	e.GET("/metrics", m.Metrics.Handler())
 
 	router, err := connectors.NewRouter(cfg.Routes, cfg.AgentIDs())
 	if err != nil {
 		return errors.Join(err, m.closeStore())
 	}
-	pipeline := connectors.NewPipeline(router, m.Inbox, m.Log)
-	gh, err := github.NewHandler(cfg.Connectors.GitHub, pipeline, m.Log, m.Now)
+	pipeline := connectors.NewPipeline(router, m.Metrics.WrapIngester(m.Inbox), m.Log)
+	gh, err := github.NewHandler(cfg.Connectors.GitHub, pipeline, m.Log, m.Now,
+		github.WithCIState(github.NewStoreCIState(st, "github")))
 	if err != nil {
 		return errors.Join(err, m.closeStore())
 	}

@@ -1,0 +1,72 @@
+// Package connectors holds the contract every source connector produces (Item),
+// and the routes that turn items into inbox notifications for agent threads.
+// Subpackages verify, parse and normalise one source each; none knows storage internals.
+package connectors
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// Provenance keys every connector sets in Item.Metadata.
+const (
+	MetaVerifiedBy        = "verified_by" // hmac-github, slack-v0, imap-login, standard-webhooks
+	MetaAuthor            = "author"
+	MetaAuthorIsBot       = "author_is_bot"
+	MetaAuthorAssociation = "author_association" // GitHub only
+)
+
+// Item is one normalised occurrence from a source, before routing.
+type Item struct {
+	Kind        string
+	Priority    inbox.Priority
+	Summary     string          // one or two plain sentences a model reads; never raw JSON
+	Payload     json.RawMessage // the fields an agent may ask for, not the whole body
+	DedupeKey   string
+	CoalesceKey string
+	Attributes  inbox.Attributes // repo, number, url, author, channel…
+	Metadata    map[string]any   // provenance (Meta* keys)
+	Fields      Fields           // what routes match on and thread templates read
+	// Message is the user-authored text and its author, used when a route says
+	// deliver_as: message | queued-message.
+	Message *Message
+	// Skip, when set, keeps the item out of routing (a bot's own comment, an ignored
+	// subtype); the event is still stored, with this reason.
+	Skip string
+}
+
+// Message is the human side of an item: who wrote what.
+type Message struct {
+	Name string // display name of the author
+	From string // where it came from: slack, email, github
+	Text string
+}
+
+// Fields are the event fields routes match on (snake_case keys in config) and thread
+// templates read ({{.Repo}}, {{.Number}}…).
+type Fields struct {
+	Source      string            // github, slack, email, generic
+	Connector   string            // the connector's configured name
+	Kind        string            // same as Item.Kind
+	Repo        string            // owner/name
+	Number      int               // PR or issue number, 0 when none
+	Branch      string            // head branch for CI and pushes
+	Author      string            // login, user id or address of who caused it
+	Labels      []string          // issue/PR labels
+	Team        string            // Slack team id
+	Channel     string            // Slack channel id
+	ChannelType string            // Slack: channel, group, im, mpim
+	User        string            // Slack user id
+	ThreadTS    string            // Slack thread timestamp
+	Mailbox     string            // IMAP mailbox
+	From        string            // email sender address
+	Subject     string            // email subject
+	Extra       map[string]string // connector-specific fields (generic field paths)
+}
+
+// Ingester stores an event and its notifications atomically (the inbox service).
+type Ingester interface {
+	Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notification) (inbox.IngestResult, error)
+}

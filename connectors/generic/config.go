@@ -1,0 +1,125 @@
+// Package generic accepts signed notifications from any system that speaks
+// Standard Webhooks: either a notification-shaped JSON body, or any JSON document
+// mapped by per-connector field paths.
+package generic
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// Config is one entry of `connectors.generic` in config.yaml.
+type Config struct {
+	Name string `yaml:"name"`
+	// Secret is "whsec_<base64>" or, without the prefix, raw bytes.
+	Secret string `yaml:"secret"`
+	// Mapping, when set, reads the body as an arbitrary JSON document.
+	Mapping *Mapping `yaml:"mapping"`
+	// DefaultKind is used when the body (or mapping) yields no kind.
+	DefaultKind string `yaml:"default_kind"`
+	// DefaultPriority is used when the body yields none (medium when unset).
+	DefaultPriority inbox.Priority `yaml:"default_priority"`
+}
+
+// Mapping reads notification fields out of a foreign JSON body by dotted paths
+// ("$.type", "$.data.description"). Unset paths leave the field empty.
+type Mapping struct {
+	Kind        string `yaml:"kind"`
+	Summary     string `yaml:"summary"`
+	Priority    string `yaml:"priority"`
+	DedupeKey   string `yaml:"dedupe_key"`
+	CoalesceKey string `yaml:"coalesce_key"`
+	// Payload picks the part of the body kept for agents; the whole body when unset.
+	Payload string `yaml:"payload"`
+	Author  string `yaml:"author"`
+	URL     string `yaml:"url"`
+	Repo    string `yaml:"repo"`
+	Number  string `yaml:"number"`
+	Branch  string `yaml:"branch"`
+	// Priorities translate the sender's values ("critical", "warning") to ours;
+	// values that are neither listed nor a priority name get the default.
+	Priorities map[string]inbox.Priority `yaml:"priorities"`
+	// Attributes are extra record attributes: name → path (sorted by name).
+	Attributes map[string]string `yaml:"attributes"`
+	// Fields are values routes match on with `match.extra`: name → path.
+	Fields map[string]string `yaml:"fields"`
+}
+
+// Validate reports problems with key paths relative to the list entry.
+func (c Config) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if strings.TrimSpace(c.Name) == "" {
+		add("name: required")
+	} else if strings.ContainsAny(c.Name, "/?#% ") {
+		add("name: %q must not contain '/', '?', '#', '%%' or spaces (it is a URL path segment)", c.Name)
+	}
+	if c.Secret == "" {
+		add("secret: required (unsigned deliveries are never accepted)")
+	} else if _, err := ParseSecret(c.Secret); err != nil {
+		add("secret: %w", err)
+	}
+	if c.DefaultPriority != "" && !c.DefaultPriority.Valid() {
+		add("default_priority: unknown %q (want low, medium, high or urgent)", c.DefaultPriority)
+	}
+	if m := c.Mapping; m != nil {
+		paths := m.paths()
+		for _, key := range sortedKeys(paths) {
+			if p := paths[key]; p != "" {
+				if _, err := ParsePath(p); err != nil {
+					add("mapping.%s: %w", key, err)
+				}
+			}
+		}
+		for _, section := range []struct {
+			key   string
+			named map[string]string
+		}{{"attributes", m.Attributes}, {"fields", m.Fields}} {
+			for _, name := range sortedKeys(section.named) {
+				if _, err := ParsePath(section.named[name]); err != nil {
+					add("mapping.%s.%s: %w", section.key, name, err)
+				}
+			}
+		}
+		for _, from := range slices.Sorted(maps.Keys(m.Priorities)) {
+			if to := m.Priorities[from]; !to.Valid() {
+				add("mapping.priorities.%s: unknown %q (want low, medium, high or urgent)", from, to)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// paths lists the optional single-field paths by config key.
+func (m *Mapping) paths() map[string]string {
+	return map[string]string{
+		"kind": m.Kind, "summary": m.Summary, "priority": m.Priority, "dedupe_key": m.DedupeKey,
+		"coalesce_key": m.CoalesceKey, "payload": m.Payload, "author": m.Author, "url": m.URL,
+		"repo": m.Repo, "number": m.Number, "branch": m.Branch,
+	}
+}
+
+// ValidateConfigs checks every entry and that names are unique; paths are relative
+// to the `connectors` section, e.g. "generic[0].secret: required …".
+func ValidateConfigs(cfgs []Config) error {
+	var errs []error
+	seen := map[string]int{}
+	for i, c := range cfgs {
+		if err := c.Validate(); err != nil {
+			errs = append(errs, connectors.PrefixErrors(fmt.Sprintf("generic[%d].", i), err))
+		}
+		if j, dup := seen[c.Name]; dup && c.Name != "" {
+			errs = append(errs, fmt.Errorf("generic[%d].name: duplicate connector name %q (also generic[%d])", i, c.Name, j))
+		}
+		seen[c.Name] = i
+	}
+	return errors.Join(errs...)
+}
+
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,0 +1,238 @@
+package generic
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/server"
+)
+
+// RoutePath is where deliveries are posted; :connector is the configured name.
+const RoutePath = "/webhooks/generic/:connector"
+
+// Source is the notification source of every generic item.
+const Source = "generic"
+
+// VerifiedBy is the provenance every generic item carries.
+const VerifiedBy = "standard-webhooks"
+
+// SummaryLen bounds a sender's summary; it is read by a model on every delivery.
+const SummaryLen = 1000
+
+// connector is a validated Config with its decoded secret and parsed paths.
+type connector struct {
+	cfg     Config
+	secret  []byte
+	mapping *compiledMapping
+}
+
+// Handler serves POST /webhooks/generic/:connector for every configured connector.
+type Handler struct {
+	conns    map[string]*connector
+	pipeline *connectors.Pipeline
+	log      *slog.Logger
+	now      func() time.Time
+}
+
+// NewHandler validates the configs and builds the handler.
+func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now func() time.Time) (*Handler, error) {
+	if err := ValidateConfigs(cfgs); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if now == nil {
+		now = time.Now
+	}
+	h := &Handler{conns: map[string]*connector{}, pipeline: p, log: log.With("component", "connector_generic"), now: now}
+	for _, c := range cfgs {
+		secret, _ := ParseSecret(c.Secret) // validated above
+		conn := &connector{cfg: c, secret: secret}
+		if c.Mapping != nil {
+			conn.mapping = compileMapping(c.Mapping)
+		}
+		h.conns[c.Name] = conn
+	}
+	return h, nil
+}
+
+// Mount registers the route on e.
+func (h *Handler) Mount(e *echo.Echo) { e.POST(RoutePath, h.Serve) }
+
+// Serve verifies, stores and routes one delivery.
+func (h *Handler) Serve(c echo.Context) error {
+	name := c.Param("connector")
+	conn, ok := h.conns[name]
+	if !ok {
+		return server.NotFound("no generic connector named %q", name)
+	}
+	body, err := connectors.ReadBody(c)
+	if err != nil {
+		return err
+	}
+	req := c.Request()
+	now := h.now()
+	if err := Verify(conn.secret, req.Header, body, now); err != nil {
+		h.log.Warn("signature rejected", "connector", name, "reason", err.Error(),
+			"delivery_id", req.Header.Get(HeaderID), "remote_ip", c.RealIP())
+		return server.Unauthorized()
+	}
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil || dec.More() {
+		return server.BadRequest("malformed JSON body")
+	}
+	if _, isObject := doc.(map[string]any); !isObject {
+		return server.BadRequest("body: want a JSON object")
+	}
+	var it connectors.Item
+	if conn.mapping != nil {
+		it, err = conn.mapped(doc, body)
+	} else {
+		it, err = conn.notification(body)
+	}
+	if err != nil {
+		return server.BadRequest("%s", err.Error())
+	}
+	it.Fields.Source, it.Fields.Connector, it.Fields.Kind = Source, name, it.Kind
+	if it.Metadata == nil {
+		it.Metadata = map[string]any{}
+	}
+	// Provenance is ours to state; a sender's metadata cannot claim another.
+	it.Metadata[connectors.MetaVerifiedBy] = VerifiedBy
+	it.Metadata[connectors.MetaAuthor] = it.Fields.Author
+	it.Metadata[connectors.MetaAuthorIsBot] = false
+	ev := &inbox.Event{
+		Source:     Source,
+		Connector:  name,
+		DeliveryID: req.Header.Get(HeaderID),
+		Type:       it.Kind,
+		Headers:    keepHeaders(req.Header),
+		Body:       body,
+		ReceivedAt: now.UTC(),
+	}
+	return h.pipeline.Respond(c, ev, []connectors.Item{it})
+}
+
+func keepHeaders(h http.Header) map[string]string {
+	out := map[string]string{}
+	for _, k := range []string{HeaderID, HeaderTimestamp, "User-Agent", "Content-Type"} {
+		if v := h.Get(k); v != "" {
+			out[http.CanonicalHeaderKey(k)] = v
+		}
+	}
+	return out
+}
+
+// notificationBody is the native body shape, the same fields as the agent API's
+// notification. Unknown fields are rejected so a typo (dedupe_key) is not silently
+// ignored.
+type notificationBody struct {
+	// Source names the sending system. The notification's source stays "generic"
+	// (policies and routes trust it); this value becomes the "origin" attribute and
+	// Fields.Extra["origin"].
+	Source      string           `json:"source"`
+	Kind        string           `json:"kind"`
+	Summary     string           `json:"summary"`
+	Priority    string           `json:"priority"`
+	Payload     json.RawMessage  `json:"payload"`
+	DedupeKey   string           `json:"dedupeKey"`
+	CoalesceKey string           `json:"coalesceKey"`
+	Attributes  inbox.Attributes `json:"attributes"`
+	Metadata    map[string]any   `json:"metadata"`
+}
+
+func (c *connector) notification(body []byte) (connectors.Item, error) {
+	var nb notificationBody
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&nb); err != nil {
+		return connectors.Item{}, bodyError(err)
+	}
+	kind := cmpOr(nb.Kind, c.cfg.DefaultKind)
+	if kind == "" {
+		return connectors.Item{}, errors.New("kind: required")
+	}
+	prio := inbox.Priority(nb.Priority)
+	if prio == "" {
+		prio = c.defaultPriority()
+	} else if !prio.Valid() {
+		return connectors.Item{}, fmt.Errorf("priority: unknown %q (want low, medium, high or urgent)", nb.Priority)
+	}
+	attrs := nb.Attributes.Clone()
+	if nb.Source != "" {
+		attrs = inbox.Attributes{}.Set("origin", nb.Source).Merge(attrs)
+	}
+	it := connectors.Item{
+		Kind:        kind,
+		Priority:    prio,
+		Summary:     c.summary(nb.Summary, kind),
+		DedupeKey:   nb.DedupeKey,
+		CoalesceKey: nb.CoalesceKey,
+		Attributes:  attrs,
+		Metadata:    nb.Metadata,
+		Fields:      fieldsFromAttributes(attrs),
+	}
+	if len(nb.Payload) > 0 && !bytes.Equal(nb.Payload, []byte("null")) {
+		it.Payload = nb.Payload
+	}
+	it.Message = &connectors.Message{Name: cmpOr(it.Fields.Author, c.cfg.Name), From: cmpOr(nb.Source, Source), Text: it.Summary}
+	return it, nil
+}
+
+// bodyError names the field at fault without echoing the body.
+func bodyError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Errorf("%s: wrong type (%s where %s was expected)", te.Field, te.Value, te.Type)
+	}
+	return fmt.Errorf("body: %w", err)
+}
+
+func (c *connector) defaultPriority() inbox.Priority {
+	if c.cfg.DefaultPriority != "" {
+		return c.cfg.DefaultPriority
+	}
+	return inbox.PriorityMedium
+}
+
+// summary cleans the sender's text, or says what arrived when there is none.
+func (c *connector) summary(s, kind string) string {
+	if s = connectors.Truncate(connectors.PlainText(s), SummaryLen); s != "" {
+		return s
+	}
+	return fmt.Sprintf("%s sent a %s event.", c.cfg.Name, kind)
+}
+
+// fieldsFromAttributes lets routes match generic items like others: repo, number,
+// branch and author by name, every scalar attribute under match.extra.
+func fieldsFromAttributes(attrs inbox.Attributes) connectors.Fields {
+	f := connectors.Fields{Extra: map[string]string{}}
+	for _, kv := range attrs {
+		f.Extra[kv.Key] = inbox.FormatValue(kv.Value)
+	}
+	f.Repo, f.Branch, f.Author = f.Extra["repo"], f.Extra["branch"], f.Extra["author"]
+	if n, err := strconv.Atoi(f.Extra["number"]); err == nil && n > 0 {
+		f.Number = n
+	}
+	return f
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

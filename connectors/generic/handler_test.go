@@ -1,0 +1,307 @@
+package generic
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/connectors/connectorstest"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/server"
+)
+
+const testSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+type harness struct {
+	e   *echo.Echo
+	ing *connectorstest.Ingester
+	now time.Time
+}
+
+func newHarness(t *testing.T, limit server.ByteSize, cfgs ...Config) *harness {
+	t.Helper()
+	if len(cfgs) == 0 {
+		cfgs = []Config{{Name: "billing", Secret: testSecret}}
+	}
+	log := slog.New(slog.DiscardHandler)
+	srv := server.New(server.Config{BodyLimit: limit}, log)
+	router, err := connectors.NewRouter([]connectors.RouteConfig{{
+		Name:   "generic",
+		Match:  connectors.RouteMatch{Source: inbox.StringList{"generic"}},
+		Thread: connectors.ThreadConfig{Agent: "ops", Resource: "{{.Connector}}", Thread: `{{default "general" (index .Extra "customer")}}`},
+	}}, []string{"ops"})
+	require.NoError(t, err)
+	ing := connectorstest.NewIngester()
+	h := &harness{e: srv.Echo(), ing: ing, now: testNow}
+	handler, err := NewHandler(cfgs, connectors.NewPipeline(router, ing, log), log, func() time.Time { return h.now })
+	require.NoError(t, err)
+	handler.Mount(srv.Echo())
+	return h
+}
+
+func signedRequest(t *testing.T, connector, id string, ts time.Time, body []byte) *http.Request {
+	t.Helper()
+	secret, err := ParseSecret(testSecret)
+	require.NoError(t, err)
+	req := httptest.NewRequest(http.MethodPost, "/webhooks/generic/"+connector, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(HeaderID, id)
+	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
+	req.Header.Set(HeaderSignature, Sign(secret, id, ts, body))
+	return req
+}
+
+func (h *harness) do(req *http.Request) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	h.e.ServeHTTP(rec, req)
+	return rec
+}
+
+func (h *harness) post(t *testing.T, id string, body string) *httptest.ResponseRecorder {
+	return h.do(signedRequest(t, "billing", id, h.now, []byte(body)))
+}
+
+func errMessage(t *testing.T, rec *httptest.ResponseRecorder) string {
+	t.Helper()
+	var e struct {
+		Error struct{ Message string } `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e), rec.Body.String())
+	return e.Error.Message
+}
+
+const notificationJSON = `{
+  "source": "stripe",
+  "kind": "invoice.failed",
+  "summary": "Invoice <b>in_42</b> for Globex failed: card declined.",
+  "priority": "high",
+  "payload": {"invoice": "in_42", "amount": 1200},
+  "dedupeKey": "invoice:in_42",
+  "coalesceKey": "customer:globex",
+  "attributes": {"customer": "globex", "amount": 1200},
+  "metadata": {"verified_by": "hmac-github", "trace": "abc"}
+}`
+
+func TestNotificationBody(t *testing.T) {
+	h := newHarness(t, 0)
+	rec := h.post(t, "msg_1", notificationJSON)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+
+	call, ok := h.ing.Last()
+	require.True(t, ok)
+	assert.Equal(t, "generic", call.Event.Source)
+	assert.Equal(t, "billing", call.Event.Connector)
+	assert.Equal(t, "msg_1", call.Event.DeliveryID)
+	assert.Equal(t, "invoice.failed", call.Event.Type)
+	assert.NotContains(t, call.Event.Headers, "Webhook-Signature")
+	require.Len(t, call.Notifications, 1)
+	n := call.Notifications[0]
+	assert.Equal(t, inbox.ThreadKey{Agent: "ops", Resource: "billing", Thread: "globex"}, n.Thread)
+	assert.Equal(t, "generic", n.Source, "a body cannot claim another source")
+	assert.Equal(t, "invoice.failed", n.Kind)
+	assert.Equal(t, inbox.PriorityHigh, n.Priority)
+	assert.Equal(t, "Invoice in_42 for Globex failed: card declined.", n.Summary)
+	assert.JSONEq(t, `{"invoice": "in_42", "amount": 1200}`, string(n.Payload))
+	assert.Equal(t, "invoice:in_42", n.DedupeKey)
+	assert.Equal(t, "customer:globex", n.CoalesceKey)
+	assert.Equal(t, "stripe", n.Attributes.String("origin"))
+	assert.Equal(t, "1200", n.Attributes.String("amount"))
+	assert.Equal(t, VerifiedBy, n.Metadata[connectors.MetaVerifiedBy], "provenance is the gateway's")
+	assert.Equal(t, "abc", n.Metadata["trace"])
+}
+
+func TestMappedBody(t *testing.T) {
+	cfg := Config{Name: "billing", Secret: testSecret, DefaultPriority: inbox.PriorityLow, Mapping: &Mapping{
+		Kind: "$.type", Summary: "$.data.description", DedupeKey: "$.id", Priority: "$.severity",
+		Payload: "$.data", Author: "$.data.actor.email", URL: "$.data.links.0",
+		Priorities: map[string]inbox.Priority{"critical": inbox.PriorityUrgent},
+		Attributes: map[string]string{"invoice": "$.data.invoice", "amount": "$.data.amount"},
+		Fields:     map[string]string{"customer": "$.data.customer.slug"},
+	}}
+	h := newHarness(t, 0, cfg)
+	body := `{"id": "evt_9", "type": "invoice.payment_failed", "severity": "critical",
+	  "data": {"description": "Payment for in_7 failed", "invoice": "in_7", "amount": 99.5,
+	           "customer": {"slug": "acme"}, "actor": {"email": "billing@example.com"},
+	           "links": ["https://billing.example.com/in_7"]}}`
+	rec := h.post(t, "msg_2", body)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	call, _ := h.ing.Last()
+	require.Len(t, call.Notifications, 1)
+	n := call.Notifications[0]
+	assert.Equal(t, inbox.ThreadKey{Agent: "ops", Resource: "billing", Thread: "acme"}, n.Thread, "fields feed routes")
+	assert.Equal(t, "invoice.payment_failed", n.Kind)
+	assert.Equal(t, inbox.PriorityUrgent, n.Priority)
+	assert.Equal(t, "Payment for in_7 failed", n.Summary)
+	assert.Equal(t, "evt_9", n.DedupeKey)
+	assert.Equal(t, "url=https://billing.example.com/in_7 author=billing@example.com amount=99.5 invoice=in_7", attrString(n.Attributes))
+	var payload map[string]any
+	require.NoError(t, json.Unmarshal(n.Payload, &payload))
+	assert.Equal(t, "in_7", payload["invoice"])
+
+	// Unknown severities fall back to the default; a missing summary is described.
+	rec = h.post(t, "msg_3", `{"type": "ping", "severity": "meh"}`)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	call, _ = h.ing.Last()
+	n = call.Notifications[0]
+	assert.Equal(t, inbox.PriorityLow, n.Priority)
+	assert.Equal(t, "billing sent a ping event.", n.Summary)
+	assert.Equal(t, inbox.ThreadKey{Agent: "ops", Resource: "billing", Thread: "general"}, n.Thread)
+
+	rec = h.post(t, "msg_4", `{"severity": "critical"}`)
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, errMessage(t, rec), "kind: required")
+
+	rec = h.post(t, "msg_5", `{"type": {"nested": true}}`)
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, errMessage(t, rec), "kind: want a string")
+}
+
+func attrString(a inbox.Attributes) string {
+	var parts []string
+	for _, kv := range a {
+		parts = append(parts, kv.Key+"="+inbox.FormatValue(kv.Value))
+	}
+	return strings.Join(parts, " ")
+}
+
+func TestGenericBadInput(t *testing.T) {
+	h := newHarness(t, 64<<10)
+
+	t.Run("bad signature", func(t *testing.T) {
+		req := signedRequest(t, "billing", "msg_1", h.now, []byte(notificationJSON))
+		req.Header.Set(HeaderSignature, "v1,"+strings.Repeat("A", 44))
+		rec := h.do(req)
+		require.Equal(t, http.StatusUnauthorized, rec.Code)
+		assert.Equal(t, "missing or invalid credentials", errMessage(t, rec))
+	})
+	t.Run("missing signature", func(t *testing.T) {
+		req := signedRequest(t, "billing", "msg_1", h.now, []byte(notificationJSON))
+		req.Header.Del(HeaderSignature)
+		rec := h.do(req)
+		require.Equal(t, http.StatusUnauthorized, rec.Code)
+		assert.Equal(t, "missing or invalid credentials", errMessage(t, rec))
+	})
+	t.Run("stale timestamp", func(t *testing.T) {
+		rec := h.do(signedRequest(t, "billing", "msg_1", h.now.Add(-5*time.Minute-time.Second), []byte(notificationJSON)))
+		require.Equal(t, http.StatusUnauthorized, rec.Code)
+		assert.Equal(t, "missing or invalid credentials", errMessage(t, rec))
+	})
+	t.Run("body changed after signing", func(t *testing.T) {
+		req := signedRequest(t, "billing", "msg_1", h.now, []byte(notificationJSON))
+		req.Body = io.NopCloser(strings.NewReader(strings.Replace(notificationJSON, "high", "urgent", 1)))
+		require.Equal(t, http.StatusUnauthorized, h.do(req).Code)
+	})
+	t.Run("malformed JSON", func(t *testing.T) {
+		rec := h.post(t, "msg_1", `{"kind": "x",`)
+		require.Equal(t, http.StatusBadRequest, rec.Code)
+		assert.Contains(t, errMessage(t, rec), "malformed JSON")
+	})
+	t.Run("not an object", func(t *testing.T) {
+		require.Equal(t, http.StatusBadRequest, h.post(t, "msg_1", `["kind"]`).Code)
+	})
+	t.Run("missing kind", func(t *testing.T) {
+		rec := h.post(t, "msg_1", `{"summary": "something happened"}`)
+		require.Equal(t, http.StatusBadRequest, rec.Code)
+		assert.Equal(t, "kind: required", errMessage(t, rec))
+	})
+	t.Run("unknown field", func(t *testing.T) {
+		rec := h.post(t, "msg_1", `{"kind": "x", "dedupe_key": "k"}`)
+		require.Equal(t, http.StatusBadRequest, rec.Code)
+		assert.Contains(t, errMessage(t, rec), `unknown field "dedupe_key"`)
+	})
+	t.Run("wrong type", func(t *testing.T) {
+		rec := h.post(t, "msg_1", `{"kind": 7}`)
+		require.Equal(t, http.StatusBadRequest, rec.Code)
+		assert.Contains(t, errMessage(t, rec), "kind: wrong type")
+	})
+	t.Run("bad priority", func(t *testing.T) {
+		rec := h.post(t, "msg_1", `{"kind": "x", "priority": "asap"}`)
+		require.Equal(t, http.StatusBadRequest, rec.Code)
+		assert.Contains(t, errMessage(t, rec), `priority: unknown "asap"`)
+	})
+	t.Run("nested attribute", func(t *testing.T) {
+		rec := h.post(t, "msg_1", `{"kind": "x", "attributes": {"a": {"b": 1}}}`)
+		require.Equal(t, http.StatusBadRequest, rec.Code)
+	})
+	t.Run("over limit", func(t *testing.T) {
+		big := `{"kind": "x", "summary": "` + strings.Repeat("y", 70<<10) + `"}`
+		require.Equal(t, http.StatusRequestEntityTooLarge, h.post(t, "msg_1", big).Code)
+		req := signedRequest(t, "billing", "msg_1", h.now, []byte(big))
+		req.ContentLength = -1
+		require.Equal(t, http.StatusRequestEntityTooLarge, h.do(req).Code)
+	})
+	t.Run("unknown connector", func(t *testing.T) {
+		require.Equal(t, http.StatusNotFound, h.do(signedRequest(t, "nope", "msg_1", h.now, []byte(notificationJSON))).Code)
+	})
+	assert.Empty(t, h.ing.Calls(), "nothing was stored")
+}
+
+func TestGenericRedelivery(t *testing.T) {
+	h := newHarness(t, 0)
+	first := h.post(t, "msg_dup", notificationJSON)
+	require.Equal(t, http.StatusOK, first.Code)
+	second := h.post(t, "msg_dup", notificationJSON)
+	require.Equal(t, http.StatusOK, second.Code)
+	var a, b connectors.Outcome
+	require.NoError(t, json.Unmarshal(first.Body.Bytes(), &a))
+	require.NoError(t, json.Unmarshal(second.Body.Bytes(), &b))
+	assert.False(t, a.Duplicate)
+	assert.True(t, b.Duplicate)
+	assert.Equal(t, a.EventID, b.EventID)
+	calls := h.ing.Calls()
+	require.Len(t, calls, 2)
+	assert.True(t, calls[1].Duplicate)
+}
+
+func TestGenericUnrouted(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	srv := server.New(server.Config{}, log)
+	router, err := connectors.NewRouter(nil, nil)
+	require.NoError(t, err)
+	ing := connectorstest.NewIngester()
+	handler, err := NewHandler([]Config{{Name: "billing", Secret: testSecret}}, connectors.NewPipeline(router, ing, log), log,
+		func() time.Time { return testNow })
+	require.NoError(t, err)
+	handler.Mount(srv.Echo())
+	rec := httptest.NewRecorder()
+	srv.Echo().ServeHTTP(rec, signedRequest(t, "billing", "msg_1", testNow, []byte(notificationJSON)))
+	require.Equal(t, http.StatusAccepted, rec.Code)
+	var out connectors.Outcome
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+	assert.Equal(t, inbox.EventUnrouted, out.Status)
+	_, stored := ing.Last()
+	assert.True(t, stored)
+}
+
+func TestGenericConfigValidation(t *testing.T) {
+	err := ValidateConfigs([]Config{
+		{Name: "a"},
+		{Name: "b", Secret: "whsec_%%%", DefaultPriority: "asap",
+			Mapping: &Mapping{Kind: "$..type", Priorities: map[string]inbox.Priority{"crit": "panic"}, Fields: map[string]string{"c": ""}}},
+		{Name: "a", Secret: "s"},
+	})
+	require.Error(t, err)
+	for _, want := range []string{
+		"generic[0].secret: required (unsigned deliveries are never accepted)",
+		"generic[1].secret: the part after whsec_ is not valid base64",
+		`generic[1].default_priority: unknown "asap"`,
+		"generic[1].mapping.kind: path",
+		"generic[1].mapping.fields.c: empty path",
+		`generic[1].mapping.priorities.crit: unknown "panic"`,
+		`generic[2].name: duplicate connector name "a" (also generic[0])`,
+	} {
+		assert.Contains(t, err.Error(), want)
+	}
+}

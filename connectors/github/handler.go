@@ -1,0 +1,202 @@
+package github
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	gh "github.com/google/go-github/v62/github"
+	"github.com/labstack/echo/v4"
+
+	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/server"
+)
+
+// RoutePath is where deliveries are posted; :connector is the configured name.
+const RoutePath = "/webhooks/github/:connector"
+
+// keptHeaders are stored with the event; the signature never is.
+func keptHeaders() []string {
+	return []string{
+		gh.EventTypeHeader, gh.DeliveryIDHeader, "X-GitHub-Hook-ID",
+		"X-GitHub-Hook-Installation-Target-Type", "X-GitHub-Hook-Installation-Target-ID",
+		"User-Agent", "Content-Type",
+	}
+}
+
+// Handler serves POST /webhooks/github/:connector for every configured connector.
+type Handler struct {
+	conns    map[string]Config
+	pipeline *connectors.Pipeline
+	log      *slog.Logger
+	now      func() time.Time
+	ci       CIState
+}
+
+// Option configures a Handler.
+type Option func(*Handler)
+
+// WithCIState replaces the in-memory CI conclusion memory (e.g. with a database-backed one).
+func WithCIState(s CIState) Option { return func(h *Handler) { h.ci = s } }
+
+// NewHandler validates the configs and builds the handler.
+func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now func() time.Time, opts ...Option) (*Handler, error) {
+	if err := ValidateConfigs(cfgs); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if now == nil {
+		now = time.Now
+	}
+	h := &Handler{
+		conns:    make(map[string]Config, len(cfgs)),
+		pipeline: p,
+		log:      log.With("component", "connector_github"),
+		now:      now,
+		ci:       NewMemoryCIState(0),
+	}
+	for _, c := range cfgs {
+		h.conns[c.Name] = c.WithDefaults()
+	}
+	for _, o := range opts {
+		o(h)
+	}
+	return h, nil
+}
+
+// Mount registers the route on e.
+func (h *Handler) Mount(e *echo.Echo) { e.POST(RoutePath, h.Serve) }
+
+// Serve verifies, stores and routes one delivery. The event is stored before any
+// 2xx; unknown or unmapped event types are stored and answered 202.
+func (h *Handler) Serve(c echo.Context) error {
+	name := c.Param("connector")
+	cfg, ok := h.conns[name]
+	if !ok {
+		return server.NotFound("no github connector named %q", name)
+	}
+	body, err := connectors.ReadBody(c)
+	if err != nil {
+		return err
+	}
+	req := c.Request()
+	sig := req.Header.Get(gh.SHA256SignatureHeader)
+	// go-github accepts a missing signature when the secret is empty, and sha1
+	// signatures; only a valid sha256 one passes here.
+	if !strings.HasPrefix(sig, "sha256=") || gh.ValidateSignature(sig, body, []byte(cfg.Secret)) != nil {
+		reason := "invalid"
+		if sig == "" {
+			reason = "missing"
+		}
+		h.log.Warn("signature rejected", "connector", name, "reason", reason,
+			"delivery_id", req.Header.Get(gh.DeliveryIDHeader), "remote_ip", c.RealIP())
+		return server.Unauthorized()
+	}
+	eventType := req.Header.Get(gh.EventTypeHeader)
+	if eventType == "" {
+		return server.BadRequest("missing %s header", gh.EventTypeHeader)
+	}
+	payload, err := formPayload(req.Header.Get(echo.HeaderContentType), body)
+	if err != nil {
+		return err
+	}
+	mapped := mappedEvent(eventType)
+	// Mapped types are validated by the decoder itself (one pass over the body).
+	if !mapped && !json.Valid(payload) {
+		return server.BadRequest("malformed JSON payload")
+	}
+	ev := &inbox.Event{
+		Source:     "github",
+		Connector:  name,
+		DeliveryID: req.Header.Get(gh.DeliveryIDHeader),
+		Type:       eventType,
+		Headers:    keepHeaders(req.Header),
+		Body:       payload,
+		ReceivedAt: h.now().UTC(),
+	}
+	if eventType == "ping" {
+		out, err := h.pipeline.Ingest(req.Context(), ev, nil)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, out)
+	}
+	if !mapped {
+		// Not parsed at all: go-github rejects some real payloads of types we do not
+		// map (old timestamps, package metadata), and those must not fail the delivery.
+		ev.Status, ev.Error = inbox.EventIgnored, fmt.Sprintf("event type %q is not mapped", eventType)
+		return h.pipeline.Respond(c, ev, nil)
+	}
+	parsed, err := gh.ParseWebHook(eventType, payload)
+	var syntaxErr *json.SyntaxError
+	if errors.As(err, &syntaxErr) || (err != nil && !json.Valid(payload)) {
+		return server.BadRequest("malformed JSON payload")
+	}
+	if err != nil {
+		// Valid JSON of an unexpected shape: keep it (a later version may replay it),
+		// acknowledge it, route nothing.
+		ev.Status, ev.Error = inbox.EventInvalid, fmt.Sprintf("decode %s payload: %s", eventType, jsonProblem(err))
+		h.log.Warn("payload not decodable", "connector", name, "event_type", eventType,
+			"delivery_id", ev.DeliveryID, "error", ev.Error)
+		return h.pipeline.Respond(c, ev, nil)
+	}
+	m := mapper{cfg: &cfg, ci: h.ci, log: h.log, event: eventType, delivery: ev.DeliveryID}
+	items := m.items(req.Context(), parsed)
+	return h.pipeline.Respond(c, ev, items)
+}
+
+// formPayload returns the JSON document of a delivery: the body itself, or its
+// payload= field for hooks configured with the form content type.
+func formPayload(contentType string, body []byte) ([]byte, error) {
+	if mt, _, _ := mime.ParseMediaType(contentType); mt != "application/x-www-form-urlencoded" {
+		return body, nil
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil, server.BadRequest("malformed form body")
+	}
+	return []byte(form.Get("payload")), nil
+}
+
+// mappedEvent reports the event types the connector turns into items.
+func mappedEvent(t string) bool {
+	switch t {
+	case "check_run", "check_suite", "workflow_run", "pull_request", "pull_request_review",
+		"pull_request_review_comment", "issue_comment", "issues", "push", "deployment_status",
+		"release", "dependabot_alert", "code_scanning_alert", "secret_scanning_alert":
+		return true
+	}
+	return false
+}
+
+// jsonProblem names what did not fit without echoing payload content.
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("field %q has the wrong type", te.Field)
+	}
+	var pe *time.ParseError
+	if errors.As(err, &pe) {
+		return "a timestamp is not RFC 3339"
+	}
+	return "unexpected shape"
+}
+
+func keepHeaders(h http.Header) map[string]string {
+	out := map[string]string{}
+	for _, k := range keptHeaders() {
+		if v := h.Get(k); v != "" {
+			out[http.CanonicalHeaderKey(k)] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,448 @@
+package github
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	gh "github.com/google/go-github/v62/github"
+
+	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// Kinds the connector produces.
+const (
+	KindCIFailure       = "ci-failure"
+	KindCIRecovered     = "ci-recovered"
+	KindPROpened        = "pr-opened"
+	KindPRReopened      = "pr-reopened"
+	KindPRReady         = "pr-ready"
+	KindPRMerged        = "pr-merged"
+	KindPRClosed        = "pr-closed"
+	KindPRPushed        = "pr-pushed"
+	KindReviewRequested = "review-requested"
+	KindPRReview        = "pr-review"
+	KindComment         = "comment"
+	KindIssueOpened     = "issue-opened"
+	KindIssueClosed     = "issue-closed"
+	KindIssueReopened   = "issue-reopened"
+	KindIssueAssigned   = "issue-assigned"
+	KindPush            = "push"
+	KindDeployFailure   = "deploy-failure"
+	KindRelease         = "release"
+	KindSecurityAlert   = "security-alert"
+)
+
+// VerifiedBy is the provenance every GitHub item carries.
+const VerifiedBy = "hmac-github"
+
+// messageLen bounds the text of a comment handed to an agent as a message: long
+// enough to be the whole comment in practice, short enough to bound a model turn.
+const messageLen = 4000
+
+// bodyLen bounds bodies copied into payloads.
+const bodyLen = 16000
+
+// mapper turns one parsed delivery into items.
+type mapper struct {
+	cfg      *Config
+	ci       CIState
+	log      *slog.Logger
+	event    string
+	delivery string
+}
+
+// spec is what a mapping decides; item() derives the keys, fields and provenance.
+type spec struct {
+	kind     string
+	priority inbox.Priority
+	repo     string
+	number   int
+	// where scopes keys that have no number: "@branch" for CI and pushes.
+	where string
+	// group, when set, narrows the coalesce key below the kind (distinct alerts and
+	// environments must not absorb each other).
+	group       string
+	objectID    string
+	branch      string
+	author      *gh.User
+	association string
+	url         string
+	labels      []*gh.Label
+	summary     string
+	attrs       inbox.Attributes // after repo, number, url, author
+	payload     map[string]any
+	message     string // user-authored text, for deliver_as routes
+	skip        string
+}
+
+func (m *mapper) items(ctx context.Context, parsed any) []connectors.Item {
+	var s *spec
+	switch e := parsed.(type) {
+	case *gh.CheckRunEvent:
+		s = m.checkRun(ctx, e)
+	case *gh.CheckSuiteEvent:
+		s = m.checkSuite(ctx, e)
+	case *gh.WorkflowRunEvent:
+		s = m.workflowRun(ctx, e)
+	case *gh.PullRequestEvent:
+		s = m.pullRequest(e)
+	case *gh.PullRequestReviewEvent:
+		s = m.review(e)
+	case *gh.PullRequestReviewCommentEvent:
+		s = m.reviewComment(e)
+	case *gh.IssueCommentEvent:
+		s = m.issueComment(e)
+	case *gh.IssuesEvent:
+		s = m.issue(e)
+	case *gh.PushEvent:
+		s = m.push(e)
+	case *gh.DeploymentStatusEvent:
+		s = m.deploymentStatus(e)
+	case *gh.ReleaseEvent:
+		s = m.release(e)
+	case *gh.DependabotAlertEvent:
+		s = m.dependabotAlert(e)
+	case *gh.CodeScanningAlertEvent:
+		s = m.codeScanningAlert(e)
+	case *gh.SecretScanningAlertEvent:
+		s = m.secretScanningAlert(e)
+	}
+	if s == nil {
+		return nil
+	}
+	return []connectors.Item{m.item(s)}
+}
+
+func (m *mapper) item(s *spec) connectors.Item {
+	login := s.author.GetLogin()
+	isBot := isBotUser(s.author)
+	var labels []string
+	for _, l := range s.labels {
+		labels = append(labels, l.GetName())
+	}
+	attrs := inbox.Attributes{}.Set("repo", s.repo)
+	if s.number > 0 {
+		attrs = attrs.Set("number", s.number)
+	}
+	if s.url != "" {
+		attrs = attrs.Set("url", s.url)
+	}
+	if login != "" {
+		attrs = attrs.Set("author", login)
+	}
+	attrs = attrs.Merge(s.attrs)
+
+	meta := map[string]any{
+		connectors.MetaVerifiedBy:  VerifiedBy,
+		connectors.MetaAuthor:      login,
+		connectors.MetaAuthorIsBot: isBot,
+		"github_event":             m.event,
+	}
+	if s.association != "" {
+		meta[connectors.MetaAuthorAssociation] = s.association
+	}
+	if m.delivery != "" {
+		meta["delivery_id"] = m.delivery
+	}
+
+	scope := s.where
+	if s.number > 0 {
+		scope = fmt.Sprintf("#%d", s.number)
+	}
+	coalesce := "github:" + s.repo + scope + ":" + s.kind + s.group
+	it := connectors.Item{
+		Kind:        s.kind,
+		Priority:    s.priority,
+		Summary:     s.summary,
+		DedupeKey:   coalesce + ":" + s.objectID,
+		CoalesceKey: coalesce,
+		Attributes:  attrs,
+		Metadata:    meta,
+		Fields: connectors.Fields{
+			Source:    "github",
+			Connector: m.cfg.Name,
+			Kind:      s.kind,
+			Repo:      s.repo,
+			Number:    s.number,
+			Branch:    s.branch,
+			Author:    login,
+			Labels:    labels,
+		},
+		Skip: s.skip,
+	}
+	if s.message != "" {
+		it.Message = &connectors.Message{Name: login, From: "github", Text: s.message}
+	}
+	if s.payload != nil {
+		s.payload["event"] = m.event
+		s.payload["repo"] = s.repo
+		if s.number > 0 {
+			s.payload["number"] = s.number
+		}
+		if s.url != "" {
+			s.payload["url"] = s.url
+		}
+		if login != "" {
+			s.payload["author"] = login
+		}
+		if len(labels) > 0 {
+			s.payload["labels"] = labels
+		}
+		if b, err := json.Marshal(s.payload); err == nil {
+			it.Payload = b
+		} else {
+			m.log.Warn("payload not encodable", "kind", s.kind, "error", err.Error())
+		}
+	}
+	return it
+}
+
+// isBotUser reports a GitHub App or bot account.
+func isBotUser(u *gh.User) bool {
+	return u.GetType() == "Bot" || strings.HasSuffix(u.GetLogin(), "[bot]")
+}
+
+// commentSkip keeps the bot's own words and unlisted bots out of routing.
+func (m *mapper) commentSkip(u *gh.User) string {
+	login := u.GetLogin()
+	switch {
+	case m.cfg.isBotLogin(login):
+		return "written by the configured bot " + login
+	case isBotUser(u) && !m.cfg.allowedBot(login):
+		return "written by bot " + login + ", not in allowed_bots"
+	}
+	return ""
+}
+
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}
+
+// quoted is ` "title"` or "" for an empty title.
+func quoted(s string) string {
+	if s = strings.TrimSpace(connectors.Truncate(connectors.PlainText(s), 120)); s == "" {
+		return ""
+	}
+	return fmt.Sprintf(" %q", s)
+}
+
+// withExcerpt ends a sentence, adding ": excerpt" when body has text.
+func withExcerpt(sentence, body string) string {
+	if ex := connectors.Excerpt(body, connectors.ExcerptLen); ex != "" {
+		return sentence + ": " + ex
+	}
+	return period(sentence)
+}
+
+// period ends a sentence unless a quoted title already did (`… "Fix it."`).
+func period(s string) string {
+	for _, end := range []string{".", "!", "?", `."`, `!"`, `?"`} {
+		if strings.HasSuffix(s, end) {
+			return s
+		}
+	}
+	return s + "."
+}
+
+func plainBody(s string) string { return connectors.Truncate(connectors.PlainText(s), bodyLen) }
+
+func messageText(s string) string { return connectors.Truncate(connectors.PlainText(s), messageLen) }
+
+func (m *mapper) pullRequest(e *gh.PullRequestEvent) *spec {
+	pr := e.GetPullRequest()
+	repo := e.GetRepo().GetFullName()
+	ref := fmt.Sprintf("pull request %s#%d%s", repo, pr.GetNumber(), quoted(pr.GetTitle()))
+	who := e.GetSender().GetLogin()
+	s := &spec{
+		priority: inbox.PriorityMedium, repo: repo, number: pr.GetNumber(),
+		objectID: fmt.Sprint(pr.GetID()), branch: pr.GetHead().GetRef(), author: e.GetSender(),
+		url: pr.GetHTMLURL(), labels: pr.Labels,
+	}
+	if e.GetSender().GetLogin() == pr.GetUser().GetLogin() {
+		s.association = pr.GetAuthorAssociation()
+	}
+	switch e.GetAction() {
+	case "opened":
+		s.kind = KindPROpened
+		what := "opened pull request"
+		if pr.GetDraft() {
+			what = "opened draft pull request"
+		}
+		s.summary = withExcerpt(fmt.Sprintf("%s %s %s#%d%s (%s into %s)", who, what, repo, pr.GetNumber(),
+			quoted(pr.GetTitle()), pr.GetHead().GetRef(), pr.GetBase().GetRef()), pr.GetBody())
+		s.message = messageText(pr.GetBody())
+	case "reopened":
+		s.kind, s.summary = KindPRReopened, period(fmt.Sprintf("%s reopened %s", who, ref))
+	case "ready_for_review":
+		s.kind, s.summary = KindPRReady, fmt.Sprintf("%s marked %s ready for review.", who, ref)
+	case "closed":
+		if pr.GetMerged() {
+			s.kind = KindPRMerged
+			s.summary = fmt.Sprintf("%s merged %s into %s.", who, ref, pr.GetBase().GetRef())
+		} else {
+			s.kind, s.summary = KindPRClosed, fmt.Sprintf("%s closed %s without merging.", who, ref)
+		}
+	case "synchronize":
+		s.kind, s.priority, s.objectID = KindPRPushed, inbox.PriorityLow, e.GetAfter()
+		s.summary = fmt.Sprintf("%s pushed to %s (branch %s, now at %s).", who, ref, pr.GetHead().GetRef(), short(e.GetAfter()))
+	case "review_requested":
+		reviewer, team := e.GetRequestedReviewer(), e.GetRequestedTeam()
+		var whom string
+		switch {
+		case reviewer != nil && m.cfg.isBotLogin(reviewer.GetLogin()):
+			whom, s.objectID = reviewer.GetLogin(), reviewer.GetLogin()
+		case team != nil && m.cfg.BotTeam != "" && strings.EqualFold(team.GetSlug(), m.cfg.BotTeam):
+			whom, s.objectID = "team "+team.GetSlug(), "team:"+team.GetSlug()
+		default:
+			return nil
+		}
+		s.kind, s.priority = KindReviewRequested, inbox.PriorityHigh
+		s.summary = fmt.Sprintf("%s requested a review from %s on %s.", who, whom, ref)
+		s.attrs = s.attrs.Set("reviewer", whom)
+	default:
+		return nil
+	}
+	s.attrs = s.attrs.Set("branch", pr.GetHead().GetRef())
+	s.payload = map[string]any{
+		"action": e.GetAction(), "title": pr.GetTitle(), "state": pr.GetState(), "draft": pr.GetDraft(),
+		"merged": pr.GetMerged(), "head": pr.GetHead().GetRef(), "base": pr.GetBase().GetRef(),
+		"head_sha": pr.GetHead().GetSHA(), "body": plainBody(pr.GetBody()), "pr_author": pr.GetUser().GetLogin(),
+	}
+	return s
+}
+
+func (m *mapper) review(e *gh.PullRequestReviewEvent) *spec {
+	if e.GetAction() != "submitted" {
+		return nil
+	}
+	r, pr := e.GetReview(), e.GetPullRequest()
+	repo := e.GetRepo().GetFullName()
+	state := strings.ToLower(r.GetState())
+	prio, verb := inbox.PriorityMedium, "reviewed"
+	switch state {
+	case "changes_requested":
+		prio, verb = inbox.PriorityHigh, "requested changes on"
+	case "approved":
+		verb = "approved"
+	}
+	return &spec{
+		kind: KindPRReview, priority: prio, repo: repo, number: pr.GetNumber(), objectID: fmt.Sprint(r.GetID()),
+		branch: pr.GetHead().GetRef(), author: r.GetUser(), association: r.GetAuthorAssociation(),
+		url: r.GetHTMLURL(), labels: pr.Labels,
+		summary: withExcerpt(fmt.Sprintf("%s %s pull request %s#%d%s", r.GetUser().GetLogin(), verb, repo,
+			pr.GetNumber(), quoted(pr.GetTitle())), r.GetBody()),
+		attrs:   inbox.Attributes{}.Set("state", state),
+		message: messageText(r.GetBody()),
+		skip:    m.commentSkip(r.GetUser()),
+		payload: map[string]any{
+			"action": e.GetAction(), "state": state, "title": pr.GetTitle(), "body": plainBody(r.GetBody()),
+			"commit_id": r.GetCommitID(), "review_id": r.GetID(),
+		},
+	}
+}
+
+// comment builds a comment item; created and edited share the dedupe key (the
+// comment id) so an edit lands on the pending record of the original.
+func (m *mapper) comment(action, repo string, number int, onPR bool, title string, labels []*gh.Label,
+	id int64, user *gh.User, assoc, url, body, where string) *spec {
+	if action != "created" && action != "edited" {
+		return nil
+	}
+	what := "issue"
+	if onPR {
+		what = "pull request"
+	}
+	verb := "commented on"
+	if action == "edited" {
+		verb = "edited a comment on"
+	}
+	mention := m.cfg.mentionsBot(body)
+	prio := inbox.PriorityMedium
+	if mention {
+		prio = inbox.PriorityHigh
+	}
+	s := &spec{
+		kind: KindComment, priority: prio, repo: repo, number: number, objectID: fmt.Sprint(id),
+		author: user, association: assoc, url: url, labels: labels,
+		summary: withExcerpt(fmt.Sprintf("%s %s %s%s %s#%d%s", user.GetLogin(), verb, where, what, repo, number, quoted(title)), body),
+		message: messageText(body),
+		skip:    m.commentSkip(user),
+		payload: map[string]any{"action": action, "title": title, "body": plainBody(body), "comment_id": id, "on": what},
+	}
+	if mention {
+		s.attrs = s.attrs.Set("mention", true)
+	}
+	return s
+}
+
+func (m *mapper) issueComment(e *gh.IssueCommentEvent) *spec {
+	is, c := e.GetIssue(), e.GetComment()
+	return m.comment(e.GetAction(), e.GetRepo().GetFullName(), is.GetNumber(), is.GetPullRequestLinks() != nil, is.GetTitle(),
+		is.Labels, c.GetID(), c.GetUser(), c.GetAuthorAssociation(), c.GetHTMLURL(), c.GetBody(), "")
+}
+
+func (m *mapper) reviewComment(e *gh.PullRequestReviewCommentEvent) *spec {
+	pr, c := e.GetPullRequest(), e.GetComment()
+	where := ""
+	if p := c.GetPath(); p != "" {
+		where = p
+		if l := c.GetLine(); l > 0 {
+			where = fmt.Sprintf("%s:%d", p, l)
+		}
+		where += " in "
+	}
+	s := m.comment(e.GetAction(), e.GetRepo().GetFullName(), pr.GetNumber(), true, pr.GetTitle(), pr.Labels,
+		c.GetID(), c.GetUser(), c.GetAuthorAssociation(), c.GetHTMLURL(), c.GetBody(), where)
+	if s != nil {
+		s.branch = pr.GetHead().GetRef()
+		s.payload["path"], s.payload["line"], s.payload["diff_hunk"] = c.GetPath(), c.GetLine(), c.GetDiffHunk()
+	}
+	return s
+}
+
+func (m *mapper) issue(e *gh.IssuesEvent) *spec {
+	is := e.GetIssue()
+	repo := e.GetRepo().GetFullName()
+	who := e.GetSender().GetLogin()
+	ref := fmt.Sprintf("issue %s#%d%s", repo, is.GetNumber(), quoted(is.GetTitle()))
+	s := &spec{
+		priority: inbox.PriorityMedium, repo: repo, number: is.GetNumber(), objectID: fmt.Sprint(is.GetID()),
+		author: e.GetSender(), url: is.GetHTMLURL(), labels: is.Labels,
+	}
+	if who == is.GetUser().GetLogin() {
+		s.association = is.GetAuthorAssociation()
+	}
+	switch e.GetAction() {
+	case "opened":
+		s.kind, s.summary = KindIssueOpened, withExcerpt(fmt.Sprintf("%s opened %s", who, ref), is.GetBody())
+		s.message = messageText(is.GetBody())
+	case "closed":
+		s.kind, s.summary = KindIssueClosed, period(fmt.Sprintf("%s closed %s", who, ref))
+		if r := is.GetStateReason(); r != "" {
+			s.summary = fmt.Sprintf("%s closed %s as %s.", who, ref, strings.ReplaceAll(r, "_", " "))
+		}
+	case "reopened":
+		s.kind, s.summary = KindIssueReopened, period(fmt.Sprintf("%s reopened %s", who, ref))
+	case "assigned":
+		if !m.cfg.isBotLogin(e.GetAssignee().GetLogin()) {
+			return nil
+		}
+		s.kind, s.priority, s.objectID = KindIssueAssigned, inbox.PriorityHigh, e.GetAssignee().GetLogin()
+		s.summary = withExcerpt(fmt.Sprintf("%s assigned %s to %s", who, ref, e.GetAssignee().GetLogin()), is.GetBody())
+	default:
+		return nil
+	}
+	s.attrs = s.attrs.Set("state", is.GetState())
+	s.payload = map[string]any{
+		"action": e.GetAction(), "title": is.GetTitle(), "state": is.GetState(), "state_reason": is.GetStateReason(),
+		"body": plainBody(is.GetBody()), "issue_author": is.GetUser().GetLogin(),
+	}
+	return s
+}

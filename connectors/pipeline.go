@@ -1,0 +1,125 @@
+package connectors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/server"
+)
+
+// Pipeline routes a connector's items and stores the event with its notifications.
+type Pipeline struct {
+	router   *Router
+	ingester Ingester
+	log      *slog.Logger
+}
+
+// NewPipeline wires the router and the inbox.
+func NewPipeline(router *Router, ingester Ingester, log *slog.Logger) *Pipeline {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Pipeline{router: router, ingester: ingester, log: log.With("component", "connectors")}
+}
+
+// Outcome is what an ingest endpoint answers.
+type Outcome struct {
+	EventID   string            `json:"eventId"`
+	Duplicate bool              `json:"duplicate"`
+	Status    inbox.EventStatus `json:"status"`
+	Records   int               `json:"records"`
+}
+
+// HTTPStatus is 200 when something was routed (or the delivery was a duplicate),
+// 202 when the event was stored but no route wanted it.
+func (o Outcome) HTTPStatus() int {
+	if o.Duplicate || o.Status == inbox.EventRouted {
+		return http.StatusOK
+	}
+	return http.StatusAccepted
+}
+
+// Ingest routes items and stores ev with the notifications; it returns only after
+// the inbox committed. Status: routed when a notification was made; ignored when
+// there were no items (an unmapped type) or every item was skipped; unrouted
+// otherwise. A status the connector set (ignored, invalid) is kept.
+func (p *Pipeline) Ingest(ctx context.Context, ev *inbox.Event, items []Item) (Outcome, error) {
+	var ns []inbox.Notification
+	var routeErrs []error
+	if p.router != nil {
+		ns, routeErrs = p.router.Route(items)
+	}
+	var skips []string
+	for _, it := range items {
+		if it.Skip != "" {
+			skips = append(skips, it.Skip)
+		}
+	}
+	if ev.Status == "" {
+		switch {
+		case len(ns) > 0:
+			ev.Status = inbox.EventRouted
+		case len(items) == 0 || len(skips) == len(items):
+			ev.Status = inbox.EventIgnored
+		default:
+			ev.Status = inbox.EventUnrouted
+		}
+	}
+	if ev.Error == "" {
+		var reasons []string
+		reasons = append(reasons, skips...)
+		for _, e := range routeErrs {
+			reasons = append(reasons, e.Error())
+		}
+		ev.Error = strings.Join(reasons, "; ")
+	}
+	res, err := p.ingester.Ingest(ctx, ev, ns)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("store %s event %q: %w", ev.Source, ev.Type, err)
+	}
+	for _, e := range routeErrs {
+		p.log.Warn("route skipped", "source", ev.Source, "connector", ev.Connector,
+			"event_id", res.EventID, "error", e.Error())
+	}
+	out := Outcome{EventID: res.EventID, Duplicate: res.Duplicate, Status: ev.Status, Records: len(res.Records)}
+	p.log.Debug("event ingested", "source", ev.Source, "connector", ev.Connector, "event_type", ev.Type,
+		"event_id", out.EventID, "delivery_id", ev.DeliveryID, "status", string(out.Status),
+		"duplicate", out.Duplicate, "records", out.Records)
+	return out, nil
+}
+
+// Respond ingests and writes the outcome as JSON with its status code.
+func (p *Pipeline) Respond(c echo.Context, ev *inbox.Event, items []Item) error {
+	out, err := p.Ingest(c.Request().Context(), ev, items)
+	if err != nil {
+		return err
+	}
+	return c.JSON(out.HTTPStatus(), out)
+}
+
+// ReadBody reads the whole request body. Oversize bodies become 413 whichever
+// limiter caught them: echo's BodyLimit middleware or an http.MaxBytesReader.
+func ReadBody(c echo.Context) ([]byte, error) {
+	body, err := io.ReadAll(c.Request().Body)
+	if err == nil {
+		return body, nil
+	}
+	var mbe *http.MaxBytesError
+	var he *echo.HTTPError
+	if errors.As(err, &mbe) || (errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge) {
+		return nil, server.NewError(http.StatusRequestEntityTooLarge, "payload_too_large",
+			"request body exceeds the configured body_limit")
+	}
+	if ctxErr := c.Request().Context().Err(); ctxErr != nil {
+		return nil, fmt.Errorf("read request body: %w", ctxErr)
+	}
+	return nil, server.BadRequest("could not read the request body")
+}

@@ -1,0 +1,413 @@
+package connectors
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// knownSources are the sources a route may match on.
+func knownSources() []string { return []string{"github", "slack", "email", "generic"} }
+
+// RouteConfig is one entry of the `routes:` list in config.yaml.
+type RouteConfig struct {
+	Name   string       `yaml:"name" json:"name"`
+	Match  RouteMatch   `yaml:"match" json:"match"`
+	Thread ThreadConfig `yaml:"thread" json:"thread"`
+	// Priority, when set, replaces the connector's priority.
+	Priority inbox.Priority `yaml:"priority" json:"priority,omitempty"`
+	// Attributes are merged into the item's (route values win), in config order.
+	Attributes RouteAttributes `yaml:"attributes" json:"attributes,omitempty"`
+	// DeliverAs turns the item into user-authored input: message | queued-message.
+	DeliverAs string `yaml:"deliver_as" json:"deliverAs,omitempty"`
+}
+
+// RouteMatch selects items. Empty fields match anything; a list matches any of
+// its values. Values compare case-insensitively (GitHub logins and repos, email
+// addresses and Slack ids are all case-insensitive or upper-case by convention),
+// and a value containing *, ? or [ is a path.Match pattern ("acme/*", "release/*").
+type RouteMatch struct {
+	Source      inbox.StringList `yaml:"source" json:"source,omitempty"`
+	Connector   inbox.StringList `yaml:"connector" json:"connector,omitempty"`
+	Kind        inbox.StringList `yaml:"kind" json:"kind,omitempty"`
+	Repo        inbox.StringList `yaml:"repo" json:"repo,omitempty"`
+	Number      inbox.StringList `yaml:"number" json:"number,omitempty"`
+	Branch      inbox.StringList `yaml:"branch" json:"branch,omitempty"`
+	Author      inbox.StringList `yaml:"author" json:"author,omitempty"`
+	Labels      inbox.StringList `yaml:"labels" json:"labels,omitempty"` // any of them
+	Team        inbox.StringList `yaml:"team" json:"team,omitempty"`
+	Channel     inbox.StringList `yaml:"channel" json:"channel,omitempty"`
+	ChannelType inbox.StringList `yaml:"channel_type" json:"channelType,omitempty"`
+	User        inbox.StringList `yaml:"user" json:"user,omitempty"`
+	Mailbox     inbox.StringList `yaml:"mailbox" json:"mailbox,omitempty"`
+	From        inbox.StringList `yaml:"from" json:"from,omitempty"`
+	Subject     inbox.StringList `yaml:"subject" json:"subject,omitempty"`
+	// Extra matches connector-specific fields (Fields.Extra), e.g. generic field paths.
+	Extra map[string]inbox.StringList `yaml:"extra" json:"extra,omitempty"`
+}
+
+// ThreadConfig names the thread a route feeds; each part is a text/template over
+// Fields ({{.Repo}}, {{.Number}}, {{.Team}}, {{.User}}, {{.Extra.customer}}…).
+type ThreadConfig struct {
+	Agent    string `yaml:"agent" json:"agent"`
+	Resource string `yaml:"resource" json:"resource"`
+	Thread   string `yaml:"thread" json:"thread"`
+}
+
+// RouteAttributes is an ordered attribute list that YAML spells as a mapping;
+// signals render attributes in order, so the config order is kept.
+type RouteAttributes inbox.Attributes
+
+// UnmarshalYAML reads a mapping of scalars, keeping key order.
+func (a *RouteAttributes) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: want a mapping of names to values", n.Line)
+	}
+	out := inbox.Attributes{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if v.Kind != yaml.ScalarNode {
+			return fmt.Errorf("line %d: attribute %q: want a string, number or boolean", v.Line, k.Value)
+		}
+		var val any
+		switch v.Tag {
+		case "!!null":
+			continue
+		case "!!bool":
+			b, err := strconv.ParseBool(v.Value)
+			if err != nil {
+				return fmt.Errorf("line %d: attribute %q: %w", v.Line, k.Value, err)
+			}
+			val = b
+		case "!!int":
+			n, err := strconv.ParseInt(v.Value, 0, 64)
+			if err != nil {
+				return fmt.Errorf("line %d: attribute %q: %w", v.Line, k.Value, err)
+			}
+			val = n
+		case "!!float":
+			f, err := strconv.ParseFloat(v.Value, 64)
+			if err != nil {
+				return fmt.Errorf("line %d: attribute %q: %w", v.Line, k.Value, err)
+			}
+			val = f
+		default:
+			val = v.Value
+		}
+		out = out.Set(k.Value, val)
+	}
+	*a = RouteAttributes(out)
+	return nil
+}
+
+// MarshalJSON keeps the order.
+func (a RouteAttributes) MarshalJSON() ([]byte, error) { return inbox.Attributes(a).MarshalJSON() }
+
+// UnmarshalJSON keeps the order.
+func (a *RouteAttributes) UnmarshalJSON(b []byte) error {
+	return (*inbox.Attributes)(a).UnmarshalJSON(b)
+}
+
+// templateFuncs are the helpers thread templates may call.
+func templateFuncs() template.FuncMap {
+	return template.FuncMap{
+		"lower": strings.ToLower,
+		"upper": strings.ToUpper,
+		// Argument order suits pipelines: {{.Repo | replace "/" "-"}}.
+		"replace":    func(old, new, s string) string { return strings.ReplaceAll(s, old, new) },
+		"trimPrefix": func(prefix, s string) string { return strings.TrimPrefix(s, prefix) },
+		"default": func(def string, v any) string {
+			if s := fmt.Sprint(v); v != nil && s != "" && s != "0" {
+				return s
+			}
+			return def
+		},
+	}
+}
+
+func parseThreadTemplate(name, text string) (*template.Template, error) {
+	t, err := template.New(name).Option("missingkey=zero").Funcs(templateFuncs()).Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	// A dry run over empty fields catches {{.Rpo}} at config time, not at 3 a.m.
+	if err := t.Execute(&strings.Builder{}, Fields{}); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Validate reports problems with key paths relative to the route's list entry.
+func (rc RouteConfig) Validate(agents []string) error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if strings.TrimSpace(rc.Name) == "" {
+		add("name: required")
+	}
+	for i, s := range rc.Match.Source {
+		if !slices.Contains(knownSources(), strings.ToLower(s)) && !isPattern(s) {
+			add("match.source[%d]: unknown source %q (want %s)", i, s, strings.Join(knownSources(), ", "))
+		}
+	}
+	lists := rc.Match.lists()
+	for _, key := range slices.Sorted(maps.Keys(lists)) {
+		for i, v := range lists[key] {
+			if strings.TrimSpace(v) == "" {
+				add("match.%s[%d]: empty value", key, i)
+			} else if _, err := path.Match(strings.ToLower(v), ""); err != nil {
+				add("match.%s[%d]: bad pattern %q: %w", key, i, v, err)
+			}
+		}
+	}
+	for _, part := range []struct{ key, text string }{
+		{"agent", rc.Thread.Agent}, {"resource", rc.Thread.Resource}, {"thread", rc.Thread.Thread},
+	} {
+		if strings.TrimSpace(part.text) == "" {
+			add("thread.%s: required", part.key)
+			continue
+		}
+		if _, err := parseThreadTemplate(part.key, part.text); err != nil {
+			add("thread.%s: %w", part.key, err)
+			continue
+		}
+		if part.key == "agent" && !strings.Contains(part.text, "{{") && !slices.Contains(agents, part.text) {
+			add("thread.agent: unknown agent %q", part.text)
+		}
+	}
+	if rc.Priority != "" && !rc.Priority.Valid() {
+		add("priority: unknown %q (want low, medium, high or urgent)", rc.Priority)
+	}
+	switch rc.DeliverAs {
+	case inbox.DeliverAsNotification, inbox.DeliverAsMessage, inbox.DeliverAsQueued:
+	default:
+		add("deliver_as: unknown %q (want message or queued-message)", rc.DeliverAs)
+	}
+	return errors.Join(errs...)
+}
+
+// lists names every list of the match for validation, Extra included.
+func (m RouteMatch) lists() map[string]inbox.StringList {
+	out := map[string]inbox.StringList{
+		"connector": m.Connector, "kind": m.Kind, "repo": m.Repo, "number": m.Number,
+		"branch": m.Branch, "author": m.Author, "labels": m.Labels, "team": m.Team,
+		"channel": m.Channel, "channel_type": m.ChannelType, "user": m.User,
+		"mailbox": m.Mailbox, "from": m.From, "subject": m.Subject, "source": m.Source,
+	}
+	for k, v := range m.Extra {
+		out["extra."+k] = v
+	}
+	return out
+}
+
+// Router turns items into notifications by the configured routes.
+type Router struct {
+	routes []compiledRoute
+	agents []string
+}
+
+type compiledRoute struct {
+	cfg                     RouteConfig
+	agent, resource, thread *template.Template
+}
+
+// NewRouter validates and compiles routes. Errors name the entry: routes[2].thread.agent.
+func NewRouter(routes []RouteConfig, agents []string) (*Router, error) {
+	var errs []error
+	seen := map[string]int{}
+	r := &Router{agents: slices.Clone(agents)}
+	for i, rc := range routes {
+		if err := rc.Validate(agents); err != nil {
+			errs = append(errs, PrefixErrors(fmt.Sprintf("routes[%d].", i), err))
+			continue
+		}
+		if j, dup := seen[rc.Name]; dup {
+			errs = append(errs, fmt.Errorf("routes[%d].name: duplicate route name %q (also routes[%d])", i, rc.Name, j))
+			continue
+		}
+		seen[rc.Name] = i
+		cr := compiledRoute{cfg: rc}
+		// Validate parsed these already; parsing again cannot fail.
+		cr.agent, _ = parseThreadTemplate("agent", rc.Thread.Agent)
+		cr.resource, _ = parseThreadTemplate("resource", rc.Thread.Resource)
+		cr.thread, _ = parseThreadTemplate("thread", rc.Thread.Thread)
+		r.routes = append(r.routes, cr)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return r, nil
+}
+
+// PrefixErrors puts a key path prefix ("routes[2].", "github[0].") before every
+// error joined in err, so validation messages name the full config key.
+func PrefixErrors(prefix string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var out []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			out = append(out, fmt.Errorf("%s%w", prefix, e))
+		}
+		return errors.Join(out...)
+	}
+	return fmt.Errorf("%s%w", prefix, err)
+}
+
+// Route returns one notification per matching route and distinct thread for every
+// item not marked Skip. A route whose thread renders empty (or names an unknown
+// agent) is skipped for that item and reported in errs.
+func (r *Router) Route(items []Item) (ns []inbox.Notification, errs []error) {
+	for _, it := range items {
+		if it.Skip != "" {
+			continue
+		}
+		f := it.Fields
+		if f.Kind == "" {
+			f.Kind = it.Kind
+		}
+		threads := map[inbox.ThreadKey]bool{}
+		for _, rt := range r.routes {
+			if !rt.cfg.Match.matches(&f) {
+				continue
+			}
+			key, err := rt.threadKey(&f, r.agents)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("route %q: %w", rt.cfg.Name, err))
+				continue
+			}
+			if threads[key] {
+				continue
+			}
+			threads[key] = true
+			ns = append(ns, rt.notification(&it, key))
+		}
+	}
+	return ns, errs
+}
+
+func (rt *compiledRoute) threadKey(f *Fields, agents []string) (inbox.ThreadKey, error) {
+	var parts [3]string
+	for i, t := range []*template.Template{rt.agent, rt.resource, rt.thread} {
+		var b strings.Builder
+		if err := t.Execute(&b, f); err != nil {
+			return inbox.ThreadKey{}, fmt.Errorf("render thread.%s: %w", t.Name(), err)
+		}
+		parts[i] = strings.TrimSpace(b.String())
+		if parts[i] == "" {
+			return inbox.ThreadKey{}, fmt.Errorf("thread.%s rendered empty", t.Name())
+		}
+	}
+	if !slices.Contains(agents, parts[0]) {
+		return inbox.ThreadKey{}, fmt.Errorf("thread.agent rendered unknown agent %q", parts[0])
+	}
+	return inbox.ThreadKey{Agent: parts[0], Resource: parts[1], Thread: parts[2]}, nil
+}
+
+func (rt *compiledRoute) notification(it *Item, key inbox.ThreadKey) inbox.Notification {
+	n := inbox.Notification{
+		Thread:      key,
+		Route:       rt.cfg.Name,
+		Source:      it.Fields.Source,
+		Kind:        it.Kind,
+		Priority:    it.Priority,
+		Summary:     it.Summary,
+		Payload:     it.Payload,
+		DedupeKey:   it.DedupeKey,
+		CoalesceKey: it.CoalesceKey,
+		Attributes:  it.Attributes.Clone(),
+		Metadata:    maps.Clone(it.Metadata),
+	}
+	if rt.cfg.Priority != "" {
+		n.Priority = rt.cfg.Priority
+	}
+	if rt.cfg.DeliverAs != "" {
+		n.DeliverAs = rt.cfg.DeliverAs
+		name, from, text := it.Fields.Author, it.Fields.Source, ""
+		if m := it.Message; m != nil {
+			name, from, text = cmpOr(m.Name, name), cmpOr(m.From, from), m.Text
+		}
+		n.Summary = cmpOr(text, it.Summary)
+		n.Attributes = inbox.Attributes{}.Set("name", name).Set("from", from).Merge(withoutKeys(it.Attributes, "name", "from"))
+	}
+	if len(rt.cfg.Attributes) > 0 {
+		n.Attributes = n.Attributes.Merge(inbox.Attributes(rt.cfg.Attributes))
+	}
+	return n
+}
+
+func withoutKeys(a inbox.Attributes, keys ...string) inbox.Attributes {
+	out := inbox.Attributes{}
+	for _, kv := range a {
+		if !slices.Contains(keys, kv.Key) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func (m *RouteMatch) matches(f *Fields) bool {
+	number := ""
+	if f.Number != 0 {
+		number = strconv.Itoa(f.Number)
+	}
+	for _, c := range []struct {
+		want inbox.StringList
+		have string
+	}{
+		{m.Source, f.Source}, {m.Connector, f.Connector}, {m.Kind, f.Kind}, {m.Repo, f.Repo},
+		{m.Number, number}, {m.Branch, f.Branch}, {m.Author, f.Author}, {m.Team, f.Team},
+		{m.Channel, f.Channel}, {m.ChannelType, f.ChannelType}, {m.User, f.User},
+		{m.Mailbox, f.Mailbox}, {m.From, f.From}, {m.Subject, f.Subject},
+	} {
+		if len(c.want) > 0 && !anyMatch(c.want, c.have) {
+			return false
+		}
+	}
+	if len(m.Labels) > 0 && !slices.ContainsFunc(f.Labels, func(l string) bool { return anyMatch(m.Labels, l) }) {
+		return false
+	}
+	for k, want := range m.Extra {
+		if len(want) > 0 && !anyMatch(want, f.Extra[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+func anyMatch(want inbox.StringList, have string) bool {
+	if have == "" {
+		return false
+	}
+	h := strings.ToLower(have)
+	for _, w := range want {
+		w = strings.ToLower(w)
+		if w == h {
+			return true
+		}
+		if isPattern(w) {
+			if ok, _ := path.Match(w, h); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isPattern(s string) bool { return strings.ContainsAny(s, "*?[") }

@@ -1,0 +1,255 @@
+// Package metrics exposes the gateway's Prometheus metrics. Most are observed from
+// the outside of the domain packages: an echo middleware for ingest, a decorator
+// around the inbox, and gauges read from the store at scrape time; the dispatcher,
+// the stream broker and the email poller report through small observer methods.
+package metrics
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
+)
+
+// Metrics holds every collector on one registry (never the global one).
+type Metrics struct {
+	reg *prometheus.Registry
+
+	eventsReceived  *prometheus.CounterVec
+	verifyFailures  *prometheus.CounterVec
+	ingestLatency   *prometheus.HistogramVec
+	records         *prometheus.CounterVec
+	decisions       *prometheus.CounterVec
+	signalsSent     *prometheus.CounterVec
+	attempts        *prometheus.CounterVec
+	sseSubscribers  prometheus.Gauge
+	imapPolls       *prometheus.CounterVec
+	imapErrors      *prometheus.CounterVec
+	requestDuration *prometheus.HistogramVec
+}
+
+// New registers the collectors. stats, when non-nil, backs the queue and presence gauges.
+func New(stats StatsReader, log *slog.Logger) *Metrics {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := &Metrics{
+		reg: reg,
+		eventsReceived: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "signalgate_events_received_total",
+			Help: "Inbound deliveries by source, connector and outcome (routed, unrouted, ignored, duplicate, rejected, error).",
+		}, []string{"source", "connector", "outcome"}),
+		verifyFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "signalgate_verification_failures_total",
+			Help: "Inbound deliveries refused for a bad, missing or stale signature.",
+		}, []string{"source", "connector"}),
+		ingestLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "signalgate_ingest_duration_seconds",
+			Help:    "Time from request to answer on the ingest endpoints (verification and commit included).",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"source"}),
+		records: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "signalgate_records_total",
+			Help: "Inbox records created or merged (dedupe/coalesce).",
+		}, []string{"source", "result"}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "signalgate_decisions_total",
+			Help: "Policy decisions by action.",
+		}, []string{"action"}),
+		signalsSent: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "signalgate_signals_sent_total",
+			Help: "Signals delivered to agent threads by target kind and action (wake, deliver, persist).",
+		}, []string{"target", "action"}),
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "signalgate_delivery_attempts_total",
+			Help: "Delivery attempts by target kind and outcome (success, retry, failed).",
+		}, []string{"target", "outcome"}),
+		sseSubscribers: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "signalgate_stream_subscribers",
+			Help: "Open SSE subscriptions to thread streams.",
+		}),
+		imapPolls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "signalgate_imap_polls_total",
+			Help: "IMAP mailbox polls by connector.",
+		}, []string{"connector"}),
+		imapErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "signalgate_imap_errors_total",
+			Help: "IMAP connection or fetch errors by connector.",
+		}, []string{"connector"}),
+		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "signalgate_http_request_duration_seconds",
+			Help:    "HTTP requests by route template, method and status code.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"route", "method", "code"}),
+	}
+	reg.MustRegister(m.eventsReceived, m.verifyFailures, m.ingestLatency, m.records, m.decisions,
+		m.signalsSent, m.attempts, m.sseSubscribers, m.imapPolls, m.imapErrors, m.requestDuration)
+	if stats != nil {
+		reg.MustRegister(&statsCollector{stats: stats, log: log})
+	}
+	return m
+}
+
+// Registry is the registry behind /metrics (tests gather from it).
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the Prometheus text format.
+func (m *Metrics) Handler() echo.HandlerFunc {
+	return echo.WrapHandler(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+}
+
+// Middleware times every request by route template (bounded label values) and counts
+// ingest outcomes: the /webhooks/{source}/{connector} answers.
+func (m *Metrics) Middleware() echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			start := time.Now()
+			err := next(c)
+			status := c.Response().Status
+			if err != nil {
+				var he *echo.HTTPError
+				var se interface{ HTTPStatus() int }
+				switch {
+				case errors.As(err, &he):
+					status = he.Code
+				case errors.As(err, &se):
+					status = se.HTTPStatus()
+				default:
+					status = http.StatusInternalServerError
+				}
+			}
+			route := c.Path()
+			if route == "" {
+				route = "unmatched"
+			}
+			m.requestDuration.WithLabelValues(route, c.Request().Method, statusText(status)).Observe(time.Since(start).Seconds())
+			if strings.HasPrefix(route, "/webhooks/") {
+				source := strings.Split(strings.TrimPrefix(route, "/webhooks/"), "/")[0]
+				m.ingestLatency.WithLabelValues(source).Observe(time.Since(start).Seconds())
+				if status == http.StatusUnauthorized {
+					m.verifyFailures.WithLabelValues(source, c.Param("connector")).Inc()
+				}
+				if status >= 400 {
+					outcome := "rejected"
+					if status >= 500 {
+						outcome = "error"
+					}
+					m.eventsReceived.WithLabelValues(source, c.Param("connector"), outcome).Inc()
+				}
+			}
+			return err
+		}
+	}
+}
+
+func statusText(code int) string {
+	switch {
+	case code >= 500:
+		return "5xx"
+	case code >= 400:
+		return http.StatusText(code)
+	}
+	return strings.TrimSpace(http.StatusText(code))
+}
+
+// Ingester is what the connectors call (the inbox service).
+type Ingester interface {
+	Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notification) (inbox.IngestResult, error)
+}
+
+// WrapIngester counts accepted events, records and decisions around the inbox.
+func (m *Metrics) WrapIngester(next Ingester) Ingester { return &countingIngester{next: next, m: m} }
+
+type countingIngester struct {
+	next Ingester
+	m    *Metrics
+}
+
+func (ci *countingIngester) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notification) (inbox.IngestResult, error) {
+	res, err := ci.next.Ingest(ctx, ev, ns)
+	if err != nil {
+		ci.m.eventsReceived.WithLabelValues(ev.Source, ev.Connector, "error").Inc()
+		return res, err
+	}
+	outcome := string(ev.Status)
+	if res.Duplicate {
+		outcome = "duplicate"
+	}
+	ci.m.eventsReceived.WithLabelValues(ev.Source, ev.Connector, outcome).Inc()
+	for _, o := range res.Records {
+		result := "created"
+		if o.Merged {
+			result = "merged"
+		}
+		ci.m.records.WithLabelValues(ev.Source, result).Inc()
+		ci.m.decisions.WithLabelValues(string(o.Decision.Action)).Inc()
+	}
+	return res, nil
+}
+
+// SignalSent counts one signal handed to a target.
+func (m *Metrics) SignalSent(target, action string) { m.signalsSent.WithLabelValues(target, action).Inc() }
+
+// DeliveryAttempt counts one attempt: success, retry or failed.
+func (m *Metrics) DeliveryAttempt(target, outcome string) {
+	m.attempts.WithLabelValues(target, outcome).Inc()
+}
+
+// SubscriberDelta moves the SSE subscriber gauge by +1 or -1.
+func (m *Metrics) SubscriberDelta(d int) { m.sseSubscribers.Add(float64(d)) }
+
+// IMAPPoll counts a mailbox poll; err counts an error too.
+func (m *Metrics) IMAPPoll(connector string, err error) {
+	m.imapPolls.WithLabelValues(connector).Inc()
+	if err != nil {
+		m.imapErrors.WithLabelValues(connector).Inc()
+	}
+}
+
+// StatsReader reads queue depth and presence (the store).
+type StatsReader interface {
+	Stats(ctx context.Context, now time.Time) (store.Stats, error)
+}
+
+var (
+	dueDesc     = prometheus.NewDesc("signalgate_queue_due", "Pending records whose due time has passed.", nil, nil)
+	pendingDesc = prometheus.NewDesc("signalgate_queue_pending", "Pending records.", nil, nil)
+	failedDesc  = prometheus.NewDesc("signalgate_records_failed", "Records that exhausted their attempts (dead letters).", nil, nil)
+	activeDesc  = prometheus.NewDesc("signalgate_threads_active", "Threads with an open run.", nil, nil)
+)
+
+// statsCollector reads the store on scrape, bounded by a short timeout.
+type statsCollector struct {
+	stats StatsReader
+	log   *slog.Logger
+}
+
+func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- dueDesc
+	ch <- pendingDesc
+	ch <- failedDesc
+	ch <- activeDesc
+}
+
+func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := c.stats.Stats(ctx, time.Now())
+	if err != nil {
+		c.log.Warn("metrics: read stats", "component", "metrics", "error", err.Error())
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(dueDesc, prometheus.GaugeValue, float64(st.Due))
+	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(st.Pending))
+	ch <- prometheus.MustNewConstMetric(failedDesc, prometheus.GaugeValue, float64(st.Failed))
+	ch <- prometheus.MustNewConstMetric(activeDesc, prometheus.GaugeValue, float64(st.ActiveThreads))
+}
