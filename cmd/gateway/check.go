@@ -49,6 +49,13 @@ func describe(w io.Writer, path string, cfg *Config) {
 	for _, c := range cfg.Connectors.GitHub {
 		p("  - github/%s  POST /webhooks/github/%s", c.Name, c.Name)
 	}
+	for _, c := range cfg.Connectors.Slack {
+		mode := "POST /webhooks/slack/" + c.Name
+		if c.SocketMode {
+			mode = "Socket Mode"
+		}
+		p("  - slack/%s  %s", c.Name, mode)
+	}
 	for _, c := range cfg.Connectors.Generic {
 		p("  - generic/%s  POST /webhooks/generic/%s", c.Name, c.Name)
 	}

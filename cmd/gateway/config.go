@@ -19,6 +19,7 @@ import (
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/generic"
 	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/store"
@@ -39,6 +40,7 @@ type Config struct {
 // ConnectorsConfig lists the configured connectors per source.
 type ConnectorsConfig struct {
 	GitHub  []github.Config  `yaml:"github"`
+	Slack   []slack.Config   `yaml:"slack"`
 	Generic []generic.Config `yaml:"generic"`
 }
 
@@ -110,6 +112,9 @@ func (c *Config) applyDefaults() {
 	for i := range c.Connectors.GitHub {
 		c.Connectors.GitHub[i] = c.Connectors.GitHub[i].WithDefaults()
 	}
+	for i := range c.Connectors.Slack {
+		c.Connectors.Slack[i] = c.Connectors.Slack[i].WithDefaults()
+	}
 	if c.Policy.SummaryInterval == 0 {
 		c.Policy.SummaryInterval = inbox.DefaultSummaryInterval
 	}
@@ -156,8 +161,9 @@ func (c *Config) Validate() []string {
 			seen[name(i)] = true
 		}
 	}
-	gh, gen := c.Connectors.GitHub, c.Connectors.Generic
+	gh, sl, gen := c.Connectors.GitHub, c.Connectors.Slack, c.Connectors.Generic
 	names("github", len(gh), func(i int) string { return gh[i].Name }, func(i int) error { return gh[i].Validate() })
+	names("slack", len(sl), func(i int) string { return sl[i].Name }, func(i int) error { return sl[i].Validate() })
 	names("generic", len(gen), func(i int) string { return gen[i].Name }, func(i int) error { return gen[i].Validate() })
 	if _, err := connectors.NewRouter(c.Routes, c.AgentIDs()); err != nil {
 		add("", err)

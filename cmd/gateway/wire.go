@@ -11,6 +11,7 @@ import (
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/generic"
 	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/metrics"
 	"github.com/signalgate/signalgate/server"
@@ -29,7 +30,16 @@ type Main struct {
 	Server  *server.Server
 	Metrics *metrics.Metrics
 
-	addr net.Addr
+	addr     net.Addr
+	services []service
+}
+
+// service is a background component Main starts after the server and stops before
+// closing the store.
+type service interface {
+	Name() string
+	Start(ctx context.Context) error
+	Stop() error
 }
 
 // NewMain prepares a gateway; Open starts it.
@@ -76,6 +86,12 @@ func (m *Main) Open(ctx context.Context) error {
 		return errors.Join(err, m.closeStore())
 	}
 	gh.Mount(e)
+	sl, err := slack.NewHandler(cfg.Connectors.Slack, pipeline, m.Log, m.Now)
+	if err != nil {
+		return errors.Join(err, m.closeStore())
+	}
+	sl.Mount(e)
+	m.services = append(m.services, socketClients(sl.SocketClients())...)
 	gen, err := generic.NewHandler(cfg.Connectors.Generic, pipeline, m.Log, m.Now)
 	if err != nil {
 		return errors.Join(err, m.closeStore())
@@ -88,6 +104,11 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	m.addr = addr
 	m.Server.Start()
+	for _, svc := range m.services {
+		if err := svc.Start(context.WithoutCancel(ctx)); err != nil {
+			return errors.Join(fmt.Errorf("start %s: %w", svc.Name(), err), m.Close())
+		}
+	}
 	m.Log.Info("serving", "component", "gateway", "addr", addr.String(), "storage", cfg.Storage.Driver,
 		"agents", len(cfg.Agents), "routes", len(cfg.Routes))
 	return nil
@@ -100,11 +121,18 @@ func (m *Main) Addr() net.Addr { return m.addr }
 // stops workers and closes the database.
 func (m *Main) Close() error {
 	var errs []error
+	// Stop background services (pollers, socket clients, dispatcher) after the HTTP
+	// server so in-flight requests can still finish against them.
 	if m.Server != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), m.Config.Server.ShutdownGrace)
 		errs = append(errs, m.Server.Shutdown(ctx))
 		cancel()
+		m.Server = nil
 	}
+	for i := len(m.services) - 1; i >= 0; i-- {
+		errs = append(errs, m.services[i].Stop())
+	}
+	m.services = nil
 	errs = append(errs, m.closeStore())
 	return errors.Join(errs...)
 }
@@ -116,4 +144,27 @@ func (m *Main) closeStore() error {
 	err := m.Store.Close()
 	m.Store = nil
 	return err
+}
+
+// serviceFuncs adapts components whose Start/Stop signatures differ.
+type serviceFuncs struct {
+	name  string
+	start func(context.Context) error
+	stop  func() error
+}
+
+func (s serviceFuncs) Name() string                    { return s.name }
+func (s serviceFuncs) Start(ctx context.Context) error { return s.start(ctx) }
+func (s serviceFuncs) Stop() error                     { return s.stop() }
+
+func socketClients(clients []*slack.SocketClient) []service {
+	out := make([]service, 0, len(clients))
+	for _, c := range clients {
+		out = append(out, serviceFuncs{
+			name:  "slack socket mode " + c.Name(),
+			start: func(ctx context.Context) error { c.Start(ctx); return nil },
+			stop:  func() error { c.Stop(); return nil },
+		})
+	}
+	return out
 }

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/connectors/generic"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store/storetest"
+)
+
+const billingSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+func startMain(t *testing.T, extra string) *Main {
+	t.Helper()
+	cfg, err := LoadConfig(writeConfig(t, t.TempDir(), extra), noEnv)
+	require.NoError(t, err)
+	m := NewMain(cfg, storetest.Logger(t))
+	require.NoError(t, m.Open(context.Background()))
+	t.Cleanup(func() { require.NoError(t, m.Close()) })
+	return m
+}
+
+const billingConfig = `
+connectors:
+  generic: [ { name: billing, secret: "` + billingSecret + `" } ]
+routes:
+  - name: billing
+    match: { source: generic, connector: billing }
+    thread: { agent: coder, resource: billing, thread: invoices }
+`
+
+func postGeneric(t *testing.T, m *Main, id string, body []byte, sign bool) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, "http://"+m.Addr().String()+"/webhooks/generic/billing", bytes.NewReader(body))
+	require.NoError(t, err)
+	secret, err := generic.ParseSecret(billingSecret)
+	require.NoError(t, err)
+	ts := time.Now()
+	sig := generic.Sign(secret, id, ts, body)
+	if !sign {
+		sig = "v1,AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+	}
+	req.Header.Set("webhook-id", id)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts.Unix(), 10))
+	req.Header.Set("webhook-signature", sig)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	raw, _ := io.ReadAll(resp.Body)
+	_ = json.Unmarshal(raw, &out)
+	return resp.StatusCode, out
+}
+
+func TestIngestEndToEnd(t *testing.T) {
+	m := startMain(t, billingConfig)
+	body := []byte(`{"kind":"invoice-failed","summary":"Invoice 42 for ACME failed to charge","priority":"high","dedupeKey":"inv-42"}`)
+
+	code, out := postGeneric(t, m, "msg_1", body, true)
+	require.Equal(t, http.StatusOK, code, out)
+	require.Equal(t, "routed", out["status"])
+	require.Equal(t, false, out["duplicate"])
+
+	code, out = postGeneric(t, m, "msg_1", body, true)
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, true, out["duplicate"])
+
+	code, out = postGeneric(t, m, "msg_2", body, false)
+	require.Equal(t, http.StatusUnauthorized, code)
+	require.Equal(t, map[string]any{"error": map[string]any{"code": "unauthorized", "message": "missing or invalid credentials"}}, out)
+
+	recs, err := m.Store.ThreadRecords(context.Background(), inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "invoices"})
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+	require.Equal(t, "Invoice 42 for ACME failed to charge", recs[0].Summary)
+	require.Equal(t, inbox.PriorityHigh, recs[0].Priority)
+
+	resp, err := http.Get("http://" + m.Addr().String() + "/metrics")
+	require.NoError(t, err)
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`signalgate_events_received_total{connector="billing",outcome="routed",source="generic"} 1`,
+		`signalgate_events_received_total{connector="billing",outcome="duplicate",source="generic"} 1`,
+		`signalgate_events_received_total{connector="billing",outcome="rejected",source="generic"} 1`,
+		`signalgate_verification_failures_total{connector="billing",source="generic"} 1`,
+		`signalgate_records_total{result="created",source="generic"} 1`,
+		`signalgate_decisions_total{action="deliver"} 1`,
+		`signalgate_queue_pending 1`,
+	} {
+		require.Contains(t, string(metrics), want)
+	}
+}

@@ -1,0 +1,305 @@
+package slack
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+
+	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/server"
+)
+
+// RoutePath is where Slack posts events; :connector is the configured name.
+const RoutePath = "/webhooks/slack/:connector"
+
+// Source is the notification source of every Slack item.
+const Source = "slack"
+
+// SignatureWindow is how far a request timestamp may be from now (Slack's and
+// slack-go's fixed replay window).
+const SignatureWindow = 5 * time.Minute
+
+// Slack request headers.
+const (
+	HeaderSignature   = "X-Slack-Signature"
+	HeaderTimestamp   = "X-Slack-Request-Timestamp"
+	HeaderRetryNum    = "X-Slack-Retry-Num"
+	HeaderRetryReason = "X-Slack-Retry-Reason"
+	// HeaderNoRetry on a response tells Slack not to retry a request that can
+	// never succeed.
+	HeaderNoRetry = "X-Slack-No-Retry"
+)
+
+// keptHeaders are stored with the event; the signature never is.
+func keptHeaders() []string {
+	return []string{HeaderTimestamp, HeaderRetryNum, HeaderRetryReason, "User-Agent", "Content-Type"}
+}
+
+// connector is one configured Slack app: its config, name cache and memory of
+// recent mentions, shared by the HTTP endpoint and its Socket Mode client.
+type connector struct {
+	cfg           Config
+	resolver      *resolver
+	recent        *recentMentions
+	lookupTimeout time.Duration
+	log           *slog.Logger
+}
+
+// Handler serves POST /webhooks/slack/:connector for every configured connector.
+type Handler struct {
+	conns         map[string]*connector
+	pipeline      *connectors.Pipeline
+	log           *slog.Logger
+	now           func() time.Time
+	httpClient    *http.Client
+	lookupTimeout time.Duration
+}
+
+// Option configures a Handler.
+type Option func(*Handler)
+
+// WithHTTPClient sets the client for Web API calls (name lookups, Socket Mode).
+func WithHTTPClient(c *http.Client) Option { return func(h *Handler) { h.httpClient = c } }
+
+// WithLookupTimeout bounds the Web API lookups made for one event (DefaultLookupTimeout).
+func WithLookupTimeout(d time.Duration) Option { return func(h *Handler) { h.lookupTimeout = d } }
+
+// NewHandler validates the configs and builds the handler.
+func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now func() time.Time, opts ...Option) (*Handler, error) {
+	if err := ValidateConfigs(cfgs); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if now == nil {
+		now = time.Now
+	}
+	h := &Handler{
+		conns:         make(map[string]*connector, len(cfgs)),
+		pipeline:      p,
+		log:           log.With("component", "connector_slack"),
+		now:           now,
+		httpClient:    &http.Client{Timeout: 10 * time.Second},
+		lookupTimeout: DefaultLookupTimeout,
+	}
+	for _, o := range opts {
+		o(h)
+	}
+	for _, c := range cfgs {
+		c = c.WithDefaults()
+		clog := h.log.With("connector", c.Name)
+		h.conns[c.Name] = &connector{
+			cfg:           c,
+			resolver:      newResolver(&c, h.httpClient, now, clog),
+			recent:        newRecentMentions(now),
+			lookupTimeout: h.lookupTimeout,
+			log:           clog,
+		}
+	}
+	return h, nil
+}
+
+// Mount registers the route on e.
+func (h *Handler) Mount(e *echo.Echo) { e.POST(RoutePath, h.Serve) }
+
+// Serve verifies, stores and routes one Events API request, answering
+// url_verification with its challenge. The event is stored before any 2xx.
+func (h *Handler) Serve(c echo.Context) error {
+	name := c.Param("connector")
+	conn, ok := h.conns[name]
+	if !ok {
+		return server.NotFound("no slack connector named %q", name)
+	}
+	if conn.cfg.SigningSecret == "" {
+		return server.NotFound("slack connector %q receives events over Socket Mode", name)
+	}
+	body, err := connectors.ReadBody(c)
+	if err != nil {
+		return noRetry(c, err)
+	}
+	req := c.Request()
+	now := h.now()
+	if reason := verify(req.Header, body, conn.cfg.SigningSecret, now); reason != "" {
+		conn.log.Warn("signature rejected", "reason", reason,
+			"retry_num", req.Header.Get(HeaderRetryNum), "remote_ip", c.RealIP())
+		return server.Unauthorized()
+	}
+	if !json.Valid(body) {
+		return noRetry(c, server.BadRequest("malformed JSON body"))
+	}
+	if trimmed := bytes.TrimSpace(body); len(trimmed) == 0 || trimmed[0] != '{' {
+		return noRetry(c, server.BadRequest("body: want a JSON object"))
+	}
+	var outer struct {
+		Type      string `json:"type"`
+		Challenge string `json:"challenge"`
+	}
+	// A field of the wrong type is no reason to refuse a verified body: build
+	// stores it as invalid.
+	_ = json.Unmarshal(body, &outer)
+	if outer.Type == slackevents.URLVerification {
+		if outer.Challenge == "" {
+			return noRetry(c, server.BadRequest("url_verification without a challenge"))
+		}
+		return c.String(http.StatusOK, outer.Challenge)
+	}
+	parsed, parseErr := slackevents.ParseEvent(json.RawMessage(body), slackevents.OptionNoVerifyToken())
+	ev, items := conn.build(req.Context(), body, &parsed, parseErr, VerifiedBySignature)
+	ev.Headers = keepHeaders(req.Header)
+	ev.ReceivedAt = now.UTC()
+	out, err := conn.ingest(req.Context(), h.pipeline, ev, items)
+	if err != nil {
+		return err
+	}
+	return c.JSON(out.HTTPStatus(), out)
+}
+
+// verify checks the v0 signature and the timestamp window. The window is checked
+// against the injected clock first (slack-go's own check reads the wall clock).
+// It returns why the request was rejected, "" when it passes.
+func verify(h http.Header, body []byte, secret string, now time.Time) string {
+	ts := h.Get(HeaderTimestamp)
+	if h.Get(HeaderSignature) == "" || ts == "" {
+		return "missing signature or timestamp"
+	}
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return "malformed timestamp"
+	}
+	if d := now.Sub(time.Unix(sec, 0)); d > SignatureWindow || d < -SignatureWindow {
+		return "timestamp outside the 5 minute window"
+	}
+	sv, err := slack.NewSecretsVerifier(h, secret)
+	if err != nil {
+		return err.Error()
+	}
+	if _, err := sv.Write(body); err != nil {
+		return err.Error()
+	}
+	if err := sv.Ensure(); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// noRetry marks answers Slack's retries cannot change (malformed, too large).
+func noRetry(c echo.Context, err error) error {
+	var se *server.Error
+	if errors.As(err, &se) && (se.Status == http.StatusBadRequest || se.Status == http.StatusRequestEntityTooLarge) {
+		c.Response().Header().Set(HeaderNoRetry, "1")
+	}
+	return err
+}
+
+// build turns a verified envelope into the event to store and its items. parsed
+// and parseErr are slack-go's reading of body; when it failed, the envelope is
+// read minimally so a malformed block does not lose the message.
+func (c *connector) build(ctx context.Context, body []byte, parsed *slackevents.EventsAPIEvent, parseErr error, via string) (*inbox.Event, []connectors.Item) {
+	ev := &inbox.Event{Source: Source, Connector: c.cfg.Name, Body: body}
+	var env envelope
+	if err := json.Unmarshal(body, &env); err != nil {
+		ev.Type, ev.Status, ev.Error = "unknown", inbox.EventInvalid, "decode envelope: "+jsonProblem(err)
+		c.log.Warn("envelope not decodable", "error", ev.Error)
+		return ev, nil
+	}
+	ev.DeliveryID, ev.Type = env.EventID, env.Type
+	switch env.Type {
+	case slackevents.CallbackEvent:
+		ev.Type = cmpOr(env.innerType(), env.Type)
+		var m message
+		var mapped bool
+		if parseErr == nil && parsed != nil {
+			m, mapped = fromParsed(parsed.InnerEvent.Data)
+		} else {
+			var err error
+			m, mapped, err = fromRaw(env.Event)
+			if err != nil {
+				ev.Status, ev.Error = inbox.EventInvalid, "decode event: "+jsonProblem(err)
+				c.log.Warn("event not decodable", "event_id", env.EventID, "error", ev.Error)
+				return ev, nil
+			}
+			if mapped {
+				c.log.Warn("slack-go could not parse the event; read its basic fields only",
+					"event_id", env.EventID, "event_type", ev.Type, "error", errString(parseErr))
+			}
+		}
+		if !mapped {
+			ev.Status, ev.Error = inbox.EventIgnored, fmt.Sprintf("event type %q is not mapped", ev.Type)
+			return ev, nil
+		}
+		mp := mapping{c: c, team: env.TeamID, botUser: cmpOr(c.cfg.BotUserID, env.botUser()), via: via, delivery: env.EventID}
+		return ev, []connectors.Item{mp.item(ctx, &m)}
+	case slackevents.AppRateLimited:
+		ev.Status, ev.Error = inbox.EventIgnored, "Slack is rate-limiting this app's events; some were not sent"
+		c.log.Warn("slack rate-limited the app's events", "team", env.TeamID, "api_app_id", env.APIAppID)
+	default:
+		ev.Status, ev.Error = inbox.EventIgnored, fmt.Sprintf("envelope type %q is not mapped", env.Type)
+	}
+	return ev, nil
+}
+
+// ingest stores the event and, once committed, remembers which event type
+// notified each message.
+func (c *connector) ingest(ctx context.Context, p *connectors.Pipeline, ev *inbox.Event, items []connectors.Item) (connectors.Outcome, error) {
+	out, err := p.Ingest(ctx, ev, items)
+	if err != nil {
+		return out, err
+	}
+	for _, it := range items {
+		if it.Skip == "" && it.DedupeKey != "" {
+			if t, _ := it.Metadata["slack_event"].(string); t != "" {
+				c.recent.remember(it.DedupeKey, t, it.Kind)
+			}
+		}
+	}
+	if ev.Headers[HeaderRetryNum] != "" {
+		c.log.Debug("slack retry", "event_id", ev.DeliveryID, "retry_num", ev.Headers[HeaderRetryNum],
+			"retry_reason", ev.Headers[HeaderRetryReason], "duplicate", out.Duplicate)
+	}
+	return out, nil
+}
+
+// jsonProblem names what did not fit without echoing payload content.
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("field %q has the wrong type", te.Field)
+	}
+	return "unexpected shape"
+}
+
+func keepHeaders(h http.Header) map[string]string {
+	out := map[string]string{}
+	for _, k := range keptHeaders() {
+		if v := h.Get(k); v != "" {
+			out[http.CanonicalHeaderKey(k)] = v
+		}
+	}
+	return out
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
