@@ -150,21 +150,9 @@ func (c *Config) Validate() []string {
 		}
 		ids[a.ID] = true
 	}
-	names := func(source string, n int, name func(int) string, validate func(int) error) {
-		seen := map[string]bool{}
-		for i := range n {
-			p := fmt.Sprintf("connectors.%s[%d].", source, i)
-			add(p, validate(i))
-			if nm := name(i); nm != "" && seen[nm] {
-				out = append(out, fmt.Sprintf("%sname: duplicate connector %q", p, nm))
-			}
-			seen[name(i)] = true
-		}
-	}
-	gh, sl, gen := c.Connectors.GitHub, c.Connectors.Slack, c.Connectors.Generic
-	names("github", len(gh), func(i int) string { return gh[i].Name }, func(i int) error { return gh[i].Validate() })
-	names("slack", len(sl), func(i int) string { return sl[i].Name }, func(i int) error { return sl[i].Validate() })
-	names("generic", len(gen), func(i int) string { return gen[i].Name }, func(i int) error { return gen[i].Validate() })
+	add("connectors.", connectors.ValidateConfigs("github", c.Connectors.GitHub))
+	add("connectors.", connectors.ValidateConfigs("slack", c.Connectors.Slack))
+	add("connectors.", connectors.ValidateConfigs("generic", c.Connectors.Generic))
 	if _, err := connectors.NewRouter(c.Routes, c.AgentIDs()); err != nil {
 		add("", err)
 	}

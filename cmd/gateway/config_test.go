@@ -169,3 +169,19 @@ func TestVersion(t *testing.T) {
 	require.Equal(t, exitOK, run(context.Background(), []string{"version"}, &out, &out, noEnv))
 	require.Equal(t, "signalgate dev\n", out.String())
 }
+
+func TestConnectorProblemsNamed(t *testing.T) {
+	got := problems(t, `
+connectors:
+  github:
+    - { name: acme, secret: "" }
+    - { name: acme, secret: s3cret }
+  generic:
+    - { name: billing }
+`, noEnv)
+	require.Equal(t, []string{
+		"connectors.github[0].secret: required (unsigned GitHub deliveries are never accepted)",
+		`connectors.github[1].name: duplicate connector name "acme" (also github[0])`,
+		"connectors.generic[0].secret: required (unsigned deliveries are never accepted)",
+	}, got)
+}

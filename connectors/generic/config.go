@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
 )
 
@@ -105,21 +104,7 @@ func (m *Mapping) paths() map[string]string {
 	}
 }
 
-// ValidateConfigs checks every entry and that names are unique; paths are relative
-// to the `connectors` section, e.g. "generic[0].secret: required …".
-func ValidateConfigs(cfgs []Config) error {
-	var errs []error
-	seen := map[string]int{}
-	for i, c := range cfgs {
-		if err := c.Validate(); err != nil {
-			errs = append(errs, connectors.PrefixErrors(fmt.Sprintf("generic[%d].", i), err))
-		}
-		if j, dup := seen[c.Name]; dup && c.Name != "" {
-			errs = append(errs, fmt.Errorf("generic[%d].name: duplicate connector name %q (also generic[%d])", i, c.Name, j))
-		}
-		seen[c.Name] = i
-	}
-	return errors.Join(errs...)
-}
-
 func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
+
+// ConnectorName names the connector in paths and errors.
+func (c Config) ConnectorName() string { return c.Name }

@@ -46,7 +46,7 @@ type Handler struct {
 
 // NewHandler validates the configs and builds the handler.
 func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now func() time.Time) (*Handler, error) {
-	if err := ValidateConfigs(cfgs); err != nil {
+	if err := connectors.ValidateConfigs("generic", cfgs); err != nil {
 		return nil, err
 	}
 	if log == nil {

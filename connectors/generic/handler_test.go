@@ -286,7 +286,7 @@ func TestGenericUnrouted(t *testing.T) {
 }
 
 func TestGenericConfigValidation(t *testing.T) {
-	err := ValidateConfigs([]Config{
+	err := connectors.ValidateConfigs("generic", []Config{
 		{Name: "a"},
 		{Name: "b", Secret: "whsec_%%%", DefaultPriority: "asap",
 			Mapping: &Mapping{Kind: "$..type", Priorities: map[string]inbox.Priority{"crit": "panic"}, Fields: map[string]string{"c": ""}}},

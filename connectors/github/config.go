@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/signalgate/signalgate/connectors"
 )
 
 // DefaultBranch is assumed when a payload does not name the repository's default branch.
@@ -54,23 +52,6 @@ func (c Config) Validate() error {
 		if strings.TrimSpace(b) == "" {
 			errs = append(errs, fmt.Errorf("allowed_bots[%d]: empty login", i))
 		}
-	}
-	return errors.Join(errs...)
-}
-
-// ValidateConfigs checks every entry and that names are unique; paths are relative
-// to the `connectors` section, e.g. "github[1].secret: required …".
-func ValidateConfigs(cfgs []Config) error {
-	var errs []error
-	seen := map[string]int{}
-	for i, c := range cfgs {
-		if err := c.Validate(); err != nil {
-			errs = append(errs, connectors.PrefixErrors(fmt.Sprintf("github[%d].", i), err))
-		}
-		if j, dup := seen[c.Name]; dup && c.Name != "" {
-			errs = append(errs, fmt.Errorf("github[%d].name: duplicate connector name %q (also github[%d])", i, c.Name, j))
-		}
-		seen[c.Name] = i
 	}
 	return errors.Join(errs...)
 }
@@ -121,3 +102,6 @@ func (c *Config) mentionsBot(text string) bool {
 func isLoginChar(b byte) bool {
 	return b == '-' || b == '_' || b == '/' || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9')
 }
+
+// ConnectorName names the connector in paths and errors.
+func (c Config) ConnectorName() string { return c.Name }

@@ -48,7 +48,7 @@ func WithCIState(s CIState) Option { return func(h *Handler) { h.ci = s } }
 
 // NewHandler validates the configs and builds the handler.
 func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now func() time.Time, opts ...Option) (*Handler, error) {
-	if err := ValidateConfigs(cfgs); err != nil {
+	if err := connectors.ValidateConfigs("github", cfgs); err != nil {
 		return nil, err
 	}
 	if log == nil {

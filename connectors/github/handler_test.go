@@ -231,7 +231,7 @@ func TestEmptySecretIsConfigError(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "github[0].secret: required (unsigned GitHub deliveries are never accepted)")
 
-	err = ValidateConfigs([]Config{{Name: "a", Secret: "s"}, {Name: "a", Secret: "s"}, {Secret: "s"}})
+	err = connectors.ValidateConfigs("github", []Config{{Name: "a", Secret: "s"}, {Name: "a", Secret: "s"}, {Secret: "s"}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `github[1].name: duplicate connector name "a" (also github[0])`)
 	assert.Contains(t, err.Error(), "github[2].name: required")

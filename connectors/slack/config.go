@@ -142,34 +142,6 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// ValidateConfigs checks every entry and that names are unique; paths are relative
-// to the `connectors` section, e.g. "slack[1].signing_secret: required …".
-func ValidateConfigs(cfgs []Config) error {
-	var errs []error
-	seen := map[string]int{}
-	for i, c := range cfgs {
-		if err := c.Validate(); err != nil {
-			errs = append(errs, prefixed(fmt.Sprintf("slack[%d].", i), err))
-		}
-		if j, dup := seen[c.Name]; dup && c.Name != "" {
-			errs = append(errs, fmt.Errorf("slack[%d].name: duplicate connector name %q (also slack[%d])", i, c.Name, j))
-		}
-		seen[c.Name] = i
-	}
-	return errors.Join(errs...)
-}
-
-func prefixed(prefix string, err error) error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, fmt.Errorf("%s%w", prefix, e))
-		}
-		return errors.Join(out...)
-	}
-	return fmt.Errorf("%s%w", prefix, err)
-}
-
 // isSlackID reports an upper-case alphanumeric id such as U0123ABCD.
 func isSlackID(s string) bool {
 	if len(s) < 2 {
@@ -214,3 +186,6 @@ func (c *Config) allowedBot(ids ...string) bool {
 	}
 	return false
 }
+
+// ConnectorName names the connector in paths and errors.
+func (c Config) ConnectorName() string { return c.Name }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
 )
 
@@ -13,7 +14,7 @@ func TestConfigValidate(t *testing.T) {
 	assert.NoError(t, testConfig().Validate())
 	assert.NoError(t, Config{Name: "sock", SocketMode: true, AppToken: testAppToken}.Validate(), "socket mode needs no signing secret")
 
-	err := ValidateConfigs([]Config{
+	err := connectors.ValidateConfigs("slack", []Config{
 		{Name: "a"},
 		{Name: "a", SigningSecret: "s"},
 		{Name: "b c", SigningSecret: "s", BotUserID: "u0bot", APIURL: "ftp://x"},

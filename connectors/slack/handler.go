@@ -77,7 +77,7 @@ func WithLookupTimeout(d time.Duration) Option { return func(h *Handler) { h.loo
 
 // NewHandler validates the configs and builds the handler.
 func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now func() time.Time, opts ...Option) (*Handler, error) {
-	if err := ValidateConfigs(cfgs); err != nil {
+	if err := connectors.ValidateConfigs("slack", cfgs); err != nil {
 		return nil, err
 	}
 	if log == nil {
