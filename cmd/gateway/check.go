@@ -56,6 +56,9 @@ func describe(w io.Writer, path string, cfg *Config) {
 		}
 		p("  - slack/%s  %s", c.Name, mode)
 	}
+	for _, c := range cfg.Connectors.Email {
+		p("  - email/%s  IMAP %s as %s, mailboxes %s", c.Name, c.Addr, c.Username, strings.Join(c.Mailboxes, ", "))
+	}
 	for _, c := range cfg.Connectors.Generic {
 		p("  - generic/%s  POST /webhooks/generic/%s", c.Name, c.Name)
 	}

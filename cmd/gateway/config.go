@@ -17,6 +17,7 @@ import (
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/connectors/generic"
 	"github.com/signalgate/signalgate/connectors/github"
 	"github.com/signalgate/signalgate/connectors/slack"
@@ -41,6 +42,7 @@ type Config struct {
 type ConnectorsConfig struct {
 	GitHub  []github.Config  `yaml:"github"`
 	Slack   []slack.Config   `yaml:"slack"`
+	Email   []email.Config   `yaml:"email"`
 	Generic []generic.Config `yaml:"generic"`
 }
 
@@ -112,6 +114,9 @@ func (c *Config) applyDefaults() {
 	for i := range c.Connectors.GitHub {
 		c.Connectors.GitHub[i] = c.Connectors.GitHub[i].WithDefaults()
 	}
+	for i := range c.Connectors.Email {
+		c.Connectors.Email[i] = c.Connectors.Email[i].WithDefaults()
+	}
 	for i := range c.Connectors.Slack {
 		c.Connectors.Slack[i] = c.Connectors.Slack[i].WithDefaults()
 	}
@@ -152,6 +157,7 @@ func (c *Config) Validate() []string {
 	}
 	add("connectors.", connectors.ValidateConfigs("github", c.Connectors.GitHub))
 	add("connectors.", connectors.ValidateConfigs("slack", c.Connectors.Slack))
+	add("connectors.", connectors.ValidateConfigs("email", c.Connectors.Email))
 	add("connectors.", connectors.ValidateConfigs("generic", c.Connectors.Generic))
 	if _, err := connectors.NewRouter(c.Routes, c.AgentIDs()); err != nil {
 		add("", err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/connectors/generic"
 	"github.com/signalgate/signalgate/connectors/github"
 	"github.com/signalgate/signalgate/connectors/slack"
@@ -29,6 +30,7 @@ type Main struct {
 	Inbox   *inbox.Service
 	Server  *server.Server
 	Metrics *metrics.Metrics
+	Pollers []*email.Poller
 
 	addr     net.Addr
 	services []service
@@ -97,6 +99,22 @@ func (m *Main) Open(ctx context.Context) error {
 		return errors.Join(err, m.closeStore())
 	}
 	gen.Mount(e)
+	for _, ec := range cfg.Connectors.Email {
+		poller, err := email.NewPoller(ec, pipeline, st, m.Log, email.WithClock(m.Now))
+		if err != nil {
+			return errors.Join(err, m.closeStore())
+		}
+		m.Pollers = append(m.Pollers, poller)
+		m.services = append(m.services, serviceFuncs{
+			name:  "email poller " + ec.Name,
+			start: poller.Start,
+			stop: func() error {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				return poller.Stop(ctx)
+			},
+		})
+	}
 
 	addr, err := m.Server.Listen()
 	if err != nil {
