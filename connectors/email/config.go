@@ -27,6 +27,8 @@ const (
 
 // After-ingest actions (the `move:` action carries its target mailbox).
 const (
+	InitialSyncAll  = "all" // a mailbox seen for the first time is read from its start
+	InitialSyncNew  = "new" // …or only mail arriving after the first connection
 	AfterIngestNone = "none"
 	AfterIngestSeen = "seen"
 	afterMovePrefix = "move:"
@@ -54,6 +56,9 @@ type Config struct {
 	// AfterIngest is what happens to a message once its event is committed:
 	// none (default), seen, or move:<mailbox>.
 	AfterIngest string `yaml:"after_ingest"`
+	// InitialSync is where a mailbox without a stored cursor starts: all (default,
+	// nothing missed) or new (skip the existing backlog).
+	InitialSync string `yaml:"initial_sync"`
 	// VIPSenders are addresses (jane@example.com) or domains (@example.com) whose
 	// mail is high priority.
 	VIPSenders []string `yaml:"vip_senders"`
@@ -80,6 +85,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.PollInterval == 0 {
 		c.PollInterval = DefaultPollInterval
+	}
+	if c.InitialSync == "" {
+		c.InitialSync = InitialSyncAll
 	}
 	if strings.TrimSpace(c.AfterIngest) == "" {
 		c.AfterIngest = AfterIngestNone
@@ -140,6 +148,9 @@ func (c Config) Validate() error {
 	}
 	if c.PollInterval < 0 || (c.PollInterval > 0 && c.PollInterval < MinPollInterval) {
 		add("poll_interval: %s is below the minimum of %s", c.PollInterval, MinPollInterval)
+	}
+	if c.InitialSync != InitialSyncAll && c.InitialSync != InitialSyncNew && c.InitialSync != "" {
+		add("initial_sync: unknown %q (want all or new)", c.InitialSync)
 	}
 	if _, target, err := parseAfterIngest(c.AfterIngest); err != nil {
 		add("after_ingest: %w", err)

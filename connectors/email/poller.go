@@ -26,6 +26,7 @@ type Pipeline interface {
 // (inbox.Event.Checkpoint); *store.Store satisfies it.
 type CursorStore interface {
 	ConnectorState(ctx context.Context, connector, key string) (value string, ok bool, err error)
+	SetConnectorState(ctx context.Context, connector, key, value string) error
 }
 
 // Lock answers "may this replica poll this mailbox now?". With several replicas on

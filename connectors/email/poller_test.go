@@ -395,3 +395,32 @@ type storeless struct{}
 func (storeless) ConnectorState(context.Context, string, string) (string, bool, error) {
 	return "", false, nil
 }
+
+func (storeless) SetConnectorState(context.Context, string, string, string) error { return nil }
+
+func TestInitialSyncNewSkipsBacklogButNotLaterMail(t *testing.T) {
+	srv := newMemIMAP(t)
+	srv.deliver("INBOX", testMail(1))
+	srv.deliver("INBOX", testMail(2))
+	e := newEnv(t)
+	cfg := testConfig(srv.addr)
+	cfg.InitialSync = InitialSyncNew
+
+	o1 := newObserver()
+	p1 := e.startPoller(cfg, o1)
+	o1.waitFor(t, "first poll", func(o *observer) bool { return o.cycles >= 1 })
+	stopPoller(t, p1)
+	assert.Equal(t, 0, e.events(), "the existing backlog is skipped")
+
+	// Mail arriving after the first connection, even before any event was stored,
+	// is read after a restart: the initial cursor was saved at once.
+	srv.deliver("INBOX", testMail(3))
+	o2 := newObserver()
+	e.startPoller(cfg, o2)
+	o2.waitFor(t, "second run", storedAtLeast(1))
+	var ids []string
+	for _, c := range e.rec.all() {
+		ids = append(ids, c.Event.DeliveryID)
+	}
+	assert.Equal(t, []string{"q3@example.com"}, ids)
+}

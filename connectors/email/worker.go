@@ -180,7 +180,7 @@ func (w *worker) session(ctx context.Context, healthy func()) error {
 	if err != nil {
 		return fmt.Errorf("select %q: %w", w.mailbox, err)
 	}
-	last, err := w.loadCursor(ctx, sel.UIDValidity)
+	last, err := w.loadCursor(ctx, sel.UIDValidity, sel.UIDNext)
 	if err != nil {
 		return err
 	}
@@ -204,12 +204,22 @@ func (w *worker) session(ctx context.Context, healthy func()) error {
 
 // loadCursor reads the committed cursor; a different UIDVALIDITY (or an unreadable
 // cursor) starts from the beginning, and Message-ID dedupe keeps that idempotent.
-func (w *worker) loadCursor(ctx context.Context, validity uint32) (uint32, error) {
+// A mailbox seen for the first time starts at its beginning (initial_sync: all) or
+// after its current last message (initial_sync: new, saved at once so mail arriving
+// before the first event is not skipped after a restart).
+func (w *worker) loadCursor(ctx context.Context, validity uint32, uidNext imap.UID) (uint32, error) {
 	v, ok, err := w.p.cursors.ConnectorState(ctx, w.p.StateConnector(), w.mailbox)
 	if err != nil {
 		return 0, fmt.Errorf("read cursor: %w", err)
 	}
 	var last uint32
+	if !ok && w.p.cfg.InitialSync == InitialSyncNew && uidNext > 0 {
+		last = uint32(uidNext) - 1
+		if err := w.p.cursors.SetConnectorState(ctx, w.p.StateConnector(), w.mailbox, formatCursor(validity, last)); err != nil {
+			return 0, fmt.Errorf("save initial cursor: %w", err)
+		}
+		w.log.Info("first sync of the mailbox: skipping existing mail (initial_sync: new)", "last_uid", last)
+	}
 	if ok {
 		cv, cu, perr := parseCursor(v)
 		switch {
