@@ -1,5 +1,7 @@
-// Package agent holds what an agent thread receives: the signal model, its XML
-// rendering for the model, delivery options and state lanes.
+// Package agent holds what an agent thread receives and how agents reach the gateway:
+// the signal model, its XML rendering for the model, delivery options and state lanes;
+// thread presence (runs); the durable per-thread log with its live fan-out; the stream
+// target; and the agent API (runs, signals, notifications, the inbox, the SSE stream).
 package agent
 
 import (

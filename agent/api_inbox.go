@@ -1,0 +1,329 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/server"
+)
+
+// APISource is the event source of notifications created through the agent API when
+// the body names none.
+const APISource = "agent-api"
+
+type notificationRequest struct {
+	Source      string           `json:"source"`
+	Kind        string           `json:"kind"`
+	Summary     string           `json:"summary"`
+	Priority    string           `json:"priority"`
+	Payload     json.RawMessage  `json:"payload"`
+	DedupeKey   string           `json:"dedupeKey"`
+	CoalesceKey string           `json:"coalesceKey"`
+	Attributes  inbox.Attributes `json:"attributes"`
+	Metadata    map[string]any   `json:"metadata"`
+	DeliverAs   string           `json:"deliverAs"`
+	// DeliveryID makes a retried create a no-op (also the Idempotency-Key header).
+	DeliveryID string `json:"deliveryId"`
+}
+
+type notificationResponse struct {
+	EventID   string         `json:"eventId"`
+	Duplicate bool           `json:"duplicate"`
+	RecordID  string         `json:"recordId,omitempty"`
+	Merged    bool           `json:"merged"`
+	Decision  inbox.Decision `json:"decision"`
+}
+
+// createNotification takes the connectors' path: the body becomes one event (source the
+// body's source or agent-api, connector the agent id) with one notification for this
+// thread, stored and decided in one transaction; the dispatcher is woken by the inbox.
+func (a *API) createNotification(c echo.Context, k inbox.ThreadKey) error {
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return err
+	}
+	var req notificationRequest
+	if err := decodeJSON(body, &req, false); err != nil {
+		return err
+	}
+	cfg := a.agents[k.Agent]
+	if len(req.Summary) > cfg.MaxContents {
+		return server.NewError(http.StatusRequestEntityTooLarge, "payload_too_large",
+			"summary is %d bytes, over the limit of %d bytes", len(req.Summary), cfg.MaxContents)
+	}
+	attrs, err := NormalizeAttributes(req.Attributes)
+	if err != nil {
+		return server.BadRequest("attributes: %v", err)
+	}
+	pr, err := inbox.ParsePriority(req.Priority)
+	if err != nil {
+		return server.BadRequest("priority: %v", err)
+	}
+	if req.Source == "" {
+		req.Source = APISource
+	}
+	n := inbox.Notification{
+		Thread: k, Source: req.Source, Kind: req.Kind, Priority: pr, Summary: req.Summary, Payload: req.Payload,
+		DedupeKey: req.DedupeKey, CoalesceKey: req.CoalesceKey, Attributes: attrs, Metadata: req.Metadata, DeliverAs: req.DeliverAs,
+	}
+	if req.Priority == "" {
+		n.Priority = "" // a merge keeps the record's priority; a new record defaults to medium
+	}
+	if err := n.Validate(); err != nil {
+		return server.BadRequest("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	delivery := req.DeliveryID
+	if delivery == "" {
+		delivery = c.Request().Header.Get("Idempotency-Key")
+	}
+	if err := checkOptionalID(delivery); err != nil {
+		return server.BadRequest("deliveryId: %v", err)
+	}
+	ev := &inbox.Event{Source: req.Source, Connector: k.Agent, DeliveryID: delivery, Type: "notification", Body: body}
+	res, err := a.Inbox.Ingest(c.Request().Context(), ev, []inbox.Notification{n})
+	if err != nil {
+		return err
+	}
+	out := notificationResponse{EventID: res.EventID, Duplicate: res.Duplicate}
+	status := http.StatusOK
+	if len(res.Records) > 0 {
+		r := res.Records[0]
+		out.RecordID, out.Merged, out.Decision = r.RecordID, r.Merged, r.Decision
+		if !r.Merged {
+			status = http.StatusCreated
+		}
+	}
+	return c.JSON(status, out)
+}
+
+func checkOptionalID(v string) error {
+	if v == "" {
+		return nil
+	}
+	return checkID(v)
+}
+
+// Listing limits.
+const (
+	defaultListLimit = 50
+	maxListLimit     = 200
+)
+
+type listResponse struct {
+	Notifications []inbox.Record `json:"notifications"`
+	NextCursor    string         `json:"nextCursor,omitempty"`
+}
+
+// listNotifications is GET …/notifications: newest first, by default the pending and
+// delivered records (status=all or a comma list picks others), q= a case-insensitive
+// substring of summary, kind or source, cursor= from nextCursor. Records are returned as
+// they were and then marked seen (markSeen=false only looks); a pending record marked
+// seen is not dispatched any more, since the agent has it now.
+func (a *API) listNotifications(c echo.Context, k inbox.ThreadKey) error {
+	q := RecordQuery{Thread: k, Statuses: []inbox.Status{inbox.StatusPending, inbox.StatusDelivered}, Search: c.QueryParam("q"), Limit: defaultListLimit}
+	if raw := c.QueryParam("status"); raw != "" {
+		st, err := parseStatuses(raw)
+		if err != nil {
+			return err
+		}
+		q.Statuses = st
+	}
+	if raw := c.QueryParam("limit"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > maxListLimit {
+			return server.BadRequest("limit: want 1 to %d, got %q", maxListLimit, raw)
+		}
+		q.Limit = n
+	}
+	if raw := c.QueryParam("cursor"); raw != "" {
+		cur, err := ParseRecordCursor(raw)
+		if err != nil {
+			return server.BadRequest("%v", err)
+		}
+		q.After = &cur
+	}
+	markSeen := true
+	if raw := c.QueryParam("markSeen"); raw != "" {
+		v, err := strconv.ParseBool(raw)
+		if err != nil {
+			return server.BadRequest("markSeen: want true or false, got %q", raw)
+		}
+		markSeen = v
+	}
+	limit := q.Limit
+	q.Limit++ // one more tells whether there is a next page
+	recs, err := a.Records.ListThreadRecords(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	out := listResponse{Notifications: recs}
+	if len(recs) > limit {
+		out.Notifications = recs[:limit]
+		last := out.Notifications[limit-1]
+		out.NextCursor = RecordCursor{CreatedAt: last.CreatedAt, ID: last.ID}.String()
+	}
+	if markSeen {
+		if err := a.markSeen(c, out.Notifications); err != nil {
+			return err
+		}
+	}
+	if out.Notifications == nil {
+		out.Notifications = []inbox.Record{}
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func parseStatuses(raw string) ([]inbox.Status, error) {
+	if raw == "all" {
+		return nil, nil
+	}
+	var out []inbox.Status
+	for _, s := range strings.Split(raw, ",") {
+		st := inbox.Status(strings.TrimSpace(s))
+		if !st.Valid() {
+			return nil, server.BadRequest("status: unknown %q (want all or a comma list of pending, delivered, seen, dismissed, archived, discarded, failed)", st)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+func (a *API) markSeen(c echo.Context, recs []inbox.Record) error {
+	var ids []string
+	for _, r := range recs {
+		if r.Status == inbox.StatusPending || r.Status == inbox.StatusDelivered {
+			ids = append(ids, r.ID)
+		}
+	}
+	return a.Records.MarkSeen(c.Request().Context(), ids, a.now().UTC())
+}
+
+// maxRead bounds one read.
+const maxRead = 100
+
+type readNotification struct {
+	inbox.Record
+	XML string `json:"xml"`
+}
+
+// readNotifications is POST …/notifications/read: it returns unread notifications in
+// full — every field, payload included, and the XML of the full notification as the model
+// would see it — and marks them seen, so the dispatcher will not deliver them as well.
+// Unread means pending (not yet delivered in full, summarised or not), oldest first, at
+// most 100; {"ids": [...]} reads those records instead, whatever their status.
+func (a *API) readNotifications(c echo.Context, k inbox.ThreadKey) error {
+	var req struct {
+		IDs []string `json:"ids"`
+	}
+	if err := decodeBody(c, &req, true); err != nil {
+		return err
+	}
+	if len(req.IDs) > maxRead {
+		return server.BadRequest("ids: at most %d per read", maxRead)
+	}
+	ctx := c.Request().Context()
+	var recs []inbox.Record
+	var err error
+	if len(req.IDs) > 0 {
+		recs, err = a.Records.ThreadRecordsByID(ctx, k, req.IDs)
+		if err != nil {
+			return err
+		}
+		if len(recs) != len(req.IDs) {
+			return server.NotFound("notifications not found on this thread: %s", strings.Join(missing(req.IDs, recs), ", "))
+		}
+	} else {
+		recs, err = a.Records.ListThreadRecords(ctx, RecordQuery{Thread: k, Statuses: []inbox.Status{inbox.StatusPending}, Oldest: true, Limit: maxRead})
+		if err != nil {
+			return err
+		}
+	}
+	now := a.now().UTC()
+	out := make([]readNotification, len(recs))
+	for i, r := range recs {
+		out[i] = readNotification{Record: r, XML: RenderXML(NotificationSignal(r, "", now))}
+	}
+	if err := a.markSeen(c, recs); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"notifications": out})
+}
+
+func missing(ids []string, recs []inbox.Record) []string {
+	have := map[string]bool{}
+	for _, r := range recs {
+		have[r.ID] = true
+	}
+	var out []string
+	for _, id := range ids {
+		if !have[id] {
+			out = append(out, strconv.Quote(id))
+		}
+	}
+	return out
+}
+
+func (a *API) getNotification(c echo.Context, k inbox.ThreadKey) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	recs, err := a.Records.ThreadRecordsByID(c.Request().Context(), k, []string{id})
+	if err != nil {
+		return err
+	}
+	if len(recs) == 0 {
+		return server.NotFound("notification %q not found on this thread", id)
+	}
+	return c.JSON(http.StatusOK, recs[0])
+}
+
+// transition gives an action's target status and the statuses it may leave. Seen never
+// revives a dismissed or archived record; archive takes anything but a discarded one.
+func transition(action string) (to inbox.Status, from []inbox.Status, ok bool) {
+	switch action {
+	case "seen":
+		return inbox.StatusSeen, []inbox.Status{inbox.StatusPending, inbox.StatusDelivered}, true
+	case "dismiss":
+		return inbox.StatusDismissed, []inbox.Status{inbox.StatusPending, inbox.StatusDelivered, inbox.StatusSeen, inbox.StatusFailed}, true
+	case "archive":
+		return inbox.StatusArchived, []inbox.Status{inbox.StatusPending, inbox.StatusDelivered, inbox.StatusSeen,
+			inbox.StatusDismissed, inbox.StatusFailed}, true
+	}
+	return "", nil, false
+}
+
+// actOnNotification is POST …/notifications/{id}/{seen|dismiss|archive}. Repeating an
+// action is fine; an action the record's status does not allow is 409.
+func (a *API) actOnNotification(c echo.Context, k inbox.ThreadKey) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	action, err := pathParam(c, "action")
+	if err != nil {
+		return err
+	}
+	to, from, ok := transition(action)
+	if !ok {
+		return server.NotFound("unknown action %q (want seen, dismiss or archive)", action)
+	}
+	rec, changed, err := a.Records.TransitionRecord(c.Request().Context(), k, id, to, from, a.now().UTC())
+	if errors.Is(err, inbox.ErrNotFound) {
+		return server.NotFound("notification %q not found on this thread", id)
+	}
+	if err != nil {
+		return err
+	}
+	if !changed && rec.Status != to {
+		return server.NewError(http.StatusConflict, "conflict", "notification %q is %s and cannot be marked %s", id, rec.Status, to)
+	}
+	return c.JSON(http.StatusOK, rec)
+}

@@ -1,0 +1,201 @@
+package agent
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/server"
+)
+
+func (a *API) openRun(c echo.Context, k inbox.ThreadKey) error {
+	var body struct{}
+	if err := decodeBody(c, &body, true); err != nil {
+		return err
+	}
+	run, created, err := a.Runs.Open(c.Request().Context(), k, OriginAgent)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	return c.JSON(status, run)
+}
+
+func (a *API) heartbeat(c echo.Context, k inbox.ThreadKey) error {
+	id, err := pathID(c, "runId")
+	if err != nil {
+		return err
+	}
+	run, err := a.Runs.Heartbeat(c.Request().Context(), k, id)
+	if err != nil {
+		return runError(err, id)
+	}
+	return c.JSON(http.StatusOK, run)
+}
+
+func (a *API) finishRun(c echo.Context, k inbox.ThreadKey) error {
+	id, err := pathID(c, "runId")
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Status string `json:"status"`
+	}
+	if err := decodeBody(c, &body, true); err != nil {
+		return err
+	}
+	if body.Status != "" && body.Status != RunFinished && body.Status != RunAborted {
+		return server.BadRequest("status: unknown %q (want finished or aborted)", body.Status)
+	}
+	run, idle, err := a.Runs.Finish(c.Request().Context(), k, id, body.Status)
+	if err != nil {
+		return runError(err, id)
+	}
+	if idle {
+		a.Notify([]inbox.ThreadKey{k})
+	}
+	return c.JSON(http.StatusOK, run)
+}
+
+func runError(err error, id string) error {
+	switch {
+	case errors.Is(err, ErrRunNotFound):
+		return server.NotFound("run %q not found on this thread", id)
+	case errors.Is(err, ErrRunClosed):
+		return server.NewError(http.StatusConflict, "run_closed",
+			"run %q is no longer open (finished, aborted, or its lease lapsed): open a new run", id)
+	}
+	return err
+}
+
+// signalRequest is the body of POST …/signals, shaped like Mastra's signals route:
+// {"signal": {...}, "ifActive": {...}, "ifIdle": {...}}. A state signal's id names its
+// lane; cacheKey and mode sit in the signal.
+type signalRequest struct {
+	Signal *struct {
+		SignalInput
+		CacheKey string `json:"cacheKey,omitempty"`
+		Mode     string `json:"mode,omitempty"`
+	} `json:"signal"`
+	Options
+}
+
+type signalResponse struct {
+	ID      string `json:"id,omitempty"`
+	Action  Action `json:"action"`
+	RunID   string `json:"runId,omitempty"`
+	Skipped string `json:"skipped,omitempty"`
+	Version int    `json:"version,omitempty"` // state signals: the lane's version
+}
+
+// sendSignal accepts one signal: validates it, resolves its action from the thread's
+// presence and the options, and delivers it (a wake opens a run first). A discarded signal
+// and a state signal skipped as unchanged store nothing and answer action discard.
+func (a *API) sendSignal(c echo.Context, k inbox.ThreadKey) error {
+	ctx := c.Request().Context()
+	var req signalRequest
+	if err := decodeBody(c, &req, false); err != nil {
+		return err
+	}
+	if req.Signal == nil {
+		return server.BadRequest("signal: required")
+	}
+	cfg := a.agents[k.Agent]
+	sig, err := NormalizeSignal(req.Signal.SignalInput, cfg.MaxContents)
+	if err != nil {
+		return validationError(err)
+	}
+	if err := req.Options.Validate(); err != nil {
+		return validationError(err)
+	}
+	lane := ""
+	if sig.Type == TypeState {
+		if !ValidStateMode(req.Signal.Mode) {
+			return server.BadRequest("signal.mode: unknown %q (want snapshot or delta)", req.Signal.Mode)
+		}
+		if lane = sig.ID; lane == "" {
+			return server.BadRequest("signal.id: required for a state signal (it names the state lane)")
+		}
+		sig.ID = ""
+	} else if req.Signal.CacheKey != "" || req.Signal.Mode != "" {
+		return server.BadRequest("signal: cacheKey and mode apply only to type state")
+	}
+	if sig.ID != "" {
+		if err := checkID(sig.ID); err != nil {
+			return server.BadRequest("signal.id: %v", err)
+		}
+	}
+	live, err := a.Runs.Live(ctx, k)
+	if err != nil {
+		return err
+	}
+	presence := inbox.PresenceIdle
+	if live != nil {
+		presence = inbox.PresenceActive
+	}
+	action, extra := Resolve(req.Options, presence)
+	if action == ActionDiscard {
+		return c.JSON(http.StatusOK, signalResponse{Action: ActionDiscard})
+	}
+	now := a.now().UTC()
+	var prev *StateLane
+	var version int
+	if lane != "" {
+		next, before, skipped, err := a.States.AdvanceStateLane(ctx, k, lane, req.Signal.CacheKey, req.Signal.Mode, now)
+		if err != nil {
+			return err
+		}
+		if skipped {
+			return c.JSON(http.StatusOK, signalResponse{Action: ActionDiscard, Skipped: SkipUnchanged, Version: next.Version})
+		}
+		prev, version = before, next.Version
+		sig.Metadata = cloneMeta(sig.Metadata)
+		sig.Metadata["state"] = map[string]any{"id": lane, "version": next.Version, "mode": next.Mode, "cacheKey": next.CacheKey}
+	}
+	if sig.ID == "" {
+		sig.ID = a.newID()
+	}
+	sig = Accept(sig, extra, now)
+	d := Delivery{Thread: k, Signal: sig, Action: action, Attempt: 1}
+	switch {
+	case action == ActionWake:
+		run, _, err := a.Runs.Open(ctx, k, OriginWake)
+		if err != nil {
+			return a.undoLane(c, k, lane, prev, version, err)
+		}
+		d.RunID, d.RunOptions = run.ID, req.IfIdle.RunOptions
+	case live != nil:
+		d.RunID = live.ID
+	}
+	if _, err := a.Deliverer.Deliver(ctx, d); err != nil {
+		a.log.Error("deliver signal", "thread", k.String(), "signal_id", sig.ID, "error", err.Error())
+		return a.undoLane(c, k, lane, prev, version,
+			server.NewError(http.StatusBadGateway, "delivery_failed", "the signal could not be delivered to the agent's target; send it again with the same id"))
+	}
+	return c.JSON(http.StatusOK, signalResponse{ID: sig.ID, Action: action, RunID: d.RunID, Version: version})
+}
+
+// undoLane puts a state lane back when its signal did not go out, so a resend is not
+// skipped as unchanged.
+func (a *API) undoLane(c echo.Context, k inbox.ThreadKey, lane string, prev *StateLane, version int, cause error) error {
+	if lane == "" {
+		return cause
+	}
+	if err := a.States.RestoreStateLane(c.Request().Context(), k, lane, prev, version); err != nil {
+		a.log.Error("restore state lane", "thread", k.String(), "lane", lane, "error", err.Error())
+	}
+	return cause
+}
+
+func cloneMeta(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

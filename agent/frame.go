@@ -1,0 +1,140 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// Frame events: the SSE `event:` of a thread log entry.
+const (
+	EventSignal = "signal"
+	EventRun    = "run"
+)
+
+// Run statuses. Only an open run whose lease has not lapsed makes its thread active.
+const (
+	RunOpen     = "open"
+	RunFinished = "finished"
+	RunExpired  = "expired"
+	RunAborted  = "aborted"
+)
+
+// Run origins: who opened the run.
+const (
+	OriginAgent = "agent" // the agent runtime, through the agent API
+	OriginWake  = "wake"  // the gateway, waking an idle thread
+)
+
+// Errors of the run lifecycle.
+var (
+	ErrRunNotFound = errors.New("run not found")
+	ErrRunClosed   = errors.New("run is not open")
+)
+
+// Run is one stretch of an agent working on a thread.
+type Run struct {
+	ID         string          `json:"runId"`
+	Thread     inbox.ThreadKey `json:"thread"`
+	Status     string          `json:"status"`
+	Origin     string          `json:"origin"`
+	OpenedAt   time.Time       `json:"openedAt"`
+	LeaseUntil time.Time       `json:"leaseUntil"`
+	ClosedAt   *time.Time      `json:"closedAt,omitempty"`
+}
+
+// Live reports whether the run keeps its thread active at now.
+func (r Run) Live(now time.Time) bool { return r.Status == RunOpen && r.LeaseUntil.After(now) }
+
+// Frame is one entry of a thread's durable log: a signal the thread received, or a run
+// opening or closing. Seq orders a thread's frames and is the SSE event id.
+type Frame struct {
+	Seq       int64
+	Event     string // EventSignal or EventRun
+	ID        string // the signal id (signal frames) or a unique frame id (run frames)
+	Thread    inbox.ThreadKey
+	RunID     string
+	Action    Action   // signal frames: wake, deliver or persist
+	Signal    Signal   // signal frames
+	XML       string   // signal frames: what the model sees
+	RecordIDs []string // inbox records the signal carries, if any
+	RunStatus string   // run frames
+	Origin    string   // run frames
+	CreatedAt time.Time
+}
+
+// SignalFrame builds the log entry for a delivery.
+func SignalFrame(d Delivery, now time.Time) Frame {
+	return Frame{
+		Event:     EventSignal,
+		ID:        d.Signal.ID,
+		Thread:    d.Thread,
+		RunID:     d.RunID,
+		Action:    d.Action,
+		Signal:    d.Signal,
+		XML:       RenderXML(d.Signal),
+		RecordIDs: d.RecordIDs,
+		CreatedAt: now,
+	}
+}
+
+type signalData struct {
+	ID         string           `json:"id"`
+	Seq        int64            `json:"seq"`
+	RunID      *string          `json:"runId"`
+	Action     Action           `json:"action"`
+	Type       SignalType       `json:"type"`
+	TagName    string           `json:"tagName"`
+	Contents   string           `json:"contents"`
+	Attributes inbox.Attributes `json:"attributes"`
+	Metadata   map[string]any   `json:"metadata"`
+	XML        string           `json:"xml"`
+	CreatedAt  time.Time        `json:"createdAt"`
+	AcceptedAt time.Time        `json:"acceptedAt"`
+}
+
+type runData struct {
+	ID        string    `json:"id"`
+	Seq       int64     `json:"seq"`
+	RunID     string    `json:"runId"`
+	Status    string    `json:"status"`
+	Origin    string    `json:"origin"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// MarshalJSON writes the SSE `data:` object of the frame. For a signal frame `id` is the
+// signal id (stable across retries, so subscribers can dedupe), runId is null outside a run.
+func (f Frame) MarshalJSON() ([]byte, error) {
+	if f.Event == EventRun {
+		return json.Marshal(runData{ID: f.ID, Seq: f.Seq, RunID: f.RunID, Status: f.RunStatus, Origin: f.Origin, CreatedAt: f.CreatedAt})
+	}
+	d := signalData{
+		ID: f.ID, Seq: f.Seq, Action: f.Action, Type: f.Signal.Type, TagName: f.Signal.TagName,
+		Contents: f.Signal.Contents, Attributes: f.Signal.Attributes, Metadata: f.Signal.Metadata,
+		XML: f.XML, CreatedAt: f.Signal.CreatedAt, AcceptedAt: f.Signal.AcceptedAt,
+	}
+	if f.RunID != "" {
+		d.RunID = &f.RunID
+	}
+	if d.Attributes == nil {
+		d.Attributes = inbox.Attributes{}
+	}
+	if d.Metadata == nil {
+		d.Metadata = map[string]any{}
+	}
+	return json.Marshal(d)
+}
+
+// Delivery is one signal on its way to a thread's target. Targets get the same signal id
+// on every retry and must treat a repeated id as already delivered where they can.
+type Delivery struct {
+	Thread     inbox.ThreadKey
+	Signal     Signal
+	Action     Action // wake, deliver or persist
+	RunID      string // the run the signal goes into (the one a wake opened); "" for none
+	RecordIDs  []string
+	Attempt    int            // 1 for the first try
+	RunOptions map[string]any // ifIdle run options, for targets that start runs themselves
+}

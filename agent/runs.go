@@ -1,0 +1,133 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// RunStore persists runs. Opening and closing a run appends a run frame to the thread's
+// log in the same transaction, so stream subscribers see presence changes in order with
+// the signals around them.
+type RunStore interface {
+	// OpenRun inserts r unless the thread already has a live run; then that run is
+	// returned with its lease extended to r.LeaseUntil, and created is false.
+	OpenRun(ctx context.Context, r Run) (run Run, created bool, err error)
+	// HeartbeatRun extends a live run's lease; ErrRunNotFound or ErrRunClosed otherwise.
+	HeartbeatRun(ctx context.Context, k inbox.ThreadKey, id string, now, leaseUntil time.Time) (Run, error)
+	// CloseRun moves an open run to status. closed is false when it was not open (the
+	// call is then a no-op); idle reports that the thread has no live run left.
+	CloseRun(ctx context.Context, k inbox.ThreadKey, id, status string, now time.Time) (run Run, closed, idle bool, err error)
+	// ExpireRuns closes open runs whose lease lapsed by now. It returns the threads whose
+	// logs got a run frame and, among them, those that turned idle.
+	ExpireRuns(ctx context.Context, now time.Time) (changed, idle []inbox.ThreadKey, err error)
+	// LiveRun returns the thread's live run, or nil when the thread is idle.
+	LiveRun(ctx context.Context, k inbox.ThreadKey, now time.Time) (*Run, error)
+}
+
+// Runs is thread presence: a thread is active while it has a live run. Callers learn of
+// an idle transition from the return values and hand it to the dispatcher, which delivers
+// what waited for the thread to turn idle.
+type Runs struct {
+	store  RunStore
+	pub    Publisher
+	leases map[string]time.Duration
+	now    func() time.Time
+	newID  func() string
+}
+
+// RunsOption configures Runs.
+type RunsOption func(*Runs)
+
+// WithRunsClock injects the clock.
+func WithRunsClock(now func() time.Time) RunsOption { return func(r *Runs) { r.now = now } }
+
+// WithRunIDs injects the run id generator.
+func WithRunIDs(newID func() string) RunsOption { return func(r *Runs) { r.newID = newID } }
+
+// NewRuns builds the presence service; cfgs give each agent's run lease.
+func NewRuns(store RunStore, pub Publisher, cfgs []Config, opts ...RunsOption) *Runs {
+	r := &Runs{store: store, pub: pub, leases: map[string]time.Duration{}, now: time.Now, newID: inbox.NewID}
+	for _, c := range cfgs {
+		r.leases[c.ID] = c.WithDefaults().RunLease
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+func (r *Runs) lease(agent string) time.Duration {
+	if d, ok := r.leases[agent]; ok && d > 0 {
+		return d
+	}
+	return DefaultRunLease
+}
+
+// Open opens a run on k, or renews and returns the live one (created false): one thread
+// has one live run, and a runtime that reconnects adopts the run a wake opened for it.
+func (r *Runs) Open(ctx context.Context, k inbox.ThreadKey, origin string) (Run, bool, error) {
+	now := r.now().UTC()
+	run, created, err := r.store.OpenRun(ctx, Run{
+		ID: r.newID(), Thread: k, Status: RunOpen, Origin: origin, OpenedAt: now, LeaseUntil: now.Add(r.lease(k.Agent)),
+	})
+	if err != nil {
+		return Run{}, false, fmt.Errorf("open run on %s: %w", k, err)
+	}
+	if created {
+		r.pub.Publish(k)
+	}
+	return run, created, nil
+}
+
+// Heartbeat renews a live run's lease.
+func (r *Runs) Heartbeat(ctx context.Context, k inbox.ThreadKey, id string) (Run, error) {
+	now := r.now().UTC()
+	run, err := r.store.HeartbeatRun(ctx, k, id, now, now.Add(r.lease(k.Agent)))
+	if err != nil {
+		return Run{}, fmt.Errorf("heartbeat run %s: %w", id, err)
+	}
+	return run, nil
+}
+
+// Finish closes a run as finished or aborted. Closing a run that is no longer open is a
+// no-op returning it as it is. idle reports an idle transition.
+func (r *Runs) Finish(ctx context.Context, k inbox.ThreadKey, id, status string) (run Run, idle bool, err error) {
+	if status == "" {
+		status = RunFinished
+	}
+	if status != RunFinished && status != RunAborted {
+		return Run{}, false, fmt.Errorf("finish run %s: unknown status %q (want finished or aborted)", id, status)
+	}
+	run, closed, idle, err := r.store.CloseRun(ctx, k, id, status, r.now().UTC())
+	if err != nil {
+		return Run{}, false, fmt.Errorf("finish run %s: %w", id, err)
+	}
+	if closed {
+		r.pub.Publish(k)
+	}
+	return run, idle, nil
+}
+
+// Expire closes runs whose lease lapsed and returns the threads that turned idle.
+func (r *Runs) Expire(ctx context.Context) ([]inbox.ThreadKey, error) {
+	changed, idle, err := r.store.ExpireRuns(ctx, r.now().UTC())
+	if err != nil {
+		return nil, fmt.Errorf("expire runs: %w", err)
+	}
+	for _, k := range changed {
+		r.pub.Publish(k)
+	}
+	return idle, nil
+}
+
+// Live returns the thread's live run, or nil when it is idle.
+func (r *Runs) Live(ctx context.Context, k inbox.ThreadKey) (*Run, error) {
+	run, err := r.store.LiveRun(ctx, k, r.now().UTC())
+	if err != nil {
+		return nil, fmt.Errorf("read presence of %s: %w", k, err)
+	}
+	return run, nil
+}

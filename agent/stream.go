@@ -1,0 +1,162 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/server"
+)
+
+// FrameReader reads a thread's log.
+type FrameReader interface {
+	FramesAfter(ctx context.Context, k inbox.ThreadKey, after int64, limit int) ([]Frame, error)
+	LastSeq(ctx context.Context, k inbox.ThreadKey) (int64, error)
+}
+
+// StreamTarget reaches agents that subscribe over SSE. The dispatcher appends every
+// accepted signal to its thread's durable log in the same transaction that records the
+// delivery; for a stream agent that append is the delivery itself — every subscriber,
+// present or future, reads the frame from the log — so the target only has to accept.
+// A crash before that commit leaves both undone, and the retry appends exactly once.
+type StreamTarget struct{}
+
+// NewStreamTarget returns the stream target.
+func NewStreamTarget() *StreamTarget { return &StreamTarget{} }
+
+// Deliver accepts the signal; its frame is committed with the dispatcher's outcome.
+func (*StreamTarget) Deliver(context.Context, Delivery) (bool, error) { return false, nil }
+
+// DefaultKeepAlive is the interval of `: keep-alive` comments on an idle stream.
+const DefaultKeepAlive = 25 * time.Second
+
+// streamPage bounds one read of the log while catching up.
+const streamPage = 256
+
+// serveStream is GET …/stream: it replays the log after the cursor, then waits for the
+// broker's wake-ups and reads the log again, until the client leaves or the server stops.
+//
+// The cursor is the Last-Event-ID header (the seq of the last frame the client has), or
+// the `after` query parameter: a seq, or `latest` for only new frames. Without either the
+// whole log replays, so a runtime connecting for the first time still sees the wake that
+// happened before it connected.
+func (a *API) serveStream(c echo.Context, k inbox.ThreadKey) error {
+	after, err := a.streamCursor(c, k)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	// Subscribe before the first read: a frame committed in between still wakes us.
+	wake, unsubscribe := a.Broker.Subscribe(k)
+	defer unsubscribe()
+
+	w := c.Response()
+	// The server's WriteTimeout would cut the stream; a recorder in tests cannot do this.
+	if err := http.NewResponseController(w).SetWriteDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return fmt.Errorf("clear write deadline: %w", err)
+	}
+	h := w.Header()
+	h.Set(echo.HeaderContentType, "text/event-stream")
+	h.Set(echo.HeaderCacheControl, "no-cache")
+	h.Set(echo.HeaderConnection, "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 16<<10)
+	flush := func() error {
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		w.Flush()
+		return nil
+	}
+	if err := flush(); err != nil {
+		return nil
+	}
+	keepAlive := time.NewTicker(a.keepAlive)
+	defer keepAlive.Stop()
+	for {
+		for {
+			frames, err := a.Frames.FramesAfter(ctx, k, after, streamPage)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				a.log.Error("read thread log", "thread", k.String(), "error", err.Error())
+				return nil // the client reconnects with Last-Event-ID
+			}
+			for _, f := range frames {
+				if err := writeFrame(bw, f); err != nil {
+					return nil
+				}
+				after = f.Seq
+			}
+			if len(frames) < streamPage {
+				break
+			}
+		}
+		if err := flush(); err != nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-a.done:
+			return nil
+		case _, ok := <-wake:
+			if !ok {
+				return nil // broker stopped
+			}
+		case <-keepAlive.C:
+			if _, err := bw.WriteString(": keep-alive\n\n"); err != nil {
+				return nil
+			}
+			if err := flush(); err != nil {
+				return nil
+			}
+		}
+	}
+}
+
+func (a *API) streamCursor(c echo.Context, k inbox.ThreadKey) (int64, error) {
+	raw, name := c.Request().Header.Get("Last-Event-ID"), "Last-Event-ID"
+	if raw == "" {
+		raw, name = c.QueryParam("after"), "after"
+	}
+	raw = strings.TrimSpace(raw)
+	switch raw {
+	case "":
+		return 0, nil
+	case "latest":
+		if name == "after" {
+			seq, err := a.Frames.LastSeq(c.Request().Context(), k)
+			if err != nil {
+				return 0, fmt.Errorf("read stream position: %w", err)
+			}
+			return seq, nil
+		}
+	}
+	seq, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || seq < 0 {
+		return 0, server.BadRequest("%s: want the seq of the last frame received (a non-negative integer), got %q", name, raw)
+	}
+	return seq, nil
+}
+
+func writeFrame(w *bufio.Writer, f Frame) error {
+	data, err := json.Marshal(f)
+	if err != nil {
+		return fmt.Errorf("encode frame %s: %w", f.ID, err)
+	}
+	// json.Marshal never emits a raw newline, so the data fits one `data:` line.
+	_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", f.Seq, f.Event, data)
+	return err
+}

@@ -1,0 +1,160 @@
+// Package delivery is the dispatcher: it finds inbox records that are due, turns each
+// thread's due records into signals (full notifications, paced summaries) in priority
+// order, hands them to the thread's agent target, and retries failures with backoff until
+// they succeed or become dead letters. It depends only on the small interfaces below.
+package delivery
+
+import (
+	"context"
+	"time"
+
+	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// Delivery is one signal on its way to a target.
+type Delivery = agent.Delivery
+
+// Target reaches one agent. A nil error means the signal was accepted; the dispatcher
+// then logs it to the thread and never sends the same signal again. On error, retry says whether trying again
+// later may help; an error may carry a retry-after hint (see RetryAfter) and an HTTP
+// status (an error with a StatusCode() int method) for the attempt log.
+type Target interface {
+	Deliver(ctx context.Context, d Delivery) (retry bool, err error)
+}
+
+// TargetFunc adapts a function to Target.
+type TargetFunc func(ctx context.Context, d Delivery) (bool, error)
+
+// Deliver calls f.
+func (f TargetFunc) Deliver(ctx context.Context, d Delivery) (bool, error) { return f(ctx, d) }
+
+// Route is how the dispatcher reaches one agent.
+type Route struct {
+	Kind        string // target kind, for the attempt log: stream, mastra, webhook
+	Target      Target
+	MaxAttempts int // before a record is failed; 0 means agent.DefaultMaxAttempts
+}
+
+// StreamRoutes routes every stream agent of cfgs to the stream target. Agents of other
+// kinds get their routes from the targets that reach them.
+func StreamRoutes(cfgs []agent.Config, stream Target) map[string]Route {
+	out := map[string]Route{}
+	for _, c := range cfgs {
+		c = c.WithDefaults()
+		if c.Target.Kind == agent.TargetStream {
+			out[c.ID] = Route{Kind: agent.TargetStream, Target: stream, MaxAttempts: c.Target.MaxAttempts}
+		}
+	}
+	return out
+}
+
+// Queue is the durable work queue the dispatcher needs.
+type Queue interface {
+	// ClaimThreads leases up to limit threads that have due records and no live lease,
+	// earliest due first, until `until`. A crashed owner's leases lapse and are reclaimed.
+	ClaimThreads(ctx context.Context, owner string, now, until time.Time, limit int) ([]inbox.ThreadKey, error)
+	// ThreadWork reads what a pass over a claimed thread needs: presence, summary pacing
+	// and up to limit due records, most urgent first, then oldest.
+	ThreadWork(ctx context.Context, k inbox.ThreadKey, now time.Time, limit int) (Work, error)
+	// CompleteThread applies a pass's outcome in one transaction and releases (or holds)
+	// owner's lease. An empty owner holds no lease.
+	CompleteThread(ctx context.Context, owner string, o Outcome) error
+	// NextDue is the earliest time something may need the dispatcher: a record falling
+	// due, a run lease lapsing, a foreign thread lease lapsing. Nil when nothing waits.
+	NextDue(ctx context.Context, now time.Time) (*time.Time, error)
+}
+
+// Publisher is told after commit that a thread's log has new frames (the stream broker).
+type Publisher interface {
+	Publish(k inbox.ThreadKey)
+}
+
+// Runs is the presence the dispatcher needs: waking an idle thread opens a run, and lapsed
+// runs are closed on the dispatcher's clock (which turns their threads idle).
+type Runs interface {
+	Open(ctx context.Context, k inbox.ThreadKey, origin string) (agent.Run, bool, error)
+	Expire(ctx context.Context) ([]inbox.ThreadKey, error)
+}
+
+// Work is a claimed thread as the planner sees it.
+type Work struct {
+	Thread        inbox.ThreadKey
+	CreatedAt     time.Time // the thread's creation: salts summary signal ids
+	RunID         string    // the live run; "" when the thread is idle
+	LastSummaryAt *time.Time
+	Summaries     int64          // summaries delivered so far
+	Records       []inbox.Record // due records, most urgent first, then oldest
+}
+
+// Active reports whether the thread has a live run.
+func (w Work) Active() bool { return w.RunID != "" }
+
+// Attempt outcomes.
+const (
+	OutcomeDelivered = "delivered"
+	OutcomeRetry     = "retry"
+	OutcomeFailed    = "failed"
+)
+
+// Attempt is one row of the attempt log.
+type Attempt struct {
+	ID         int64           `json:"id"`
+	Thread     inbox.ThreadKey `json:"thread"`
+	Target     string          `json:"target"`
+	SignalID   string          `json:"signalId"`
+	RecordIDs  []string        `json:"recordIds"`
+	Attempt    int             `json:"attempt"`
+	Outcome    string          `json:"outcome"`
+	StatusCode int             `json:"statusCode,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	Duration   time.Duration   `json:"durationNs"`
+	At         time.Time       `json:"at"`
+}
+
+// Sent is a record carried by a delivered signal. UpdatedAt and Coalesced are the
+// version the signal was built from: a record merged meanwhile keeps its new content
+// pending.
+type Sent struct {
+	RecordID  string
+	UpdatedAt time.Time
+	Coalesced int
+	SignalID  string
+}
+
+// Failure is a record whose signal was not accepted.
+type Failure struct {
+	RecordID      string
+	Attempts      int
+	NextAttemptAt *time.Time // nil when Failed
+	Error         string     // redacted
+	Failed        bool       // dead letter: no more attempts
+}
+
+// Reschedule moves a due record that was not sent to its next due time (nil: nothing
+// scheduled). FullWhenIdle also marks it to go out in full when the thread turns idle.
+type Reschedule struct {
+	RecordID     string
+	UpdatedAt    time.Time
+	Coalesced    int
+	DueAt        *time.Time
+	FullWhenIdle bool
+}
+
+// Outcome is everything one pass over a thread changes, committed in one transaction.
+type Outcome struct {
+	Thread inbox.ThreadKey
+	Now    time.Time
+	// Frames are the accepted signals, appended to the thread's log (each id at most
+	// once). For the stream target this append is the delivery.
+	Frames      []agent.Frame
+	Delivered   []Sent     // delivered in full
+	Summarized  []Sent     // listed in a delivered summary; they stay pending
+	SummaryAt   *time.Time // a summary went out: paces the next one
+	Failures    []Failure
+	Reschedules []Reschedule
+	Attempts    []Attempt
+	// HoldUntil keeps the thread leased until then instead of releasing it, so a thread
+	// that cannot be processed is not reclaimed in a tight loop.
+	HoldUntil *time.Time
+}

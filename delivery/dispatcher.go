@@ -1,0 +1,398 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// Defaults of the dispatcher.
+const (
+	DefaultLease        = time.Minute
+	DefaultBatch        = 64
+	DefaultPerThread    = 200
+	DefaultWorkers      = 8
+	DefaultPollInterval = 30 * time.Second
+	DefaultErrorBackoff = 5 * time.Second
+)
+
+// Dispatcher delivers due inbox records to agent threads. Its loop sleeps until the
+// store's next due time, a change notification (Notify) or the poll interval, whichever
+// comes first; RunOnce is one pass and what tests drive with a fake clock.
+type Dispatcher struct {
+	q        Queue
+	runs     Runs
+	pub      Publisher
+	routes   map[string]Route
+	log      *slog.Logger
+	now      func() time.Time
+	rnd      func() float64
+	owner    string
+	interval time.Duration
+	lease    time.Duration
+	poll     time.Duration
+	errWait  time.Duration
+	batch    int
+	perPass  int
+	workers  int
+	secrets  []string
+	passHook func(claimed int, err error)
+
+	kick chan struct{}
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Option configures a Dispatcher.
+type Option func(*Dispatcher)
+
+// WithClock injects the clock.
+func WithClock(now func() time.Time) Option { return func(d *Dispatcher) { d.now = now } }
+
+// WithRandom injects the jitter source (values in [0, 1)); it must be safe for
+// concurrent use.
+func WithRandom(rnd func() float64) Option { return func(d *Dispatcher) { d.rnd = rnd } }
+
+// WithLogger sets the logger.
+func WithLogger(l *slog.Logger) Option { return func(d *Dispatcher) { d.log = l } }
+
+// WithSummaryInterval paces summaries to an active thread (policy.summary_interval).
+func WithSummaryInterval(iv time.Duration) Option { return func(d *Dispatcher) { d.interval = iv } }
+
+// WithLease sets how long a claimed thread stays leased to this dispatcher.
+func WithLease(l time.Duration) Option { return func(d *Dispatcher) { d.lease = l } }
+
+// WithPollInterval bounds the sleep between passes (other replicas' writes do not wake
+// this one).
+func WithPollInterval(p time.Duration) Option { return func(d *Dispatcher) { d.poll = p } }
+
+// WithBatch sets how many threads one pass claims, and how many run concurrently.
+func WithBatch(threads, workers int) Option {
+	return func(d *Dispatcher) { d.batch, d.workers = threads, workers }
+}
+
+// WithOwner names this dispatcher in leases (default: a random id per process).
+func WithOwner(owner string) Option { return func(d *Dispatcher) { d.owner = owner } }
+
+// WithSecrets lists strings redacted from stored errors (tokens, target secrets).
+func WithSecrets(secrets []string) Option { return func(d *Dispatcher) { d.secrets = secrets } }
+
+// WithPassHook is called after every pass of the loop (tests wait on it instead of
+// sleeping).
+func WithPassHook(fn func(claimed int, err error)) Option {
+	return func(d *Dispatcher) { d.passHook = fn }
+}
+
+// New builds a dispatcher over q that reaches agents through routes (keyed by agent id)
+// and tells pub about every thread whose log it appended to.
+func New(q Queue, runs Runs, pub Publisher, routes map[string]Route, opts ...Option) *Dispatcher {
+	d := &Dispatcher{
+		q: q, runs: runs, pub: pub, routes: routes, log: slog.Default(), now: time.Now, rnd: rand.Float64,
+		owner: inbox.NewID(), interval: inbox.DefaultSummaryInterval, lease: DefaultLease,
+		poll: DefaultPollInterval, errWait: DefaultErrorBackoff, batch: DefaultBatch, perPass: DefaultPerThread,
+		workers: DefaultWorkers, passHook: func(int, error) {}, kick: make(chan struct{}, 1),
+	}
+	for _, o := range opts {
+		o(d)
+	}
+	d.log = d.log.With("component", "delivery")
+	if d.workers < 1 {
+		d.workers = 1
+	}
+	if d.batch < 1 {
+		d.batch = 1
+	}
+	return d
+}
+
+// Notify tells the dispatcher that threads changed (new records, an idle transition).
+// It never blocks; it matches inbox.WithChangeHook.
+func (d *Dispatcher) Notify([]inbox.ThreadKey) {
+	select {
+	case d.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Start runs the loop until Stop. ctx only carries values; Stop ends the loop.
+func (d *Dispatcher) Start(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done != nil {
+		return errors.New("dispatcher already started")
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	d.cancel, d.done = cancel, make(chan struct{})
+	go d.loop(ctx, d.done)
+	return nil
+}
+
+// Stop ends the loop and waits for the pass in progress, or for ctx.
+func (d *Dispatcher) Stop(ctx context.Context) error {
+	d.mu.Lock()
+	cancel, done := d.cancel, d.done
+	d.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop dispatcher: %w", ctx.Err())
+	}
+}
+
+func (d *Dispatcher) loop(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	for {
+		n, err := d.RunOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			d.log.Error("dispatch pass failed", "error", err.Error())
+		}
+		d.passHook(n, err)
+		if n > 0 && err == nil {
+			continue // drain: more may have become due while we worked
+		}
+		wait := d.poll
+		if err != nil {
+			wait = d.errWait
+		} else if next, nerr := d.q.NextDue(ctx, d.now()); nerr != nil {
+			d.log.Error("read next due time", "error", nerr.Error())
+			wait = d.errWait
+		} else if next != nil {
+			wait = min(wait, max(next.Sub(d.now()), 0))
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-d.kick:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}
+
+// RunOnce closes lapsed runs, claims due threads and dispatches them. It returns how
+// many threads it claimed.
+func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
+	var errs []error
+	if _, err := d.runs.Expire(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	now := d.now()
+	keys, err := d.q.ClaimThreads(ctx, d.owner, now, now.Add(d.lease), d.batch)
+	if err != nil {
+		return 0, errors.Join(append(errs, fmt.Errorf("claim due threads: %w", err))...)
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, d.workers)
+	for _, k := range keys {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := d.dispatchThread(ctx, k); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("dispatch %s: %w", k, err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return len(keys), errors.Join(errs...)
+}
+
+// dispatchThread runs one pass over a claimed thread and commits its outcome.
+func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey) error {
+	now := d.now()
+	o := Outcome{Thread: k, Now: now}
+	w, err := d.q.ThreadWork(ctx, k, now, d.perPass)
+	if err != nil {
+		hold := now.Add(d.errWait)
+		o.HoldUntil = &hold
+		return errors.Join(err, d.complete(o, d.owner))
+	}
+	route, ok := d.routes[k.Agent]
+	if !ok || route.Target == nil {
+		msg := fmt.Sprintf("agent %q has no delivery target configured", k.Agent)
+		for _, r := range w.Records {
+			o.Failures = append(o.Failures, Failure{RecordID: r.ID, Attempts: r.Attempts, Error: msg, Failed: true})
+		}
+		d.log.Warn("records failed: no target", "agent", k.Agent, "records", len(w.Records))
+		return d.complete(o, d.owner)
+	}
+	p := planThread(w, now, d.interval)
+	o.Reschedules = p.reschedules
+	runID := w.RunID
+	for i, it := range p.items {
+		action := agent.ActionDeliver
+		switch {
+		case it.persist:
+			action = agent.ActionPersist
+		case runID == "":
+			action = agent.ActionWake
+		}
+		if action == agent.ActionWake {
+			run, _, err := d.runs.Open(ctx, k, agent.OriginWake)
+			if err != nil {
+				d.log.Error("wake failed", "thread", k.String(), "error", err.Error())
+				d.postpone(&o, p.items[i:], now.Add(d.errWait))
+				break
+			}
+			runID = run.ID
+		}
+		if d.send(ctx, &o, route, it, action, runID) {
+			continue
+		}
+		if ctx.Err() != nil {
+			// Shutting down: not the target's fault, so no attempt is counted.
+			d.postpone(&o, p.items[i:], now)
+			break
+		}
+		if last := o.Failures[len(o.Failures)-1]; !last.Failed {
+			// The target is struggling: leave the rest for the retry time, not now.
+			d.postpone(&o, p.items[i+1:], *last.NextAttemptAt)
+			break
+		}
+	}
+	return d.complete(o, d.owner)
+}
+
+// send hands one item to the target and records the result in o. It reports false
+// without recording anything when the failure is only ctx ending.
+func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item, action agent.Action, runID string) bool {
+	ids := make([]string, len(it.records))
+	attempt := 1
+	for i, r := range it.records {
+		ids[i] = r.ID
+		attempt = max(attempt, r.Attempts+1)
+	}
+	del := Delivery{Thread: o.Thread, Signal: it.signal, Action: action, RunID: runID, RecordIDs: ids, Attempt: attempt}
+	started := time.Now()
+	retry, err := route.Target.Deliver(ctx, del)
+	if err != nil && ctx.Err() != nil {
+		return false
+	}
+	att := Attempt{Thread: o.Thread, Target: route.Kind, SignalID: it.signal.ID, RecordIDs: ids, Attempt: attempt,
+		Outcome: OutcomeDelivered, Duration: time.Since(started), At: o.Now}
+	if err == nil {
+		o.Attempts = append(o.Attempts, att)
+		o.Frames = append(o.Frames, agent.SignalFrame(del, o.Now))
+		for _, r := range it.records {
+			sent := Sent{RecordID: r.ID, UpdatedAt: r.UpdatedAt, Coalesced: r.CoalescedCount, SignalID: it.signal.ID}
+			if it.summary {
+				o.Summarized = append(o.Summarized, sent)
+			} else {
+				o.Delivered = append(o.Delivered, sent)
+			}
+		}
+		if it.summary {
+			o.SummaryAt = &o.Now
+		}
+		return true
+	}
+	msg := Redact(err.Error(), d.secrets)
+	maxAttempts := route.MaxAttempts
+	if maxAttempts <= 0 {
+		maxAttempts = agent.DefaultMaxAttempts
+	}
+	failed := !retry || attempt >= maxAttempts
+	var next *time.Time
+	att.Outcome, att.Error, att.StatusCode = OutcomeFailed, msg, statusCodeOf(err)
+	if !failed {
+		t := NextAttemptAt(o.Now, attempt, d.rnd)
+		if ra, ok := retryAfterOf(err); ok {
+			t = o.Now.Add(ra)
+		}
+		next, att.Outcome = &t, OutcomeRetry
+	}
+	o.Attempts = append(o.Attempts, att)
+	for _, r := range it.records {
+		o.Failures = append(o.Failures, Failure{RecordID: r.ID, Attempts: attempt, NextAttemptAt: next, Error: msg, Failed: failed})
+	}
+	lvl := slog.LevelWarn
+	if failed {
+		lvl = slog.LevelError
+	}
+	d.log.Log(ctx, lvl, "delivery failed", "thread", o.Thread.String(), "signal_id", it.signal.ID,
+		"attempt", attempt, "outcome", att.Outcome, "error", msg)
+	return false
+}
+
+// postpone reschedules the records of items not attempted in this pass.
+func (d *Dispatcher) postpone(o *Outcome, items []item, at time.Time) {
+	for _, it := range items {
+		for _, r := range it.records {
+			o.Reschedules = append(o.Reschedules, Reschedule{RecordID: r.ID, UpdatedAt: r.UpdatedAt, Coalesced: r.CoalescedCount, DueAt: &at})
+		}
+	}
+}
+
+// commitTimeout bounds one commit.
+const commitTimeout = 10 * time.Second
+
+// complete commits a pass detached from the pass's context: what a target accepted must
+// be recorded even while shutting down, or it would be sent again. Threads whose log grew
+// are published after the commit.
+func (d *Dispatcher) complete(o Outcome, owner string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
+	if err := d.q.CompleteThread(ctx, owner, o); err != nil {
+		return fmt.Errorf("complete pass: %w", err)
+	}
+	if len(o.Frames) > 0 {
+		d.pub.Publish(o.Thread)
+	}
+	return nil
+}
+
+// Deliver sends one signal that does not come from the inbox (the agent API's signals)
+// straight to the thread's target, then logs it and the attempt. There is no retry: the
+// caller learns the outcome and may send again with the same signal id, which the log
+// keeps only once.
+func (d *Dispatcher) Deliver(ctx context.Context, del Delivery) (bool, error) {
+	route, ok := d.routes[del.Thread.Agent]
+	if !ok || route.Target == nil {
+		return false, fmt.Errorf("agent %q has no delivery target configured", del.Thread.Agent)
+	}
+	if del.Attempt == 0 {
+		del.Attempt = 1
+	}
+	now := d.now()
+	started := time.Now()
+	retry, err := route.Target.Deliver(ctx, del)
+	att := Attempt{Thread: del.Thread, Target: route.Kind, SignalID: del.Signal.ID, RecordIDs: del.RecordIDs,
+		Attempt: del.Attempt, Outcome: OutcomeDelivered, Duration: time.Since(started), At: now}
+	o := Outcome{Thread: del.Thread, Now: now}
+	if err != nil {
+		att.Outcome, att.Error, att.StatusCode = OutcomeFailed, Redact(err.Error(), d.secrets), statusCodeOf(err)
+	} else {
+		o.Frames = []agent.Frame{agent.SignalFrame(del, now)}
+	}
+	o.Attempts = []Attempt{att}
+	// No lease is held (owner ""), so this only appends.
+	if lerr := d.complete(o, ""); lerr != nil {
+		if err == nil {
+			return true, fmt.Errorf("log signal %s: %w", del.Signal.ID, lerr)
+		}
+		d.log.Error("record delivery attempt", "signal_id", del.Signal.ID, "error", lerr.Error())
+	}
+	return retry, err
+}

@@ -1,0 +1,329 @@
+package delivery_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/delivery"
+	"github.com/signalgate/signalgate/delivery/deliverytest"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
+	"github.com/signalgate/signalgate/store/storetest"
+)
+
+type httpErr struct{ code int }
+
+func (e httpErr) Error() string   { return fmt.Sprintf("webhook answered %d", e.code) }
+func (e httpErr) StatusCode() int { return e.code }
+
+// flaky fails its first n deliveries with the errors given, then passes them on.
+type flaky struct {
+	mu    sync.Mutex
+	errs  []error
+	retry bool
+	next  delivery.Target
+	seen  []agent.Delivery
+}
+
+func (f *flaky) Deliver(ctx context.Context, d agent.Delivery) (bool, error) {
+	f.mu.Lock()
+	f.seen = append(f.seen, d)
+	var err error
+	if len(f.errs) > 0 {
+		err, f.errs = f.errs[0], f.errs[1:]
+	}
+	f.mu.Unlock()
+	if err != nil {
+		return f.retry, err
+	}
+	return f.next.Deliver(ctx, d)
+}
+
+func (f *flaky) deliveries() []agent.Delivery {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]agent.Delivery(nil), f.seen...)
+}
+
+func flakyEnv(t *testing.T, f *flaky, maxAttempts int) *deliverytest.Env {
+	return deliverytest.New(t, deliverytest.Config{
+		Routes: func(stream delivery.Target) map[string]delivery.Route {
+			f.next = stream
+			return map[string]delivery.Route{"coder": {Kind: "webhook", Target: f, MaxAttempts: maxAttempts}}
+		},
+		Dispatch: []delivery.Option{delivery.WithSecrets([]string{"hunter2-secret"})},
+	})
+}
+
+func TestRetriesBackoffAndDeadLetter(t *testing.T) {
+	f := &flaky{retry: true, errs: []error{
+		delivery.RetryAfter(httpErr{429}, 30*time.Second),
+		errors.New(`Post "https://gw:hunter2-secret@agent.example/hook?token=abc": connection refused`),
+		httpErr{503},
+	}}
+	e := flakyEnv(t, f, 3)
+	k := key("retry")
+	rec := e.Ingest(inbox.Notification{Thread: k, Source: "github", Kind: "ci", Summary: "CI failed", Priority: inbox.PriorityUrgent})
+	start := e.Clock.Now()
+
+	e.Pass()
+	r := e.Record(rec)
+	require.Equal(t, inbox.StatusPending, r.Status)
+	require.Equal(t, 1, r.Attempts)
+	require.Equal(t, start.Add(30*time.Second), *r.NextAttemptAt, "Retry-After honoured")
+	require.Equal(t, "webhook answered 429 (retry after 30s)", r.LastError)
+
+	e.Clock.Advance(29 * time.Second)
+	e.Pass()
+	require.Len(t, f.deliveries(), 1, "not before Retry-After")
+
+	e.Clock.Advance(time.Second)
+	e.Pass()
+	r = e.Record(rec)
+	require.Equal(t, 2, r.Attempts)
+	// Backoff after the second failure with jitter 0.5: [1s, 2s) → 1.5s.
+	require.Equal(t, e.Clock.Now().Add(1500*time.Millisecond), *r.NextAttemptAt)
+	require.Equal(t, `Post "https://xxxxx@agent.example/hook?token=xxxxx": connection refused`, r.LastError, "credentials redacted")
+
+	e.Clock.Advance(1500 * time.Millisecond)
+	e.Pass()
+	r = e.Record(rec)
+	require.Equal(t, inbox.StatusFailed, r.Status, "dead letter after max_attempts")
+	require.Equal(t, 3, r.Attempts)
+	require.Equal(t, "webhook answered 503", r.LastError)
+	due, err := e.Store.NextDue(t.Context(), e.Clock.Now())
+	require.NoError(t, err)
+	require.NotNil(t, due) // the wake's run lease only
+	require.Equal(t, e.Clock.Now().Add(agent.DefaultRunLease).Add(-31500*time.Millisecond), *due)
+
+	seen := f.deliveries()
+	require.Len(t, seen, 3)
+	for i, d := range seen {
+		require.Equal(t, seen[0].Signal.ID, d.Signal.ID, "the signal id is stable across retries")
+		require.Equal(t, i+1, d.Attempt)
+	}
+	atts, err := e.Store.ListAttempts(t.Context(), store.AttemptFilter{RecordID: rec})
+	require.NoError(t, err)
+	require.Len(t, atts, 3)
+	require.Equal(t, []string{delivery.OutcomeFailed, delivery.OutcomeRetry, delivery.OutcomeRetry},
+		[]string{atts[0].Outcome, atts[1].Outcome, atts[2].Outcome})
+	require.Equal(t, []int{503, 0, 429}, []int{atts[0].StatusCode, atts[1].StatusCode, atts[2].StatusCode})
+	require.Equal(t, "webhook", atts[0].Target)
+	require.NotContains(t, atts[1].Error, "hunter2")
+}
+
+func TestPermanentFailureAndDeferral(t *testing.T) {
+	f := &flaky{retry: false, errs: []error{httpErr{400}}}
+	e := flakyEnv(t, f, 8)
+	k := key("perm")
+	bad := e.Ingest(inbox.Notification{Thread: k, Source: "github", Kind: "ci", Summary: "first", Priority: inbox.PriorityUrgent})
+	good := e.Ingest(inbox.Notification{Thread: k, Source: "github", Kind: "ci", Summary: "second", Priority: inbox.PriorityHigh})
+	e.Pass()
+	require.Equal(t, inbox.StatusFailed, e.Record(bad).Status, "not retryable: failed at once")
+	require.Equal(t, inbox.StatusDelivered, e.Record(good).Status, "a permanent failure does not hold the rest back")
+
+	// A retryable failure defers the rest of the thread to the retry time.
+	f2 := &flaky{retry: true, errs: []error{httpErr{502}}}
+	e2 := flakyEnv(t, f2, 8)
+	a := e2.Ingest(inbox.Notification{Thread: k, Source: "github", Kind: "ci", Summary: "a", Priority: inbox.PriorityUrgent})
+	b := e2.Ingest(inbox.Notification{Thread: k, Source: "github", Kind: "ci", Summary: "b", Priority: inbox.PriorityHigh})
+	e2.Pass()
+	require.Len(t, f2.deliveries(), 1)
+	require.Equal(t, 0, e2.Record(b).Attempts)
+	e2.Clock.Advance(time.Second)
+	e2.Pass()
+	require.Equal(t, inbox.StatusDelivered, e2.Record(a).Status)
+	require.Equal(t, inbox.StatusDelivered, e2.Record(b).Status)
+	log := e2.Log(k)
+	require.Equal(t, []string{a}, log[len(log)-2].RecordIDs, "order kept after the retry")
+	require.Equal(t, []string{b}, log[len(log)-1].RecordIDs)
+}
+
+func TestNoTargetFails(t *testing.T) {
+	e := deliverytest.New(t, deliverytest.Config{Routes: func(delivery.Target) map[string]delivery.Route { return nil }})
+	id := e.Ingest(inbox.Notification{Thread: key("x"), Source: "github", Kind: "ci", Summary: "s"})
+	e.Pass()
+	r := e.Record(id)
+	require.Equal(t, inbox.StatusFailed, r.Status)
+	require.Equal(t, `agent "coder" has no delivery target configured`, r.LastError)
+}
+
+// crashingQueue commits the first n passes, then "crashes" before committing: the
+// target already accepted the signals, the store never learns it.
+type crashingQueue struct {
+	delivery.Queue
+	left atomic.Int32
+}
+
+func (q *crashingQueue) CompleteThread(ctx context.Context, owner string, o delivery.Outcome) error {
+	if q.left.Add(-1) < 0 {
+		return errors.New("process died")
+	}
+	return q.Queue.CompleteThread(ctx, owner, o)
+}
+
+// recorder remembers the signal ids a target was handed.
+type recorder struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (r *recorder) Deliver(_ context.Context, d agent.Delivery) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ids = append(r.ids, d.Signal.ID)
+	return false, nil
+}
+
+func recordingRoutes(r *recorder) func(delivery.Target) map[string]delivery.Route {
+	return func(delivery.Target) map[string]delivery.Route {
+		return map[string]delivery.Route{"coder": {Kind: "stream", Target: r}}
+	}
+}
+
+// TestRestartMidBacklog: a process dies mid-backlog, after its target accepted signals
+// but before recording it; a new one on the same database file delivers everything, each
+// record's signal exactly once in the log, re-sending the lost ones with the same ids.
+func TestRestartMidBacklog(t *testing.T) {
+	backend := storetest.Backend{Name: "sqlite", Config: storetest.SQLiteConfig(t)}
+	before, after := &recorder{}, &recorder{}
+	first := deliverytest.New(t, deliverytest.Config{
+		Backend: &backend,
+		Routes:  recordingRoutes(before),
+		Queue: func(s *store.Store) delivery.Queue {
+			q := &crashingQueue{Queue: s}
+			q.left.Store(2)
+			return q
+		},
+		Dispatch: []delivery.Option{delivery.WithBatch(64, 1)},
+	})
+	const threads, perThread = 5, 8
+	var records []string
+	for th := range threads {
+		for i := range perThread {
+			records = append(records, first.Ingest(inbox.Notification{Thread: key(fmt.Sprint("t", th)), Source: "github",
+				Kind: "ci", Summary: fmt.Sprint("r", th, "-", i), Priority: inbox.PriorityUrgent}))
+		}
+	}
+	_, err := first.Dispatcher.RunOnce(t.Context())
+	require.Error(t, err, "three of five threads crashed before commit")
+	require.Len(t, before.ids, threads*perThread, "the target got everything before the crash")
+	logged := 0
+	for th := range threads {
+		logged += len(first.Log(key(fmt.Sprint("t", th))))
+	}
+	require.Equal(t, 2*(perThread+1)+3, logged, "two threads committed; the others kept only their wake")
+	require.NoError(t, first.Store.Close())
+
+	// A new process, after the dead one's leases lapsed.
+	second := deliverytest.New(t, deliverytest.Config{Backend: &backend, Routes: recordingRoutes(after)})
+	second.Clock.Advance(delivery.DefaultLease)
+	second.Pass()
+	require.Len(t, after.ids, 3*perThread, "only what was never recorded is sent again")
+	require.Subset(t, before.ids, after.ids, "with the same signal ids")
+	seen := map[string]int{}
+	for th := range threads {
+		log := second.Log(key(fmt.Sprint("t", th)))
+		require.Len(t, log, perThread+1, "no frame twice")
+		require.Equal(t, agent.EventRun, log[0].Event)
+		for i, f := range log {
+			require.Equal(t, int64(i+1), f.Seq)
+			for _, id := range f.RecordIDs {
+				seen[id]++
+			}
+		}
+	}
+	for _, id := range records {
+		require.Equal(t, 1, seen[id], "record %s", id)
+		require.Equal(t, inbox.StatusDelivered, second.Record(id).Status)
+	}
+}
+
+// TestLoopReactsWithoutTicks runs the real loop with a poll interval far beyond the test:
+// every delivery below is caused by a notification or a presence change, not a tick.
+func TestLoopReactsWithoutTicks(t *testing.T) {
+	passes := make(chan int, 100)
+	e := deliverytest.New(t, deliverytest.Config{RealClock: true, Dispatch: []delivery.Option{
+		delivery.WithPollInterval(time.Hour),
+		delivery.WithPassHook(func(n int, err error) {
+			if err == nil {
+				passes <- n
+			}
+		}),
+	}})
+	require.NoError(t, e.Dispatcher.Start(t.Context()))
+	require.Error(t, e.Dispatcher.Start(t.Context()), "started once")
+	<-passes // the first pass at start
+
+	k := key("loop")
+	sub := e.Subscribe(k, "", "")
+	run := e.OpenRun(k)
+	require.Equal(t, "run", sub.Next(wait).Event)
+	rec := create(t, e, k, comment("Review requested", inbox.PriorityHigh))
+	ev := sub.Next(wait)
+	require.Equal(t, agent.TagNotificationSummary, ev.Str("tagName"))
+
+	e.FinishRun(k, run.ID)
+	require.Equal(t, "finished", sub.Next(wait).Str("status"))
+	require.Equal(t, "wake", sub.Next(wait).Str("origin"))
+	ev = sub.Next(wait)
+	require.Equal(t, "wake", ev.Str("action"))
+	require.Equal(t, fullXML(rec.RecordID, inbox.PriorityHigh, "Review requested"), ev.Str("xml"))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, e.Dispatcher.Stop(ctx))
+}
+
+// TestDeliverLogsOnce: a signal the API sends again with the same id is logged once.
+func TestDeliverLogsOnce(t *testing.T) {
+	e := deliverytest.New(t, deliverytest.Config{})
+	k := key("dup")
+	sig := agent.Signal{ID: "sig-1", Type: agent.TypeReactive, TagName: "system-reminder", Contents: "x"}
+	for range 3 {
+		retry, err := e.Dispatcher.Deliver(t.Context(), agent.Delivery{Thread: k, Signal: sig, Action: agent.ActionPersist})
+		require.NoError(t, err)
+		require.False(t, retry)
+	}
+	log := e.Log(k)
+	require.Len(t, log, 1)
+	require.Equal(t, "<system-reminder>x</system-reminder>", log[0].XML)
+	atts, err := e.Store.ListAttempts(t.Context(), store.AttemptFilter{SignalID: "sig-1"})
+	require.NoError(t, err)
+	require.Len(t, atts, 3, "every attempt is logged")
+}
+
+// TestStopDoesNotCountAttempts: a delivery cut short by Stop is not the target's failure;
+// the record stays due with its attempt count untouched.
+func TestStopDoesNotCountAttempts(t *testing.T) {
+	started := make(chan struct{}, 1)
+	blocking := delivery.TargetFunc(func(ctx context.Context, _ agent.Delivery) (bool, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return true, ctx.Err()
+	})
+	e := deliverytest.New(t, deliverytest.Config{RealClock: true, Routes: func(delivery.Target) map[string]delivery.Route {
+		return map[string]delivery.Route{"coder": {Kind: "webhook", Target: blocking}}
+	}})
+	require.NoError(t, e.Dispatcher.Start(t.Context()))
+	id := e.Ingest(inbox.Notification{Thread: key("stop"), Source: "github", Kind: "ci", Summary: "s", Priority: inbox.PriorityUrgent})
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, e.Dispatcher.Stop(ctx))
+	r := e.Record(id)
+	require.Equal(t, inbox.StatusPending, r.Status)
+	require.Zero(t, r.Attempts)
+	require.Empty(t, r.LastError)
+	atts, err := e.Store.ListAttempts(ctx, store.AttemptFilter{RecordID: id})
+	require.NoError(t, err)
+	require.Empty(t, atts)
+}

@@ -1,0 +1,139 @@
+package delivery
+
+import (
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// item is one signal a pass will send.
+type item struct {
+	summary bool
+	records []inbox.Record
+	signal  agent.Signal
+	persist bool // logged without waking or interrupting, whatever the presence
+	rank    int
+	created time.Time
+}
+
+// plan is what one pass over a thread does: signals to send, in order, and due records
+// that wait (pacing, backoff, the thread turning idle).
+type plan struct {
+	items       []item
+	reschedules []Reschedule
+}
+
+// planThread decides a pass over w at now. It is pure: the same work gives the same
+// plan, and signal ids are derived from the records so a retried pass reuses them.
+//
+// Every due record ends in exactly one place: a full notification (deliverAt reached, or
+// a full-when-idle record on an idle thread, or a message), the thread's one summary
+// (summaryAt reached), or a reschedule. A summary to an active thread waits until
+// summaryInterval after the previous one; records arriving meanwhile join it.
+func planThread(w Work, now time.Time, summaryInterval time.Duration) plan {
+	var p plan
+	active := w.Active()
+	var summarize []inbox.Record
+	for _, r := range w.Records {
+		switch {
+		case r.NextAttemptAt != nil && r.NextAttemptAt.After(now):
+			p.wait(r, r.NextAttemptAt, false)
+		case r.DeliverAs == inbox.DeliverAsQueued && active:
+			// A queued message starts the next run: it waits for this one to end.
+			p.wait(r, nil, true)
+		case r.DeliverAs != inbox.DeliverAsNotification:
+			p.items = append(p.items, item{records: []inbox.Record{r}, signal: agent.MessageSignal(r, fullSignalID(r), now),
+				rank: r.Priority.Rank(), created: r.CreatedAt})
+		case reached(r.DeliverAt, now) || (r.FullWhenIdle && !active):
+			p.items = append(p.items, item{records: []inbox.Record{r}, signal: agent.NotificationSignal(r, fullSignalID(r), now),
+				persist: r.Action == inbox.ActionPersist, rank: r.Priority.Rank(), created: r.CreatedAt})
+		case reached(r.SummaryAt, now):
+			summarize = append(summarize, r)
+		default:
+			// Due only to be looked at again: e.g. full-when-idle while the thread works.
+			p.wait(r, later(now, r.DeliverAt, r.SummaryAt), false)
+		}
+	}
+	if len(summarize) > 0 {
+		if active && w.LastSummaryAt != nil && w.LastSummaryAt.Add(summaryInterval).After(now) {
+			next := w.LastSummaryAt.Add(summaryInterval)
+			for _, r := range summarize {
+				p.wait(r, &next, false)
+			}
+		} else {
+			sortRecords(summarize)
+			allLow := true
+			for _, r := range summarize {
+				allLow = allLow && r.Priority == inbox.PriorityLow
+			}
+			p.items = append(p.items, item{summary: true, records: summarize, signal: agent.SummarySignal(summarize, summarySignalID(w), now),
+				persist: allLow, rank: summarize[0].Priority.Rank(), created: summarize[0].CreatedAt})
+		}
+	}
+	sort.SliceStable(p.items, func(i, j int) bool {
+		a, b := p.items[i], p.items[j]
+		if a.rank != b.rank {
+			return a.rank > b.rank
+		}
+		return a.created.Before(b.created)
+	})
+	return p
+}
+
+func (p *plan) wait(r inbox.Record, due *time.Time, fullWhenIdle bool) {
+	p.reschedules = append(p.reschedules, Reschedule{RecordID: r.ID, UpdatedAt: r.UpdatedAt, Coalesced: r.CoalescedCount,
+		DueAt: due, FullWhenIdle: fullWhenIdle})
+}
+
+// sortRecords orders records most urgent first, then oldest.
+func sortRecords(rs []inbox.Record) {
+	sort.SliceStable(rs, func(i, j int) bool {
+		if a, b := rs[i].Priority.Rank(), rs[j].Priority.Rank(); a != b {
+			return a > b
+		}
+		if !rs[i].CreatedAt.Equal(rs[j].CreatedAt) {
+			return rs[i].CreatedAt.Before(rs[j].CreatedAt)
+		}
+		return rs[i].ID < rs[j].ID
+	})
+}
+
+func reached(t *time.Time, now time.Time) bool { return t != nil && !t.After(now) }
+
+// later is the earliest of ts strictly after now, or nil.
+func later(now time.Time, ts ...*time.Time) *time.Time {
+	var out *time.Time
+	for _, t := range ts {
+		if t != nil && t.After(now) && (out == nil || t.Before(*out)) {
+			out = t
+		}
+	}
+	return out
+}
+
+// signalNamespace scopes the name-based signal ids.
+func signalNamespace() uuid.UUID {
+	return uuid.UUID{0x5b, 0x1c, 0x6e, 0x0a, 0x93, 0x2d, 0x4f, 0x61, 0xa4, 0x07, 0x1e, 0x8b, 0x52, 0xc9, 0x3d, 0x70}
+}
+
+// fullSignalID names the full notification of a record's current content (every merge
+// bumps the count): retries of the same content reuse it, so a target or subscriber can
+// drop a repeat, while content merged in later makes a new signal.
+func fullSignalID(r inbox.Record) string {
+	name := "full\x00" + r.ID + "\x00" + strconv.Itoa(r.CoalescedCount) + "\x00" + strconv.FormatInt(r.UpdatedAt.UnixMicro(), 10)
+	return uuid.NewSHA1(signalNamespace(), []byte(name)).String()
+}
+
+// summarySignalID names a thread's next summary: the count of summaries delivered so far
+// only moves on success, so every retry of a summary carries the same id.
+func summarySignalID(w Work) string {
+	k := w.Thread
+	name := "summary\x00" + k.Agent + "\x00" + k.Resource + "\x00" + k.Thread + "\x00" +
+		strconv.FormatInt(w.CreatedAt.UnixMicro(), 10) + "\x00" + strconv.FormatInt(w.Summaries, 10)
+	return uuid.NewSHA1(signalNamespace(), []byte(name)).String()
+}

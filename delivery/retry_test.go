@@ -1,0 +1,83 @@
+package delivery
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestNextAttemptAt(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		attempts int
+		rnd      float64
+		want     time.Duration
+	}{
+		{1, 0, 500 * time.Millisecond},
+		{1, 0.5, 750 * time.Millisecond},
+		{1, 0.999999, 999999500 * time.Nanosecond},
+		{2, 0, time.Second},
+		{3, 0.5, 3 * time.Second},
+		{8, 0, 64 * time.Second},
+		{10, 0, 256 * time.Second},
+		{11, 0, 5 * time.Minute},     // 1024 s is over the cap: the cap, halved by jitter
+		{11, 0.5, 450 * time.Second}, // cap 10 min: [5 min, 10 min)
+		{64, 0, 5 * time.Minute},     // no overflow
+		{0, 0, 500 * time.Millisecond},
+		{-3, 0, 500 * time.Millisecond},
+		{1, 7, 500 * time.Millisecond}, // a broken jitter source cannot push past the range
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%d/%v", tt.attempts, tt.rnd), func(t *testing.T) {
+			got := NextAttemptAt(now, tt.attempts, func() float64 { return tt.rnd })
+			require.Equal(t, tt.want, got.Sub(now))
+		})
+	}
+}
+
+type statusErr struct{ code int }
+
+func (e statusErr) Error() string   { return fmt.Sprintf("HTTP %d", e.code) }
+func (e statusErr) StatusCode() int { return e.code }
+
+func TestRetryAfterAndStatus(t *testing.T) {
+	base := statusErr{503}
+	err := fmt.Errorf("post signal: %w", RetryAfter(base, 30*time.Second))
+	d, ok := retryAfterOf(err)
+	require.True(t, ok)
+	require.Equal(t, 30*time.Second, d)
+	require.Equal(t, 503, statusCodeOf(err))
+	require.ErrorIs(t, err, base)
+	require.Equal(t, "post signal: HTTP 503 (retry after 30s)", err.Error())
+
+	d, ok = retryAfterOf(RetryAfter(base, 48*time.Hour))
+	require.True(t, ok)
+	require.Equal(t, MaxRetryAfter, d)
+	_, ok = retryAfterOf(errors.New("plain"))
+	require.False(t, ok)
+	require.Equal(t, 0, statusCodeOf(errors.New("plain")))
+	require.NoError(t, RetryAfter(nil, time.Second))
+}
+
+func TestRedact(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`Post "https://bot:s3cret@hooks.example.com/x": EOF`, `Post "https://xxxxx@hooks.example.com/x": EOF`},
+		{`GET https://api.example.com/v1?token=abc123&page=2 failed`, `GET https://api.example.com/v1?token=xxxxx&page=2 failed`},
+		{`https://x.test/cb?a=1&api_key=K-99&sig=zz`, `https://x.test/cb?a=1&api_key=xxxxx&sig=xxxxx`},
+		{`upstream said: Authorization: Bearer eyJhbGciOi.payload.sig`, `upstream said: Authorization: Bearer xxxxx`},
+		{`bad secret whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw`, `bad secret whsec_xxxxx`},
+		{`token coder-token-0123456789 rejected`, `token xxxxx rejected`},
+		{`nothing secret here`, `nothing secret here`},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, Redact(tt.in, []string{"coder-token-0123456789"}))
+	}
+	long := Redact(strings.Repeat("é", 1000), nil)
+	require.LessOrEqual(t, len(long), maxErrorLen+len("…"))
+	require.True(t, strings.HasSuffix(long, "…"))
+	require.True(t, strings.HasPrefix(long, "éé"))
+}

@@ -1,0 +1,328 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/signalgate/signalgate/delivery"
+	"github.com/signalgate/signalgate/inbox"
+)
+
+var _ delivery.Queue = (*Store)(nil)
+
+type threadKeyRow struct {
+	Agent    string `db:"agent"`
+	Resource string `db:"resource_id"`
+	Thread   string `db:"thread_id"`
+}
+
+// ClaimThreads leases up to limit threads with due records and no live lease, earliest
+// due first. PostgreSQL skips rows other replicas are claiming (FOR UPDATE SKIP LOCKED);
+// SQLite serialises writers, so the UPDATE … RETURNING in its immediate transaction is
+// already exclusive.
+func (s *Store) ClaimThreads(ctx context.Context, owner string, now, until time.Time, limit int) ([]inbox.ThreadKey, error) {
+	var query string
+	if s.driver == DriverPostgres {
+		query = `UPDATE threads SET lease_owner = ?, lease_until = ?
+			WHERE (agent, resource_id, thread_id) IN (
+				SELECT t.agent, t.resource_id, t.thread_id FROM threads t
+				JOIN (SELECT agent, resource_id, thread_id, MIN(due_at) AS due FROM records
+				      WHERE status = 'pending' AND due_at IS NOT NULL AND due_at <= ?
+				      GROUP BY agent, resource_id, thread_id) d
+				  ON d.agent = t.agent AND d.resource_id = t.resource_id AND d.thread_id = t.thread_id
+				WHERE t.lease_until IS NULL OR t.lease_until <= ?
+				ORDER BY d.due LIMIT ?
+				FOR UPDATE OF t SKIP LOCKED)
+			RETURNING agent, resource_id, thread_id`
+	} else {
+		query = `UPDATE threads SET lease_owner = ?, lease_until = ?
+			WHERE (agent, resource_id, thread_id) IN (
+				SELECT r.agent, r.resource_id, r.thread_id FROM records r
+				JOIN threads t ON t.agent = r.agent AND t.resource_id = r.resource_id AND t.thread_id = r.thread_id
+				WHERE r.status = 'pending' AND r.due_at IS NOT NULL AND r.due_at <= ?
+				  AND (t.lease_until IS NULL OR t.lease_until <= ?)
+				GROUP BY r.agent, r.resource_id, r.thread_id
+				ORDER BY MIN(r.due_at) LIMIT ?)
+			RETURNING agent, resource_id, thread_id`
+	}
+	var rows []threadKeyRow
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		return tx.SelectContext(ctx, &rows, s.q(query), owner, micros(until), micros(now), micros(now), limit)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim due threads: %w", err)
+	}
+	out := make([]inbox.ThreadKey, len(rows))
+	for i, r := range rows {
+		out[i] = inbox.ThreadKey{Agent: r.Agent, Resource: r.Resource, Thread: r.Thread}
+	}
+	return out, nil
+}
+
+// ThreadWork reads a claimed thread: its live run, summary pacing and due records.
+func (s *Store) ThreadWork(ctx context.Context, k inbox.ThreadKey, now time.Time, limit int) (delivery.Work, error) {
+	w := delivery.Work{Thread: k}
+	var th struct {
+		CreatedAt     int64         `db:"created_at"`
+		LastSummaryAt sql.NullInt64 `db:"last_summary_at"`
+		Summaries     int64         `db:"summaries"`
+	}
+	err := s.r.GetContext(ctx, &th, s.q(`SELECT created_at, last_summary_at, summaries FROM threads
+		WHERE agent = ? AND resource_id = ? AND thread_id = ?`), k.Agent, k.Resource, k.Thread)
+	if err != nil {
+		return w, fmt.Errorf("read thread %s: %w", k, err)
+	}
+	w.CreatedAt, w.LastSummaryAt, w.Summaries = fromMicros(th.CreatedAt), fromNullMicros(th.LastSummaryAt), th.Summaries
+	run, err := s.liveRun(ctx, s.r, k, now)
+	if err != nil {
+		return w, err
+	}
+	if run != nil {
+		w.RunID = run.ID
+	}
+	w.Records, err = s.selectRecords(ctx, s.r, `SELECT `+recordColumns+` FROM records
+		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND status = 'pending' AND due_at IS NOT NULL AND due_at <= ?
+		ORDER BY priority_rank DESC, created_at, id LIMIT ?`, k.Agent, k.Resource, k.Thread, micros(now), limit)
+	if err != nil {
+		return w, fmt.Errorf("read due records of %s: %w", k, err)
+	}
+	return w, nil
+}
+
+// CompleteThread applies a pass in one transaction: the thread row first (pacing, lease),
+// then the log frames of the accepted signals, the records, then the attempt log. An
+// empty owner holds no lease and changes none. Record updates that depend on what the
+// pass saw are guarded by (updated_at, coalesced_count), which every merge changes, so
+// content merged in meanwhile is never marked sent.
+func (s *Store) CompleteThread(ctx context.Context, owner string, o delivery.Outcome) error {
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error { return s.completeTx(ctx, tx, owner, o) })
+	if err != nil {
+		return fmt.Errorf("complete pass over %s: %w", o.Thread, err)
+	}
+	return nil
+}
+
+func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o delivery.Outcome) error {
+	k := o.Thread
+	now := micros(o.Now)
+	bump := 0
+	if o.SummaryAt != nil {
+		bump = 1
+	}
+	// Only our own lease is released (or held); a lease that lapsed and was taken over
+	// belongs to its new owner.
+	lease := `lease_until = CASE WHEN lease_owner = ? THEN NULL ELSE lease_until END,
+		lease_owner = CASE WHEN lease_owner = ? THEN NULL ELSE lease_owner END`
+	leaseArgs := []any{owner, owner}
+	if o.HoldUntil != nil {
+		lease = `lease_until = CASE WHEN lease_owner = ? THEN ? ELSE lease_until END`
+		leaseArgs = []any{owner, micros(*o.HoldUntil)}
+	}
+	// The same statement takes the seqs of the pass's frames.
+	args := append([]any{len(o.Frames), nullMicros(o.SummaryAt), bump}, leaseArgs...)
+	args = append(args, k.Agent, k.Resource, k.Thread)
+	update := s.q(`UPDATE threads SET last_seq = last_seq + ?,
+		last_summary_at = COALESCE(?, last_summary_at), summaries = summaries + ?, ` + lease + `
+		WHERE agent = ? AND resource_id = ? AND thread_id = ? RETURNING last_seq`)
+	var last int64
+	err := tx.GetContext(ctx, &last, update, args...)
+	if errors.Is(err, sql.ErrNoRows) {
+		// A signal sent through the API to a thread nothing else touched yet.
+		if err = s.lockThread(ctx, tx, k, o.Now); err == nil {
+			err = tx.GetContext(ctx, &last, update, args...)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("update thread %s: %w", k, err)
+	}
+	for i, f := range o.Frames {
+		// A signal id logged before (a sender repeating its own id) stays once; its seq
+		// becomes a gap.
+		f.Seq = last - int64(len(o.Frames)-1-i)
+		if _, err := s.insertFrameTx(ctx, tx, f); err != nil {
+			return err
+		}
+	}
+	for _, d := range o.Delivered {
+		_, err := tx.ExecContext(ctx, s.q(`UPDATE records SET status = 'delivered', delivered_signal_id = ?, delivered_at = ?,
+			updated_at = ?, due_at = NULL, next_attempt_at = NULL, last_error = '', lease_owner = NULL, lease_until = NULL
+			WHERE id = ? AND status = 'pending' AND updated_at = ? AND coalesced_count = ?`),
+			d.SignalID, now, now, d.RecordID, micros(d.UpdatedAt), d.Coalesced)
+		if err != nil {
+			return fmt.Errorf("mark record %s delivered: %w", d.RecordID, err)
+		}
+	}
+	for _, d := range o.Summarized {
+		// Summarised records stay pending (they keep absorbing duplicates); their summary
+		// is done unless a merge asked for a new one meanwhile.
+		res, err := tx.ExecContext(ctx, s.q(`UPDATE records SET summary_signal_id = ?, summary_at = NULL, due_at = deliver_at,
+			attempts = 0, next_attempt_at = NULL, last_error = ''
+			WHERE id = ? AND status = 'pending' AND updated_at = ? AND coalesced_count = ?`),
+			d.SignalID, d.RecordID, micros(d.UpdatedAt), d.Coalesced)
+		if err != nil {
+			return fmt.Errorf("mark record %s summarised: %w", d.RecordID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			if _, err := tx.ExecContext(ctx, s.q(`UPDATE records SET summary_signal_id = ? WHERE id = ? AND status = 'pending'`),
+				d.SignalID, d.RecordID); err != nil {
+				return fmt.Errorf("mark record %s summarised: %w", d.RecordID, err)
+			}
+		}
+	}
+	for _, f := range o.Failures {
+		query := `UPDATE records SET attempts = ?, next_attempt_at = ?, due_at = ?, last_error = ? WHERE id = ? AND status = 'pending'`
+		args := []any{f.Attempts, nullMicros(f.NextAttemptAt), nullMicros(f.NextAttemptAt), f.Error, f.RecordID}
+		if f.Failed {
+			query = `UPDATE records SET status = 'failed', attempts = ?, last_error = ?, updated_at = ?, due_at = NULL,
+				next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = ? AND status = 'pending'`
+			args = []any{f.Attempts, f.Error, now, f.RecordID}
+		}
+		if _, err := tx.ExecContext(ctx, s.q(query), args...); err != nil {
+			return fmt.Errorf("record failure of %s: %w", f.RecordID, err)
+		}
+	}
+	for _, r := range o.Reschedules {
+		set := `due_at = ?`
+		if r.FullWhenIdle {
+			set += `, full_when_idle = ` + s.trueLit()
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`UPDATE records SET `+set+`
+			WHERE id = ? AND status = 'pending' AND updated_at = ? AND coalesced_count = ?`),
+			nullMicros(r.DueAt), r.RecordID, micros(r.UpdatedAt), r.Coalesced); err != nil {
+			return fmt.Errorf("reschedule record %s: %w", r.RecordID, err)
+		}
+	}
+	if len(o.Summarized)+len(o.Reschedules)+len(o.Failures) > 0 {
+		// The pass planned with the presence it read; a run that closed since (its
+		// CloseRun waited on our thread lock) must still release what waits for idle,
+		// which the updates above may have unscheduled.
+		if _, err := s.promoteIfIdle(ctx, tx, k, o.Now); err != nil {
+			return err
+		}
+	}
+	return s.insertAttempts(ctx, tx, o.Attempts)
+}
+
+// NextDue is the earliest of: an unleased thread's next due record, a live thread lease
+// lapsing (its owner may have crashed), an open run's lease lapsing.
+func (s *Store) NextDue(ctx context.Context, now time.Time) (*time.Time, error) {
+	var due, lease, run sql.NullInt64
+	err := s.r.GetContext(ctx, &due, s.q(`SELECT r.due_at FROM records r
+		WHERE r.status = 'pending' AND r.due_at IS NOT NULL
+		AND NOT EXISTS (SELECT 1 FROM threads t WHERE t.agent = r.agent AND t.resource_id = r.resource_id
+			AND t.thread_id = r.thread_id AND t.lease_until > ?)
+		ORDER BY r.due_at LIMIT 1`), micros(now))
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("read next due record: %w", err)
+	}
+	if err := s.r.GetContext(ctx, &lease, s.q(`SELECT MIN(lease_until) FROM threads WHERE lease_until > ?`), micros(now)); err != nil {
+		return nil, fmt.Errorf("read next lease expiry: %w", err)
+	}
+	if err := s.r.GetContext(ctx, &run, `SELECT MIN(lease_until) FROM runs WHERE status = 'open'`); err != nil {
+		return nil, fmt.Errorf("read next run expiry: %w", err)
+	}
+	var out *time.Time
+	for _, v := range []sql.NullInt64{due, lease, run} {
+		if t := fromNullMicros(v); t != nil && (out == nil || t.Before(*out)) {
+			out = t
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) insertAttempts(ctx context.Context, tx *sqlx.Tx, attempts []delivery.Attempt) error {
+	for _, a := range attempts {
+		ids := a.RecordIDs
+		if ids == nil {
+			ids = []string{}
+		}
+		idsJSON, err := json.Marshal(ids)
+		if err != nil {
+			return fmt.Errorf("encode record ids: %w", err)
+		}
+		_, err = tx.ExecContext(ctx, s.q(`INSERT INTO delivery_attempts
+			(agent, resource_id, thread_id, target, signal_id, record_ids, attempt, outcome, status_code, error, duration_us, attempted_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			a.Thread.Agent, a.Thread.Resource, a.Thread.Thread, a.Target, a.SignalID, string(idsJSON), a.Attempt,
+			a.Outcome, a.StatusCode, cleanText(a.Error), a.Duration.Microseconds(), micros(a.At))
+		if err != nil {
+			return fmt.Errorf("log delivery attempt: %w", err)
+		}
+	}
+	return nil
+}
+
+// AttemptFilter selects attempt log rows; empty fields match all.
+type AttemptFilter struct {
+	Thread   *inbox.ThreadKey
+	SignalID string
+	RecordID string
+	BeforeID int64 // page: rows with a smaller id
+	Limit    int   // default 100
+}
+
+type attemptRow struct {
+	ID          int64  `db:"id"`
+	Agent       string `db:"agent"`
+	Resource    string `db:"resource_id"`
+	Thread      string `db:"thread_id"`
+	Target      string `db:"target"`
+	SignalID    string `db:"signal_id"`
+	RecordIDs   string `db:"record_ids"`
+	Attempt     int    `db:"attempt"`
+	Outcome     string `db:"outcome"`
+	StatusCode  int    `db:"status_code"`
+	Error       string `db:"error"`
+	DurationUS  int64  `db:"duration_us"`
+	AttemptedAt int64  `db:"attempted_at"`
+}
+
+// ListAttempts returns attempt log rows, newest first.
+func (s *Store) ListAttempts(ctx context.Context, f AttemptFilter) ([]delivery.Attempt, error) {
+	query := `SELECT id, agent, resource_id, thread_id, target, signal_id, record_ids, attempt, outcome, status_code,
+		error, duration_us, attempted_at FROM delivery_attempts WHERE 1 = 1`
+	var args []any
+	if f.Thread != nil {
+		query += ` AND agent = ? AND resource_id = ? AND thread_id = ?`
+		args = append(args, f.Thread.Agent, f.Thread.Resource, f.Thread.Thread)
+	}
+	if f.SignalID != "" {
+		query += ` AND signal_id = ?`
+		args = append(args, f.SignalID)
+	}
+	if f.RecordID != "" {
+		// record_ids is a JSON array of quoted ids; ids never contain quotes.
+		query += ` AND record_ids LIKE ?`
+		args = append(args, `%"`+f.RecordID+`"%`)
+	}
+	if f.BeforeID > 0 {
+		query += ` AND id < ?`
+		args = append(args, f.BeforeID)
+	}
+	if f.Limit <= 0 {
+		f.Limit = 100
+	}
+	query += ` ORDER BY id DESC LIMIT ?`
+	args = append(args, f.Limit)
+	var rows []attemptRow
+	if err := s.r.SelectContext(ctx, &rows, s.q(query), args...); err != nil {
+		return nil, fmt.Errorf("list delivery attempts: %w", err)
+	}
+	out := make([]delivery.Attempt, 0, len(rows))
+	for _, r := range rows {
+		a := delivery.Attempt{ID: r.ID, Thread: inbox.ThreadKey{Agent: r.Agent, Resource: r.Resource, Thread: r.Thread},
+			Target: r.Target, SignalID: r.SignalID, Attempt: r.Attempt, Outcome: r.Outcome, StatusCode: r.StatusCode,
+			Error: r.Error, Duration: time.Duration(r.DurationUS) * time.Microsecond, At: fromMicros(r.AttemptedAt)}
+		if err := json.Unmarshal([]byte(r.RecordIDs), &a.RecordIDs); err != nil {
+			return nil, fmt.Errorf("decode record ids of attempt %d: %w", r.ID, err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}

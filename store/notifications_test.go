@@ -1,0 +1,93 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
+)
+
+func TestListThreadRecords(t *testing.T) {
+	ctx := context.Background()
+	forEachStore(t, func(t *testing.T, s *store.Store) {
+		clock := t0
+		pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
+		require.NoError(t, err)
+		svc := inbox.NewService(s, pol, inbox.WithClock(func() time.Time { return clock }))
+		var ids []string
+		for i, sum := range []string{"CI failed on main", "Jane commented 50% done", "Deploy_ok", "PR merged"} {
+			clock = t0.Add(time.Duration(i) * time.Second)
+			n := comment(sum, "", "")
+			if i == 3 {
+				n.Source = "slack"
+			}
+			ids = append(ids, ingest(t, svc, "d"+sum, n).Records[0].RecordID)
+		}
+		list := func(q agent.RecordQuery) []string {
+			q.Thread = thread
+			recs, err := s.ListThreadRecords(ctx, q)
+			require.NoError(t, err)
+			var out []string
+			for _, r := range recs {
+				out = append(out, r.ID)
+			}
+			return out
+		}
+		require.Equal(t, []string{ids[3], ids[2], ids[1], ids[0]}, list(agent.RecordQuery{}), "newest first")
+		require.Equal(t, []string{ids[0], ids[1]}, list(agent.RecordQuery{Oldest: true, Limit: 2}))
+		require.Equal(t, []string{ids[0]}, list(agent.RecordQuery{Search: "ci FAIL"}), "case-insensitive")
+		require.Equal(t, []string{ids[1]}, list(agent.RecordQuery{Search: "50%"}), "% is literal")
+		require.Equal(t, []string{ids[2]}, list(agent.RecordQuery{Search: "_"}), "_ is literal")
+		require.Equal(t, []string{ids[3]}, list(agent.RecordQuery{Search: "slack"}), "source matches")
+		require.Len(t, list(agent.RecordQuery{Search: "comment"}), 4, "kind matches")
+
+		recs, err := s.ListThreadRecords(ctx, agent.RecordQuery{Thread: thread, Limit: 2})
+		require.NoError(t, err)
+		cur := agent.RecordCursor{CreatedAt: recs[1].CreatedAt, ID: recs[1].ID}
+		parsed, err := agent.ParseRecordCursor(cur.String())
+		require.NoError(t, err)
+		require.Equal(t, []string{ids[1], ids[0]}, list(agent.RecordQuery{After: &parsed}))
+
+		require.NoError(t, s.MarkSeen(ctx, []string{ids[0], ids[1]}, t0))
+		require.Equal(t, []string{ids[3], ids[2]}, list(agent.RecordQuery{Statuses: []inbox.Status{inbox.StatusPending}}))
+
+		got, err := s.ThreadRecordsByID(ctx, thread, []string{ids[2], "nope", ids[0]})
+		require.NoError(t, err)
+		require.Len(t, got, 2)
+		require.Equal(t, ids[2], got[0].ID)
+		require.Equal(t, ids[0], got[1].ID)
+		other := inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: "other"}
+		got, err = s.ThreadRecordsByID(ctx, other, ids)
+		require.NoError(t, err)
+		require.Empty(t, got)
+	})
+}
+
+func TestTransitionRecord(t *testing.T) {
+	ctx := context.Background()
+	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+		id := ingest(t, svc, "d1", comment("x", "", "")).Records[0].RecordID
+		pendingOrDelivered := []inbox.Status{inbox.StatusPending, inbox.StatusDelivered}
+		r, changed, err := s.TransitionRecord(ctx, thread, id, inbox.StatusSeen, pendingOrDelivered, t0)
+		require.NoError(t, err)
+		require.True(t, changed)
+		require.Equal(t, inbox.StatusSeen, r.Status)
+		due, err := s.NextDue(ctx, t0)
+		require.NoError(t, err)
+		require.Nil(t, due, "a seen record is no longer dispatched")
+
+		r, changed, err = s.TransitionRecord(ctx, thread, id, inbox.StatusSeen, pendingOrDelivered, t0)
+		require.NoError(t, err)
+		require.False(t, changed)
+		require.Equal(t, inbox.StatusSeen, r.Status)
+
+		other := inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: "other"}
+		_, _, err = s.TransitionRecord(ctx, other, id, inbox.StatusDismissed, []inbox.Status{inbox.StatusSeen}, t0)
+		require.ErrorIs(t, err, inbox.ErrNotFound)
+	})
+}
