@@ -36,6 +36,7 @@ type Metrics struct {
 	imapPolls       *prometheus.CounterVec
 	imapErrors      *prometheus.CounterVec
 	requestDuration *prometheus.HistogramVec
+	retained        *prometheus.CounterVec
 }
 
 // New registers the collectors. stats, when non-nil, backs the queue and presence gauges.
@@ -90,9 +91,13 @@ func New(stats StatsReader, log *slog.Logger) *Metrics {
 			Help:    "HTTP requests by route template, method and status code.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"route", "method", "code"}),
+		retained: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "signalgate_retention_deleted_total",
+			Help: "Rows the retention cleaner deleted, by kind (events, records).",
+		}, []string{"kind"}),
 	}
 	reg.MustRegister(m.eventsReceived, m.verifyFailures, m.ingestLatency, m.records, m.decisions,
-		m.signalsSent, m.attempts, m.sseSubscribers, m.imapPolls, m.imapErrors, m.requestDuration)
+		m.signalsSent, m.attempts, m.sseSubscribers, m.imapPolls, m.imapErrors, m.requestDuration, m.retained)
 	if stats != nil {
 		reg.MustRegister(&statsCollector{stats: stats, log: log})
 	}
@@ -197,7 +202,9 @@ func (ci *countingIngester) Ingest(ctx context.Context, ev *inbox.Event, ns []in
 }
 
 // SignalSent counts one signal handed to a target.
-func (m *Metrics) SignalSent(target, action string) { m.signalsSent.WithLabelValues(target, action).Inc() }
+func (m *Metrics) SignalSent(target, action string) {
+	m.signalsSent.WithLabelValues(target, action).Inc()
+}
 
 // DeliveryAttempt counts one attempt: success, retry or failed.
 func (m *Metrics) DeliveryAttempt(target, outcome string) {
@@ -213,6 +220,11 @@ func (m *Metrics) IMAPPoll(connector string, err error) {
 	if err != nil {
 		m.imapErrors.WithLabelValues(connector).Inc()
 	}
+}
+
+// RetentionDeleted counts rows the retention cleaner deleted.
+func (m *Metrics) RetentionDeleted(kind string, n int64) {
+	m.retained.WithLabelValues(kind).Add(float64(n))
 }
 
 // StatsReader reads queue depth and presence (the store).

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/signalgate/signalgate/inbox"
 )
 
 // Error is the JSON error body used everywhere: {"error": {"code": "...", "message": "..."}}.
@@ -116,6 +118,18 @@ func toError(err error) *Error {
 			msg = "request body exceeds the configured body_limit"
 		}
 		return &Error{Status: he.Code, Code: codeFor(he.Code), Message: msg}
+	}
+	// Domain sentinels: handlers may return store errors as they are.
+	switch {
+	case errors.Is(err, inbox.ErrNotFound):
+		return &Error{Status: http.StatusNotFound, Code: "not_found", Message: err.Error()}
+	case errors.Is(err, inbox.ErrBadCursor):
+		return &Error{Status: http.StatusBadRequest, Code: "bad_request", Message: "cursor: not a cursor this API returned"}
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: codeFor(http.StatusRequestEntityTooLarge),
+			Message: "request body exceeds the configured body_limit"}
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return &Error{Status: http.StatusServiceUnavailable, Code: "timeout", Message: "request timed out"}

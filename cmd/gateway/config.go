@@ -22,6 +22,7 @@ import (
 	"github.com/signalgate/signalgate/connectors/github"
 	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/retention"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/store"
 )
@@ -36,6 +37,7 @@ type Config struct {
 	Connectors ConnectorsConfig         `yaml:"connectors"`
 	Routes     []connectors.RouteConfig `yaml:"routes"`
 	Policy     inbox.PolicyConfig       `yaml:"policy"`
+	Retention  retention.Config         `yaml:"retention"`
 }
 
 // ConnectorsConfig lists the configured connectors per source.
@@ -123,6 +125,7 @@ func (c *Config) applyDefaults() {
 	if c.Policy.SummaryInterval == 0 {
 		c.Policy.SummaryInterval = inbox.DefaultSummaryInterval
 	}
+	c.Retention = c.Retention.WithDefaults()
 }
 
 // Validate returns one line per problem, each starting with the key path.
@@ -163,6 +166,41 @@ func (c *Config) Validate() []string {
 		add("", err)
 	}
 	add("policy.", c.Policy.Validate())
+	add("retention.", c.Retention.Validate())
+	return out
+}
+
+// Secrets lists every configured secret, so stored delivery errors can be redacted.
+func (c *Config) Secrets() []string {
+	var out []string
+	add := func(v ...string) {
+		for _, s := range v {
+			if s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	for _, t := range c.Admin.Tokens {
+		add(t.Token)
+	}
+	for _, a := range c.Agents {
+		add(a.Token, a.Target.Secret)
+		for _, h := range a.Target.Headers {
+			add(h)
+		}
+	}
+	for _, g := range c.Connectors.GitHub {
+		add(g.Secret)
+	}
+	for _, s := range c.Connectors.Slack {
+		add(s.SigningSecret, s.BotToken, s.AppToken)
+	}
+	for _, em := range c.Connectors.Email {
+		add(em.Password)
+	}
+	for _, g := range c.Connectors.Generic {
+		add(g.Secret)
+	}
 	return out
 }
 

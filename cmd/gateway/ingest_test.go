@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,6 +64,33 @@ func postGeneric(t *testing.T, m *Main, id string, body []byte, sign bool) (int,
 	return resp.StatusCode, out
 }
 
+// firstSignal subscribes to a thread's stream and returns the first signal frame's data.
+func firstSignal(t *testing.T, m *Main, path string) map[string]any {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+m.Addr().String()+path, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer dev-only-coder-token")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	sc := bufio.NewScanner(resp.Body)
+	event := ""
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: ") && event == "signal":
+			var frame map[string]any
+			require.NoError(t, json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &frame))
+			return frame
+		}
+	}
+	t.Fatalf("stream ended without a signal: %v", sc.Err())
+	return nil
+}
+
 func TestIngestEndToEnd(t *testing.T) {
 	m := startMain(t, billingConfig)
 	body := []byte(`{"kind":"invoice-failed","summary":"Invoice 42 for ACME failed to charge","priority":"high","dedupeKey":"inv-42"}`)
@@ -79,11 +108,17 @@ func TestIngestEndToEnd(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, code)
 	require.Equal(t, map[string]any{"error": map[string]any{"code": "unauthorized", "message": "missing or invalid credentials"}}, out)
 
+	// The idle thread is woken with the full notification.
+	frame := firstSignal(t, m, "/v1/agents/coder/threads/billing/invoices/stream")
+	require.Equal(t, "wake", frame["action"])
+	require.Equal(t, "notification", frame["type"])
 	recs, err := m.Store.ThreadRecords(context.Background(), inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "invoices"})
 	require.NoError(t, err)
 	require.Len(t, recs, 1)
 	require.Equal(t, "Invoice 42 for ACME failed to charge", recs[0].Summary)
 	require.Equal(t, inbox.PriorityHigh, recs[0].Priority)
+	require.Equal(t, inbox.StatusDelivered, recs[0].Status)
+	require.Contains(t, frame["xml"], `priority="high" status="pending">Invoice 42 for ACME failed to charge</notification>`)
 
 	resp, err := http.Get("http://" + m.Addr().String() + "/metrics")
 	require.NoError(t, err)
@@ -96,7 +131,8 @@ func TestIngestEndToEnd(t *testing.T) {
 		`signalgate_verification_failures_total{connector="billing",source="generic"} 1`,
 		`signalgate_records_total{result="created",source="generic"} 1`,
 		`signalgate_decisions_total{action="deliver"} 1`,
-		`signalgate_queue_pending 1`,
+		`signalgate_queue_pending 0`,
+		`signalgate_threads_active 1`,
 	} {
 		require.Contains(t, string(metrics), want)
 	}

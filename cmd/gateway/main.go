@@ -44,6 +44,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		return migrateCmd(ctx, args, stdout, stderr, lookup)
 	case "check":
 		return checkCmd(args, stdout, stderr, lookup)
+	case "explain":
+		return explainCmd(ctx, args, os.Stdin, stdout, stderr, lookup)
+	case "replay":
+		return replayCmd(ctx, args, stdout, stderr, lookup)
+	case "send":
+		return sendCmd(ctx, args, stdout, stderr, lookup)
+	case "tail":
+		return tailCmd(ctx, args, stdout, stderr, lookup)
 	case "version":
 		fmt.Fprintf(stdout, "signalgate %s\n", version)
 		return exitOK
@@ -63,9 +71,15 @@ Commands:
   serve     run the gateway (default)
   migrate   apply database migrations and exit
   check     validate a config file and print what it would run
+  explain   dry-run an event against the routes, inbox and policy (reads the database)
+  replay    replay stored events through today's routes (admin API)
+  send      post a notification to an agent thread (agent API)
+  tail      follow an agent thread's stream in the terminal (agent API)
   version   print the version
 
-Every command takes --config (default: $SIGNALGATE_CONFIG or config.yaml).
+serve, migrate, check and explain take --config (default: $SIGNALGATE_CONFIG or
+config.yaml); replay, send and tail take --url and a token ($SIGNALGATE_URL,
+$SIGNALGATE_ADMIN_TOKEN, $SIGNALGATE_AGENT_TOKEN).
 Run "gateway <command> --help" for its flags and an example.
 `)
 }

@@ -8,13 +8,18 @@ import (
 	"net"
 	"time"
 
+	"github.com/labstack/echo/v4"
+	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/connectors/generic"
 	"github.com/signalgate/signalgate/connectors/github"
 	"github.com/signalgate/signalgate/connectors/slack"
+	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/metrics"
+	"github.com/signalgate/signalgate/retention"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/store"
 )
@@ -32,8 +37,13 @@ type Main struct {
 	Metrics *metrics.Metrics
 	Pollers []*email.Poller
 
+	Broker     *agent.LocalBroker
+	Runs       *agent.Runs
+	Dispatcher *delivery.Dispatcher
+
 	addr     net.Addr
-	services []service
+	services []service // built by Open, started in order
+	running  []service // started; stopped in reverse by Close
 }
 
 // service is a background component Main starts after the server and stops before
@@ -54,22 +64,37 @@ func openStore(ctx context.Context, cfg *Config, log *slog.Logger) (*store.Store
 }
 
 // Open connects the database, migrates, wires every component and starts serving.
-func (m *Main) Open(ctx context.Context) error {
+func (m *Main) Open(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, m.Close())
+		}
+	}()
 	cfg := m.Config
-	st, err := store.Open(ctx, cfg.Storage, m.Log, store.WithClock(m.Now))
-	if err != nil {
+	if m.Store, err = store.Open(ctx, cfg.Storage, m.Log, store.WithClock(m.Now)); err != nil {
 		return err
 	}
-	m.Store = st
+	st := m.Store
 	if _, err := st.Migrate(ctx); err != nil {
-		return errors.Join(err, m.closeStore())
+		return err
 	}
 	policy, err := inbox.NewPolicy(cfg.Policy)
 	if err != nil {
-		return errors.Join(fmt.Errorf("policy: %w", err), m.closeStore())
+		return fmt.Errorf("policy: %w", err)
 	}
-	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now))
 	m.Metrics = metrics.New(st, m.Log)
+
+	// Agents: the thread log broker, presence, and the dispatcher that feeds threads.
+	m.Broker = agent.NewLocalBroker()
+	m.Runs = agent.NewRuns(st, m.Broker, cfg.Agents)
+	routes := delivery.StreamRoutes(cfg.Agents, agent.NewStreamTarget())
+	m.Dispatcher = delivery.New(st, m.Runs, m.Broker, routes,
+		delivery.WithClock(m.Now), delivery.WithLogger(m.Log),
+		delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithSecrets(cfg.Secrets()))
+	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now), inbox.WithChangeHook(m.Dispatcher.Notify))
+	m.services = append(m.services,
+		serviceFuncs{name: "stream broker", start: m.Broker.Start, stop: stopWithin(m.Broker.Stop)},
+		serviceFuncs{name: "dispatcher", start: m.Dispatcher.Start, stop: stopWithin(m.Dispatcher.Stop)})
 
 	m.Server = server.New(cfg.Server, m.Log)
 	e := m.Server.Echo()
@@ -77,59 +102,89 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Server.Health(st.Ready)
 	e.GET("/metrics", m.Metrics.Handler())
 
+	api, err := agent.NewAPI(cfg.Agents, agent.Deps{
+		Frames: st, Broker: m.Broker, Runs: m.Runs, Inbox: m.Metrics.WrapIngester(m.Inbox),
+		Records: st, States: st, Deliverer: m.Dispatcher, Notify: m.Dispatcher.Notify, Log: m.Log,
+	}, agent.WithShutdown(m.Server.Done()))
+	if err != nil {
+		return err
+	}
+	api.Mount(e)
+	parsers, err := m.mountConnectors(e)
+	if err != nil {
+		return err
+	}
+
+	deps := adminDeps(cfg, st, policy, parsers, m.Log, m.Now)
+	deps.Inbox, deps.Pollers, deps.Notify = m.Metrics.WrapIngester(m.Inbox), admin.AsPollers(m.Pollers), m.Dispatcher.Notify
+	adm, err := admin.New(cfg.Admin, deps)
+	if err != nil {
+		return err
+	}
+	adm.Mount(e)
+	m.services = append(m.services, retention.New(cfg.Retention, st, m.Log, retention.WithClock(m.Now), retention.WithObserver(m.Metrics.RetentionDeleted)))
+
+	addr, err := m.Server.Listen()
+	if err != nil {
+		return err
+	}
+	m.addr = addr
+	for _, svc := range m.services {
+		if err := svc.Start(context.WithoutCancel(ctx)); err != nil {
+			return fmt.Errorf("start %s: %w", svc.Name(), err)
+		}
+		m.running = append(m.running, svc)
+	}
+	m.Server.Start()
+	m.Log.Info("serving", "component", "gateway", "addr", addr.String(), "storage", cfg.Storage.Driver,
+		"agents", len(cfg.Agents), "routes", len(cfg.Routes))
+	return nil
+}
+
+// mountConnectors builds the ingest handlers and the pollers on one pipeline, and
+// returns each source's parser for replay and explain.
+func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
+	cfg, st := m.Config, m.Store
 	router, err := connectors.NewRouter(cfg.Routes, cfg.AgentIDs())
 	if err != nil {
-		return errors.Join(err, m.closeStore())
+		return nil, err
 	}
 	pipeline := connectors.NewPipeline(router, m.Metrics.WrapIngester(m.Inbox), m.Log)
 	gh, err := github.NewHandler(cfg.Connectors.GitHub, pipeline, m.Log, m.Now,
 		github.WithCIState(github.NewStoreCIState(st, "github")))
 	if err != nil {
-		return errors.Join(err, m.closeStore())
+		return nil, err
 	}
 	gh.Mount(e)
 	sl, err := slack.NewHandler(cfg.Connectors.Slack, pipeline, m.Log, m.Now)
 	if err != nil {
-		return errors.Join(err, m.closeStore())
+		return nil, err
 	}
 	sl.Mount(e)
 	m.services = append(m.services, socketClients(sl.SocketClients())...)
 	gen, err := generic.NewHandler(cfg.Connectors.Generic, pipeline, m.Log, m.Now)
 	if err != nil {
-		return errors.Join(err, m.closeStore())
+		return nil, err
 	}
 	gen.Mount(e)
 	for _, ec := range cfg.Connectors.Email {
 		poller, err := email.NewPoller(ec, pipeline, st, m.Log, email.WithClock(m.Now))
 		if err != nil {
-			return errors.Join(err, m.closeStore())
+			return nil, err
 		}
 		m.Pollers = append(m.Pollers, poller)
-		m.services = append(m.services, serviceFuncs{
-			name:  "email poller " + ec.Name,
-			start: poller.Start,
-			stop: func() error {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				return poller.Stop(ctx)
-			},
-		})
+		m.services = append(m.services, serviceFuncs{name: "email poller " + ec.Name, start: poller.Start, stop: stopWithin(poller.Stop)})
 	}
+	return admin.Parsers{"github": gh, "slack": sl, "generic": gen, "email": email.NewParser(cfg.Connectors.Email)}, nil
+}
 
-	addr, err := m.Server.Listen()
-	if err != nil {
-		return errors.Join(err, m.closeStore())
+// stopWithin bounds a service's Stop so shutdown cannot hang on one component.
+func stopWithin(stop func(context.Context) error) func() error {
+	return func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return stop(ctx)
 	}
-	m.addr = addr
-	m.Server.Start()
-	for _, svc := range m.services {
-		if err := svc.Start(context.WithoutCancel(ctx)); err != nil {
-			return errors.Join(fmt.Errorf("start %s: %w", svc.Name(), err), m.Close())
-		}
-	}
-	m.Log.Info("serving", "component", "gateway", "addr", addr.String(), "storage", cfg.Storage.Driver,
-		"agents", len(cfg.Agents), "routes", len(cfg.Routes))
-	return nil
 }
 
 // Addr is the bound listen address.
@@ -147,10 +202,10 @@ func (m *Main) Close() error {
 		cancel()
 		m.Server = nil
 	}
-	for i := len(m.services) - 1; i >= 0; i-- {
-		errs = append(errs, m.services[i].Stop())
+	for i := len(m.running) - 1; i >= 0; i-- {
+		errs = append(errs, m.running[i].Stop())
 	}
-	m.services = nil
+	m.running, m.services = nil, nil
 	errs = append(errs, m.closeStore())
 	return errors.Join(errs...)
 }

@@ -112,8 +112,7 @@ func mapRaw(t *testing.T, cfg Config, raw string) (*message, connectors.Item) {
 	t.Helper()
 	m, err := parseMessage([]byte(raw), false)
 	require.NoError(t, err)
-	w := &worker{mailbox: "INBOX"}
-	return m, cfg.item(m, "INBOX", 7, w.deliveryID(m.MessageID, []byte(raw), 1, 7))
+	return m, cfg.item(m, "INBOX", 7, deliveryID(m.MessageID, []byte(raw), 1, 7, "INBOX"))
 }
 
 func TestParseAndMap(t *testing.T) {

@@ -339,25 +339,25 @@ func (w *worker) event(raw []byte, truncated bool, validity, uid uint32) (*inbox
 		Type:      EventType,
 		Body:      raw,
 		Headers: map[string]string{
-			"X-Imap-Mailbox":     w.mailbox,
-			"X-Imap-Uid":         strconv.FormatUint(uint64(uid), 10),
-			"X-Imap-Uidvalidity": strconv.FormatUint(uint64(validity), 10),
+			HeaderMailbox:     w.mailbox,
+			HeaderUID:         strconv.FormatUint(uint64(uid), 10),
+			HeaderUIDValidity: strconv.FormatUint(uint64(validity), 10),
 		},
 		ReceivedAt: w.p.now().UTC(),
 		Checkpoint: &inbox.Checkpoint{Connector: w.p.StateConnector(), Key: w.mailbox, Value: formatCursor(validity, uid)},
 	}
 	if truncated {
-		ev.Headers["X-Signalgate-Truncated"] = "true"
+		ev.Headers[HeaderTruncated] = "true"
 	}
 	m, err := parseMessage(raw, truncated)
 	if err != nil {
-		ev.DeliveryID = w.deliveryID(rawMessageID(raw), raw, validity, uid)
+		ev.DeliveryID = deliveryID(rawMessageID(raw), raw, validity, uid, w.mailbox)
 		ev.Status = inbox.EventInvalid
 		ev.Error = "unparseable message: " + err.Error()
 		w.log.Warn("unparseable message stored as invalid", "uid", uid, "error", err.Error())
 		return ev, nil
 	}
-	ev.DeliveryID = w.deliveryID(m.MessageID, raw, validity, uid)
+	ev.DeliveryID = deliveryID(m.MessageID, raw, validity, uid, w.mailbox)
 	if m.MessageID != "" {
 		ev.Headers["Message-Id"] = m.MessageID
 	}
@@ -373,7 +373,7 @@ func (w *worker) event(raw []byte, truncated bool, validity, uid uint32) (*inbox
 // deliveryID is the Message-ID; without one, a digest of the raw message, which
 // (unlike a UID) survives a UIDVALIDITY change, so a rescan still finds duplicates;
 // "<uidvalidity>:<uid>@<mailbox>" only when the server returned no bytes at all.
-func (w *worker) deliveryID(messageID string, raw []byte, validity, uid uint32) string {
+func deliveryID(messageID string, raw []byte, validity, uid uint32, mailbox string) string {
 	switch {
 	case messageID != "":
 		return messageID
@@ -381,7 +381,7 @@ func (w *worker) deliveryID(messageID string, raw []byte, validity, uid uint32) 
 		sum := sha256.Sum256(raw)
 		return "sha256:" + hex.EncodeToString(sum[:])
 	}
-	return fmt.Sprintf("%d:%d@%s", validity, uid, w.mailbox)
+	return fmt.Sprintf("%d:%d@%s", validity, uid, mailbox)
 }
 
 // afterIngest applies after_ingest to a committed message. A failure is logged and

@@ -2,6 +2,7 @@ package generic
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,32 +89,10 @@ func (h *Handler) Serve(c echo.Context) error {
 			"delivery_id", req.Header.Get(HeaderID), "remote_ip", c.RealIP())
 		return server.Unauthorized()
 	}
-	var doc any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&doc); err != nil || dec.More() {
-		return server.BadRequest("malformed JSON body")
-	}
-	if _, isObject := doc.(map[string]any); !isObject {
-		return server.BadRequest("body: want a JSON object")
-	}
-	var it connectors.Item
-	if conn.mapping != nil {
-		it, err = conn.mapped(doc, body)
-	} else {
-		it, err = conn.notification(body)
-	}
+	it, err := conn.item(name, body)
 	if err != nil {
-		return server.BadRequest("%s", err.Error())
+		return err
 	}
-	it.Fields.Source, it.Fields.Connector, it.Fields.Kind = Source, name, it.Kind
-	if it.Metadata == nil {
-		it.Metadata = map[string]any{}
-	}
-	// Provenance is ours to state; a sender's metadata cannot claim another.
-	it.Metadata[connectors.MetaVerifiedBy] = VerifiedBy
-	it.Metadata[connectors.MetaAuthor] = it.Fields.Author
-	it.Metadata[connectors.MetaAuthorIsBot] = false
 	ev := &inbox.Event{
 		Source:     Source,
 		Connector:  name,
@@ -124,6 +103,52 @@ func (h *Handler) Serve(c echo.Context) error {
 		ReceivedAt: now.UTC(),
 	}
 	return h.pipeline.Respond(c, ev, []connectors.Item{it})
+}
+
+// Items turns a stored or sample delivery back into its item without verifying it,
+// for replay and explain.
+func (h *Handler) Items(_ context.Context, ev *inbox.Event) ([]connectors.Item, error) {
+	conn, ok := h.conns[ev.Connector]
+	if !ok {
+		return nil, fmt.Errorf("no generic connector named %q", ev.Connector)
+	}
+	it, err := conn.item(ev.Connector, ev.Body)
+	if err != nil {
+		return nil, err
+	}
+	return []connectors.Item{it}, nil
+}
+
+// item reads one delivery's JSON body; its errors are 400s naming the problem.
+func (c *connector) item(name string, body []byte) (connectors.Item, error) {
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil || dec.More() {
+		return connectors.Item{}, server.BadRequest("malformed JSON body")
+	}
+	if _, isObject := doc.(map[string]any); !isObject {
+		return connectors.Item{}, server.BadRequest("body: want a JSON object")
+	}
+	var it connectors.Item
+	var err error
+	if c.mapping != nil {
+		it, err = c.mapped(doc, body)
+	} else {
+		it, err = c.notification(body)
+	}
+	if err != nil {
+		return connectors.Item{}, server.BadRequest("%s", err.Error())
+	}
+	it.Fields.Source, it.Fields.Connector, it.Fields.Kind = Source, name, it.Kind
+	if it.Metadata == nil {
+		it.Metadata = map[string]any{}
+	}
+	// Provenance is ours to state; a sender's metadata cannot claim another.
+	it.Metadata[connectors.MetaVerifiedBy] = VerifiedBy
+	it.Metadata[connectors.MetaAuthor] = it.Fields.Author
+	it.Metadata[connectors.MetaAuthorIsBot] = false
+	return it, nil
 }
 
 func keepHeaders(h http.Header) map[string]string {

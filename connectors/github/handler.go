@@ -1,6 +1,7 @@
 package github
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -109,19 +110,25 @@ func (h *Handler) Serve(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	mapped := mappedEvent(eventType)
-	// Mapped types are validated by the decoder itself (one pass over the body).
-	if !mapped && !json.Valid(payload) {
-		return server.BadRequest("malformed JSON payload")
+	delivery := req.Header.Get(gh.DeliveryIDHeader)
+	items, status, reason, err := h.parse(req.Context(), &cfg, eventType, delivery, payload, h.ci)
+	if err != nil {
+		return err
 	}
 	ev := &inbox.Event{
 		Source:     "github",
 		Connector:  name,
-		DeliveryID: req.Header.Get(gh.DeliveryIDHeader),
+		DeliveryID: delivery,
 		Type:       eventType,
 		Headers:    keepHeaders(req.Header),
 		Body:       payload,
 		ReceivedAt: h.now().UTC(),
+		Status:     status,
+		Error:      reason,
+	}
+	if status == inbox.EventInvalid {
+		h.log.Warn("payload not decodable", "connector", name, "event_type", eventType,
+			"delivery_id", delivery, "error", reason)
 	}
 	if eventType == "ping" {
 		out, err := h.pipeline.Ingest(req.Context(), ev, nil)
@@ -130,29 +137,82 @@ func (h *Handler) Serve(c echo.Context) error {
 		}
 		return c.JSON(http.StatusOK, out)
 	}
-	if !mapped {
+	return h.pipeline.Respond(c, ev, items)
+}
+
+// parse maps one delivery's JSON payload. What is stored without items comes back as
+// a status and its reason: ignored for a type the connector does not map, invalid for
+// JSON of an unexpected shape (kept: a later version may replay it). Malformed JSON
+// is a 400.
+func (h *Handler) parse(ctx context.Context, cfg *Config, eventType, delivery string, payload []byte, ci CIState) ([]connectors.Item, inbox.EventStatus, string, error) {
+	if !mappedEvent(eventType) {
 		// Not parsed at all: go-github rejects some real payloads of types we do not
 		// map (old timestamps, package metadata), and those must not fail the delivery.
-		ev.Status, ev.Error = inbox.EventIgnored, fmt.Sprintf("event type %q is not mapped", eventType)
-		return h.pipeline.Respond(c, ev, nil)
+		if !json.Valid(payload) {
+			return nil, "", "", server.BadRequest("malformed JSON payload")
+		}
+		if eventType == "ping" {
+			return nil, "", "", nil
+		}
+		return nil, inbox.EventIgnored, fmt.Sprintf("event type %q is not mapped", eventType), nil
 	}
+	// Mapped types are validated by the decoder itself (one pass over the body).
 	parsed, err := gh.ParseWebHook(eventType, payload)
 	var syntaxErr *json.SyntaxError
 	if errors.As(err, &syntaxErr) || (err != nil && !json.Valid(payload)) {
-		return server.BadRequest("malformed JSON payload")
+		return nil, "", "", server.BadRequest("malformed JSON payload")
 	}
 	if err != nil {
-		// Valid JSON of an unexpected shape: keep it (a later version may replay it),
-		// acknowledge it, route nothing.
-		ev.Status, ev.Error = inbox.EventInvalid, fmt.Sprintf("decode %s payload: %s", eventType, jsonProblem(err))
-		h.log.Warn("payload not decodable", "connector", name, "event_type", eventType,
-			"delivery_id", ev.DeliveryID, "error", ev.Error)
-		return h.pipeline.Respond(c, ev, nil)
+		return nil, inbox.EventInvalid, fmt.Sprintf("decode %s payload: %s", eventType, jsonProblem(err)), nil
 	}
-	m := mapper{cfg: &cfg, ci: h.ci, log: h.log, event: eventType, delivery: ev.DeliveryID}
-	items := m.items(req.Context(), parsed)
-	return h.pipeline.Respond(c, ev, items)
+	m := mapper{cfg: cfg, ci: ci, log: h.log, event: eventType, delivery: delivery}
+	return m.items(ctx, parsed), "", "", nil
 }
+
+// Items turns a stored or sample delivery back into items without verifying it, for
+// replay and explain. The CI memory is read but never written: a replayed or explained
+// conclusion must not change what the next live run is compared with.
+func (h *Handler) Items(ctx context.Context, ev *inbox.Event) ([]connectors.Item, error) {
+	cfg, ok := h.conns[ev.Connector]
+	if !ok {
+		return nil, fmt.Errorf("no github connector named %q", ev.Connector)
+	}
+	eventType := ev.Type
+	if eventType == "" {
+		eventType = connectors.Header(ev.Headers, gh.EventTypeHeader)
+	}
+	if eventType == "" {
+		return nil, fmt.Errorf("no event type: set the %s header", gh.EventTypeHeader)
+	}
+	payload := ev.Body
+	if !json.Valid(payload) {
+		// A sample may be the raw form-encoded request; stored events hold the JSON.
+		p, err := formPayload(connectors.Header(ev.Headers, echo.HeaderContentType), payload)
+		if err != nil {
+			return nil, err
+		}
+		payload = p
+	}
+	delivery := ev.DeliveryID
+	if delivery == "" {
+		delivery = connectors.Header(ev.Headers, gh.DeliveryIDHeader)
+	}
+	items, status, reason, err := h.parse(ctx, &cfg, eventType, delivery, payload, readOnlyCI{h.ci})
+	switch {
+	case err != nil:
+		return nil, err
+	case status == inbox.EventInvalid:
+		return nil, errors.New(reason)
+	case status == inbox.EventIgnored:
+		return nil, &connectors.NotMapped{Reason: reason}
+	}
+	return items, nil
+}
+
+// readOnlyCI reads CI conclusions and drops writes.
+type readOnlyCI struct{ CIState }
+
+func (readOnlyCI) SetConclusion(context.Context, string, string) error { return nil }
 
 // formPayload returns the JSON document of a delivery: the body itself, or its
 // payload= field for hooks configured with the form content type.

@@ -256,7 +256,7 @@ func plainBody(s string) string { return connectors.Truncate(connectors.PlainTex
 func messageText(s string) string { return connectors.Truncate(connectors.PlainText(s), messageLen) }
 
 func (m *mapper) pullRequest(e *gh.PullRequestEvent) *spec {
-	pr := e.GetPullRequest()
+	pr := orEmpty(e.GetPullRequest())
 	repo := e.GetRepo().GetFullName()
 	ref := fmt.Sprintf("pull request %s#%d%s", repo, pr.GetNumber(), quoted(pr.GetTitle()))
 	who := e.GetSender().GetLogin()
@@ -322,7 +322,7 @@ func (m *mapper) review(e *gh.PullRequestReviewEvent) *spec {
 	if e.GetAction() != "submitted" {
 		return nil
 	}
-	r, pr := e.GetReview(), e.GetPullRequest()
+	r, pr := e.GetReview(), orEmpty(e.GetPullRequest())
 	repo := e.GetRepo().GetFullName()
 	state := strings.ToLower(r.GetState())
 	prio, verb := inbox.PriorityMedium, "reviewed"
@@ -383,13 +383,13 @@ func (m *mapper) comment(action, repo string, number int, onPR bool, title strin
 }
 
 func (m *mapper) issueComment(e *gh.IssueCommentEvent) *spec {
-	is, c := e.GetIssue(), e.GetComment()
+	is, c := orEmpty(e.GetIssue()), e.GetComment()
 	return m.comment(e.GetAction(), e.GetRepo().GetFullName(), is.GetNumber(), is.GetPullRequestLinks() != nil, is.GetTitle(),
 		is.Labels, c.GetID(), c.GetUser(), c.GetAuthorAssociation(), c.GetHTMLURL(), c.GetBody(), "")
 }
 
 func (m *mapper) reviewComment(e *gh.PullRequestReviewCommentEvent) *spec {
-	pr, c := e.GetPullRequest(), e.GetComment()
+	pr, c := orEmpty(e.GetPullRequest()), e.GetComment()
 	where := ""
 	if p := c.GetPath(); p != "" {
 		where = p
@@ -408,7 +408,7 @@ func (m *mapper) reviewComment(e *gh.PullRequestReviewCommentEvent) *spec {
 }
 
 func (m *mapper) issue(e *gh.IssuesEvent) *spec {
-	is := e.GetIssue()
+	is := orEmpty(e.GetIssue())
 	repo := e.GetRepo().GetFullName()
 	who := e.GetSender().GetLogin()
 	ref := fmt.Sprintf("issue %s#%d%s", repo, is.GetNumber(), quoted(is.GetTitle()))
@@ -445,4 +445,13 @@ func (m *mapper) issue(e *gh.IssuesEvent) *spec {
 		"body": plainBody(is.GetBody()), "issue_author": is.GetUser().GetLogin(),
 	}
 	return s
+}
+
+// orEmpty stands in an empty object for one a signed payload left out, so the mapping
+// reads zero values instead of dereferencing nil.
+func orEmpty[T any](p *T) *T {
+	if p == nil {
+		return new(T)
+	}
+	return p
 }

@@ -39,10 +39,10 @@ func failed(conclusion string) bool {
 }
 
 func (m *mapper) checkRun(ctx context.Context, e *gh.CheckRunEvent) *spec {
-	r := e.GetCheckRun()
+	r := orEmpty(e.GetCheckRun())
 	prs := r.PullRequests
 	if len(prs) == 0 {
-		prs = r.GetCheckSuite().PullRequests
+		prs = orEmpty(r.GetCheckSuite()).PullRequests
 	}
 	detail := r.GetOutput().GetTitle()
 	if sum := connectors.Excerpt(r.GetOutput().GetSummary(), 160); sum != "" {
@@ -57,7 +57,7 @@ func (m *mapper) checkRun(ctx context.Context, e *gh.CheckRunEvent) *spec {
 }
 
 func (m *mapper) checkSuite(ctx context.Context, e *gh.CheckSuiteEvent) *spec {
-	s := e.GetCheckSuite()
+	s := orEmpty(e.GetCheckSuite())
 	name := s.GetApp().GetName()
 	if name == "" {
 		name = s.GetApp().GetSlug()
@@ -74,7 +74,7 @@ func (m *mapper) checkSuite(ctx context.Context, e *gh.CheckSuiteEvent) *spec {
 }
 
 func (m *mapper) workflowRun(ctx context.Context, e *gh.WorkflowRunEvent) *spec {
-	r := e.GetWorkflowRun()
+	r := orEmpty(e.GetWorkflowRun())
 	name := e.GetWorkflow().GetName()
 	if name == "" {
 		name = r.GetName()

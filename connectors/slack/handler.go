@@ -166,6 +166,31 @@ func (h *Handler) Serve(c echo.Context) error {
 	return c.JSON(out.HTTPStatus(), out)
 }
 
+// Items turns a stored or sample Events API envelope back into items without verifying
+// it, for replay and explain. A recently notified mention does not suppress it: a
+// replay is deliberate.
+func (h *Handler) Items(ctx context.Context, ev *inbox.Event) ([]connectors.Item, error) {
+	conn, ok := h.conns[ev.Connector]
+	if !ok {
+		return nil, fmt.Errorf("no slack connector named %q", ev.Connector)
+	}
+	fresh := *conn
+	fresh.recent = newRecentMentions(h.now)
+	via := VerifiedBySignature
+	if connectors.Header(ev.Headers, HeaderTimestamp) == "" {
+		via = VerifiedBySocketMode // Socket Mode events carry no request timestamp
+	}
+	parsed, parseErr := slackevents.ParseEvent(json.RawMessage(ev.Body), slackevents.OptionNoVerifyToken())
+	built, items := fresh.build(ctx, ev.Body, &parsed, parseErr, via)
+	switch built.Status {
+	case inbox.EventInvalid:
+		return nil, errors.New(built.Error)
+	case inbox.EventIgnored:
+		return nil, &connectors.NotMapped{Reason: built.Error}
+	}
+	return items, nil
+}
+
 // verify checks the v0 signature and the timestamp window. The window is checked
 // against the injected clock first (slack-go's own check reads the wall clock).
 // It returns why the request was rejected, "" when it passes.

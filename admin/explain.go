@@ -1,0 +1,419 @@
+package admin
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/store"
+)
+
+// Sample is what explain looks at: a stored event by id, or an event as a connector
+// would receive it. GET /events/{id} output is a valid sample as it is.
+type Sample struct {
+	EventID    string            `json:"eventId,omitempty"`
+	Source     string            `json:"source,omitempty"`
+	Connector  string            `json:"connector,omitempty"`
+	Type       string            `json:"type,omitempty"` // else from the headers (X-GitHub-Event)
+	DeliveryID string            `json:"deliveryId,omitempty"`
+	Headers    map[string]string `json:"headers,omitempty"`
+	// Body is the raw body as a JSON string, or the JSON document itself.
+	Body       json.RawMessage `json:"body,omitempty"`
+	BodyBase64 string          `json:"bodyBase64,omitempty"`
+}
+
+// Explanation answers "why did (or didn't) my agent hear about this?" for one event.
+type Explanation struct {
+	At    time.Time      `json:"at"`
+	Event ExplainedEvent `json:"event"`
+	// DuplicateOf is the stored event with the sample's delivery id: delivered for real,
+	// the sample would be acknowledged as a redelivery and change nothing.
+	DuplicateOf   string            `json:"duplicateOf,omitempty"`
+	Status        inbox.EventStatus `json:"status"`
+	Reason        string            `json:"reason,omitempty"`
+	Items         []ExplainedItem   `json:"items"`
+	Routes        []RouteResult     `json:"routes"`
+	Notifications []Outcome         `json:"notifications"`
+}
+
+// ExplainedEvent names the event explained.
+type ExplainedEvent struct {
+	ID         string `json:"id,omitempty"` // a stored event
+	Source     string `json:"source"`
+	Connector  string `json:"connector"`
+	Type       string `json:"type,omitempty"`
+	DeliveryID string `json:"deliveryId,omitempty"`
+}
+
+// ExplainedItem is what the connector made of the event, with the fields routes match.
+type ExplainedItem struct {
+	Kind        string           `json:"kind"`
+	Priority    inbox.Priority   `json:"priority,omitempty"`
+	Summary     string           `json:"summary"`
+	DedupeKey   string           `json:"dedupeKey,omitempty"`
+	CoalesceKey string           `json:"coalesceKey,omitempty"`
+	Attributes  inbox.Attributes `json:"attributes"`
+	Fields      map[string]any   `json:"fields"` // route match keys (snake_case) with values
+	Skip        string           `json:"skip,omitempty"`
+}
+
+// RouteResult is one configured route against one item, in config order.
+type RouteResult struct {
+	Route   string           `json:"route"`
+	Item    int              `json:"item"`
+	Matched bool             `json:"matched"`
+	Thread  *inbox.ThreadKey `json:"thread,omitempty"`
+	Error   string           `json:"error,omitempty"` // matched, but the thread did not render
+	// SameThreadAs names an earlier route that already feeds this thread: one
+	// notification per item and thread.
+	SameThreadAs string `json:"sameThreadAs,omitempty"`
+}
+
+// Outcome is what one notification would do in the inbox now.
+type Outcome struct {
+	Route        string             `json:"route"`
+	Thread       inbox.ThreadKey    `json:"thread"`
+	Notification inbox.Notification `json:"notification"`
+	Presence     inbox.Presence     `json:"presence"`
+	ActiveRun    *store.ActiveRun   `json:"activeRun,omitempty"`
+	// Merge is the pending record it would dedupe or coalesce into.
+	Merge    *Merge         `json:"merge,omitempty"`
+	Decision inbox.Decision `json:"decision"`
+	// Record is the record as it would be after this event (no id when new).
+	Record inbox.Record `json:"record"`
+}
+
+// Merge names the pending record a notification would merge into and why.
+type Merge struct {
+	RecordID string       `json:"recordId"`
+	On       string       `json:"on"` // dedupeKey or coalesceKey
+	Record   inbox.Record `json:"record"`
+}
+
+// Explainer dry-runs events through the connectors, today's routes and the policy
+// against the current inbox and presence. It never writes.
+type Explainer struct {
+	st      ExplainStore
+	policy  *inbox.Policy
+	router  *connectors.Router
+	single  []namedRouter
+	parsers Parsers
+	now     func() time.Time
+}
+
+type namedRouter struct {
+	name   string
+	router *connectors.Router
+}
+
+// NewExplainer builds an explainer from the parts of d it reads: Store, Policy,
+// Routes, Agents, Parsers and Now.
+func NewExplainer(d Deps) (*Explainer, error) {
+	if d.Store == nil {
+		return nil, errors.New("admin: a store is required")
+	}
+	router, err := connectors.NewRouter(d.Routes, d.Agents)
+	if err != nil {
+		return nil, fmt.Errorf("admin: %w", err)
+	}
+	x := &Explainer{st: d.Store, policy: d.Policy, router: router, parsers: d.Parsers, now: d.Now}
+	if x.policy == nil {
+		if x.policy, err = inbox.NewPolicy(inbox.PolicyConfig{}); err != nil {
+			return nil, err
+		}
+	}
+	if x.now == nil {
+		x.now = time.Now
+	}
+	for _, rc := range d.Routes {
+		// One router per route tells which routes match, which Route alone does not.
+		r, err := connectors.NewRouter([]connectors.RouteConfig{rc}, d.Agents)
+		if err != nil {
+			return nil, fmt.Errorf("admin: %w", err)
+		}
+		x.single = append(x.single, namedRouter{name: rc.Name, router: r})
+	}
+	return x, nil
+}
+
+// Explain explains s. Bad samples are 400s naming the field; an unknown event id 404.
+func (x *Explainer) Explain(ctx context.Context, s Sample) (*Explanation, error) {
+	ev, err := x.event(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	now := x.now().UTC()
+	out := &Explanation{At: now, Event: ExplainedEvent{ID: ev.ID, Source: ev.Source, Connector: ev.Connector, Type: ev.Type},
+		Items: []ExplainedItem{}, Routes: []RouteResult{}, Notifications: []Outcome{}}
+	items, status, reason := parseEvent(ctx, x.parsers, ev)
+	out.Event.DeliveryID = deliveryID(ev, items)
+	if out.Event.Type == "" {
+		out.Event.Type = eventType(ev, items)
+	}
+	if ev.ID == "" && out.Event.DeliveryID != "" {
+		id, ok, err := x.st.EventByDelivery(ctx, ev.Source, ev.Connector, out.Event.DeliveryID)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out.DuplicateOf = id
+		}
+	}
+	ns, routeErrs := x.router.Route(items)
+	out.Status, out.Reason = eventStatus(status, reason, items, ns, routeErrs)
+	for i, it := range items {
+		out.Items = append(out.Items, explainItem(it))
+		if it.Skip == "" {
+			out.Routes = append(out.Routes, x.routeResults(i, it)...)
+		}
+	}
+	var touched []inbox.Record // records this event itself would create or change
+	for _, n := range ns {
+		o, err := x.outcome(ctx, n, now, &touched)
+		if err != nil {
+			return nil, err
+		}
+		out.Notifications = append(out.Notifications, o)
+	}
+	return out, nil
+}
+
+// event resolves the sample: the stored event, or one built from the sample's fields.
+func (x *Explainer) event(ctx context.Context, s Sample) (*inbox.Event, error) {
+	if s.EventID != "" {
+		if s.Source != "" || s.Connector != "" || len(s.Body) > 0 || s.BodyBase64 != "" {
+			return nil, server.BadRequest("eventId: give a stored event id or a sample event, not both")
+		}
+		if err := checkText(s.EventID); err != nil {
+			return nil, server.BadRequest("eventId: %v", err)
+		}
+		ev, err := x.st.GetEvent(ctx, s.EventID)
+		if err != nil {
+			return nil, notFound(err, "event", s.EventID)
+		}
+		return &ev, nil
+	}
+	for _, f := range []struct{ name, v string }{{"source", s.Source}, {"connector", s.Connector}, {"type", s.Type}, {"deliveryId", s.DeliveryID}} {
+		if err := checkText(f.v); err != nil {
+			return nil, server.BadRequest("%s: %v", f.name, err)
+		}
+	}
+	switch {
+	case s.Source == "":
+		return nil, server.BadRequest("source: required (github, slack, email or generic), or give eventId")
+	case x.parsers[s.Source] == nil:
+		return nil, server.BadRequest("source: no connector parses %q events", s.Source)
+	case s.Connector == "":
+		return nil, server.BadRequest("connector: required: the configured connector name")
+	}
+	ev := &inbox.Event{Source: s.Source, Connector: s.Connector, Type: s.Type, DeliveryID: s.DeliveryID, Headers: map[string]string{}}
+	for k, v := range s.Headers {
+		ev.Headers[http.CanonicalHeaderKey(k)] = v
+	}
+	switch {
+	case s.BodyBase64 != "":
+		b, err := base64.StdEncoding.DecodeString(s.BodyBase64)
+		if err != nil {
+			return nil, server.BadRequest("bodyBase64: not valid base64")
+		}
+		ev.Body = b
+	case bytes.HasPrefix(bytes.TrimSpace(s.Body), []byte(`"`)):
+		var raw string
+		if err := json.Unmarshal(s.Body, &raw); err != nil {
+			return nil, server.BadRequest("body: not a valid JSON string")
+		}
+		ev.Body = []byte(raw)
+	case len(s.Body) > 0 && !bytes.Equal(bytes.TrimSpace(s.Body), []byte("null")):
+		ev.Body = s.Body
+	default:
+		return nil, server.BadRequest("body: required (the raw body as a string, or the JSON document), or bodyBase64")
+	}
+	return ev, nil
+}
+
+// deliveryID is the provider's id for the event: given, or as the connector reads it.
+func deliveryID(ev *inbox.Event, items []connectors.Item) string {
+	if ev.DeliveryID != "" {
+		return ev.DeliveryID
+	}
+	for _, it := range items {
+		if id, ok := it.Metadata["delivery_id"].(string); ok && id != "" {
+			return id
+		}
+	}
+	return connectors.Header(ev.Headers, "Webhook-Id") // generic: Standard Webhooks
+}
+
+// eventType is the type a sample would be stored with, as its connector sets it.
+func eventType(ev *inbox.Event, items []connectors.Item) string {
+	if t := connectors.Header(ev.Headers, "X-GitHub-Event"); t != "" {
+		return t
+	}
+	if ev.Source == "generic" && len(items) > 0 {
+		return items[0].Kind // a generic event's type is its kind
+	}
+	return ""
+}
+
+// eventStatus is the status the pipeline would store the event with.
+func eventStatus(status inbox.EventStatus, reason string, items []connectors.Item, ns []inbox.Notification, routeErrs []error) (inbox.EventStatus, string) {
+	if status != "" {
+		return status, reason
+	}
+	var reasons []string
+	for _, it := range items {
+		if it.Skip != "" {
+			reasons = append(reasons, it.Skip)
+		}
+	}
+	skipped := len(reasons)
+	for _, e := range routeErrs {
+		reasons = append(reasons, e.Error())
+	}
+	switch {
+	case len(ns) > 0:
+		status = inbox.EventRouted
+	case len(items) == 0 || skipped == len(items):
+		status = inbox.EventIgnored
+	default:
+		status = inbox.EventUnrouted
+		if len(reasons) == 0 {
+			reasons = append(reasons, "no route matches")
+		}
+	}
+	return status, strings.Join(reasons, "; ")
+}
+
+func (x *Explainer) routeResults(item int, it connectors.Item) []RouteResult {
+	var out []RouteResult
+	claimed := map[inbox.ThreadKey]string{}
+	for _, nr := range x.single {
+		rr := RouteResult{Route: nr.name, Item: item}
+		ns, errs := nr.router.Route([]connectors.Item{it})
+		switch {
+		case len(ns) > 0:
+			rr.Matched, rr.Thread = true, &ns[0].Thread
+			if first, ok := claimed[ns[0].Thread]; ok {
+				rr.SameThreadAs = first
+			} else {
+				claimed[ns[0].Thread] = nr.name
+			}
+		case len(errs) > 0:
+			rr.Matched, rr.Error = true, strings.TrimPrefix(errs[0].Error(), fmt.Sprintf("route %q: ", nr.name))
+		}
+		out = append(out, rr)
+	}
+	return out
+}
+
+// outcome finds the record n would merge into (one this event already touched, else
+// a pending one in the store), samples presence and asks the policy, as Ingest would.
+// touched gets the record as it would be after n.
+func (x *Explainer) outcome(ctx context.Context, n inbox.Notification, now time.Time, touched *[]inbox.Record) (Outcome, error) {
+	o := Outcome{Route: n.Route, Thread: n.Thread, Notification: n, Presence: inbox.PresenceIdle}
+	run, err := x.st.LiveRun(ctx, n.Thread, now)
+	if err != nil {
+		return o, err
+	}
+	if run != nil {
+		o.Presence = inbox.PresenceActive
+		o.ActiveRun = &store.ActiveRun{RunID: run.ID, Origin: run.Origin, Since: run.OpenedAt, LeaseUntil: run.LeaseUntil}
+	}
+	var existing *inbox.Record
+	at := slices.IndexFunc(*touched, func(r inbox.Record) bool { return r.Mergeable(n) })
+	if at >= 0 {
+		existing = &(*touched)[at]
+	} else {
+		if existing, err = x.st.FindMergeable(ctx, n); err != nil {
+			return o, err
+		}
+	}
+	sub := n.Subject()
+	if existing != nil && sub.Priority == "" {
+		sub.Priority = existing.Priority
+	}
+	o.Decision = x.policy.Decide(sub, o.Presence, now)
+	if existing == nil {
+		o.Record = inbox.NewRecord("", "", n, o.Decision, now)
+		*touched = append(*touched, o.Record)
+		return o, nil
+	}
+	on := "coalesceKey"
+	if n.DedupeKey != "" && existing.DedupeKey == n.DedupeKey {
+		on = "dedupeKey"
+	}
+	o.Merge = &Merge{RecordID: existing.ID, On: on, Record: *existing}
+	merged := *existing
+	merged.Metadata = maps.Clone(existing.Metadata) // Merge writes into it
+	merged.Merge(n, o.Decision, now)
+	o.Record = merged
+	if at >= 0 {
+		(*touched)[at] = merged
+	} else {
+		*touched = append(*touched, merged)
+	}
+	return o, nil
+}
+
+// explainItem lists the item with the fields routes match, by their config keys.
+func explainItem(it connectors.Item) ExplainedItem {
+	out := ExplainedItem{Kind: it.Kind, Priority: it.Priority, Summary: it.Summary, DedupeKey: it.DedupeKey,
+		CoalesceKey: it.CoalesceKey, Attributes: it.Attributes, Skip: it.Skip, Fields: map[string]any{}}
+	if out.Attributes == nil {
+		out.Attributes = inbox.Attributes{}
+	}
+	f := it.Fields
+	if f.Kind == "" {
+		f.Kind = it.Kind // as the router reads it
+	}
+	for k, v := range map[string]string{"source": f.Source, "connector": f.Connector, "kind": f.Kind, "repo": f.Repo,
+		"branch": f.Branch, "author": f.Author, "team": f.Team, "channel": f.Channel, "channel_type": f.ChannelType,
+		"user": f.User, "thread_ts": f.ThreadTS, "mailbox": f.Mailbox, "from": f.From, "subject": f.Subject} {
+		if v != "" {
+			out.Fields[k] = v
+		}
+	}
+	if f.Number != 0 {
+		out.Fields["number"] = strconv.Itoa(f.Number)
+	}
+	if len(f.Labels) > 0 {
+		out.Fields["labels"] = f.Labels
+	}
+	if len(f.Extra) > 0 {
+		out.Fields["extra"] = f.Extra
+	}
+	return out
+}
+
+// explain is POST /explain: a dry run of a sample or stored event.
+func (a *API) explain(c echo.Context) error {
+	var s Sample
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return err
+	}
+	// Lenient: GET /events/{id} output (with id, status, …) is a sample as it is.
+	if err := json.Unmarshal(body, &s); err != nil {
+		return server.BadRequest("request body: want a JSON object with eventId, or source, connector, headers and body")
+	}
+	out, err := a.explainer.Explain(c.Request().Context(), s)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}

@@ -1,0 +1,197 @@
+package admin
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/delivery"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/store"
+)
+
+var recordParams = []string{"agent", "resource", "thread", "status", "priority", "source", "kind", "text", "event", "limit", "cursor"}
+
+func recordFilter(p *params) inbox.RecordFilter {
+	return inbox.RecordFilter{
+		Agent: p.text("agent"), Resource: p.text("resource"), Thread: p.text("thread"),
+		Status: p.statuses("status"), Priority: p.priority("priority"), Source: p.text("source"),
+		Kind: p.text("kind"), Text: p.text("text"), EventID: p.text("event"),
+		Limit: p.limit(), Cursor: p.cursor(),
+	}
+}
+
+type recordList struct {
+	Notifications []inbox.Record `json:"notifications"`
+	NextCursor    string         `json:"nextCursor,omitempty"`
+}
+
+// listNotifications is GET /notifications: records newest first, every status unless
+// filtered. Unlike the agent's listing it never marks anything seen.
+func (a *API) listNotifications(c echo.Context) error {
+	p := readParams(c, recordParams...)
+	f := recordFilter(p)
+	if p.err != nil {
+		return p.err
+	}
+	recs, next, err := a.d.Store.ListRecords(c.Request().Context(), f)
+	if err != nil {
+		return err
+	}
+	if recs == nil {
+		recs = []inbox.Record{}
+	}
+	return c.JSON(http.StatusOK, recordList{Notifications: recs, NextCursor: next})
+}
+
+// NotificationDetail is a record with everything that explains its fate: the decision
+// reason, attempts and last error (on the record), the event it came from, the delivery
+// attempt log and the signals that carried it.
+type NotificationDetail struct {
+	inbox.Record
+	Event      *store.EventRef    `json:"event"` // nil when retention deleted it
+	Deliveries []delivery.Attempt `json:"deliveries"`
+	Signals    []agent.Frame      `json:"signals"`
+}
+
+func (a *API) getNotification(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	rec, err := a.d.Store.GetRecord(ctx, id)
+	if err != nil {
+		return notFound(err, "notification", id)
+	}
+	out := NotificationDetail{Record: rec}
+	if rec.EventID != "" {
+		ev, err := a.d.Store.GetEvent(ctx, rec.EventID)
+		switch {
+		case err == nil:
+			out.Event = &store.EventRef{ID: ev.ID, Type: ev.Type, Status: ev.Status, Error: ev.Error, ReceivedAt: ev.ReceivedAt}
+		case !errors.Is(err, inbox.ErrNotFound):
+			return err
+		}
+	}
+	if out.Deliveries, err = a.d.Store.ListAttempts(ctx, store.AttemptFilter{RecordID: id, Limit: inbox.MaxPageSize}); err != nil {
+		return err
+	}
+	if out.Signals, err = a.d.Store.RecordSignals(ctx, rec.Thread, id); err != nil {
+		return err
+	}
+	if out.Deliveries == nil {
+		out.Deliveries = []delivery.Attempt{}
+	}
+	if out.Signals == nil {
+		out.Signals = []agent.Frame{}
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// dismiss is POST /notifications/{id}/dismiss, the agent's dismiss on the operator's
+// behalf: pending, delivered, seen and failed records can be dismissed.
+func (a *API) dismiss(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	rec, err := a.d.Store.GetRecord(ctx, id)
+	if err != nil {
+		return notFound(err, "notification", id)
+	}
+	from := []inbox.Status{inbox.StatusPending, inbox.StatusDelivered, inbox.StatusSeen, inbox.StatusFailed}
+	rec, changed, err := a.d.Store.TransitionRecord(ctx, rec.Thread, id, inbox.StatusDismissed, from, a.d.Now().UTC())
+	if err != nil {
+		return notFound(err, "notification", id)
+	}
+	if !changed && rec.Status != inbox.StatusDismissed {
+		return server.NewError(http.StatusConflict, "conflict", "notification %q is %s and cannot be dismissed", id, rec.Status)
+	}
+	a.log.Info("notification dismissed", "token", tokenName(c), "record_id", id, "thread", rec.Thread.String())
+	return c.JSON(http.StatusOK, rec)
+}
+
+// redeliverable are the statuses a record may be queued again from.
+func redeliverable() []inbox.Status { return []inbox.Status{inbox.StatusFailed, inbox.StatusDelivered} }
+
+// redeliver is POST /notifications/{id}/redeliver: a failed or delivered record is
+// pending again, due now, with a fresh attempt count.
+func (a *API) redeliver(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	rec, changed, err := a.d.Store.RequeueRecord(c.Request().Context(), id, redeliverable(), requeueReason(c), a.d.Now().UTC())
+	if err != nil {
+		return notFound(err, "notification", id)
+	}
+	if !changed {
+		return server.NewError(http.StatusConflict, "conflict",
+			"notification %q is %s: only failed or delivered notifications are redelivered", id, rec.Status)
+	}
+	a.d.Notify([]inbox.ThreadKey{rec.Thread})
+	a.log.Info("notification redelivered", "token", tokenName(c), "record_id", id, "thread", rec.Thread.String())
+	return c.JSON(http.StatusOK, rec)
+}
+
+func requeueReason(c echo.Context) string {
+	return fmt.Sprintf("admin: redelivered by %q, deliver now", tokenName(c))
+}
+
+type redeliverList struct {
+	Redelivered []string `json:"redelivered"`
+	// More is set when more failed records matched than the limit.
+	More bool `json:"more"`
+}
+
+// redeliverFailed is POST /notifications/redeliver with the filters of GET
+// /notifications (status is always failed): up to limit dead letters are queued again.
+// Requeued records leave the failed set, so repeating the call continues.
+func (a *API) redeliverFailed(c echo.Context) error {
+	allowed := make([]string, 0, len(recordParams))
+	for _, name := range recordParams {
+		if name != "status" && name != "cursor" {
+			allowed = append(allowed, name)
+		}
+	}
+	p := readParams(c, allowed...)
+	f := recordFilter(p)
+	if p.err != nil {
+		return p.err
+	}
+	f.Status = []inbox.Status{inbox.StatusFailed}
+	ctx := c.Request().Context()
+	recs, next, err := a.d.Store.ListRecords(ctx, f)
+	if err != nil {
+		return err
+	}
+	out := redeliverList{Redelivered: []string{}, More: next != ""}
+	var threads []inbox.ThreadKey
+	seen := map[inbox.ThreadKey]bool{}
+	now, reason := a.d.Now().UTC(), requeueReason(c)
+	for _, r := range recs {
+		_, changed, err := a.d.Store.RequeueRecord(ctx, r.ID, []inbox.Status{inbox.StatusFailed}, reason, now)
+		if err != nil && !errors.Is(err, inbox.ErrNotFound) { // deleted meanwhile: nothing to do
+			return err
+		}
+		if !changed {
+			continue
+		}
+		out.Redelivered = append(out.Redelivered, r.ID)
+		if !seen[r.Thread] {
+			seen[r.Thread] = true
+			threads = append(threads, r.Thread)
+		}
+	}
+	if len(threads) > 0 {
+		a.d.Notify(threads)
+	}
+	a.log.Info("failed notifications redelivered", "token", tokenName(c), "records", len(out.Redelivered), "more", out.More)
+	return c.JSON(http.StatusOK, out)
+}

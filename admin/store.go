@@ -1,0 +1,41 @@
+package admin
+
+import (
+	"context"
+	"time"
+
+	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/delivery"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
+)
+
+var _ Store = (*store.Store)(nil)
+
+// ExplainStore is what explain reads; it never writes.
+type ExplainStore interface {
+	GetEvent(ctx context.Context, id string) (inbox.Event, error)
+	// EventByDelivery finds the stored event with a provider delivery id.
+	EventByDelivery(ctx context.Context, source, connector, deliveryID string) (id string, ok bool, err error)
+	// FindMergeable returns the pending record n would merge into, or nil.
+	FindMergeable(ctx context.Context, n inbox.Notification) (*inbox.Record, error)
+	LiveRun(ctx context.Context, k inbox.ThreadKey, now time.Time) (*agent.Run, error)
+}
+
+// Store is the database behind the admin API (*store.Store).
+type Store interface {
+	ExplainStore
+	ListEvents(ctx context.Context, f inbox.EventFilter) ([]inbox.Event, string, error)
+	GetRecord(ctx context.Context, id string) (inbox.Record, error)
+	ListRecords(ctx context.Context, f inbox.RecordFilter) ([]inbox.Record, string, error)
+	TransitionRecord(ctx context.Context, k inbox.ThreadKey, id string, to inbox.Status, from []inbox.Status, now time.Time) (inbox.Record, bool, error)
+	// RequeueRecord makes a record in one of from pending and due now again; changed is
+	// false when it was in another status (the record is returned as it is).
+	RequeueRecord(ctx context.Context, id string, from []inbox.Status, reason string, now time.Time) (rec inbox.Record, changed bool, err error)
+	ListThreads(ctx context.Context, f store.ThreadFilter, now time.Time) ([]store.Thread, string, error)
+	ListAttempts(ctx context.Context, f store.AttemptFilter) ([]delivery.Attempt, error)
+	// RecordSignals lists the signals of k's log that carried record id, oldest first.
+	RecordSignals(ctx context.Context, k inbox.ThreadKey, id string) ([]agent.Frame, error)
+	ConnectorActivity(ctx context.Context, source, connector string) (store.ConnectorActivity, error)
+	ConnectorStates(ctx context.Context, connector string) (map[string]string, error)
+}

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/connectors/email"
+	"github.com/signalgate/signalgate/connectors/generic"
+	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/connectors/slack"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/store"
+)
+
+// adminDeps is what the admin API and the offline explain share: the store, today's
+// routes and policy, and the connectors' parse steps.
+func adminDeps(cfg *Config, st *store.Store, policy *inbox.Policy, parsers admin.Parsers, log *slog.Logger, now func() time.Time) admin.Deps {
+	var refs []admin.ConnectorRef
+	add := func(source string, names ...string) {
+		for _, n := range names {
+			refs = append(refs, admin.ConnectorRef{Source: source, Name: n})
+		}
+	}
+	for _, c := range cfg.Connectors.GitHub {
+		add("github", c.Name)
+	}
+	for _, c := range cfg.Connectors.Slack {
+		add("slack", c.Name)
+	}
+	for _, c := range cfg.Connectors.Email {
+		add("email", c.Name)
+	}
+	for _, c := range cfg.Connectors.Generic {
+		add("generic", c.Name)
+	}
+	return admin.Deps{Store: st, Policy: policy, Routes: cfg.Routes, Agents: cfg.AgentIDs(), Parsers: parsers,
+		Connectors: refs, Log: log, Now: now}
+}
+
+// offlineParsers builds the connectors' parse steps without mounting anything.
+func offlineParsers(cfg *Config, st *store.Store, log *slog.Logger, now func() time.Time) (admin.Parsers, error) {
+	gh, err := github.NewHandler(cfg.Connectors.GitHub, nil, log, now, github.WithCIState(github.NewStoreCIState(st, "github")))
+	if err != nil {
+		return nil, err
+	}
+	sl, err := slack.NewHandler(cfg.Connectors.Slack, nil, log, now)
+	if err != nil {
+		return nil, err
+	}
+	gen, err := generic.NewHandler(cfg.Connectors.Generic, nil, log, now)
+	if err != nil {
+		return nil, err
+	}
+	return admin.Parsers{"github": gh, "slack": sl, "generic": gen, "email": email.NewParser(cfg.Connectors.Email)}, nil
+}
+
+const explainUsage = `Usage: gateway explain [flags] <event file | ->
+       gateway explain [flags] --event <stored event id>
+
+Explains, without writing anything, what an event would do if it arrived now: what the
+connector makes of it, which routes match, the notification each creates, whether it
+dedupes or coalesces into a pending record, and the policy's decision for the thread's
+presence. It reads the configured database directly; no gateway needs to run.
+
+The event file is JSON: {"source", "connector", "headers", "body"} where body is the raw
+body as a string or the JSON document itself (or "bodyBase64"); the output of
+GET /admin/v1/events/{id} works as it is.
+
+Example:
+  echo '{"source":"github","connector":"acme","headers":{"X-GitHub-Event":"issue_comment"},"body":'"$(cat comment.json)"'}' \
+    | gateway explain --config config.yaml -
+
+Flags:
+`
+
+// explainCmd is the offline explain.
+func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
+	fs := newFlagSet("explain", explainUsage, stderr)
+	path := configFlag(fs, lookup)
+	eventID := fs.String("event", "", "explain a stored event by id instead of a file")
+	asJSON := fs.Bool("json", false, "print the explanation as JSON")
+	if err := fs.Parse(args); err != nil {
+		return flagExit(err)
+	}
+	var sample admin.Sample
+	switch {
+	case *eventID != "" && fs.NArg() == 0:
+		sample.EventID = *eventID
+	case *eventID == "" && fs.NArg() == 1:
+		raw, err := readInput(fs.Arg(0), stdin)
+		if err != nil {
+			fmt.Fprintf(stderr, "gateway explain: %v\n", err)
+			return exitConfig
+		}
+		if err := json.Unmarshal(raw, &sample); err != nil {
+			fmt.Fprintf(stderr, "gateway explain: %s: not a JSON event: %v\n", fs.Arg(0), err)
+			return exitConfig
+		}
+	default:
+		fs.Usage()
+		return exitConfig
+	}
+	cfg, code := loadOrReport(*path, stderr, lookup)
+	if cfg == nil {
+		return code
+	}
+	log := newLogger(cfg.Log, stderr)
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "gateway explain: %v\n", err)
+		return exitFail
+	}
+	defer st.Close()
+	x, err := newExplainer(cfg, st, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "gateway explain: %v\n", err)
+		return exitConfig
+	}
+	out, err := x.Explain(ctx, sample)
+	if err != nil {
+		var se *server.Error
+		if errors.As(err, &se) {
+			fmt.Fprintf(stderr, "gateway explain: %s\n", se.Message)
+			return exitConfig
+		}
+		fmt.Fprintf(stderr, "gateway explain: %v\n", err)
+		return exitFail
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return exitFail
+		}
+		return exitOK
+	}
+	printExplanation(stdout, out)
+	return exitOK
+}
+
+func newExplainer(cfg *Config, st *store.Store, log *slog.Logger) (*admin.Explainer, error) {
+	policy, err := inbox.NewPolicy(cfg.Policy)
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	parsers, err := offlineParsers(cfg, st, log, time.Now)
+	if err != nil {
+		return nil, err
+	}
+	return admin.NewExplainer(adminDeps(cfg, st, policy, parsers, log, time.Now))
+}
+
+func readInput(name string, stdin io.Reader) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(stdin)
+	}
+	return os.ReadFile(name)
+}
+
+// printExplanation writes x for a terminal.
+func printExplanation(w io.Writer, x *admin.Explanation) {
+	p := func(label, format string, args ...any) {
+		fmt.Fprintf(w, "%-14s"+format+"\n", append([]any{label}, args...)...)
+	}
+	ev := x.Event
+	what := ev.Source + "/" + ev.Connector
+	if ev.Type != "" {
+		what += " " + ev.Type
+	}
+	if ev.ID != "" {
+		what += " (stored event " + ev.ID + ")"
+	}
+	if ev.DeliveryID != "" {
+		what += " delivery " + ev.DeliveryID
+	}
+	p("event:", "%s", what)
+	p("at:", "%s", x.At.Format(time.RFC3339))
+	p("status:", "%s", describeStatus(x.Status, x.Reason))
+	if x.DuplicateOf != "" {
+		p("note:", "event %s has this delivery id: delivered for real, this would be acknowledged as a redelivery and change nothing", x.DuplicateOf)
+	}
+	for i, it := range x.Items {
+		p(fmt.Sprintf("item %d:", i), "%s, %s: %q", it.Kind, it.Priority, it.Summary)
+		p("", "fields: %s", describeFields(it.Fields))
+		if it.Skip != "" {
+			p("", "skipped: %s", it.Skip)
+		}
+	}
+	if len(x.Routes) > 0 {
+		fmt.Fprintln(w, "routes:")
+	}
+	for _, r := range x.Routes {
+		name := "  " + r.Route
+		switch {
+		case !r.Matched:
+			p(name, "no match")
+		case r.Error != "":
+			p(name, "matches, but %s", r.Error)
+		case r.SameThreadAs != "":
+			p(name, "matches %s, already fed by route %s", r.Thread, r.SameThreadAs)
+		default:
+			p(name, "matches → %s", r.Thread)
+		}
+	}
+	if len(x.Notifications) == 0 {
+		p("notification:", "none would be made")
+	}
+	for _, o := range x.Notifications {
+		p("notification:", "%s (route %s)", o.Thread, o.Route)
+		presence := string(o.Presence)
+		if run := o.ActiveRun; run != nil {
+			presence += fmt.Sprintf(" (run %s since %s, lease until %s)", run.RunID, run.Since.Format(time.RFC3339), run.LeaseUntil.Format(time.RFC3339))
+		}
+		p("  presence:", "%s", presence)
+		if m := o.Merge; m != nil {
+			target := "pending record " + m.RecordID
+			if m.RecordID == "" {
+				target = "the record an earlier notification of this event creates"
+			}
+			p("  inbox:", "merges into %s (same %s), coalescedCount %d → %d", target, m.On, m.Record.CoalescedCount, o.Record.CoalescedCount)
+		} else {
+			p("  inbox:", "creates a new %s record", o.Record.Priority)
+		}
+		p("  decision:", "%s — %s", o.Decision.Action, o.Decision.Reason)
+	}
+}
+
+func describeStatus(st inbox.EventStatus, reason string) string {
+	if reason == "" {
+		return string(st)
+	}
+	return string(st) + " (" + reason + ")"
+}
+
+func describeFields(fields map[string]any) string {
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		switch v := fields[k].(type) {
+		case map[string]string:
+			sub := make([]string, 0, len(v))
+			for sk, sv := range v {
+				sub = append(sub, k+"."+sk+"="+sv)
+			}
+			slices.Sort(sub)
+			parts = append(parts, sub...)
+		case []string:
+			parts = append(parts, k+"="+strings.Join(v, ","))
+		default:
+			parts = append(parts, fmt.Sprintf("%s=%v", k, v))
+		}
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,228 @@
+// Package retention keeps the database bounded: a cleaner deletes events and
+// terminal inbox records older than their configured age. Pending records are never
+// deleted, nor the events they came from.
+package retention
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Defaults of the `retention:` section.
+const (
+	DefaultEvents   = 30 * 24 * time.Hour
+	DefaultRecords  = 30 * 24 * time.Hour
+	DefaultInterval = time.Hour
+	// batch bounds one delete transaction, so a large backlog never holds the
+	// (SQLite: single) writer for long.
+	batch = 1000
+)
+
+// Config is the `retention:` section of config.yaml. An age of 0s keeps that kind
+// forever; an unset age takes its default.
+type Config struct {
+	// Events is how long events are kept after they were received.
+	Events *time.Duration `yaml:"events"`
+	// Records is how long records in a terminal status (delivered, seen, dismissed,
+	// archived, discarded, failed) are kept after their last change.
+	Records *time.Duration `yaml:"records"`
+	// Interval is the time between two cleaning passes; the first runs at start.
+	Interval time.Duration `yaml:"interval"`
+}
+
+// WithDefaults fills unset fields.
+func (c Config) WithDefaults() Config {
+	if c.Events == nil {
+		d := DefaultEvents
+		c.Events = &d
+	}
+	if c.Records == nil {
+		d := DefaultRecords
+		c.Records = &d
+	}
+	if c.Interval == 0 {
+		c.Interval = DefaultInterval
+	}
+	return c
+}
+
+// Validate reports problems with key paths relative to `retention`.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Events != nil && *c.Events < 0 {
+		errs = append(errs, errors.New("events: must not be negative (0s keeps events forever)"))
+	}
+	if c.Records != nil && *c.Records < 0 {
+		errs = append(errs, errors.New("records: must not be negative (0s keeps records forever)"))
+	}
+	if c.Interval < 0 || (c.Interval > 0 && c.Interval < time.Second) {
+		errs = append(errs, errors.New("interval: must be at least 1s"))
+	}
+	return errors.Join(errs...)
+}
+
+// Store deletes in bounded batches (*store.Store).
+type Store interface {
+	DeleteEventsBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error)
+	DeleteTerminalRecordsBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error)
+}
+
+// Result is what one pass deleted.
+type Result struct {
+	Events  int64
+	Records int64
+}
+
+// Cleaner runs passes every interval in a goroutine it owns, between Start and Stop.
+type Cleaner struct {
+	cfg     Config
+	st      Store
+	log     *slog.Logger
+	now     func() time.Time
+	wait    func(ctx context.Context, d time.Duration) bool
+	hook    func(Result, error)
+	deleted func(kind string, n int64)
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Option configures a Cleaner.
+type Option func(*Cleaner)
+
+// WithClock injects the clock ages are measured against.
+func WithClock(now func() time.Time) Option { return func(c *Cleaner) { c.now = now } }
+
+// WithWait replaces the wait between passes; it returns false when ctx ended first.
+func WithWait(wait func(ctx context.Context, d time.Duration) bool) Option {
+	return func(c *Cleaner) { c.wait = wait }
+}
+
+// WithPassHook is called after every pass of the loop (tests wait on it).
+func WithPassHook(fn func(Result, error)) Option { return func(c *Cleaner) { c.hook = fn } }
+
+// WithObserver is told how many rows of a kind (events, records) a pass deleted;
+// metrics count them.
+func WithObserver(fn func(kind string, n int64)) Option { return func(c *Cleaner) { c.deleted = fn } }
+
+// New builds a stopped cleaner; cfg gets its defaults.
+func New(cfg Config, st Store, log *slog.Logger, opts ...Option) *Cleaner {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c := &Cleaner{cfg: cfg.WithDefaults(), st: st, log: log.With("component", "retention"), now: time.Now,
+		wait: sleep, hook: func(Result, error) {}, deleted: func(string, int64) {}}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// Name names the service in start errors.
+func (c *Cleaner) Name() string { return "retention cleaner" }
+
+// Start runs a pass now and then every interval until Stop. ctx only carries values.
+func (c *Cleaner) Start(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done != nil {
+		return errors.New("retention cleaner already started")
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.cancel, c.done = cancel, make(chan struct{})
+	go c.loop(ctx, c.done)
+	return nil
+}
+
+// Stop ends the loop and waits for a pass in progress (its batches are short).
+func (c *Cleaner) Stop() error {
+	c.mu.Lock()
+	cancel, done := c.cancel, c.done
+	c.cancel, c.done = nil, nil
+	c.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	<-done
+	return nil
+}
+
+func (c *Cleaner) loop(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	for {
+		res, err := c.RunOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			c.log.Error("retention pass failed", "error", err.Error())
+		}
+		c.hook(res, err)
+		if !c.wait(ctx, c.cfg.Interval) {
+			return
+		}
+	}
+}
+
+// RunOnce deletes what is past its age: terminal records first, so the events they
+// came from can go in the same pass.
+func (c *Cleaner) RunOnce(ctx context.Context) (Result, error) {
+	now := c.now()
+	var res Result
+	var err error
+	if age := *c.cfg.Records; age > 0 {
+		res.Records, err = drain(ctx, now.Add(-age), c.st.DeleteTerminalRecordsBefore)
+		c.report("records", res.Records)
+		if err != nil {
+			return res, err
+		}
+	}
+	if age := *c.cfg.Events; age > 0 {
+		res.Events, err = drain(ctx, now.Add(-age), c.st.DeleteEventsBefore)
+		c.report("events", res.Events)
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func (c *Cleaner) report(kind string, n int64) {
+	if n == 0 {
+		return
+	}
+	c.deleted(kind, n)
+	c.log.Info("retention deleted", "kind", kind, "rows", n)
+}
+
+// drain deletes batch after batch until one comes back short.
+func drain(ctx context.Context, cutoff time.Time, del func(context.Context, time.Time, int) (int64, error)) (int64, error) {
+	var total int64
+	for {
+		n, err := del(ctx, cutoff, batch)
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("retention: %w", err)
+		}
+		if n < batch || ctx.Err() != nil {
+			return total, ctx.Err()
+		}
+	}
+}

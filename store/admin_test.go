@@ -1,0 +1,218 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
+)
+
+func TestFindMergeableAndEventByDelivery(t *testing.T) {
+	ctx := context.Background()
+	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+		res := ingest(t, svc, "d1", comment("first", "k1", "c1"))
+		rec, err := s.FindMergeable(ctx, comment("second", "", "c1"))
+		require.NoError(t, err)
+		require.NotNil(t, rec)
+		require.Equal(t, res.Records[0].RecordID, rec.ID)
+
+		for _, n := range []inbox.Notification{comment("x", "", ""), comment("x", "k2", "c2")} {
+			rec, err = s.FindMergeable(ctx, n)
+			require.NoError(t, err)
+			require.Nil(t, rec)
+		}
+		require.NoError(t, s.SetRecordStatus(ctx, res.Records[0].RecordID, inbox.StatusDelivered, t0))
+		rec, err = s.FindMergeable(ctx, comment("second", "k1", ""))
+		require.NoError(t, err)
+		require.Nil(t, rec, "a delivered record never absorbs")
+
+		id, ok, err := s.EventByDelivery(ctx, "github", "acme", "d1")
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, res.EventID, id)
+		_, ok, err = s.EventByDelivery(ctx, "github", "other", "d1")
+		require.NoError(t, err)
+		require.False(t, ok)
+	})
+}
+
+func TestRequeueRecord(t *testing.T) {
+	ctx := context.Background()
+	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+		id := ingest(t, svc, "d1", comment("first", "k1", "")).Records[0].RecordID
+		from := []inbox.Status{inbox.StatusFailed, inbox.StatusDelivered}
+
+		rec, changed, err := s.RequeueRecord(ctx, id, from, "redelivered", t0.Add(time.Hour))
+		require.NoError(t, err)
+		require.False(t, changed, "a pending record is queued already")
+		require.Equal(t, inbox.StatusPending, rec.Status)
+
+		require.NoError(t, s.SetRecordStatus(ctx, id, inbox.StatusFailed, t0.Add(time.Minute)))
+		later := t0.Add(time.Hour)
+		rec, changed, err = s.RequeueRecord(ctx, id, from, "redelivered by ops", later)
+		require.NoError(t, err)
+		require.True(t, changed)
+		require.Equal(t, inbox.StatusPending, rec.Status)
+		require.Equal(t, inbox.ActionDeliver, rec.Action)
+		require.Equal(t, "redelivered by ops", rec.Reason)
+		require.Equal(t, 0, rec.Attempts)
+		require.Equal(t, later, *rec.DeliverAt)
+		require.Equal(t, later, *rec.DueAt())
+		require.Equal(t, later, rec.UpdatedAt)
+
+		st, err := s.Stats(ctx, later)
+		require.NoError(t, err)
+		require.Equal(t, 1, st.Due, "the dispatcher sees it due")
+
+		_, _, err = s.RequeueRecord(ctx, "nope", from, "x", later)
+		require.ErrorIs(t, err, inbox.ErrNotFound)
+	})
+}
+
+func TestListThreads(t *testing.T) {
+	ctx := context.Background()
+	forEach(t, func(t *testing.T, s *store.Store, _ *inbox.Service) {
+		pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
+		require.NoError(t, err)
+		clock := t0
+		svc := inbox.NewService(s, pol, inbox.WithClock(func() time.Time { clock = clock.Add(time.Second); return clock }))
+		k := func(name string) inbox.ThreadKey {
+			return inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: name}
+		}
+		add := func(th string, pr inbox.Priority) string {
+			n := comment("c", "", "")
+			n.Thread, n.Priority = k(th), pr
+			res, err := svc.Ingest(ctx, event(""), []inbox.Notification{n})
+			require.NoError(t, err)
+			return res.Records[0].RecordID
+		}
+		add("a", inbox.PriorityUrgent)
+		add("a", inbox.PriorityLow)
+		failed := add("a", inbox.PriorityHigh)
+		require.NoError(t, s.SetRecordStatus(ctx, failed, inbox.StatusFailed, clock))
+		add("b", inbox.PriorityMedium)
+		delivered := add("c", inbox.PriorityHigh)
+		require.NoError(t, s.SetRecordStatus(ctx, delivered, inbox.StatusDelivered, clock))
+		_, _, err = s.OpenRun(ctx, agent.Run{ID: "run-1", Thread: k("b"), Status: agent.RunOpen, Origin: agent.OriginAgent,
+			OpenedAt: clock, LeaseUntil: clock.Add(time.Minute)})
+		require.NoError(t, err)
+		now := clock.Add(time.Second)
+
+		all, next, err := s.ListThreads(ctx, store.ThreadFilter{}, now)
+		require.NoError(t, err)
+		require.Empty(t, next)
+		require.Len(t, all, 3)
+		require.Equal(t, []string{"c", "b", "a"}, threadNames(all), "most recently active first")
+		a, b, c := all[2], all[1], all[0]
+		require.Equal(t, store.PendingCounts{Urgent: 1, Low: 1, Total: 2}, a.Pending)
+		require.Equal(t, 1, a.Failed)
+		require.Equal(t, inbox.PresenceIdle, a.Presence)
+		require.Nil(t, a.ActiveRun)
+		require.Equal(t, inbox.PresenceActive, b.Presence)
+		require.Equal(t, &store.ActiveRun{RunID: "run-1", Origin: agent.OriginAgent, Since: clock, LeaseUntil: clock.Add(time.Minute)}, b.ActiveRun)
+		require.Equal(t, int64(1), b.LastSeq, "the run frame")
+		require.Equal(t, store.PendingCounts{}, c.Pending)
+
+		list := func(f store.ThreadFilter, at time.Time) []string {
+			out, _, err := s.ListThreads(ctx, f, at)
+			require.NoError(t, err)
+			return threadNames(out)
+		}
+		require.Equal(t, []string{"b"}, list(store.ThreadFilter{Presence: inbox.PresenceActive}, now))
+		require.Equal(t, []string{"c", "a"}, list(store.ThreadFilter{Presence: inbox.PresenceIdle}, now))
+		require.Equal(t, []string{"c", "b", "a"}, list(store.ThreadFilter{Presence: inbox.PresenceIdle}, now.Add(time.Hour)), "a lapsed lease is idle")
+		require.Equal(t, []string{"b", "a"}, list(store.ThreadFilter{Pending: true}, now))
+		require.Equal(t, []string{"a"}, list(store.ThreadFilter{Thread: "a"}, now))
+		require.Empty(t, list(store.ThreadFilter{Agent: "support"}, now))
+
+		var pages []string
+		cursor := ""
+		for range 5 {
+			page, next, err := s.ListThreads(ctx, store.ThreadFilter{Limit: 2, Cursor: cursor}, now)
+			require.NoError(t, err)
+			pages = append(pages, threadNames(page)...)
+			if next == "" {
+				break
+			}
+			cursor = next
+		}
+		require.Equal(t, []string{"c", "b", "a"}, pages)
+
+		_, _, err = s.ListThreads(ctx, store.ThreadFilter{Cursor: inbox.Cursor{At: now, ID: "not json"}.Encode()}, now)
+		require.ErrorIs(t, err, inbox.ErrBadCursor)
+	})
+}
+
+func threadNames(ts []store.Thread) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Thread)
+	}
+	return out
+}
+
+func TestRecordSignals(t *testing.T) {
+	ctx := context.Background()
+	forEach(t, func(t *testing.T, s *store.Store, _ *inbox.Service) {
+		frame := func(id string, records ...string) {
+			_, _, err := s.AppendFrame(ctx, agent.Frame{Event: agent.EventSignal, ID: id, Thread: thread, Action: agent.ActionDeliver,
+				Signal: agent.Signal{ID: id, Type: agent.TypeNotification, TagName: "notification"}, RecordIDs: records, CreatedAt: t0})
+			require.NoError(t, err)
+		}
+		frame("s1", "r1")
+		frame("s2", "r10", "r2")
+		frame("s3", "r1", "r2")
+		frame("s4", "%")
+		ids := func(id string) []string {
+			frames, err := s.RecordSignals(ctx, thread, id)
+			require.NoError(t, err)
+			var out []string
+			for _, f := range frames {
+				out = append(out, f.ID)
+			}
+			return out
+		}
+		require.Equal(t, []string{"s1", "s3"}, ids("r1"), "r10 is not r1")
+		require.Equal(t, []string{"s2", "s3"}, ids("r2"))
+		require.Equal(t, []string{"s4"}, ids("%"), "LIKE metacharacters match literally")
+		require.Empty(t, ids("r_"))
+		other, err := s.RecordSignals(ctx, inbox.ThreadKey{Agent: "coder", Resource: "x", Thread: "y"}, "r1")
+		require.NoError(t, err)
+		require.Empty(t, other)
+	})
+}
+
+func TestConnectorActivity(t *testing.T) {
+	ctx := context.Background()
+	forEach(t, func(t *testing.T, s *store.Store, _ *inbox.Service) {
+		act, err := s.ConnectorActivity(ctx, "github", "acme")
+		require.NoError(t, err)
+		require.Equal(t, store.ConnectorActivity{}, act)
+
+		pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
+		require.NoError(t, err)
+		clock := t0
+		svc := inbox.NewService(s, pol, inbox.WithClock(func() time.Time { clock = clock.Add(time.Second); return clock }))
+		put := func(status inbox.EventStatus, errText string) string {
+			ev := event("")
+			ev.Status, ev.Error = status, errText
+			res, err := svc.Ingest(ctx, ev, nil)
+			require.NoError(t, err)
+			return res.EventID
+		}
+		bad := put(inbox.EventInvalid, "decode payload: unexpected shape")
+		put(inbox.EventIgnored, "a bot's own comment")
+		last := put(inbox.EventUnrouted, "")
+
+		act, err = s.ConnectorActivity(ctx, "github", "acme")
+		require.NoError(t, err)
+		require.Equal(t, &store.EventRef{ID: last, Type: "issue_comment", Status: inbox.EventUnrouted, ReceivedAt: t0.Add(3 * time.Second)}, act.LastEvent)
+		require.Equal(t, &store.EventRef{ID: bad, Type: "issue_comment", Status: inbox.EventInvalid,
+			Error: "decode payload: unexpected shape", ReceivedAt: t0.Add(time.Second)}, act.LastError)
+	})
+}
