@@ -227,6 +227,9 @@ func (m *Metrics) RetentionDeleted(kind string, n int64) {
 	m.retained.WithLabelValues(kind).Add(float64(n))
 }
 
+// IMAPError counts a connection-level error (login, network) outside a poll cycle.
+func (m *Metrics) IMAPError(connector string) { m.imapErrors.WithLabelValues(connector).Inc() }
+
 // StatsReader reads queue depth and presence (the store).
 type StatsReader interface {
 	Stats(ctx context.Context, now time.Time) (store.Stats, error)

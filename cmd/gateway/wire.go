@@ -168,7 +168,11 @@ func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
 	}
 	gen.Mount(e)
 	for _, ec := range cfg.Connectors.Email {
-		poller, err := email.NewPoller(ec, pipeline, st, m.Log, email.WithClock(m.Now))
+		name := ec.Name
+		poller, err := email.NewPoller(ec, pipeline, st, m.Log, email.WithClock(m.Now), email.WithHooks(email.Hooks{
+			Polled:       func(_ string, _ int, err error) { m.Metrics.IMAPPoll(name, err) },
+			Disconnected: func(string, error) { m.Metrics.IMAPError(name) },
+		}))
 		if err != nil {
 			return nil, err
 		}
