@@ -26,6 +26,8 @@ const (
 const (
 	OriginAgent = "agent" // the agent runtime, through the agent API
 	OriginWake  = "wake"  // the gateway, waking an idle thread
+	// OriginMastra is a run the gateway learned of from a Mastra server's thread stream.
+	OriginMastra = "mastra"
 )
 
 // Errors of the run lifecycle.
@@ -137,4 +139,7 @@ type Delivery struct {
 	RecordIDs  []string
 	Attempt    int            // 1 for the first try
 	RunOptions map[string]any // ifIdle run options, for targets that start runs themselves
+	// DeliverAs marks user-authored input: inbox.DeliverAsMessage goes into the active run
+	// or wakes; inbox.DeliverAsQueued starts the next run. "" is any other signal.
+	DeliverAs string
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/signalgate/signalgate/inbox"
@@ -36,7 +37,20 @@ type Runs struct {
 	leases map[string]time.Duration
 	now    func() time.Time
 	newID  func() string
+	onOpen OpenHook
+	log    *slog.Logger
 }
+
+// OpenHook runs after a new run is opened (not when a live one is adopted), before Open
+// returns: the dispatcher's Recover, which splices the signals an unfinished run left in
+// flight into the new one. Its error is logged; the run stays open.
+type OpenHook func(ctx context.Context, run Run) error
+
+// WithOpenHook sets the open hook.
+func WithOpenHook(h OpenHook) RunsOption { return func(r *Runs) { r.onOpen = h } }
+
+// WithRunsLogger sets the logger.
+func WithRunsLogger(l *slog.Logger) RunsOption { return func(r *Runs) { r.log = l } }
 
 // RunsOption configures Runs.
 type RunsOption func(*Runs)
@@ -49,13 +63,14 @@ func WithRunIDs(newID func() string) RunsOption { return func(r *Runs) { r.newID
 
 // NewRuns builds the presence service; cfgs give each agent's run lease.
 func NewRuns(store RunStore, pub Publisher, cfgs []Config, opts ...RunsOption) *Runs {
-	r := &Runs{store: store, pub: pub, leases: map[string]time.Duration{}, now: time.Now, newID: inbox.NewID}
+	r := &Runs{store: store, pub: pub, leases: map[string]time.Duration{}, now: time.Now, newID: inbox.NewID, log: slog.Default()}
 	for _, c := range cfgs {
 		r.leases[c.ID] = c.WithDefaults().RunLease
 	}
 	for _, o := range opts {
 		o(r)
 	}
+	r.log = r.log.With("component", "runs")
 	return r
 }
 
@@ -78,6 +93,11 @@ func (r *Runs) Open(ctx context.Context, k inbox.ThreadKey, origin string) (Run,
 	}
 	if created {
 		r.pub.Publish(k)
+		if r.onOpen != nil {
+			if err := r.onOpen(ctx, run); err != nil {
+				r.log.Error("open hook failed", "thread", k.String(), "run_id", run.ID, "error", err.Error())
+			}
+		}
 	}
 	return run, created, nil
 }
@@ -121,6 +141,24 @@ func (r *Runs) Expire(ctx context.Context) ([]inbox.ThreadKey, error) {
 		r.pub.Publish(k)
 	}
 	return idle, nil
+}
+
+// liveLister is the optional RunStore method LiveThreads uses.
+type liveLister interface {
+	LiveRunThreads(ctx context.Context, agentID string, now time.Time) ([]inbox.ThreadKey, error)
+}
+
+// LiveThreads lists agentID's threads with a live run (none when the store cannot list).
+func (r *Runs) LiveThreads(ctx context.Context, agentID string) ([]inbox.ThreadKey, error) {
+	l, ok := r.store.(liveLister)
+	if !ok {
+		return nil, nil
+	}
+	ks, err := l.LiveRunThreads(ctx, agentID, r.now().UTC())
+	if err != nil {
+		return nil, fmt.Errorf("list live threads of %s: %w", agentID, err)
+	}
+	return ks, nil
 }
 
 // Live returns the thread's live run, or nil when it is idle.

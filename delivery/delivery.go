@@ -34,6 +34,10 @@ type Route struct {
 	Kind        string // target kind, for the attempt log: stream, mastra, webhook
 	Target      Target
 	MaxAttempts int // before a record is failed; 0 means agent.DefaultMaxAttempts
+	// Concurrency bounds the threads delivered to this route at once (0: no bound beyond
+	// the dispatcher's workers). A waiting thread does not hold a worker, so a slow or
+	// failing target cannot starve the others.
+	Concurrency int
 }
 
 // StreamRoutes routes every stream agent of cfgs to the stream target. Agents of other
@@ -154,6 +158,9 @@ type Outcome struct {
 	Failures    []Failure
 	Reschedules []Reschedule
 	Attempts    []Attempt
+	// Recovered are in-flight signals of an unfinished run whose redelivery Frames log:
+	// their recovery is done.
+	Recovered []string
 	// HoldUntil keeps the thread leased until then instead of releasing it, so a thread
 	// that cannot be processed is not reclaimed in a tight loop.
 	HoldUntil *time.Time

@@ -31,6 +31,8 @@ type Dispatcher struct {
 	runs     Runs
 	pub      Publisher
 	routes   map[string]Route
+	slots    map[string]chan struct{} // per-route concurrency, by agent id
+	recov    Recoveries
 	log      *slog.Logger
 	now      func() time.Time
 	rnd      func() float64
@@ -105,6 +107,12 @@ func New(q Queue, runs Runs, pub Publisher, routes map[string]Route, opts ...Opt
 		o(d)
 	}
 	d.log = d.log.With("component", "delivery")
+	d.slots = map[string]chan struct{}{}
+	for id, r := range routes {
+		if r.Concurrency > 0 {
+			d.slots[id] = make(chan struct{}, r.Concurrency)
+		}
+	}
 	if d.workers < 1 {
 		d.workers = 1
 	}
@@ -204,10 +212,18 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, d.workers)
 	for _, k := range keys {
-		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
-			defer func() { <-sem; wg.Done() }()
+			defer wg.Done()
+			// The route's slot first: a thread waiting on a saturated target holds no
+			// worker that another agent's thread could use.
+			release, err := d.acquire(ctx, k.Agent)
+			if err != nil {
+				return // shutting down; the lease lapses and the thread is claimed again
+			}
+			defer release()
+			sem <- struct{}{}
+			defer func() { <-sem }()
 			if err := d.dispatchThread(ctx, k); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("dispatch %s: %w", k, err))
@@ -217,6 +233,20 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	}
 	wg.Wait()
 	return len(keys), errors.Join(errs...)
+}
+
+// acquire takes one of the agent's route slots, if its route is bounded.
+func (d *Dispatcher) acquire(ctx context.Context, agentID string) (func(), error) {
+	slot, ok := d.slots[agentID]
+	if !ok {
+		return func() {}, nil
+	}
+	select {
+	case slot <- struct{}{}:
+		return func() { <-slot }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // dispatchThread runs one pass over a claimed thread and commits its outcome.
@@ -284,7 +314,8 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 		ids[i] = r.ID
 		attempt = max(attempt, r.Attempts+1)
 	}
-	del := Delivery{Thread: o.Thread, Signal: it.signal, Action: action, RunID: runID, RecordIDs: ids, Attempt: attempt}
+	del := Delivery{Thread: o.Thread, Signal: it.signal, Action: action, RunID: runID, RecordIDs: ids, Attempt: attempt,
+		DeliverAs: it.deliverAs}
 	started := time.Now()
 	retry, err := route.Target.Deliver(ctx, del)
 	if err != nil && ctx.Err() != nil {
@@ -368,6 +399,29 @@ func (d *Dispatcher) complete(o Outcome, owner string) error {
 // caller learns the outcome and may send again with the same signal id, which the log
 // keeps only once.
 func (d *Dispatcher) Deliver(ctx context.Context, del Delivery) (bool, error) {
+	if logged, ok := d.q.(frameGetter); ok && del.Signal.ID != "" {
+		// A sender repeating an id the thread already logged: the target accepted it once
+		// and some (Mastra) would show it twice.
+		if f, err := logged.GetFrame(ctx, del.Signal.ID); err == nil && f.Thread == del.Thread {
+			return false, nil
+		}
+	}
+	release, err := d.acquire(ctx, del.Thread.Agent)
+	if err != nil {
+		return true, fmt.Errorf("deliver signal %s: %w", del.Signal.ID, err)
+	}
+	defer release()
+	return d.deliverOne(ctx, del, nil)
+}
+
+// frameGetter reads a logged signal by id (the store).
+type frameGetter interface {
+	GetFrame(ctx context.Context, id string) (agent.Frame, error)
+}
+
+// deliverOne sends one signal outside a pass and logs it with its attempt; recovered
+// lists the in-flight signals it redelivers, closed in the same transaction.
+func (d *Dispatcher) deliverOne(ctx context.Context, del Delivery, recovered []string) (bool, error) {
 	route, ok := d.routes[del.Thread.Agent]
 	if !ok || route.Target == nil {
 		return false, fmt.Errorf("agent %q has no delivery target configured", del.Thread.Agent)
@@ -385,6 +439,7 @@ func (d *Dispatcher) Deliver(ctx context.Context, del Delivery) (bool, error) {
 		att.Outcome, att.Error, att.StatusCode = OutcomeFailed, Redact(err.Error(), d.secrets), statusCodeOf(err)
 	} else {
 		o.Frames = []agent.Frame{agent.SignalFrame(del, now)}
+		o.Recovered = recovered
 	}
 	o.Attempts = []Attempt{att}
 	// No lease is held (owner ""), so this only appends.

@@ -17,8 +17,10 @@ type item struct {
 	records []inbox.Record
 	signal  agent.Signal
 	persist bool // logged without waking or interrupting, whatever the presence
-	rank    int
-	created time.Time
+	// deliverAs is the record's message mode (inbox.DeliverAsMessage, DeliverAsQueued).
+	deliverAs string
+	rank      int
+	created   time.Time
 }
 
 // plan is what one pass over a thread does: signals to send, in order, and due records
@@ -38,17 +40,19 @@ type plan struct {
 func planThread(w Work, now time.Time, summaryInterval time.Duration) plan {
 	var p plan
 	active := w.Active()
+	next := nextQueued(w.Records, now)
 	var summarize []inbox.Record
 	for _, r := range w.Records {
 		switch {
 		case r.NextAttemptAt != nil && r.NextAttemptAt.After(now):
 			p.wait(r, r.NextAttemptAt, false)
-		case r.DeliverAs == inbox.DeliverAsQueued && active:
-			// A queued message starts the next run: it waits for this one to end.
+		case r.DeliverAs == inbox.DeliverAsQueued && (active || r.ID != next):
+			// A queued message starts the next run: it waits for this one to end, and
+			// only the earliest queued one starts it, so each gets its own run in order.
 			p.wait(r, nil, true)
 		case r.DeliverAs != inbox.DeliverAsNotification:
 			p.items = append(p.items, item{records: []inbox.Record{r}, signal: agent.MessageSignal(r, fullSignalID(r), now),
-				rank: r.Priority.Rank(), created: r.CreatedAt})
+				deliverAs: r.DeliverAs, rank: messageRank, created: r.CreatedAt})
 		case reached(r.DeliverAt, now) || (r.FullWhenIdle && !active):
 			p.items = append(p.items, item{records: []inbox.Record{r}, signal: agent.NotificationSignal(r, fullSignalID(r), now),
 				persist: r.Action == inbox.ActionPersist, rank: r.Priority.Rank(), created: r.CreatedAt})
@@ -83,6 +87,28 @@ func planThread(w Work, now time.Time, summaryInterval time.Duration) plan {
 		return a.created.Before(b.created)
 	})
 	return p
+}
+
+// messageRank puts people's messages ahead of every notification, in arrival order
+// whatever their priority: someone talking to the agent is answered first.
+const messageRank = 1 << 10
+
+// nextQueued is the id of the earliest-arrived queued message that is not backing off.
+func nextQueued(rs []inbox.Record, now time.Time) string {
+	var best *inbox.Record
+	for i := range rs {
+		r := &rs[i]
+		if r.DeliverAs != inbox.DeliverAsQueued || (r.NextAttemptAt != nil && r.NextAttemptAt.After(now)) {
+			continue
+		}
+		if best == nil || r.CreatedAt.Before(best.CreatedAt) || (r.CreatedAt.Equal(best.CreatedAt) && r.ID < best.ID) {
+			best = r
+		}
+	}
+	if best == nil {
+		return ""
+	}
+	return best.ID
 }
 
 func (p *plan) wait(r inbox.Record, due *time.Time, fullWhenIdle bool) {

@@ -144,6 +144,11 @@ func (s *Store) CloseRun(ctx context.Context, k inbox.ThreadKey, id, status stri
 		if _, _, err := s.appendFrameTx(ctx, tx, runFrame(out, status, now)); err != nil {
 			return err
 		}
+		if status != agent.RunFinished {
+			if err := s.markInFlightTx(ctx, tx, k, id, now); err != nil {
+				return err
+			}
+		}
 		idle, err = s.promoteIfIdle(ctx, tx, k, now)
 		return err
 	})
@@ -178,6 +183,9 @@ func (s *Store) ExpireRuns(ctx context.Context, now time.Time) (changed, idle []
 			}
 			expired = true
 			if _, _, err := s.appendFrameTx(ctx, tx, runFrame(r, agent.RunExpired, now)); err != nil {
+				return err
+			}
+			if err := s.markInFlightTx(ctx, tx, r.Thread, r.ID, now); err != nil {
 				return err
 			}
 			turnedIdle, err = s.promoteIfIdle(ctx, tx, r.Thread, now)

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/agent/targets"
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/connectors/generic"
@@ -84,17 +85,27 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	}
 	m.Metrics = metrics.New(st, m.Log)
 
-	// Agents: the thread log broker, presence, and the dispatcher that feeds threads.
+	// Agents: the thread log broker, presence, the targets that reach agents, and the
+	// dispatcher that feeds threads. A run opening hands the dispatcher the previous
+	// run's unfinished signals (in-flight recovery).
 	m.Broker = agent.NewLocalBroker()
-	m.Runs = agent.NewRuns(st, m.Broker, cfg.Agents)
-	routes := delivery.StreamRoutes(cfg.Agents, agent.NewStreamTarget())
+	m.Runs = agent.NewRuns(st, m.Broker, cfg.Agents, agent.WithRunsClock(m.Now), agent.WithRunsLogger(m.Log),
+		agent.WithOpenHook(func(ctx context.Context, run agent.Run) error { return m.Dispatcher.Recover(ctx, run) }))
+	routes, targetServices, err := targets.Routes(cfg.Agents, m.Runs, agent.NewStreamTarget(),
+		func(ks []inbox.ThreadKey) { m.Dispatcher.Notify(ks) }, m.Log)
+	if err != nil {
+		return fmt.Errorf("agents: %w", err)
+	}
 	m.Dispatcher = delivery.New(st, m.Runs, m.Broker, routes,
 		delivery.WithClock(m.Now), delivery.WithLogger(m.Log),
 		delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithSecrets(cfg.Secrets()))
 	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now), inbox.WithChangeHook(m.Dispatcher.Notify))
-	m.services = append(m.services,
-		serviceFuncs{name: "stream broker", start: m.Broker.Start, stop: stopWithin(m.Broker.Stop)},
-		serviceFuncs{name: "dispatcher", start: m.Dispatcher.Start, stop: stopWithin(m.Dispatcher.Stop)})
+	m.services = append(m.services, serviceFuncs{name: "stream broker", start: m.Broker.Start, stop: stopWithin(m.Broker.Stop)})
+	// Mastra presence followers start before the dispatcher and stop after it.
+	for _, s := range targetServices {
+		m.services = append(m.services, serviceFuncs{name: s.Name(), start: s.Start, stop: stopWithin(s.Stop)})
+	}
+	m.services = append(m.services, serviceFuncs{name: "dispatcher", start: m.Dispatcher.Start, stop: stopWithin(m.Dispatcher.Stop)})
 
 	m.Server = server.New(cfg.Server, m.Log)
 	e := m.Server.Echo()

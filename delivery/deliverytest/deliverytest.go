@@ -64,7 +64,10 @@ type Config struct {
 	Agents    []agent.Config // default: stream agents coder and support
 	RealClock bool
 	Routes    func(stream delivery.Target) map[string]delivery.Route // default: StreamRoutes
-	Queue     func(*store.Store) delivery.Queue                      // wraps the store's queue
+	// EnvRoutes, when set, replaces Routes and sees the Env (Runs, the clock); a target
+	// that reports idle transitions calls e.Dispatcher.Notify, which is set right after.
+	EnvRoutes func(e *Env) map[string]delivery.Route
+	Queue     func(*store.Store) delivery.Queue // wraps the store's queue
 	Dispatch  []delivery.Option
 	API       []agent.APIOption
 }
@@ -107,11 +110,15 @@ func New(t testing.TB, cfg Config) *Env {
 	pol, err := inbox.NewPolicy(cfg.Policy)
 	require.NoError(t, err)
 	e.Broker = agent.NewLocalBroker()
-	e.Runs = agent.NewRuns(e.Store, e.Broker, cfg.Agents, agent.WithRunsClock(e.Now))
+	e.Runs = agent.NewRuns(e.Store, e.Broker, cfg.Agents, agent.WithRunsClock(e.Now), agent.WithRunsLogger(storetest.Logger(t)),
+		agent.WithOpenHook(func(ctx context.Context, run agent.Run) error { return e.Dispatcher.Recover(ctx, run) }))
 	e.Stream = agent.NewStreamTarget()
 	routes := delivery.StreamRoutes(cfg.Agents, e.Stream)
 	if cfg.Routes != nil {
 		routes = cfg.Routes(e.Stream)
+	}
+	if cfg.EnvRoutes != nil {
+		routes = cfg.EnvRoutes(e)
 	}
 	var q delivery.Queue = e.Store
 	if cfg.Queue != nil {
@@ -140,6 +147,9 @@ func New(t testing.TB, cfg Config) *Env {
 	})
 	return e
 }
+
+// Notify tells the dispatcher of changed threads (for targets built before it).
+func (e *Env) Notify(ks []inbox.ThreadKey) { e.Dispatcher.Notify(ks) }
 
 // Pass runs dispatcher passes until one claims nothing.
 func (e *Env) Pass() {

@@ -1,0 +1,143 @@
+// Package httptarget is what the HTTP-reached targets (mastra, webhook) share: one JSON
+// POST with a timeout, and the classification of its outcome the dispatcher retries by
+// (2xx accepted; 408, 429, 5xx and transport failures retried, honouring Retry-After;
+// any other status failed for good), with credentials kept out of error messages.
+package httptarget
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Error is a target's answer that was not a success; the dispatcher reads its status
+// for the attempt log (StatusCode).
+type Error struct {
+	Status int
+	Msg    string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// StatusCode is the HTTP status (0 for transport failures).
+func (e *Error) StatusCode() int { return e.Status }
+
+// afterError adds a Retry-After hint (RetryAfter), only when the target gave one: the
+// dispatcher prefers any hint over its backoff.
+type afterError struct {
+	err   *Error
+	after time.Duration
+}
+
+func (e *afterError) Error() string { return e.err.Msg }
+func (e *afterError) Unwrap() error { return e.err }
+
+// RetryAfter is the target's Retry-After hint.
+func (e *afterError) RetryAfter() time.Duration { return e.after }
+
+// Retryable reports whether status may succeed later: timeouts, throttling, server errors.
+func Retryable(status int) bool {
+	return status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500
+}
+
+// maxBody bounds what is read of a response.
+const maxBody = 1 << 20
+
+// Post sends body to u with headers and the JSON content type, bounded by timeout, and
+// returns the response body of a 2xx answer. On failure, retry says whether a later
+// attempt may help; the error never contains URL userinfo, the query string or header
+// values.
+func Post(ctx context.Context, c *http.Client, u string, headers map[string]string, body []byte, timeout time.Duration, now func() time.Time) ([]byte, bool, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	shown := SafeURL(u)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, false, fmt.Errorf("POST %s: bad request: %s", shown, scrub(err.Error(), u, shown))
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "signalgate")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		// *url.Error repeats the URL (query included); the cause alone says what failed.
+		cause := err
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			cause = ue.Err
+		}
+		msg := scrub(cause.Error(), u, shown)
+		if errors.Is(err, context.DeadlineExceeded) {
+			msg = "timed out"
+		}
+		return nil, true, &Error{Msg: fmt.Sprintf("POST %s: %s", shown, msg)}
+	}
+	defer resp.Body.Close()
+	raw, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		// The target accepted; an unreadable answer does not undo that.
+		_ = rerr
+		return raw, false, nil
+	}
+	e := &Error{Status: resp.StatusCode}
+	snippet := strings.TrimSpace(string(raw))
+	if len(snippet) > 300 {
+		snippet = snippet[:300] + "…"
+	}
+	e.Msg = fmt.Sprintf("POST %s: HTTP %d", shown, resp.StatusCode)
+	if snippet != "" {
+		e.Msg += ": " + snippet
+	}
+	if after := parseRetryAfter(resp.Header.Get("Retry-After"), now()); after > 0 {
+		return nil, Retryable(resp.StatusCode), &afterError{err: e, after: after}
+	}
+	return nil, Retryable(resp.StatusCode), e
+}
+
+// parseRetryAfter reads delay-seconds or an HTTP date; 0 when absent or unreadable.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0)
+	}
+	return 0
+}
+
+// SafeURL is u without userinfo and query, for messages and logs.
+func SafeURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	p.User, p.RawQuery, p.Fragment = nil, "", ""
+	return p.String()
+}
+
+// scrub replaces the full URL (which may hold credentials) in a transport error.
+func scrub(msg, full, shown string) string {
+	if full != shown {
+		msg = strings.ReplaceAll(msg, full, shown)
+		if p, err := url.Parse(full); err == nil && p.User != nil {
+			msg = strings.ReplaceAll(msg, p.User.String()+"@", "")
+		}
+	}
+	return msg
+}

@@ -1,0 +1,71 @@
+package httptarget
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestPostClassifies(t *testing.T) {
+	now := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+	cases := []struct {
+		status     int
+		retryAfter string
+		retry      bool
+		after      time.Duration
+	}{
+		{http.StatusNoContent, "", false, 0},
+		{http.StatusTooManyRequests, "12", true, 12 * time.Second},
+		{http.StatusServiceUnavailable, now.Add(90 * time.Second).Format(http.TimeFormat), true, 90 * time.Second},
+		{http.StatusInternalServerError, "soon", true, 0},
+		{http.StatusRequestTimeout, "", true, 0},
+		{http.StatusNotFound, "", false, 0},
+		{http.StatusUnauthorized, "5", false, 5 * time.Second},
+	}
+	for _, c := range cases {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			require.Equal(t, "application/json", r.Header.Get("Content-Type"))
+			require.Equal(t, "v", r.Header.Get("X-K"))
+			if c.retryAfter != "" {
+				w.Header().Set("Retry-After", c.retryAfter)
+			}
+			w.WriteHeader(c.status)
+		}))
+		_, retry, err := Post(context.Background(), srv.Client(), srv.URL, map[string]string{"X-K": "v"}, []byte(`{}`), time.Second,
+			func() time.Time { return now })
+		srv.Close()
+		require.Equal(t, c.retry, retry, "status %d", c.status)
+		if c.status < 300 {
+			require.NoError(t, err)
+			continue
+		}
+		var sc interface{ StatusCode() int }
+		require.ErrorAs(t, err, &sc)
+		require.Equal(t, c.status, sc.StatusCode())
+		var ra interface{ RetryAfter() time.Duration }
+		if c.after == 0 {
+			require.False(t, errors.As(err, &ra), "status %d: no hint", c.status)
+			continue
+		}
+		require.ErrorAs(t, err, &ra)
+		require.Equal(t, c.after, ra.RetryAfter())
+	}
+}
+
+func TestTransportErrorsHideCredentials(t *testing.T) {
+	u := "http://user:hunter22@127.0.0.1:1/hook?token=abc123"
+	_, retry, err := Post(context.Background(), http.DefaultClient, u, nil, nil, time.Second, time.Now)
+	require.True(t, retry)
+	require.Error(t, err)
+	for _, s := range []string{"hunter22", "abc123", "user:"} {
+		require.False(t, strings.Contains(err.Error(), s), "%q leaks %q", err.Error(), s)
+	}
+	require.Contains(t, err.Error(), "http://127.0.0.1:1/hook")
+	require.Equal(t, "https://h/p", SafeURL("https://a:b@h/p?x=1#f"))
+}

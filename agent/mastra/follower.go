@@ -1,0 +1,349 @@
+package mastra
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/agent/httptarget"
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// Presence is what the follower changes: *agent.Runs.
+type Presence interface {
+	// LiveThreads lists the agent's threads with a live run: followed again on Start.
+	LiveThreads(ctx context.Context, agentID string) ([]inbox.ThreadKey, error)
+	Open(ctx context.Context, k inbox.ThreadKey, origin string) (agent.Run, bool, error)
+	Heartbeat(ctx context.Context, k inbox.ThreadKey, id string) (agent.Run, error)
+	Finish(ctx context.Context, k inbox.ThreadKey, id, status string) (agent.Run, bool, error)
+}
+
+// Follower backoff and pacing.
+const (
+	DefaultMinBackoff = 500 * time.Millisecond
+	DefaultMaxBackoff = 30 * time.Second
+	// heartbeatEvery paces lease renewals while a Mastra run streams chunks.
+	heartbeatEvery = 15 * time.Second
+	// connectWait bounds how long a delivery waits for its thread's stream to connect.
+	connectWait = 5 * time.Second
+)
+
+// Follower follows the thread streams of one Mastra agent: a run starts with a `start`
+// chunk and ends with `finish` (unless its reason is tool-calls, which continues the
+// run), `abort` or `error`. Each start opens (or adopts) the gateway run of the thread;
+// each end closes it, and an idle transition is handed to notify (the dispatcher) at
+// once. A thread is followed from its first delivery until Stop; a dropped stream is
+// reconnected with backoff.
+type Follower struct {
+	id       string
+	cfg      agent.TargetConfig
+	base     string
+	runs     Presence
+	notify   func([]inbox.ThreadKey)
+	client   *http.Client
+	log      *slog.Logger
+	now      func() time.Time
+	min, max time.Duration
+	hook     func(k inbox.ThreadKey, chunkType string)
+
+	mu      sync.Mutex
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	threads map[inbox.ThreadKey]*followed
+}
+
+// followed is one thread's stream as Follow sees it.
+type followed struct {
+	connected chan struct{} // closed once first connected
+	failing   atomic.Bool   // the last connection attempt failed: deliveries do not wait
+}
+
+// FollowerOption configures a Follower.
+type FollowerOption func(*Follower)
+
+// WithFollowerClient replaces the HTTP client (no timeout: streams stay open).
+func WithFollowerClient(c *http.Client) FollowerOption { return func(f *Follower) { f.client = c } }
+
+// WithFollowerLogger sets the logger.
+func WithFollowerLogger(l *slog.Logger) FollowerOption { return func(f *Follower) { f.log = l } }
+
+// WithBackoff sets the reconnect backoff bounds.
+func WithBackoff(min, max time.Duration) FollowerOption {
+	return func(f *Follower) { f.min, f.max = min, max }
+}
+
+// WithChunkHook is called after each chunk is handled (tests wait on it).
+func WithChunkHook(fn func(k inbox.ThreadKey, chunkType string)) FollowerOption {
+	return func(f *Follower) { f.hook = fn }
+}
+
+// NewFollower builds the follower of one mastra agent. notify receives threads that
+// turned idle (the dispatcher's Notify).
+func NewFollower(cfg agent.Config, runs Presence, notify func([]inbox.ThreadKey), opts ...FollowerOption) *Follower {
+	cfg = cfg.WithDefaults()
+	f := &Follower{id: cfg.ID, cfg: cfg.Target, base: agentBase(cfg.Target), runs: runs, notify: notify, client: &http.Client{},
+		log: slog.Default(), now: time.Now, min: DefaultMinBackoff, max: DefaultMaxBackoff,
+		hook: func(inbox.ThreadKey, string) {}, threads: map[inbox.ThreadKey]*followed{}}
+	for _, o := range opts {
+		o(f)
+	}
+	f.log = f.log.With("component", "mastra_follower", "agent", cfg.ID)
+	return f
+}
+
+// Name names the service in logs.
+func (f *Follower) Name() string { return "mastra follower " + f.id }
+
+// Start lets Follow start streams. ctx only carries values; Stop ends the streams.
+func (f *Follower) Start(ctx context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ctx != nil {
+		return errors.New("mastra follower already started")
+	}
+	f.ctx, f.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	// Runs still open from before a restart: follow them so their end is seen.
+	ks, err := f.runs.LiveThreads(ctx, f.id)
+	if err != nil {
+		f.log.Warn("resume following live threads", "error", err.Error())
+	}
+	for _, k := range ks {
+		f.startLocked(k)
+	}
+	return nil
+}
+
+// startLocked starts following k unless it is followed; f.mu is held.
+func (f *Follower) startLocked(k inbox.ThreadKey) *followed {
+	th, ok := f.threads[k]
+	if !ok {
+		th = &followed{connected: make(chan struct{})}
+		f.threads[k] = th
+		f.wg.Add(1)
+		go f.follow(f.ctx, k, th)
+	}
+	return th
+}
+
+// Stop ends every stream and waits for their goroutines, or for ctx.
+func (f *Follower) Stop(ctx context.Context) error {
+	f.mu.Lock()
+	cancel := f.cancel
+	f.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	done := make(chan struct{})
+	go func() { f.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop mastra follower: %w", ctx.Err())
+	}
+}
+
+// Follow starts following k unless it is followed already, and waits (bounded by ctx and
+// a few seconds) until its stream is connected, so a run about to start is seen. While
+// the stream cannot connect, deliveries do not wait for it.
+func (f *Follower) Follow(ctx context.Context, k inbox.ThreadKey) {
+	f.mu.Lock()
+	if f.ctx == nil || f.ctx.Err() != nil {
+		f.mu.Unlock()
+		return
+	}
+	th := f.startLocked(k)
+	f.mu.Unlock()
+	if th.failing.Load() {
+		return
+	}
+	t := time.NewTimer(connectWait)
+	defer t.Stop()
+	select {
+	case <-th.connected:
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// threadState is one followed thread, owned by its goroutine.
+type threadState struct {
+	k         inbox.ThreadKey
+	runID     string // the gateway run mirroring Mastra's active run; "" when idle
+	mastraRun string
+	beatAt    time.Time
+}
+
+func (f *Follower) follow(ctx context.Context, k inbox.ThreadKey, th *followed) {
+	defer f.wg.Done()
+	st := &threadState{k: k}
+	var once sync.Once
+	backoff := f.min
+	for ctx.Err() == nil {
+		err := f.stream(ctx, st, func() {
+			once.Do(func() { close(th.connected) })
+			th.failing.Store(false)
+			backoff = f.min
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			th.failing.Store(true)
+		}
+		f.log.Warn("thread stream ended; reconnecting", "thread", k.String(), "error", errString(err), "backoff", backoff.String())
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(backoff*2, f.max)
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "EOF"
+	}
+	return err.Error()
+}
+
+// chunk is the part of a Mastra stream chunk the follower reads.
+type chunk struct {
+	Type    string `json:"type"`
+	RunID   string `json:"runId"`
+	Payload struct {
+		StepResult struct {
+			Reason string `json:"reason"`
+		} `json:"stepResult"`
+		FinishReason string `json:"finishReason"`
+	} `json:"payload"`
+}
+
+// stream reads one connection until it ends. connected is called once the server
+// answered 200.
+func (f *Follower) stream(ctx context.Context, st *threadState, connected func()) error {
+	body, err := json.Marshal(map[string]string{"resourceId": st.k.Resource, "threadId": st.k.Thread})
+	if err != nil {
+		return err
+	}
+	u := f.base + "/threads/subscribe"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(string(body)))
+	if err != nil {
+		return fmt.Errorf("subscribe %s: %w", httptarget.SafeURL(u), err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	for hk, hv := range f.cfg.Headers {
+		req.Header.Set(hk, hv)
+	}
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("subscribe %s: transport error", httptarget.SafeURL(u))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("subscribe %s: HTTP %d", httptarget.SafeURL(u), resp.StatusCode)
+	}
+	connected()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var data strings.Builder
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if data.Len() > 0 {
+				f.handle(ctx, st, data.String())
+				data.Reset()
+			}
+		case strings.HasPrefix(line, ":"):
+			f.beat(ctx, st) // `: heartbeat` keeps a long tool call's run alive
+		case strings.HasPrefix(line, "data:"):
+			if data.Len() > 0 {
+				data.WriteByte('\n')
+			}
+			data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		}
+	}
+	return sc.Err()
+}
+
+// handle applies one chunk to the thread's presence.
+func (f *Follower) handle(ctx context.Context, st *threadState, data string) {
+	var c chunk
+	if err := json.Unmarshal([]byte(data), &c); err != nil {
+		f.log.Warn("unreadable chunk", "thread", st.k.String(), "error", err.Error())
+		return
+	}
+	defer f.hook(st.k, c.Type)
+	switch c.Type {
+	case "start":
+		run, _, err := f.runs.Open(ctx, st.k, agent.OriginMastra)
+		if err != nil {
+			f.log.Error("open run", "thread", st.k.String(), "error", err.Error())
+			return
+		}
+		st.runID, st.mastraRun, st.beatAt = run.ID, c.RunID, f.now()
+	case "finish":
+		reason := c.Payload.StepResult.Reason
+		if reason == "" {
+			reason = c.Payload.FinishReason
+		}
+		if reason == "tool-calls" {
+			f.beat(ctx, st)
+			return
+		}
+		f.end(ctx, st, agent.RunFinished)
+	case "abort", "error":
+		f.end(ctx, st, agent.RunAborted)
+	default:
+		f.beat(ctx, st)
+	}
+}
+
+func (f *Follower) end(ctx context.Context, st *threadState, status string) {
+	if st.runID == "" {
+		return
+	}
+	id := st.runID
+	st.runID, st.mastraRun = "", ""
+	_, idle, err := f.runs.Finish(ctx, st.k, id, status)
+	if err != nil {
+		f.log.Error("close run", "thread", st.k.String(), "run_id", id, "error", err.Error())
+		return
+	}
+	if idle {
+		f.notify([]inbox.ThreadKey{st.k})
+	}
+}
+
+// beat renews the gateway run's lease, at most every heartbeatEvery.
+func (f *Follower) beat(ctx context.Context, st *threadState) {
+	if st.runID == "" || f.now().Sub(st.beatAt) < heartbeatEvery {
+		return
+	}
+	st.beatAt = f.now()
+	if _, err := f.runs.Heartbeat(ctx, st.k, st.runID); err != nil {
+		f.log.Warn("renew run", "thread", st.k.String(), "run_id", st.runID, "error", err.Error())
+		if errors.Is(err, agent.ErrRunClosed) || errors.Is(err, agent.ErrRunNotFound) {
+			// The lease lapsed while Mastra still runs: adopt a fresh run.
+			if run, _, oerr := f.runs.Open(ctx, st.k, agent.OriginMastra); oerr == nil {
+				st.runID = run.ID
+			}
+		}
+	}
+}

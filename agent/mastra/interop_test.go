@@ -1,0 +1,358 @@
+package mastra_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/agent/mastra"
+	"github.com/signalgate/signalgate/delivery"
+	"github.com/signalgate/signalgate/delivery/deliverytest"
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// mastraServer starts interop/mastra/server.mjs (a real Mastra server whose model is a
+// deterministic mock) on a free loopback port. Skipped unless its node_modules exist
+// (.ci/mastra.sh installs them) or SIGNALGATE_MASTRA_INTEROP names the harness folder.
+func mastraServer(t *testing.T, delay time.Duration) string {
+	t.Helper()
+	dir := os.Getenv("SIGNALGATE_MASTRA_INTEROP")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "interop", "mastra")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@mastra", "core")); err != nil {
+		t.Skip("Mastra interop harness not installed (run .ci/mastra.sh)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not found")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	cmd := exec.Command(node, "server.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port), "DELAY_MS="+strconv.Itoa(int(delay.Milliseconds())))
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "ready on") {
+				close(ready)
+			}
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(60 * time.Second):
+		t.Fatal("Mastra server did not start")
+	}
+	return "http://127.0.0.1:" + strconv.Itoa(port)
+}
+
+type seenChunk struct {
+	k   inbox.ThreadKey
+	typ string
+}
+
+type prompt struct {
+	Turn     int `json:"turn"`
+	Messages []struct {
+		Role string `json:"role"`
+		Text string `json:"text"`
+	} `json:"messages"`
+}
+
+// lastUserTexts is the user messages of a prompt.
+func (p prompt) userTexts() []string {
+	var out []string
+	for _, m := range p.Messages {
+		if m.Role == "user" {
+			out = append(out, m.Text)
+		}
+	}
+	return out
+}
+
+func prompts(t *testing.T, base string) []prompt {
+	t.Helper()
+	resp, err := http.Get(base + "/test/prompts")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var body struct {
+		Prompts []prompt `json:"prompts"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	return body.Prompts
+}
+
+func TestRealMastraInterop(t *testing.T) {
+	base := mastraServer(t, 2500*time.Millisecond)
+	cfg := agent.Config{ID: "support", Token: deliverytest.SupportToken,
+		Target: agent.TargetConfig{Kind: agent.TargetMastra, URL: base, AgentID: "interopAgent", Timeout: 20 * time.Second}}
+	chunks := make(chan seenChunk, 1000)
+	var follower *mastra.Follower
+	env := deliverytest.New(t, deliverytest.Config{
+		RealClock: true,
+		Agents:    []agent.Config{cfg},
+		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
+			follower = mastra.NewFollower(cfg, e.Runs, e.Notify, mastra.WithBackoff(50*time.Millisecond, time.Second),
+				mastra.WithChunkHook(func(k inbox.ThreadKey, typ string) {
+					switch typ {
+					case "start", "finish", "abort", "error":
+						chunks <- seenChunk{k, typ}
+					}
+				}))
+			tg, err := mastra.New(cfg, mastra.WithFollower(follower))
+			require.NoError(t, err)
+			return map[string]delivery.Route{"support": {Kind: agent.TargetMastra, Target: tg, Concurrency: 4}}
+		},
+	})
+	ctx := context.Background()
+	require.NoError(t, follower.Start(ctx))
+	t.Cleanup(func() { _ = follower.Stop(context.Background()) })
+	require.NoError(t, env.Dispatcher.Start(ctx))
+
+	waitChunk := func(k inbox.ThreadKey, typ string) {
+		t.Helper()
+		timeout := time.After(30 * time.Second)
+		for {
+			select {
+			case c := <-chunks:
+				if c.k == k && c.typ == typ {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("no %s chunk on %s", typ, k)
+			}
+		}
+	}
+	signals := func(k inbox.ThreadKey) []agent.Frame {
+		var out []agent.Frame
+		for _, f := range env.Log(k) {
+			if f.Event == agent.EventSignal {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	// waitSignals waits until the thread's log holds n signals (the dispatcher is
+	// running on its own; each commit publishes to the broker).
+	waitSignals := func(k inbox.ThreadKey, n int) []agent.Frame {
+		t.Helper()
+		wake, unsubscribe := env.Broker.Subscribe(k)
+		defer unsubscribe()
+		timeout := time.After(30 * time.Second)
+		for {
+			if s := signals(k); len(s) >= n {
+				return s
+			}
+			select {
+			case <-wake:
+			case <-timeout:
+				t.Fatalf("thread %s: want %d signals, have %d", k, n, len(signals(k)))
+			}
+		}
+	}
+	// waitRunClosed waits until the thread's log records the run's end.
+	waitRunClosed := func(k inbox.ThreadKey, runID string) {
+		t.Helper()
+		wake, unsubscribe := env.Broker.Subscribe(k)
+		defer unsubscribe()
+		timeout := time.After(30 * time.Second)
+		for {
+			for _, f := range env.Log(k) {
+				if f.Event == agent.EventRun && f.RunID == runID && f.RunStatus != agent.RunOpen {
+					return
+				}
+			}
+			select {
+			case <-wake:
+			case <-timeout:
+				t.Fatalf("run %s on %s never closed", runID, k)
+			}
+		}
+	}
+	note := func(k inbox.ThreadKey, pr inbox.Priority, summary string) string {
+		return env.Ingest(inbox.Notification{Thread: k, Source: "github", Kind: "ci-failure", Priority: pr, Summary: summary})
+	}
+
+	t.Run("wake, deliver into the active run, XML read back", func(t *testing.T) {
+		k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "wake"}
+		note(k, inbox.PriorityUrgent, "CI failed on main")
+		first := waitSignals(k, 1)[0]
+		require.Equal(t, agent.ActionWake, first.Action)
+		waitChunk(k, "start")
+		live, err := env.Runs.Live(ctx, k)
+		require.NoError(t, err)
+		require.NotNil(t, live)
+		require.Equal(t, first.RunID, live.ID, "the follower adopts the run the wake opened")
+
+		note(k, inbox.PriorityUrgent, "deploy blocked")
+		second := waitSignals(k, 2)[1]
+		require.Equal(t, agent.ActionDeliver, second.Action)
+		require.Equal(t, first.RunID, second.RunID, "delivered into the same run")
+		waitChunk(k, "finish")
+		live, err = env.Runs.Live(ctx, k)
+		require.NoError(t, err)
+		require.Nil(t, live, "Mastra's finish closed the gateway run")
+
+		ps := prompts(t, base)
+		var seen []string
+		for _, p := range ps {
+			seen = append(seen, p.userTexts()...)
+		}
+		require.Contains(t, seen, first.XML)
+		require.Contains(t, seen, second.XML)
+	})
+
+	t.Run("persist without wake, then summary then full after Mastra's run", func(t *testing.T) {
+		k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "summary"}
+		var resp struct {
+			Action agent.Action `json:"action"`
+		}
+		status := env.Do(http.MethodPost, env.ThreadURL(k, "/signals"), deliverytest.SupportToken, map[string]any{
+			"signal": map[string]any{"type": "reactive", "tagName": "note", "contents": "persisted context"},
+			"ifIdle": map[string]any{"behavior": "persist"},
+		}, &resp)
+		require.Equal(t, http.StatusOK, status)
+		require.Equal(t, agent.ActionPersist, resp.Action)
+		persisted := signals(k)[0]
+		// Mastra stores a persisted signal in a short run of its own, without a model turn.
+		waitChunk(k, "start")
+		waitChunk(k, "finish")
+
+		note(k, inbox.PriorityUrgent, "pager: API down")
+		waitChunk(k, "start")
+		live, err := env.Runs.Live(ctx, k)
+		require.NoError(t, err)
+		require.NotNil(t, live)
+		// While Mastra runs: high priority → a summary now, the full notification when idle.
+		note(k, inbox.PriorityHigh, "PR review requested")
+		frames := waitSignals(k, 3)
+		require.Equal(t, agent.TagNotificationSummary, frames[2].Signal.TagName)
+		require.Equal(t, agent.ActionDeliver, frames[2].Action)
+		waitChunk(k, "finish")
+		frames = waitSignals(k, 4) // presence learned from Mastra's stream: the full one goes out
+		full := frames[3]
+		require.Equal(t, agent.TagNotification, full.Signal.TagName)
+		pv, _ := full.Signal.Attributes.Get("priority")
+		require.Equal(t, "high", pv)
+		require.Equal(t, agent.ActionWake, full.Action)
+		waitChunk(k, "start")
+		waitChunk(k, "finish")
+
+		ps := prompts(t, base)
+		msgs := ps[len(ps)-1].Messages
+		for i, m := range msgs {
+			if m.Text == persisted.XML {
+				// Had the persisted signal woken the agent, a reply would follow it.
+				require.Equal(t, "user", msgs[i+1].Role, "persisted without waking")
+				require.Equal(t, frames[1].XML, msgs[i+1].Text, "seen on the next turn, before the wake")
+			}
+		}
+		last := ps[len(ps)-1].userTexts()
+		require.Contains(t, last, persisted.XML, "persisted without waking, seen on the next turn")
+		idx := func(s string) int {
+			for i, v := range last {
+				if v == s {
+					return i
+				}
+			}
+			return -1
+		}
+		require.Less(t, idx(frames[2].XML), idx(full.XML), "summary first, then the full notification")
+		require.GreaterOrEqual(t, idx(frames[2].XML), 0)
+	})
+
+	t.Run("message and queued message", func(t *testing.T) {
+		k := inbox.ThreadKey{Agent: "support", Resource: "slack:T1", Thread: "dm:U1"}
+		note(k, inbox.PriorityUrgent, "incident opened")
+		waitChunk(k, "start")
+		msg := func(as, who, text string) {
+			env.Ingest(inbox.Notification{Thread: k, Source: "slack", Kind: "message", DeliverAs: as, Summary: text,
+				Attributes: inbox.Attributes{{Key: "name", Value: who}, {Key: "from", Value: "slack"}}})
+		}
+		msg(inbox.DeliverAsQueued, "Bob", "after you are done, summarise")
+		msg(inbox.DeliverAsMessage, "Jane", "can you look?")
+		frames := waitSignals(k, 2)
+		require.Equal(t, `<user name="Jane" from="slack">can you look?</user>`, frames[1].XML)
+		require.Equal(t, frames[0].RunID, frames[1].RunID, "the message joins the active run")
+		waitChunk(k, "finish")
+		frames = waitSignals(k, 3)
+		require.Equal(t, `<user name="Bob" from="slack">after you are done, summarise</user>`, frames[2].XML)
+		require.NotEqual(t, frames[0].RunID, frames[2].RunID, "the queued message starts the next run")
+		waitChunk(k, "start")
+		waitChunk(k, "finish")
+
+		ps := prompts(t, base)
+		last := ps[len(ps)-1].userTexts()
+		require.Equal(t, frames[2].XML, last[len(last)-1], "the queued message is the newest input of its run")
+		require.Contains(t, last, frames[1].XML)
+	})
+
+	t.Run("abort in Mastra, in-flight signals recovered into the next run", func(t *testing.T) {
+		k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "abort"}
+		note(k, inbox.PriorityUrgent, "disk almost full")
+		waitChunk(k, "start")
+		note(k, inbox.PriorityUrgent, "disk full")
+		inflight := waitSignals(k, 2)
+		require.Equal(t, inflight[0].RunID, inflight[1].RunID)
+
+		body := strings.NewReader(`{"resourceId":"acme/api","threadId":"abort"}`)
+		resp, err := http.Post(base+"/api/agents/interopAgent/threads/abort", "application/json", body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.NoError(t, resp.Body.Close())
+		waitChunk(k, "abort")
+		live, err := env.Runs.Live(ctx, k)
+		require.NoError(t, err)
+		require.Nil(t, live, "Mastra's abort closed the gateway run")
+
+		// Mastra may start a run of its own after an abort; either that run or the wake of
+		// the next notification is the next run, and the lost signals are recovered into it.
+		note(k, inbox.PriorityUrgent, "service down")
+		frames := waitSignals(k, 5)
+		var recovered []agent.Frame
+		var next agent.Frame
+		for _, f := range frames[2:] {
+			if strings.Contains(f.XML, `recovered="true"`) {
+				recovered = append(recovered, f)
+			} else {
+				next = f
+			}
+		}
+		require.Len(t, recovered, 2)
+		for i, f := range recovered {
+			require.Equal(t, inflight[i].Signal.Contents, f.Signal.Contents, "in their original order")
+			require.Equal(t, agent.ActionDeliver, f.Action)
+			require.Equal(t, next.RunID, f.RunID, "recovered into the next run")
+			require.NotEqual(t, inflight[0].RunID, f.RunID)
+		}
+		require.Equal(t, "service down", next.Signal.Contents)
+		waitRunClosed(k, next.RunID)
+		ps := prompts(t, base)
+		last := ps[len(ps)-1].userTexts()
+		require.Contains(t, last, recovered[0].XML, "the model saw the recovered signals")
+		require.Contains(t, last, recovered[1].XML)
+		require.Contains(t, last, next.XML)
+	})
+}

@@ -1,0 +1,261 @@
+package mastra_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/agent/mastra"
+	"github.com/signalgate/signalgate/inbox"
+)
+
+var thread = inbox.ThreadKey{Agent: "support", Resource: "slack:T1", Thread: "dm:U1"}
+
+func config(u string) agent.Config {
+	return agent.Config{ID: "support", Token: "support-token-0123456789", Target: agent.TargetConfig{
+		Kind: agent.TargetMastra, URL: u, AgentID: "supportAgent", Headers: map[string]string{"Authorization": "Bearer mastra-key-123"}}}
+}
+
+type call struct {
+	path string
+	body map[string]any
+}
+
+func TestTargetRequests(t *testing.T) {
+	var mu sync.Mutex
+	var calls []call
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		require.Equal(t, "Bearer mastra-key-123", r.Header.Get("Authorization"))
+		var body map[string]any
+		require.NoError(t, json.NewDecoder(r.Body).Decode(&body))
+		mu.Lock()
+		calls = append(calls, call{r.URL.Path, body})
+		mu.Unlock()
+		_, _ = io.WriteString(w, `{"accepted":true,"runId":"r1"}`)
+	}))
+	defer srv.Close()
+	tg, err := mastra.New(config(srv.URL + "/"))
+	require.NoError(t, err)
+	sig := agent.Signal{ID: "sig-1", Type: agent.TypeNotification, TagName: "notification", Contents: "CI failed",
+		Attributes: inbox.Attributes{{Key: "priority", Value: "high"}}, Metadata: map[string]any{"recordId": "rec-1"}}
+	ctx := context.Background()
+	for _, d := range []agent.Delivery{
+		{Thread: thread, Signal: sig, Action: agent.ActionWake},
+		{Thread: thread, Signal: sig, Action: agent.ActionPersist},
+		{Thread: thread, Signal: agent.Signal{ID: "m-1", Type: agent.TypeUser, TagName: "user", Contents: "can you look?",
+			Attributes: inbox.Attributes{{Key: "name", Value: "Jane"}}}, Action: agent.ActionDeliver, DeliverAs: inbox.DeliverAsMessage},
+		{Thread: thread, Signal: agent.Signal{ID: "q-1", Type: agent.TypeUser, TagName: "user", Contents: "later"},
+			Action: agent.ActionWake, DeliverAs: inbox.DeliverAsQueued},
+	} {
+		retry, err := tg.Deliver(ctx, d)
+		require.NoError(t, err)
+		require.False(t, retry)
+	}
+	require.Len(t, calls, 4)
+	base := "/api/agents/supportAgent"
+	require.Equal(t, base+"/signals", calls[0].path)
+	require.Equal(t, map[string]any{
+		"resourceId": "slack:T1", "threadId": "dm:U1",
+		"signal": map[string]any{"id": "sig-1", "type": "notification", "tagName": "notification", "contents": "CI failed",
+			"attributes": map[string]any{"priority": "high"}, "metadata": map[string]any{"recordId": "rec-1"}},
+		"ifActive": map[string]any{"behavior": "deliver"}, "ifIdle": map[string]any{"behavior": "wake"},
+	}, calls[0].body)
+	require.Equal(t, map[string]any{"behavior": "persist"}, calls[1].body["ifActive"])
+	require.Equal(t, map[string]any{"behavior": "persist"}, calls[1].body["ifIdle"])
+	require.Equal(t, base+"/send-message", calls[2].path)
+	require.Equal(t, map[string]any{"contents": "can you look?", "attributes": map[string]any{"name": "Jane"},
+		"metadata": map[string]any{mastra.MetadataSignalID: "m-1"}}, calls[2].body["message"])
+	require.Nil(t, calls[2].body["signal"])
+	require.Equal(t, base+"/queue-message", calls[3].path)
+}
+
+func TestTargetErrorsAreClassifiedAndRedacted(t *testing.T) {
+	codes := []int{http.StatusServiceUnavailable, http.StatusBadRequest}
+	i := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if codes[i] == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "30")
+		}
+		w.WriteHeader(codes[i])
+		i++
+	}))
+	defer srv.Close()
+	u := strings.Replace(srv.URL, "http://", "http://admin:s3cr3t-pass@", 1) + "?key=qsecret"
+	tg, err := mastra.New(config(u))
+	require.NoError(t, err)
+	d := agent.Delivery{Thread: thread, Signal: agent.Signal{ID: "s", Type: agent.TypeNotification, TagName: "n"}, Action: agent.ActionWake}
+	retry, err := tg.Deliver(context.Background(), d)
+	require.True(t, retry)
+	require.ErrorContains(t, err, "HTTP 503")
+	var ra interface{ RetryAfter() time.Duration }
+	require.ErrorAs(t, err, &ra)
+	require.Equal(t, 30*time.Second, ra.RetryAfter())
+	var sc interface{ StatusCode() int }
+	require.ErrorAs(t, err, &sc)
+	require.Equal(t, 503, sc.StatusCode())
+	retry, err = tg.Deliver(context.Background(), d)
+	require.False(t, retry, "other 4xx fail for good")
+	require.ErrorContains(t, err, "HTTP 400")
+	for _, s := range []string{"s3cr3t-pass", "qsecret", "admin"} {
+		require.NotContains(t, err.Error(), s)
+	}
+	var hint interface{ RetryAfter() time.Duration }
+	require.False(t, errors.As(err, &hint), "no hint without Retry-After")
+}
+
+// presence records what the follower does to runs.
+type presence struct {
+	mu      sync.Mutex
+	events  []string
+	runs    int
+	live    string
+	resumed []inbox.ThreadKey
+}
+
+func (p *presence) LiveThreads(context.Context, string) ([]inbox.ThreadKey, error) {
+	return p.resumed, nil
+}
+
+func (p *presence) Open(_ context.Context, k inbox.ThreadKey, origin string) (agent.Run, bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.live != "" {
+		p.events = append(p.events, "adopt "+p.live)
+		return agent.Run{ID: p.live, Thread: k}, false, nil
+	}
+	p.runs++
+	p.live = fmt.Sprintf("run-%d", p.runs)
+	p.events = append(p.events, "open "+p.live+" "+origin)
+	return agent.Run{ID: p.live, Thread: k, Origin: origin}, true, nil
+}
+
+func (p *presence) Heartbeat(_ context.Context, k inbox.ThreadKey, id string) (agent.Run, error) {
+	return agent.Run{ID: id, Thread: k}, nil
+}
+
+func (p *presence) Finish(_ context.Context, k inbox.ThreadKey, id, status string) (agent.Run, bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.events = append(p.events, "close "+id+" "+status)
+	if p.live == id {
+		p.live = ""
+	}
+	return agent.Run{ID: id, Thread: k, Status: status}, true, nil
+}
+
+func (p *presence) log() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.events...)
+}
+
+// The follower mirrors Mastra's runs: start opens (a tool-calls finish continues the
+// run), finish/abort/error close, idle transitions reach notify at once, and a stream
+// that ends is reconnected.
+func TestFollowerMirrorsRuns(t *testing.T) {
+	streams := []string{
+		// First connection: one run with a tool call in the middle, then EOF.
+		": connected\n\n" +
+			`data: {"type":"start","runId":"m1","from":"AGENT","payload":{"id":"supportAgent"}}` + "\n\n" +
+			`data: {"type":"step-finish","runId":"m1","payload":{"stepResult":{"reason":"tool-calls","isContinued":true}}}` + "\n\n" +
+			`data: {"type":"finish","runId":"m1","payload":{"stepResult":{"reason":"tool-calls","isContinued":true}}}` + "\n\n" +
+			": heartbeat\n\n" +
+			`data: {"type":"finish","runId":"m1","payload":{"stepResult":{"reason":"stop","isContinued":false}}}` + "\n\n",
+		// After reconnecting: an aborted run and one that errors.
+		": connected\n\n" +
+			`data: {"type":"start","runId":"m2"}` + "\n\n" +
+			`data: {"type":"abort","runId":"m2"}` + "\n\n" +
+			`data: {"type":"start","runId":"m3"}` + "\n\n" +
+			`data: {"type":"error","runId":"m3","payload":{"error":{"message":"boom"}}}` + "\n\n",
+	}
+	var mu sync.Mutex
+	conn := 0
+	hold := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		require.Equal(t, "/api/agents/supportAgent/threads/subscribe", r.URL.Path)
+		var body map[string]string
+		require.NoError(t, json.NewDecoder(r.Body).Decode(&body))
+		require.Equal(t, map[string]string{"resourceId": thread.Resource, "threadId": thread.Thread}, body)
+		mu.Lock()
+		n := conn
+		conn++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		if n < len(streams) {
+			_, _ = io.WriteString(w, streams[n])
+			return // EOF: the follower reconnects
+		}
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(hold)
+
+	p := &presence{}
+	idle := make(chan inbox.ThreadKey, 10)
+	ends := make(chan string, 10)
+	f := mastra.NewFollower(config(srv.URL), p, func(ks []inbox.ThreadKey) { idle <- ks[0] },
+		mastra.WithBackoff(time.Millisecond, 10*time.Millisecond),
+		mastra.WithChunkHook(func(_ inbox.ThreadKey, typ string) {
+			if typ == "error" {
+				ends <- typ
+			}
+		}))
+	require.NoError(t, f.Start(context.Background()))
+	f.Follow(context.Background(), thread)
+	f.Follow(context.Background(), thread) // already followed: no second stream
+	select {
+	case <-ends:
+	case <-time.After(10 * time.Second):
+		t.Fatal("follower did not reach the second stream's end")
+	}
+	for range 3 {
+		require.Equal(t, thread, <-idle)
+	}
+	require.NoError(t, f.Stop(context.Background()))
+	require.Equal(t, []string{
+		"open run-1 mastra", "close run-1 finished",
+		"open run-2 mastra", "close run-2 aborted",
+		"open run-3 mastra", "close run-3 aborted",
+	}, p.log())
+}
+
+// After a restart the follower resumes the threads that still have a live run, without
+// waiting for a delivery, so a run that ends meanwhile is closed rather than lapsing.
+func TestFollowerResumesLiveThreads(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, ": connected\n\n"+`data: {"type":"start","runId":"m1"}`+"\n\n"+
+			`data: {"type":"finish","runId":"m1","payload":{"stepResult":{"reason":"stop"}}}`+"\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	p := &presence{live: "run-before-restart", resumed: []inbox.ThreadKey{thread}}
+	idle := make(chan inbox.ThreadKey, 1)
+	f := mastra.NewFollower(config(srv.URL), p, func(ks []inbox.ThreadKey) { idle <- ks[0] })
+	require.NoError(t, f.Start(context.Background()))
+	select {
+	case k := <-idle:
+		require.Equal(t, thread, k)
+	case <-time.After(10 * time.Second):
+		t.Fatal("a resumed thread's run end was not seen")
+	}
+	require.NoError(t, f.Stop(context.Background()))
+	require.Equal(t, []string{"adopt run-before-restart", "close run-before-restart finished"}, p.log())
+}

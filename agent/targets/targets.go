@@ -1,0 +1,77 @@
+// Package targets builds the dispatcher's routes for every configured agent: stream,
+// mastra (with its presence follower) and webhook.
+package targets
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/agent/mastra"
+	"github.com/signalgate/signalgate/agent/webhook"
+	"github.com/signalgate/signalgate/delivery"
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// Service is a background part a target needs (a Mastra presence follower).
+type Service interface {
+	Name() string
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+}
+
+// Routes builds one route per agent: stream agents share stream; mastra and webhook
+// agents get their own target, bounded by target.concurrency. notify receives threads
+// that turned idle (the dispatcher's Notify; it may be a closure over a dispatcher built
+// after this call). The services must be started before the dispatcher and stopped
+// after it.
+func Routes(cfgs []agent.Config, runs *agent.Runs, stream delivery.Target, notify func([]inbox.ThreadKey), log *slog.Logger) (map[string]delivery.Route, []Service, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	routes := map[string]delivery.Route{}
+	var services []Service
+	for _, c := range cfgs {
+		c = c.WithDefaults()
+		r := delivery.Route{Kind: c.Target.Kind, MaxAttempts: c.Target.MaxAttempts}
+		switch c.Target.Kind {
+		case agent.TargetStream:
+			r.Target = stream
+		case agent.TargetMastra:
+			f := mastra.NewFollower(c, runs, notify, mastra.WithFollowerLogger(log))
+			t, err := mastra.New(c, mastra.WithFollower(f))
+			if err != nil {
+				return nil, nil, err
+			}
+			r.Target, r.Concurrency = t, c.Target.Concurrency
+			services = append(services, f)
+		case agent.TargetWebhook:
+			t, err := webhook.New(c)
+			if err != nil {
+				return nil, nil, err
+			}
+			r.Target, r.Concurrency = t, c.Target.Concurrency
+		default:
+			return nil, nil, fmt.Errorf("agent %q: unknown target kind %q", c.ID, c.Target.Kind)
+		}
+		routes[c.ID] = r
+	}
+	return routes, services, nil
+}
+
+// Secrets lists the configured credentials the dispatcher redacts from stored errors
+// (delivery.WithSecrets): agent tokens, webhook secrets and target header values.
+func Secrets(cfgs []agent.Config) []string {
+	var out []string
+	for _, c := range cfgs {
+		out = append(out, c.Token)
+		if c.Target.Secret != "" {
+			out = append(out, c.Target.Secret)
+		}
+		for _, v := range c.Target.Headers {
+			out = append(out, v)
+		}
+	}
+	return out
+}

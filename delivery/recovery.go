@@ -1,0 +1,68 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// Recoveries lists the in-flight signals of a thread's unfinished runs (the store).
+type Recoveries interface {
+	PendingRecoveries(ctx context.Context, k inbox.ThreadKey, limit int) ([]agent.Frame, error)
+}
+
+// WithRecoveries sets where Recover reads in-flight signals (default: the queue, when it
+// implements Recoveries).
+func WithRecoveries(r Recoveries) Option { return func(d *Dispatcher) { d.recov = r } }
+
+// maxRecovered bounds the signals spliced into one new run.
+const maxRecovered = 200
+
+// AttrRecovered marks a signal delivered again after the run it went into ended without
+// finishing (lease expiry, abort).
+const AttrRecovered = "recovered"
+
+// Recover delivers into a newly opened run the signals that were in flight when the
+// thread's previous run ended by lease expiry or abort, in their original order and
+// marked recovered="true", so the agent's next turn has the context it lost. Each is a
+// new signal (its id derives from the original and the new run, so a repeat within the
+// run is logged once); logging it closes the original's recovery in one transaction. On
+// the first failure the rest wait for the next run. It is agent.Runs' open hook.
+func (d *Dispatcher) Recover(ctx context.Context, run agent.Run) error {
+	r := d.recov
+	if r == nil {
+		if qr, ok := d.q.(Recoveries); ok {
+			r = qr
+		}
+	}
+	if r == nil {
+		return nil
+	}
+	frames, err := r.PendingRecoveries(ctx, run.Thread, maxRecovered)
+	if err != nil || len(frames) == 0 {
+		return err
+	}
+	now := d.now()
+	for _, f := range frames {
+		sig := f.Signal
+		sig.ID = uuid.NewSHA1(signalNamespace(), []byte("recovered\x00"+f.ID+"\x00"+run.ID)).String()
+		sig.Attributes = sig.Attributes.Clone().Set(AttrRecovered, "true")
+		meta := make(map[string]any, len(sig.Metadata)+2)
+		for k, v := range sig.Metadata {
+			meta[k] = v
+		}
+		meta["recoveredFrom"], meta["recoveredRun"] = f.ID, f.RunID
+		sig.Metadata, sig.AcceptedAt = meta, now
+		del := Delivery{Thread: run.Thread, Signal: sig, Action: agent.ActionDeliver, RunID: run.ID, RecordIDs: f.RecordIDs, Attempt: 1}
+		// No route slot: the opener may be a pass that holds it already, and opens are few.
+		if _, err := d.deliverOne(ctx, del, []string{f.ID}); err != nil {
+			return fmt.Errorf("recover signal %s into run %s: %w", f.ID, run.ID, err)
+		}
+	}
+	d.log.Info("recovered in-flight signals", "thread", run.Thread.String(), "run_id", run.ID, "signals", len(frames))
+	return nil
+}

@@ -1,0 +1,94 @@
+// A real Mastra server for signalgate's interop test: one agent whose model is a
+// deterministic mock (AI SDK LanguageModelV2) that holds each turn open for DELAY_MS, so
+// the test can deliver into an active run, and records every prompt it was given.
+//
+//   PORT=4111 DELAY_MS=1500 node server.mjs
+//
+// Test-only routes: GET /test/prompts (what the model saw), POST /test/reset.
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { Mastra } from '@mastra/core';
+import { Agent } from '@mastra/core/agent';
+import { LibSQLStore } from '@mastra/libsql';
+import { Memory } from '@mastra/memory';
+import { MastraServer } from '@mastra/hono';
+
+const port = Number(process.env.PORT || 4111);
+const delayMs = Number(process.env.DELAY_MS || 1500);
+
+const prompts = [];
+let turns = 0;
+
+const sleep = (ms, signal) =>
+  new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+  });
+
+// promptText flattens a LanguageModelV2 prompt to role-tagged text lines.
+function promptText(prompt) {
+  return prompt.map((m) => {
+    const parts = typeof m.content === 'string' ? [m.content]
+      : m.content.map((p) => (p.type === 'text' ? p.text : `[${p.type}]`));
+    return { role: m.role, text: parts.join('') };
+  });
+}
+
+const mockModel = {
+  specificationVersion: 'v2',
+  provider: 'signalgate-mock',
+  modelId: 'mock-1',
+  supportedUrls: {},
+  async doGenerate(options) {
+    const n = ++turns;
+    prompts.push({ turn: n, messages: promptText(options.prompt) });
+    await sleep(delayMs, options.abortSignal);
+    return {
+      content: [{ type: 'text', text: `ack ${n}` }],
+      finishReason: 'stop',
+      usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+      warnings: [],
+    };
+  },
+  async doStream(options) {
+    const n = ++turns;
+    prompts.push({ turn: n, messages: promptText(options.prompt) });
+    const stream = new ReadableStream({
+      async start(controller) {
+        controller.enqueue({ type: 'stream-start', warnings: [] });
+        await sleep(delayMs, options.abortSignal);
+        controller.enqueue({ type: 'text-start', id: 't' });
+        controller.enqueue({ type: 'text-delta', id: 't', delta: `ack ${n}` });
+        controller.enqueue({ type: 'text-end', id: 't' });
+        controller.enqueue({
+          type: 'finish',
+          finishReason: 'stop',
+          usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+        });
+        controller.close();
+      },
+    });
+    return { stream };
+  },
+};
+
+const storage = new LibSQLStore({ id: 'interop', url: process.env.LIBSQL_URL || ':memory:' });
+const agent = new Agent({
+  id: 'interopAgent',
+  name: 'interopAgent',
+  instructions: 'You are the signalgate interop agent.',
+  model: mockModel,
+  memory: new Memory({ storage }),
+});
+const mastra = new Mastra({ agents: { interopAgent: agent }, storage, logger: false });
+
+const app = new Hono();
+app.get('/test/prompts', (c) => c.json({ prompts }));
+app.post('/test/reset', (c) => { prompts.length = 0; return c.json({ ok: true }); });
+app.get('/test/ready', (c) => c.json({ ok: true }));
+const server = new MastraServer({ app, mastra });
+await server.init();
+
+serve({ fetch: app.fetch, port, hostname: '127.0.0.1' }, (info) => {
+  console.log(`ready on ${info.port}`);
+});

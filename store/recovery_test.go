@@ -1,0 +1,90 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/delivery"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
+)
+
+func logSignal(t *testing.T, s *store.Store, id, runID string, action agent.Action, at time.Time) {
+	t.Helper()
+	d := agent.Delivery{Thread: thread, Action: action, RunID: runID,
+		Signal: agent.Signal{ID: id, Type: agent.TypeReactive, TagName: "note", Contents: id}}
+	require.NoError(t, s.CompleteThread(context.Background(), "", delivery.Outcome{Thread: thread, Now: at,
+		Frames: []agent.Frame{agent.SignalFrame(d, at)}}))
+}
+
+func pendingIDs(t *testing.T, s *store.Store) []string {
+	t.Helper()
+	frames, err := s.PendingRecoveries(context.Background(), thread, 100)
+	require.NoError(t, err)
+	out := []string{}
+	for _, f := range frames {
+		out = append(out, f.ID)
+	}
+	return out
+}
+
+// Runs that end by abort or lease expiry leave their woken/delivered signals pending for
+// recovery (not persisted ones, not other runs'); a finished run leaves nothing; logging
+// a redelivery with Recovered closes it.
+func TestRecoveriesOfUnfinishedRuns(t *testing.T) {
+	ctx := context.Background()
+	forEachStore(t, func(t *testing.T, s *store.Store) {
+		_, _, err := s.OpenRun(ctx, newRun("run-1", t0, 5*time.Minute))
+		require.NoError(t, err)
+		logSignal(t, s, "s-wake", "run-1", agent.ActionWake, t0)
+		logSignal(t, s, "s-persist", "run-1", agent.ActionPersist, t0)
+		logSignal(t, s, "s-deliver", "run-1", agent.ActionDeliver, t0)
+		_, closed, _, err := s.CloseRun(ctx, thread, "run-1", agent.RunFinished, t0.Add(time.Minute))
+		require.NoError(t, err)
+		require.True(t, closed)
+		require.Equal(t, []string{}, pendingIDs(t, s), "a finished run acknowledges its signals")
+
+		_, _, err = s.OpenRun(ctx, newRun("run-2", t0.Add(2*time.Minute), 5*time.Minute))
+		require.NoError(t, err)
+		logSignal(t, s, "s-a", "run-2", agent.ActionDeliver, t0.Add(2*time.Minute))
+		logSignal(t, s, "s-b", "run-2", agent.ActionPersist, t0.Add(2*time.Minute))
+		logSignal(t, s, "s-c", "run-2", agent.ActionDeliver, t0.Add(2*time.Minute))
+		_, _, _, err = s.CloseRun(ctx, thread, "run-2", agent.RunAborted, t0.Add(3*time.Minute))
+		require.NoError(t, err)
+		require.Equal(t, []string{"s-a", "s-c"}, pendingIDs(t, s))
+
+		_, _, err = s.OpenRun(ctx, newRun("run-3", t0.Add(4*time.Minute), time.Minute))
+		require.NoError(t, err)
+		logSignal(t, s, "s-d", "run-3", agent.ActionWake, t0.Add(4*time.Minute))
+		_, idle, err := s.ExpireRuns(ctx, t0.Add(6*time.Minute))
+		require.NoError(t, err)
+		require.Len(t, idle, 1)
+		require.Equal(t, []string{"s-a", "s-c", "s-d"}, pendingIDs(t, s), "in log order")
+
+		require.NoError(t, s.CompleteThread(ctx, "", delivery.Outcome{Thread: thread, Now: t0.Add(7 * time.Minute),
+			Recovered: []string{"s-a", "s-d"}}))
+		require.Equal(t, []string{"s-c"}, pendingIDs(t, s))
+	})
+}
+
+func TestLiveRunThreads(t *testing.T) {
+	ctx := context.Background()
+	forEachStore(t, func(t *testing.T, s *store.Store) {
+		_, _, err := s.OpenRun(ctx, newRun("run-1", t0, 5*time.Minute))
+		require.NoError(t, err)
+		other := newRun("run-2", t0, time.Minute)
+		other.Thread.Thread = "other"
+		_, _, err = s.OpenRun(ctx, other)
+		require.NoError(t, err)
+		ks, err := s.LiveRunThreads(ctx, thread.Agent, t0.Add(2*time.Minute))
+		require.NoError(t, err)
+		require.Equal(t, []inbox.ThreadKey{thread}, ks, "a lapsed lease is not live")
+		ks, err = s.LiveRunThreads(ctx, "nobody", t0)
+		require.NoError(t, err)
+		require.Empty(t, ks)
+	})
+}
