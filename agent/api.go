@@ -77,6 +77,8 @@ type API struct {
 	newID     func() string
 	keepAlive time.Duration
 	done      <-chan struct{}
+	// subscribers is told +1 when a stream opens and -1 when it closes (a gauge).
+	subscribers func(delta int)
 }
 
 type tokenHash struct {
@@ -100,9 +102,12 @@ func WithKeepAlive(d time.Duration) APIOption { return func(a *API) { a.keepAliv
 // Shutdown waits for handlers but never cancels their contexts.
 func WithShutdown(done <-chan struct{}) APIOption { return func(a *API) { a.done = done } }
 
+// WithSubscriberGauge reports streams opening (+1) and closing (-1).
+func WithSubscriberGauge(fn func(delta int)) APIOption { return func(a *API) { a.subscribers = fn } }
+
 // NewAPI builds the agent API for the configured agents.
 func NewAPI(cfgs []Config, deps Deps, opts ...APIOption) (*API, error) {
-	a := &API{agents: map[string]Config{}, Deps: deps, now: time.Now, newID: inbox.NewID, keepAlive: DefaultKeepAlive}
+	a := &API{agents: map[string]Config{}, Deps: deps, now: time.Now, newID: inbox.NewID, keepAlive: DefaultKeepAlive, subscribers: func(int) {}}
 	for _, c := range cfgs {
 		c = c.WithDefaults()
 		if err := c.Validate(); err != nil {

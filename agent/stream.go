@@ -58,6 +58,8 @@ func (a *API) serveStream(c echo.Context, k inbox.ThreadKey) error {
 	// Subscribe before the first read: a frame committed in between still wakes us.
 	wake, unsubscribe := a.Broker.Subscribe(k)
 	defer unsubscribe()
+	a.subscribers(1)
+	defer a.subscribers(-1)
 
 	w := c.Response()
 	// The server's WriteTimeout would cut the stream; a recorder in tests cannot do this.

@@ -31,6 +31,7 @@ type Dispatcher struct {
 	runs     Runs
 	pub      Publisher
 	routes   map[string]Route
+	obs      Observer
 	slots    map[string]chan struct{} // per-route concurrency, by agent id
 	recov    Recoveries
 	log      *slog.Logger
@@ -388,11 +389,32 @@ func (d *Dispatcher) complete(o Outcome, owner string) error {
 	if err := d.q.CompleteThread(ctx, owner, o); err != nil {
 		return fmt.Errorf("complete pass: %w", err)
 	}
+	// Observed before publishing, so whoever sees a frame also sees it counted.
+	if d.obs != nil {
+		for _, a := range o.Attempts {
+			d.obs.DeliveryAttempt(a.Target, a.Outcome)
+		}
+		kind := d.routes[o.Thread.Agent].Kind
+		for _, f := range o.Frames {
+			if f.Event == agent.EventSignal {
+				d.obs.SignalSent(kind, string(f.Action))
+			}
+		}
+	}
 	if len(o.Frames) > 0 {
 		d.pub.Publish(o.Thread)
 	}
 	return nil
 }
+
+// Observer is told what each committed pass did (the metrics).
+type Observer interface {
+	DeliveryAttempt(target, outcome string)
+	SignalSent(target, action string)
+}
+
+// WithObserver reports committed attempts and signals to o.
+func WithObserver(o Observer) Option { return func(d *Dispatcher) { d.obs = o } }
 
 // Deliver sends one signal that does not come from the inbox (the agent API's signals)
 // straight to the thread's target, then logs it and the attempt. There is no retry: the

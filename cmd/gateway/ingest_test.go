@@ -132,6 +132,9 @@ func TestIngestEndToEnd(t *testing.T) {
 		`signalgate_records_total{result="created",source="generic"} 1`,
 		`signalgate_decisions_total{action="deliver"} 1`,
 		`signalgate_queue_pending 0`,
+		`signalgate_signals_sent_total{action="wake",target="stream"} 1`,
+		`signalgate_delivery_attempts_total{outcome="delivered",target="stream"} 1`,
+		`# TYPE signalgate_stream_subscribers gauge`,
 		`signalgate_threads_active 1`,
 	} {
 		require.Contains(t, string(metrics), want)

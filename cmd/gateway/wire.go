@@ -98,7 +98,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	}
 	m.Dispatcher = delivery.New(st, m.Runs, m.Broker, routes,
 		delivery.WithClock(m.Now), delivery.WithLogger(m.Log),
-		delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithSecrets(cfg.Secrets()))
+		delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithSecrets(cfg.Secrets()),
+		delivery.WithObserver(m.Metrics))
 	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now), inbox.WithChangeHook(m.Dispatcher.Notify))
 	m.services = append(m.services, serviceFuncs{name: "stream broker", start: m.Broker.Start, stop: stopWithin(m.Broker.Stop)})
 	// Mastra presence followers start before the dispatcher and stop after it.
@@ -116,7 +117,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	api, err := agent.NewAPI(cfg.Agents, agent.Deps{
 		Frames: st, Broker: m.Broker, Runs: m.Runs, Inbox: m.Metrics.WrapIngester(m.Inbox),
 		Records: st, States: st, Deliverer: m.Dispatcher, Notify: m.Dispatcher.Notify, Log: m.Log,
-	}, agent.WithShutdown(m.Server.Done()))
+	}, agent.WithShutdown(m.Server.Done()), agent.WithSubscriberGauge(m.Metrics.SubscriberDelta))
 	if err != nil {
 		return err
 	}
