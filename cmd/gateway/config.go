@@ -80,23 +80,31 @@ func ParseConfig(path string, raw []byte, lookup func(string) (string, bool)) (*
 	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
 		return nil, &ConfigError{Path: path, Problems: []string{"not valid YAML: " + err.Error()}}
 	}
+	// Every stage runs, so one pass reports every problem; a key already named by an
+	// earlier stage (an unset variable, a bad value) is not reported again.
 	var problems []string
-	if len(root.Content) > 0 {
-		problems = append(problems, interpolate(root.Content[0], "", lookup)...)
-		problems = append(problems, unknownKeys(root.Content[0], reflect.TypeOf(Config{}), "")...)
-	}
-	if len(problems) > 0 {
-		return nil, &ConfigError{Path: path, Problems: problems}
-	}
 	var cfg Config
 	if len(root.Content) > 0 {
-		if err := root.Content[0].Decode(&cfg); err != nil {
-			return nil, &ConfigError{Path: path, Problems: typeErrors(err, keyLines(root.Content[0], "", map[int]string{}))}
+		doc := root.Content[0]
+		problems = append(problems, interpolate(doc, "", lookup)...)
+		problems = append(problems, unknownKeys(doc, reflect.TypeOf(Config{}), "")...)
+		if err := doc.Decode(&cfg); err != nil {
+			problems = append(problems, typeErrors(err, keyLines(doc, "", map[int]string{}))...)
 		}
 	}
 	cfg.applyDefaults()
-	if errs := cfg.Validate(); len(errs) > 0 {
-		return nil, &ConfigError{Path: path, Problems: errs}
+	named := map[string]bool{}
+	for _, p := range problems {
+		key, _, _ := strings.Cut(p, ": ")
+		named[key] = true
+	}
+	for _, p := range cfg.Validate() {
+		if key, _, _ := strings.Cut(p, ": "); !named[key] {
+			problems = append(problems, p)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, &ConfigError{Path: path, Problems: problems}
 	}
 	return &cfg, nil
 }

@@ -154,6 +154,7 @@ func TestInvalidConfigExitsTwoWithOneLinePerProblem(t *testing.T) {
 		require.Equal(t, []string{
 			path + ": agents[0].token: environment variable NOPE is not set",
 			path + ": server.bogus: unknown key (line 1)",
+			path + `: server.listen: want host:port, got "nope"`,
 		}, lines, cmd)
 	}
 }
@@ -184,4 +185,27 @@ connectors:
 		`connectors.github[1].name: duplicate connector name "acme" (also github[0])`,
 		"connectors.generic[0].secret: required (unsigned deliveries are never accepted)",
 	}, got)
+}
+
+func TestEveryProblemInOnePass(t *testing.T) {
+	got := problems(t, `
+server:
+  listn: "127.0.0.1:1"
+  body_limit: -5MB
+  request_timeout: 1x
+agents:
+  - id: support
+    token: dev-only-support-token
+    target: { kind: mastra }
+connectors:
+  github: [ { name: acme, secret: "${GITHUB_WEBHOOK_SECRET}" } ]
+`, noEnv)
+	require.ElementsMatch(t, []string{
+		"connectors.github[0].secret: environment variable GITHUB_WEBHOOK_SECRET is not set",
+		"server.listn: unknown key (line 3)",
+		`server.body_limit: want a size like 25MB or 512KB, got "-5MB" (line 4)`,
+		"server.request_timeout: cannot unmarshal !!str `1x` into time.Duration (line 5)",
+		"agents[0].target.url: required for kind mastra",
+		"agents[0].target.agent_id: required for kind mastra",
+	}, got, "the unset secret is not reported a second time as required")
 }

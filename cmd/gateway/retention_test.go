@@ -20,7 +20,8 @@ func TestRetentionConfig(t *testing.T) {
 	require.Equal(t, 720*time.Hour, *cfg.Retention.Records)
 
 	_, err = ParseConfig("c.yaml", []byte(`retention: { events: -1h, interval: 10ms, keep: forever }`), noEnv)
-	require.EqualError(t, err, "c.yaml: invalid configuration:\n  retention.keep: unknown key (line 1)")
+	require.EqualError(t, err, "c.yaml: invalid configuration:\n  retention.keep: unknown key (line 1)\n"+
+		"  retention.events: must not be negative (0s keeps events forever)\n  retention.interval: must be at least 1s")
 	_, err = ParseConfig("c.yaml", []byte(`retention: { events: -1h, interval: 10ms }`), noEnv)
 	require.EqualError(t, err, "c.yaml: invalid configuration:\n"+
 		"  retention.events: must not be negative (0s keeps events forever)\n  retention.interval: must be at least 1s")
