@@ -74,9 +74,14 @@ func TestListAndGetEvents(t *testing.T) {
 		require.Equal(t, inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "acme"}, detail.CreatedRecords[0].Thread)
 
 		code, raw := en.do(http.MethodGet, "/admin/v1/events/nope", viewerToken, nil)
-		require.Equal(t, http.StatusNotFound, code)
+		require.Equal(t, http.StatusBadRequest, code)
 		_, msg := errorOf(t, raw)
-		require.Equal(t, `event "nope" not found`, msg)
+		require.Equal(t, `id: "nope" is not a valid id (want a UUID)`, msg)
+		unknown := "01a2030d-9733-7822-bce0-6d25cd55022c"
+		code, raw = en.do(http.MethodGet, "/admin/v1/events/"+unknown, viewerToken, nil)
+		require.Equal(t, http.StatusNotFound, code)
+		_, msg = errorOf(t, raw)
+		require.Equal(t, `event "`+unknown+`" not found`, msg)
 	})
 }
 
@@ -124,6 +129,8 @@ func TestReplayThroughTodaysRoutes(t *testing.T) {
 		require.NotEqual(t, res.Records[0].RecordID, again.Records[0].RecordID)
 
 		code, _ := en.do(http.MethodPost, "/admin/v1/events/nope/replay", opsToken, nil)
+		require.Equal(t, http.StatusBadRequest, code)
+		code, _ = en.do(http.MethodPost, "/admin/v1/events/01a2030d-9733-7822-bce0-6d25cd55022c/replay", opsToken, nil)
 		require.Equal(t, http.StatusNotFound, code)
 	})
 }

@@ -99,7 +99,7 @@ func TestSQLMetacharactersInEveryFilter(t *testing.T) {
 			require.Equal(t, http.StatusOK, code)
 			for _, path := range []string{"/admin/v1/events/", "/admin/v1/notifications/"} {
 				code, _ = en.do(http.MethodGet, path+url.PathEscape(v), opsToken, nil)
-				require.Equal(t, http.StatusNotFound, code, path+v)
+				require.Equal(t, http.StatusBadRequest, code, path+v)
 			}
 			var x admin.Explanation
 			code, _ = en.do(http.MethodPost, "/admin/v1/explain", opsToken, map[string]any{"eventId": v})

@@ -96,9 +96,13 @@ func TestListAndGetNotifications(t *testing.T) {
 		require.Equal(t, agent.ActionWake, d.Signals[0].Action)
 
 		code, raw := en.do(http.MethodGet, "/admin/v1/notifications/nope", viewerToken, nil)
-		require.Equal(t, http.StatusNotFound, code)
+		require.Equal(t, http.StatusBadRequest, code)
 		_, msg := errorOf(t, raw)
-		require.Equal(t, `notification "nope" not found`, msg)
+		require.Equal(t, `id: "nope" is not a valid id (want a UUID)`, msg)
+		code, raw = en.do(http.MethodGet, "/admin/v1/notifications/01a2030d-9733-7822-bce0-6d25cd55022c", viewerToken, nil)
+		require.Equal(t, http.StatusNotFound, code)
+		_, msg = errorOf(t, raw)
+		require.Equal(t, `notification "01a2030d-9733-7822-bce0-6d25cd55022c" not found`, msg)
 	})
 }
 
@@ -135,6 +139,10 @@ func TestDismissAndRedeliver(t *testing.T) {
 		require.Equal(t, http.StatusConflict, code, string(raw))
 
 		for _, path := range []string{"/admin/v1/notifications/nope/dismiss", "/admin/v1/notifications/nope/redeliver"} {
+			code, _ = en.do(http.MethodPost, path, opsToken, nil)
+			require.Equal(t, http.StatusBadRequest, code, path)
+		}
+		for _, path := range []string{"/admin/v1/notifications/01a2030d-9733-7822-bce0-6d25cd55022c/dismiss", "/admin/v1/notifications/01a2030d-9733-7822-bce0-6d25cd55022c/redeliver"} {
 			code, _ = en.do(http.MethodPost, path, opsToken, nil)
 			require.Equal(t, http.StatusNotFound, code, path)
 		}

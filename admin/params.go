@@ -11,6 +11,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/signalgate/signalgate/inbox"
@@ -181,6 +183,11 @@ func pathID(c echo.Context, name string) (string, error) {
 	}
 	if err := checkText(v); err != nil {
 		return "", server.BadRequest("%s: %v", name, err)
+	}
+	// Event and record ids are UUIDs the inbox generates; anything else is malformed
+	// (400), not merely unknown (404).
+	if _, err := uuid.Parse(v); err != nil {
+		return "", server.BadRequest("%s: %q is not a valid id (want a UUID)", name, v)
 	}
 	return v, nil
 }
