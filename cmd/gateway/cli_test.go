@@ -160,7 +160,11 @@ func TestReplayCommand(t *testing.T) {
 	require.Equal(t, "gateway replay: "+unrouted+": HTTP 401 unauthorized: missing or invalid credentials\n", stderr)
 	code, _, stderr = runCLI(t, env, "replay", "nope")
 	require.Equal(t, exitFail, code)
-	require.Contains(t, stderr, `HTTP 404 not_found: event "nope" not found`)
+	require.Contains(t, stderr, `HTTP 400 bad_request: id: "nope" is not a valid id (want a UUID)`)
+	unknown := "01a2030d-9733-7822-bce0-6d25cd55022c"
+	code, _, stderr = runCLI(t, env, "replay", unknown)
+	require.Equal(t, exitFail, code)
+	require.Contains(t, stderr, `HTTP 404 not_found: event "`+unknown+`" not found`)
 }
 
 // lineReader hands out a command's output line by line as it is written.
