@@ -169,6 +169,9 @@ func TestVersion(t *testing.T) {
 	var out bytes.Buffer
 	require.Equal(t, exitOK, run(context.Background(), []string{"version"}, &out, &out, noEnv))
 	require.Equal(t, "signalgate dev\n", out.String())
+	var help bytes.Buffer
+	require.Equal(t, exitOK, run(context.Background(), []string{"version", "--help"}, &help, &help, noEnv))
+	require.Contains(t, help.String(), "Example:\n  gateway version")
 }
 
 func TestConnectorProblemsNamed(t *testing.T) {

@@ -53,6 +53,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 	case "tail":
 		return tailCmd(ctx, args, stdout, stderr, lookup)
 	case "version":
+		fs := flag.NewFlagSet("version", flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		fs.Usage = func() { fmt.Fprint(stderr, "Usage: gateway version\n\nExample:\n  gateway version\n") }
+		if err := fs.Parse(args); err != nil {
+			return flagExit(err)
+		}
 		fmt.Fprintf(stdout, "signalgate %s\n", version)
 		return exitOK
 	case "help", "-h", "--help":
