@@ -72,7 +72,7 @@ func New(stats StatsReader, log *slog.Logger) *Metrics {
 		}, []string{"target", "action"}),
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "signalgate_delivery_attempts_total",
-			Help: "Delivery attempts by target kind and outcome (success, retry, failed).",
+			Help: "Delivery attempts by target kind and outcome (delivered, retry, failed).",
 		}, []string{"target", "outcome"}),
 		sseSubscribers: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "signalgate_stream_subscribers",
