@@ -309,7 +309,9 @@ func TestCheckpointCommitsWithEvent(t *testing.T) {
 		bad.ID, bad.ReceivedAt, bad.Status = "e-bad", t0, inbox.EventRouted
 		bad.Checkpoint = &inbox.Checkpoint{Connector: "email/support", Key: "INBOX", Value: "7:44"}
 		_, err = s.Ingest(ctx, bad, []inbox.Notification{comment("b", "k2", "")},
-			func(inbox.Subject, inbox.Presence, time.Time) inbox.Decision { return inbox.Decision{Action: inbox.ActionDeliver} },
+			func(inbox.Subject, inbox.Presence, time.Time) inbox.Decision {
+				return inbox.Decision{Action: inbox.ActionDeliver}
+			},
 			func() string { return first.Records[0].RecordID }) // an existing record id: the insert fails
 		require.Error(t, err)
 		v, _, err = s.ConnectorState(ctx, "email/support", "INBOX")

@@ -38,6 +38,7 @@ type Config struct {
 	Routes     []connectors.RouteConfig `yaml:"routes"`
 	Policy     inbox.PolicyConfig       `yaml:"policy"`
 	Retention  retention.Config         `yaml:"retention"`
+	Dispatch   DispatchConfig           `yaml:"dispatch"`
 }
 
 // ConnectorsConfig lists the configured connectors per source.
@@ -134,6 +135,7 @@ func (c *Config) applyDefaults() {
 		c.Policy.SummaryInterval = inbox.DefaultSummaryInterval
 	}
 	c.Retention = c.Retention.WithDefaults()
+	c.Dispatch = c.Dispatch.WithDefaults()
 }
 
 // Validate returns one line per problem, each starting with the key path.
@@ -175,6 +177,7 @@ func (c *Config) Validate() []string {
 	}
 	add("policy.", c.Policy.Validate())
 	add("retention.", c.Retention.Validate())
+	add("dispatch.", c.Dispatch.Validate())
 	return out
 }
 

@@ -38,7 +38,7 @@ type Main struct {
 	Metrics *metrics.Metrics
 	Pollers []*email.Poller
 
-	Broker     *agent.LocalBroker
+	Broker     agent.Broker
 	Runs       *agent.Runs
 	Dispatcher *delivery.Dispatcher
 
@@ -88,7 +88,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	// Agents: the thread log broker, presence, the targets that reach agents, and the
 	// dispatcher that feeds threads. A run opening hands the dispatcher the previous
 	// run's unfinished signals (in-flight recovery).
-	m.Broker = agent.NewLocalBroker()
+	m.Broker = newBroker(cfg, st, m.Log)
 	m.Runs = agent.NewRuns(st, m.Broker, cfg.Agents, agent.WithRunsClock(m.Now), agent.WithRunsLogger(m.Log),
 		agent.WithOpenHook(func(ctx context.Context, run agent.Run) error { return m.Dispatcher.Recover(ctx, run) }))
 	routes, targetServices, err := targets.Routes(cfg.Agents, m.Runs, agent.NewStreamTarget(),
@@ -96,10 +96,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("agents: %w", err)
 	}
-	m.Dispatcher = delivery.New(st, m.Runs, m.Broker, routes,
+	m.Dispatcher = delivery.New(st, m.Runs, m.Broker, routes, cfg.Dispatch.options(
 		delivery.WithClock(m.Now), delivery.WithLogger(m.Log),
 		delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithSecrets(cfg.Secrets()),
-		delivery.WithObserver(m.Metrics))
+		delivery.WithObserver(m.Metrics))...)
 	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now), inbox.WithChangeHook(m.Dispatcher.Notify))
 	m.services = append(m.services, serviceFuncs{name: "stream broker", start: m.Broker.Start, stop: stopWithin(m.Broker.Stop)})
 	// Mastra presence followers start before the dispatcher and stop after it.
@@ -181,7 +181,7 @@ func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
 	gen.Mount(e)
 	for _, ec := range cfg.Connectors.Email {
 		name := ec.Name
-		poller, err := email.NewPoller(ec, pipeline, st, m.Log, email.WithClock(m.Now), email.WithHooks(email.Hooks{
+		poller, err := email.NewPoller(ec, pipeline, st, m.Log, email.WithClock(m.Now), email.WithLock(mailboxLock(cfg, m.Log)), email.WithHooks(email.Hooks{
 			Polled:       func(_ string, _ int, err error) { m.Metrics.IMAPPoll(name, err) },
 			Disconnected: func(string, error) { m.Metrics.IMAPError(name) },
 		}))

@@ -1,0 +1,183 @@
+// Command loadgen drives signed GitHub, Slack and generic webhook deliveries into a
+// signalgate gateway on this machine, follows every thread's stream, and reports
+// throughput, latency, lost and duplicated signals, and the gateway's memory.
+//
+//	loadgen config > scenario.yaml     # the agents/connectors/routes the gateway needs
+//	loadgen --url http://127.0.0.1:8080 --events 20000 --threads 100 --ceiling
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/signalgate/signalgate/cmd/loadgen/load"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// report is the JSON output: the gateway run, and the verify-only ceiling when asked.
+type report struct {
+	Gateway *load.Result `json:"gateway"`
+	Ceiling *load.Result `json:"ceiling,omitempty"`
+	// Ratio is gateway req/s over ceiling req/s.
+	Ratio float64 `json:"ratio,omitempty"`
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	sc := load.DefaultScenario()
+	if len(args) > 0 && args[0] == "config" {
+		fmt.Fprint(stdout, sc.GatewayConfig())
+		return 0
+	}
+	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		urls     = fs.String("url", "http://127.0.0.1:8080", "gateway base URL(s), comma-separated (round-robin); loopback only")
+		sources  = fs.String("sources", "github,slack,generic", "sources to send, comma-separated")
+		events   = fs.Int("events", 10_000, fmt.Sprintf("events to send (max %d)", load.MaxEvents))
+		threads  = fs.Int("threads", 100, "threads the events fan out to")
+		subs     = fs.Int("subscribers", 0, "threads followed over SSE (0: all, -1: none)")
+		clients  = fs.Int("clients", 16, "concurrent senders")
+		rate     = fs.Float64("rate", 0, "events per second (0: as fast as possible)")
+		duration = fs.Duration("duration", 2*time.Minute, "stop sending after this")
+		drain    = fs.Duration("drain", 30*time.Second, "wait this long for the last frames")
+		busy     = fs.Float64("busy", 0, "fraction of followed threads whose agent opens/finishes runs")
+		retries  = fs.Int("retries", 0, "resend a failed delivery (same delivery id) this many times")
+		pid      = fs.Int("pid", 0, "gateway pid for RSS (default: its /metrics)")
+		ceiling  = fs.Bool("ceiling", false, "first run the same traffic against an in-process verify-only handler")
+		asJSON   = fs.Bool("json", false, "print JSON instead of a table")
+		token    = fs.String("agent-token", sc.AgentToken, "the stream agent's bearer token")
+	)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: loadgen [config] [flags]\n\n`loadgen config` prints the gateway config the traffic expects.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	sc.AgentToken = *token
+	cfg := load.Config{
+		Scenario: sc, URLs: split(*urls), Sources: split(*sources), Threads: *threads, Subscribers: *subs,
+		Events: *events, Duration: *duration, Rate: *rate, Clients: *clients, Drain: *drain, Busy: *busy,
+		Retries: *retries, PID: *pid,
+	}
+	var rep report
+	if *ceiling {
+		c, err := runCeiling(ctx, cfg)
+		if err != nil {
+			fmt.Fprintf(stderr, "loadgen: ceiling: %v\n", err)
+			return 1
+		}
+		rep.Ceiling = c
+	}
+	res, err := load.Run(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "loadgen: %v\n", err)
+		return 1
+	}
+	rep.Gateway = res
+	if rep.Ceiling != nil && rep.Ceiling.ReqPerSec > 0 {
+		rep.Ratio = res.ReqPerSec / rep.Ceiling.ReqPerSec
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rep)
+	} else {
+		printTable(stdout, rep)
+	}
+	if res.Lost > 0 || res.Duplicated > 0 || res.DupFrames > 0 || res.Conflicting > 0 {
+		return 1
+	}
+	return 0
+}
+
+// runCeiling serves the verify-only handler on a loopback port and sends it the same
+// events, without streams.
+func runCeiling(ctx context.Context, cfg load.Config) (*load.Result, error) {
+	h, err := load.VerifyOnly(cfg.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	cfg.URLs = []string{"http://" + ln.Addr().String()}
+	cfg.Subscribers, cfg.Busy, cfg.PID = -1, 0, 0
+	return load.Run(ctx, cfg)
+}
+
+func split(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func printTable(w io.Writer, rep report) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	cols := []*load.Result{rep.Gateway}
+	head := "\tgateway"
+	if rep.Ceiling != nil {
+		cols = append(cols, rep.Ceiling)
+		head += "\tverify-only"
+	}
+	fmt.Fprintln(tw, "metric"+head)
+	row := func(name string, f func(r *load.Result) string) {
+		line := name
+		for _, r := range cols {
+			line += "\t" + f(r)
+		}
+		fmt.Fprintln(tw, line)
+	}
+	ms := func(v float64) string { return fmt.Sprintf("%.2f ms", v) }
+	row("events sent / acked / failed", func(r *load.Result) string { return fmt.Sprintf("%d / %d / %d", r.Sent, r.Acked, r.Failed) })
+	row("ingest req/s", func(r *load.Result) string { return fmt.Sprintf("%.0f", r.ReqPerSec) })
+	row("ingest p50 / p90", func(r *load.Result) string { return ms(r.Ingest.P50) + " / " + ms(r.Ingest.P90) })
+	row("ingest p99 / max", func(r *load.Result) string { return ms(r.Ingest.P99) + " / " + ms(r.Ingest.Max) })
+	g := rep.Gateway
+	single := func(name, v string) {
+		line := name + "\t" + v
+		if rep.Ceiling != nil {
+			line += "\t-"
+		}
+		fmt.Fprintln(tw, line)
+	}
+	single("end-to-end p50 / p99", ms(g.EndToEnd.P50)+" / "+ms(g.EndToEnd.P99))
+	single("threads / followed", fmt.Sprintf("%d / %d", g.Threads, g.Subscribed))
+	single("frames per thread min/avg/max", fmt.Sprintf("%d / %.1f / %d", g.FramesMin, g.FramesAvg, g.FramesMax))
+	single("lost / duplicated", fmt.Sprintf("%d / %d", g.Lost, g.Duplicated+g.DupFrames+g.Conflicting))
+	single("gateway RSS (last / peak)", fmt.Sprintf("%.1f MiB / %.1f MiB", float64(g.RSSBytes)/(1<<20), float64(g.RSSPeakBytes)/(1<<20)))
+	single("statuses", fmt.Sprint(g.Status))
+	if rep.Ceiling != nil {
+		single("gateway / verify-only req/s", fmt.Sprintf("%.2f", rep.Ratio))
+	}
+	_ = tw.Flush()
+}

@@ -1,0 +1,347 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// NotifyChannel is the PostgreSQL channel thread changes are announced on.
+const NotifyChannel = "signalgate_threads"
+
+// Defaults of the PostgreSQL broker.
+const (
+	DefaultBrokerPoll = 2 * time.Second
+	maxNotifyPayload  = 7900 // PostgreSQL refuses payloads of 8000 bytes and more
+	notifyBatch       = 500
+)
+
+// PGBroker fans thread changes out across replicas sharing one PostgreSQL: Publish wakes
+// this replica's subscribers at once and announces the thread with NOTIFY; a dedicated
+// connection LISTENs and wakes local subscribers of threads other replicas changed.
+//
+// Notifications are a hint, never the data: frames are always read from the log. They
+// are lost while the listener reconnects or when a replica dies between its commit and
+// its NOTIFY, so the broker also polls the last seq of every locally subscribed thread
+// and wakes those that moved, and wakes all of them after each reconnect.
+type PGBroker struct {
+	st     *Store
+	dsn    string
+	log    *slog.Logger
+	local  *agent.LocalBroker
+	origin string
+	schema string // replicas of other deployments on the same database are ignored
+	poll   time.Duration
+
+	mu      sync.Mutex
+	subs    map[inbox.ThreadKey]int   // local subscriptions per thread
+	seqs    map[inbox.ThreadKey]int64 // last seq the poller saw
+	pending map[inbox.ThreadKey]struct{}
+	kick    chan struct{}
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+var _ agent.Broker = (*PGBroker)(nil)
+
+// BrokerOption configures a PGBroker.
+type BrokerOption func(*PGBroker)
+
+// WithBrokerPoll sets how often the fallback poll compares thread seqs.
+func WithBrokerPoll(d time.Duration) BrokerOption { return func(b *PGBroker) { b.poll = d } }
+
+// NewPGBroker builds a broker over st (a PostgreSQL store) that listens on its own
+// connection to dsn.
+func NewPGBroker(st *Store, dsn string, log *slog.Logger, opts ...BrokerOption) *PGBroker {
+	b := &PGBroker{
+		st: st, dsn: dsn, log: log.With("component", "pg_broker"), local: agent.NewLocalBroker(),
+		origin: inbox.NewID(), poll: DefaultBrokerPoll, subs: map[inbox.ThreadKey]int{},
+		seqs: map[inbox.ThreadKey]int64{}, pending: map[inbox.ThreadKey]struct{}{}, kick: make(chan struct{}, 1),
+	}
+	for _, o := range opts {
+		o(b)
+	}
+	return b
+}
+
+// Start connects the listener and starts the sender and the poller. It fails when the
+// first LISTEN fails; later connection losses are retried in the background.
+func (b *PGBroker) Start(ctx context.Context) error {
+	if b.st.driver != DriverPostgres {
+		return errors.New("pg broker: storage driver is not postgres")
+	}
+	conn, err := b.listen(ctx)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	b.mu.Lock()
+	b.cancel = cancel
+	b.mu.Unlock()
+	b.wg.Add(3)
+	go func() { defer b.wg.Done(); b.listenLoop(ctx, conn) }()
+	go func() { defer b.wg.Done(); b.sendLoop(ctx) }()
+	go func() { defer b.wg.Done(); b.pollLoop(ctx) }()
+	return nil
+}
+
+// Stop ends the goroutines and closes every subscription.
+func (b *PGBroker) Stop(ctx context.Context) error {
+	b.mu.Lock()
+	cancel := b.cancel
+	b.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	done := make(chan struct{})
+	go func() { b.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	return b.local.Stop(ctx)
+}
+
+// Publish wakes local subscribers now and queues a NOTIFY for the other replicas.
+func (b *PGBroker) Publish(k inbox.ThreadKey) {
+	b.local.Publish(k)
+	b.mu.Lock()
+	b.pending[k] = struct{}{}
+	b.mu.Unlock()
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Subscribe registers a local subscriber of k.
+func (b *PGBroker) Subscribe(k inbox.ThreadKey) (<-chan struct{}, func()) {
+	ch, unsub := b.local.Subscribe(k)
+	b.mu.Lock()
+	b.subs[k]++
+	b.mu.Unlock()
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			unsub()
+			b.mu.Lock()
+			if b.subs[k]--; b.subs[k] <= 0 {
+				delete(b.subs, k)
+				delete(b.seqs, k)
+			}
+			b.mu.Unlock()
+		})
+	}
+}
+
+type notifyPayload struct {
+	Schema   string `json:"s"`
+	Origin   string `json:"o"`
+	Agent    string `json:"a"`
+	Resource string `json:"r"`
+	Thread   string `json:"t"`
+}
+
+func (b *PGBroker) listen(ctx context.Context) (*pgx.Conn, error) {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(cctx, b.dsn)
+	if err != nil {
+		return nil, fmt.Errorf("pg broker: connect %s: %w", RedactDSN(b.dsn), scrub(err, b.dsn))
+	}
+	if _, err := conn.Exec(cctx, "LISTEN "+NotifyChannel); err != nil {
+		_ = conn.Close(context.Background())
+		return nil, fmt.Errorf("pg broker: listen: %w", err)
+	}
+	var schema string
+	if err := conn.QueryRow(cctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		_ = conn.Close(context.Background())
+		return nil, fmt.Errorf("pg broker: current schema: %w", err)
+	}
+	b.mu.Lock()
+	b.schema = schema
+	b.mu.Unlock()
+	return conn, nil
+}
+
+// listenLoop wakes local subscribers of announced threads; on a lost connection it
+// wakes every local subscriber (announcements may have been missed) and reconnects.
+func (b *PGBroker) listenLoop(ctx context.Context, conn *pgx.Conn) {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		if conn == nil {
+			var err error
+			if conn, err = b.listen(ctx); err != nil {
+				if ctx.Err() == nil {
+					b.log.Warn("listener reconnect failed", "error", err.Error(), "retry_in", backoff.String())
+				}
+				if !sleepCtx(ctx, backoff) {
+					return
+				}
+				backoff = min(backoff*2, 5*time.Second)
+				continue
+			}
+			backoff = 100 * time.Millisecond
+			b.log.Info("listener reconnected")
+			b.wakeAll()
+		}
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			_ = conn.Close(context.Background())
+			conn = nil
+			if ctx.Err() != nil {
+				return
+			}
+			b.log.Warn("listener connection lost", "error", err.Error())
+			b.wakeAll()
+			continue
+		}
+		var p notifyPayload
+		if json.Unmarshal([]byte(n.Payload), &p) != nil || p.Origin == b.origin {
+			continue
+		}
+		k := inbox.ThreadKey{Agent: p.Agent, Resource: p.Resource, Thread: p.Thread}
+		b.mu.Lock()
+		_, ok := b.subs[k]
+		ok = ok && p.Schema == b.schema
+		b.mu.Unlock()
+		if ok {
+			b.local.Publish(k)
+		}
+	}
+	if conn != nil {
+		_ = conn.Close(context.Background())
+	}
+}
+
+// sendLoop announces queued threads in batches over the store's pool.
+func (b *PGBroker) sendLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.kick:
+		}
+		for {
+			b.mu.Lock()
+			payloads := make([]string, 0, min(len(b.pending), notifyBatch))
+			for k := range b.pending {
+				delete(b.pending, k)
+				raw, _ := json.Marshal(notifyPayload{Schema: b.schema, Origin: b.origin, Agent: k.Agent, Resource: k.Resource, Thread: k.Thread})
+				if len(raw) <= maxNotifyPayload { // longer keys are left to the poll
+					payloads = append(payloads, string(raw))
+				}
+				if len(payloads) == notifyBatch {
+					break
+				}
+			}
+			more := len(b.pending) > 0
+			b.mu.Unlock()
+			if len(payloads) > 0 {
+				if _, err := b.st.w.ExecContext(ctx, `SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, NotifyChannel, payloads); err != nil && ctx.Err() == nil {
+					// Other replicas catch up on their next poll.
+					b.log.Warn("notify failed", "threads", len(payloads), "error", err.Error())
+				}
+			}
+			if !more {
+				break
+			}
+		}
+	}
+}
+
+// pollLoop wakes local subscribers of threads whose last seq moved since the last
+// poll: the safety net for announcements that never arrived.
+func (b *PGBroker) pollLoop(ctx context.Context) {
+	t := time.NewTicker(b.poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := b.pollOnce(ctx); err != nil && ctx.Err() == nil {
+			b.log.Warn("poll failed", "error", err.Error())
+		}
+	}
+}
+
+func (b *PGBroker) pollOnce(ctx context.Context) error {
+	b.mu.Lock()
+	keys := make([]inbox.ThreadKey, 0, len(b.subs))
+	for k := range b.subs {
+		keys = append(keys, k)
+	}
+	b.mu.Unlock()
+	for start := 0; start < len(keys); start += notifyBatch {
+		chunk := keys[start:min(start+notifyBatch, len(keys))]
+		agents, resources, threads := make([]string, len(chunk)), make([]string, len(chunk)), make([]string, len(chunk))
+		for i, k := range chunk {
+			agents[i], resources[i], threads[i] = k.Agent, k.Resource, k.Thread
+		}
+		rows, err := b.st.r.QueryContext(ctx, `SELECT t.agent, t.resource_id, t.thread_id, t.last_seq
+			FROM threads t JOIN unnest($1::text[], $2::text[], $3::text[]) AS u(a, r, th)
+			ON t.agent = u.a AND t.resource_id = u.r AND t.thread_id = u.th`, agents, resources, threads)
+		if err != nil {
+			return err
+		}
+		var moved []inbox.ThreadKey
+		b.mu.Lock()
+		for rows.Next() {
+			var k inbox.ThreadKey
+			var seq int64
+			if err := rows.Scan(&k.Agent, &k.Resource, &k.Thread, &seq); err != nil {
+				b.mu.Unlock()
+				rows.Close()
+				return err
+			}
+			if _, subscribed := b.subs[k]; subscribed && b.seqs[k] != seq {
+				b.seqs[k] = seq
+				moved = append(moved, k)
+			}
+		}
+		b.mu.Unlock()
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return err
+		}
+		for _, k := range moved {
+			b.local.Publish(k)
+		}
+	}
+	return nil
+}
+
+func (b *PGBroker) wakeAll() {
+	b.mu.Lock()
+	keys := make([]inbox.ThreadKey, 0, len(b.subs))
+	for k := range b.subs {
+		keys = append(keys, k)
+	}
+	b.mu.Unlock()
+	for _, k := range keys {
+		b.local.Publish(k)
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
