@@ -2,7 +2,7 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: run test vet fixtures build bench fuzz
+.PHONY: run test vet fixtures build bench fuzz load
 
 run:
 	$(GO) run ./cmd/gateway
@@ -21,3 +21,11 @@ test: fixtures vet
 
 bench: fixtures
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# Each fuzz target for FUZZTIME (default 10s).
+fuzz:
+	bash scripts/fuzz.sh
+
+# The standard load scenario against a freshly built gateway (SQLite; STORAGE=postgres REPLICAS=3 for scale-out).
+load: fixtures
+	bash scripts/load.sh
