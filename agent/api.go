@@ -117,6 +117,9 @@ func NewAPI(cfgs []Config, deps Deps, opts ...APIOption) (*API, error) {
 			return nil, fmt.Errorf("agent %q configured twice", c.ID)
 		}
 		a.agents[c.ID] = c
+		if c.Token == "" {
+			continue // no token, no API access: nothing a caller presents may match it
+		}
 		a.tokens = append(a.tokens, tokenHash{agent: c.ID, sum: sha256.Sum256([]byte(c.Token))})
 	}
 	for _, o := range opts {

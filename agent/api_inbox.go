@@ -69,9 +69,16 @@ func (a *API) createNotification(c echo.Context, k inbox.ThreadKey) error {
 	if req.Source == "" {
 		req.Source = APISource
 	}
+	meta := apiProvenance(req.Metadata, k.Agent)
+	if req.DeliverAs == inbox.DeliverAsMessage || req.DeliverAs == inbox.DeliverAsQueued {
+		// A message is user-authored input and says who wrote it, as a route's does;
+		// attributes the caller gives win.
+		name, _ := meta[MetaAuthor].(string)
+		attrs = inbox.Attributes{}.Set("name", name).Set("from", req.Source).Merge(attrs)
+	}
 	n := inbox.Notification{
 		Thread: k, Source: req.Source, Kind: req.Kind, Priority: pr, Summary: req.Summary, Payload: req.Payload,
-		DedupeKey: req.DedupeKey, CoalesceKey: req.CoalesceKey, Attributes: attrs, Metadata: req.Metadata, DeliverAs: req.DeliverAs,
+		DedupeKey: req.DedupeKey, CoalesceKey: req.CoalesceKey, Attributes: attrs, Metadata: meta, DeliverAs: req.DeliverAs,
 	}
 	if req.Priority == "" {
 		n.Priority = "" // a merge keeps the record's priority; a new record defaults to medium
@@ -101,6 +108,29 @@ func (a *API) createNotification(c echo.Context, k inbox.ThreadKey) error {
 		}
 	}
 	return c.JSON(status, out)
+}
+
+// Provenance metadata of notifications created through the agent API; the keys are the
+// connectors' (verified_by, author).
+const (
+	MetaVerifiedBy       = "verified_by"
+	MetaAuthor           = "author"
+	VerifiedByAgentToken = "agent-token"
+)
+
+// apiProvenance is the body's metadata with the provenance the gateway vouches for: the
+// caller proved the agent's token (verified_by, which the body cannot change) and is
+// the author unless the body names one (an agent relaying a person's message).
+func apiProvenance(body map[string]any, agentID string) map[string]any {
+	meta := make(map[string]any, len(body)+2)
+	for k, v := range body {
+		meta[k] = v
+	}
+	if author, ok := meta[MetaAuthor].(string); !ok || author == "" {
+		meta[MetaAuthor] = agentID
+	}
+	meta[MetaVerifiedBy] = VerifiedByAgentToken
+	return meta
 }
 
 func checkOptionalID(v string) error {

@@ -18,7 +18,8 @@ type Delivery = agent.Delivery
 // Target reaches one agent. A nil error means the signal was accepted; the dispatcher
 // then logs it to the thread and never sends the same signal again. On error, retry says whether trying again
 // later may help; an error may carry a retry-after hint (see RetryAfter) and an HTTP
-// status (an error with a StatusCode() int method) for the attempt log.
+// status (an error with a StatusCode() int method) for the attempt log. A target reached
+// over HTTP reports the status of every answer, success included, with agent.ReportStatus.
 type Target interface {
 	Deliver(ctx context.Context, d Delivery) (retry bool, err error)
 }
@@ -124,6 +125,7 @@ type Sent struct {
 	UpdatedAt time.Time
 	Coalesced int
 	SignalID  string
+	Attempts  int // the successful attempt counts too
 }
 
 // Failure is a record whose signal was not accepted.

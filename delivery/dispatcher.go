@@ -318,17 +318,18 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 	del := Delivery{Thread: o.Thread, Signal: it.signal, Action: action, RunID: runID, RecordIDs: ids, Attempt: attempt,
 		DeliverAs: it.deliverAs}
 	started := time.Now()
-	retry, err := route.Target.Deliver(ctx, del)
+	sctx, status := agent.WithStatusReport(ctx)
+	retry, err := route.Target.Deliver(sctx, del)
 	if err != nil && ctx.Err() != nil {
 		return false
 	}
 	att := Attempt{Thread: o.Thread, Target: route.Kind, SignalID: it.signal.ID, RecordIDs: ids, Attempt: attempt,
-		Outcome: OutcomeDelivered, Duration: time.Since(started), At: o.Now}
+		Outcome: OutcomeDelivered, StatusCode: status(), Duration: time.Since(started), At: o.Now}
 	if err == nil {
 		o.Attempts = append(o.Attempts, att)
 		o.Frames = append(o.Frames, agent.SignalFrame(del, o.Now))
 		for _, r := range it.records {
-			sent := Sent{RecordID: r.ID, UpdatedAt: r.UpdatedAt, Coalesced: r.CoalescedCount, SignalID: it.signal.ID}
+			sent := Sent{RecordID: r.ID, UpdatedAt: r.UpdatedAt, Coalesced: r.CoalescedCount, SignalID: it.signal.ID, Attempts: attempt}
 			if it.summary {
 				o.Summarized = append(o.Summarized, sent)
 			} else {
@@ -347,7 +348,10 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 	}
 	failed := !retry || attempt >= maxAttempts
 	var next *time.Time
-	att.Outcome, att.Error, att.StatusCode = OutcomeFailed, msg, statusCodeOf(err)
+	att.Outcome, att.Error = OutcomeFailed, msg
+	if sc := statusCodeOf(err); sc != 0 {
+		att.StatusCode = sc
+	}
 	if !failed {
 		t := NextAttemptAt(o.Now, attempt, d.rnd)
 		if ra, ok := retryAfterOf(err); ok {
@@ -453,12 +457,16 @@ func (d *Dispatcher) deliverOne(ctx context.Context, del Delivery, recovered []s
 	}
 	now := d.now()
 	started := time.Now()
-	retry, err := route.Target.Deliver(ctx, del)
+	sctx, status := agent.WithStatusReport(ctx)
+	retry, err := route.Target.Deliver(sctx, del)
 	att := Attempt{Thread: del.Thread, Target: route.Kind, SignalID: del.Signal.ID, RecordIDs: del.RecordIDs,
-		Attempt: del.Attempt, Outcome: OutcomeDelivered, Duration: time.Since(started), At: now}
+		Attempt: del.Attempt, Outcome: OutcomeDelivered, StatusCode: status(), Duration: time.Since(started), At: now}
 	o := Outcome{Thread: del.Thread, Now: now}
 	if err != nil {
-		att.Outcome, att.Error, att.StatusCode = OutcomeFailed, Redact(err.Error(), d.secrets), statusCodeOf(err)
+		att.Outcome, att.Error = OutcomeFailed, Redact(err.Error(), d.secrets)
+		if sc := statusCodeOf(err); sc != 0 {
+			att.StatusCode = sc
+		}
 	} else {
 		o.Frames = []agent.Frame{agent.SignalFrame(del, now)}
 		o.Recovered = recovered

@@ -328,3 +328,34 @@ func TestStopDoesNotCountAttempts(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, atts)
 }
+
+// TestAttemptsCountTheSuccess: a record delivered on its third attempt says 3, and the
+// attempt log numbers its rows 1, 2, 3.
+func TestAttemptsCountTheSuccess(t *testing.T) {
+	cfg := deliverytest.Config{Routes: func(stream delivery.Target) map[string]delivery.Route {
+		f := &flaky{retry: true, errs: []error{httpErr{503}, httpErr{502}}, next: stream}
+		return map[string]delivery.Route{"coder": {Kind: "webhook", Target: f}}
+	}}
+	forBackends(t, cfg, func(t *testing.T, e *deliverytest.Env) {
+		first := e.Ingest(inbox.Notification{Thread: key("count"), Source: "github", Kind: "ci", Summary: "s", Priority: inbox.PriorityUrgent})
+		for range 3 {
+			e.Pass()
+			if r := e.Record(first); r.NextAttemptAt != nil {
+				e.Clock.Advance(r.NextAttemptAt.Sub(e.Clock.Now()))
+			}
+		}
+		r := e.Record(first)
+		require.Equal(t, inbox.StatusDelivered, r.Status)
+		require.Equal(t, 3, r.Attempts)
+		atts, err := e.Store.ListAttempts(t.Context(), store.AttemptFilter{RecordID: first})
+		require.NoError(t, err)
+		require.Len(t, atts, 3)
+		require.Equal(t, []int{3, 2, 1}, []int{atts[0].Attempt, atts[1].Attempt, atts[2].Attempt})
+
+		// Delivered at the first try: 1, not 0.
+		once := e.Ingest(inbox.Notification{Thread: key("count"), Source: "github", Kind: "ci", Summary: "t", Priority: inbox.PriorityUrgent})
+		e.Pass()
+		require.Equal(t, inbox.StatusDelivered, e.Record(once).Status)
+		require.Equal(t, 1, e.Record(once).Attempts)
+	})
+}

@@ -31,8 +31,12 @@ const AttrRecovered = "recovered"
 // marked recovered="true", so the agent's next turn has the context it lost. Each is a
 // new signal (its id derives from the original and the new run, so a repeat within the
 // run is logged once); logging it closes the original's recovery in one transaction. On
-// the first failure the rest wait for the next run. It is agent.Runs' open hook.
+// the first failure the rest wait for the next run. It is agent.Runs' open hook, so it
+// also wakes the loop: the new run's lease end is a time the loop must wake at (to expire
+// the run and dispatch what waits for idle), and a loop asleep on the poll interval
+// would not know of it.
 func (d *Dispatcher) Recover(ctx context.Context, run agent.Run) error {
+	d.Notify([]inbox.ThreadKey{run.Thread})
 	r := d.recov
 	if r == nil {
 		if qr, ok := d.q.(Recoveries); ok {

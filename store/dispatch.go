@@ -150,10 +150,12 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 		}
 	}
 	for _, d := range o.Delivered {
+		// attempts counts the one that succeeded; a pass that knows none keeps the count.
 		_, err := tx.ExecContext(ctx, s.q(`UPDATE records SET status = 'delivered', delivered_signal_id = ?, delivered_at = ?,
-			updated_at = ?, due_at = NULL, next_attempt_at = NULL, last_error = '', lease_owner = NULL, lease_until = NULL
+			updated_at = ?, due_at = NULL, next_attempt_at = NULL, last_error = '', lease_owner = NULL, lease_until = NULL,
+			attempts = CASE WHEN ? > attempts THEN ? ELSE attempts END
 			WHERE id = ? AND status = 'pending' AND updated_at = ? AND coalesced_count = ?`),
-			d.SignalID, now, now, d.RecordID, micros(d.UpdatedAt), d.Coalesced)
+			d.SignalID, now, now, d.Attempts, d.Attempts, d.RecordID, micros(d.UpdatedAt), d.Coalesced)
 		if err != nil {
 			return fmt.Errorf("mark record %s delivered: %w", d.RecordID, err)
 		}

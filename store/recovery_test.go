@@ -88,3 +88,40 @@ func TestLiveRunThreads(t *testing.T) {
 		require.Empty(t, ks)
 	})
 }
+
+// Opening a run on a thread whose previous run lapsed, before any expiry pass, expires
+// that run in the same transaction: its expired frame comes before the new run's open
+// frame and its in-flight signals wait for recovery into the new run.
+func TestOpenRunExpiresLapsedRun(t *testing.T) {
+	ctx := context.Background()
+	forEachStore(t, func(t *testing.T, s *store.Store) {
+		_, _, err := s.OpenRun(ctx, newRun("run-1", t0, 3*time.Second))
+		require.NoError(t, err)
+		logSignal(t, s, "s-a", "run-1", agent.ActionDeliver, t0.Add(time.Second))
+
+		r2, created, err := s.OpenRun(ctx, newRun("run-2", t0.Add(5*time.Second), time.Minute))
+		require.NoError(t, err)
+		require.True(t, created)
+		require.Equal(t, "run-2", r2.ID)
+		r1, err := s.GetRun(ctx, thread, "run-1")
+		require.NoError(t, err)
+		require.Equal(t, agent.RunExpired, r1.Status)
+		require.Equal(t, t0.Add(3*time.Second), *r1.ClosedAt, "closed when the lease lapsed")
+		require.Equal(t, []string{"s-a"}, pendingIDs(t, s))
+
+		frames, err := s.FramesAfter(ctx, thread, 0, 100)
+		require.NoError(t, err)
+		var got []string
+		for _, f := range frames {
+			if f.Event == agent.EventRun {
+				got = append(got, f.RunID+":"+f.RunStatus)
+			}
+		}
+		require.Equal(t, []string{"run-1:open", "run-1:expired", "run-2:open"}, got)
+
+		// Nothing is left for an expiry pass.
+		changed, _, err := s.ExpireRuns(ctx, t0.Add(6*time.Second))
+		require.NoError(t, err)
+		require.Empty(t, changed)
+	})
+}

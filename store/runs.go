@@ -62,6 +62,11 @@ func (s *Store) OpenRun(ctx context.Context, r agent.Run) (agent.Run, bool, erro
 			}
 			return nil
 		}
+		// A run whose lease lapsed but that no expiry pass closed yet ends here, before the
+		// new one opens, so its in-flight signals are recovered into the new run.
+		if err := s.expireLapsedTx(ctx, tx, r.Thread, r.OpenedAt); err != nil {
+			return err
+		}
 		k := r.Thread
 		_, err = tx.ExecContext(ctx, s.q(`INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)`),
 			r.ID, k.Agent, k.Resource, k.Thread, agent.RunOpen, r.Origin, micros(r.OpenedAt), micros(r.LeaseUntil))
@@ -173,19 +178,8 @@ func (s *Store) ExpireRuns(ctx context.Context, now time.Time) (changed, idle []
 			if err := s.lockThread(ctx, tx, r.Thread, now); err != nil {
 				return err
 			}
-			res, err := tx.ExecContext(ctx, s.q(`UPDATE runs SET status = 'expired', closed_at = lease_until
-				WHERE id = ? AND status = 'open' AND lease_until <= ?`), r.ID, micros(now))
-			if err != nil {
-				return fmt.Errorf("expire run %s: %w", r.ID, err)
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				return nil // renewed or closed meanwhile
-			}
-			expired = true
-			if _, _, err := s.appendFrameTx(ctx, tx, runFrame(r, agent.RunExpired, now)); err != nil {
-				return err
-			}
-			if err := s.markInFlightTx(ctx, tx, r.Thread, r.ID, now); err != nil {
+			var err error
+			if expired, err = s.expireRunTx(ctx, tx, r, now); err != nil || !expired {
 				return err
 			}
 			turnedIdle, err = s.promoteIfIdle(ctx, tx, r.Thread, now)
@@ -202,6 +196,41 @@ func (s *Store) ExpireRuns(ctx context.Context, now time.Time) (changed, idle []
 		}
 	}
 	return changed, idle, nil
+}
+
+// expireRunTx closes r as expired if it is still open with its lease lapsed by now: a run
+// frame, and its in-flight signals listed for recovery. It reports false when r was
+// renewed or closed meanwhile. The caller holds the thread lock.
+func (s *Store) expireRunTx(ctx context.Context, tx *sqlx.Tx, r agent.Run, now time.Time) (bool, error) {
+	res, err := tx.ExecContext(ctx, s.q(`UPDATE runs SET status = 'expired', closed_at = lease_until
+		WHERE id = ? AND status = 'open' AND lease_until <= ?`), r.ID, micros(now))
+	if err != nil {
+		return false, fmt.Errorf("expire run %s: %w", r.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return false, nil
+	}
+	if _, _, err := s.appendFrameTx(ctx, tx, runFrame(r, agent.RunExpired, now)); err != nil {
+		return false, err
+	}
+	return true, s.markInFlightTx(ctx, tx, r.Thread, r.ID, now)
+}
+
+// expireLapsedTx expires k's open runs whose lease lapsed by now. The caller holds the
+// thread lock.
+func (s *Store) expireLapsedTx(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) error {
+	var rows []runRow
+	if err := tx.SelectContext(ctx, &rows, s.q(`SELECT `+runColumns+` FROM runs
+		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND status = 'open' AND lease_until <= ?
+		ORDER BY lease_until, id`), k.Agent, k.Resource, k.Thread, micros(now)); err != nil {
+		return fmt.Errorf("find lapsed runs of %s: %w", k, err)
+	}
+	for _, row := range rows {
+		if _, err := s.expireRunTx(ctx, tx, row.run(), now); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // LiveRun returns the thread's live run (open, lease not lapsed), or nil.

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/signalgate/signalgate/agent"
 )
 
 // Error is a target's answer that was not a success; the dispatcher reads its status
@@ -85,6 +87,7 @@ func Post(ctx context.Context, c *http.Client, u string, headers map[string]stri
 		return nil, true, &Error{Msg: fmt.Sprintf("POST %s: %s", shown, msg)}
 	}
 	defer resp.Body.Close()
+	agent.ReportStatus(ctx, resp.StatusCode)
 	raw, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		// The target accepted; an unreadable answer does not undo that.

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/agent"
 )
 
 func TestPostClassifies(t *testing.T) {
@@ -37,10 +39,12 @@ func TestPostClassifies(t *testing.T) {
 			}
 			w.WriteHeader(c.status)
 		}))
-		_, retry, err := Post(context.Background(), srv.Client(), srv.URL, map[string]string{"X-K": "v"}, []byte(`{}`), time.Second,
+		ctx, reported := agent.WithStatusReport(context.Background())
+		_, retry, err := Post(ctx, srv.Client(), srv.URL, map[string]string{"X-K": "v"}, []byte(`{}`), time.Second,
 			func() time.Time { return now })
 		srv.Close()
 		require.Equal(t, c.retry, retry, "status %d", c.status)
+		require.Equal(t, c.status, reported(), "every answer's status is reported, success included")
 		if c.status < 300 {
 			require.NoError(t, err)
 			continue

@@ -65,7 +65,9 @@ func Routes(cfgs []agent.Config, runs *agent.Runs, stream delivery.Target, notif
 func Secrets(cfgs []agent.Config) []string {
 	var out []string
 	for _, c := range cfgs {
-		out = append(out, c.Token)
+		if c.Token != "" {
+			out = append(out, c.Token)
+		}
 		if c.Target.Secret != "" {
 			out = append(out, c.Target.Secret)
 		}

@@ -146,7 +146,9 @@ func TestWebhookSignedRetriedThenDelivered(t *testing.T) {
 	require.Equal(t, env.Now().Add(7*time.Second), *r.NextAttemptAt, "Retry-After is honoured")
 	env.Clock.Advance(7 * time.Second)
 	env.Pass()
-	require.Equal(t, inbox.StatusDelivered, env.Record(id).Status)
+	r = env.Record(id)
+	require.Equal(t, inbox.StatusDelivered, r.Status)
+	require.Equal(t, 3, r.Attempts, "the successful attempt counts")
 
 	got := rc.received()
 	require.Len(t, got, 3)
@@ -175,7 +177,9 @@ func TestWebhookSignedRetriedThenDelivered(t *testing.T) {
 	require.Len(t, atts, 3)
 	require.Equal(t, []string{delivery.OutcomeRetry, delivery.OutcomeRetry, delivery.OutcomeDelivered},
 		[]string{atts[0].Outcome, atts[1].Outcome, atts[2].Outcome})
-	require.Equal(t, []int{503, 429, 0}, []int{atts[0].StatusCode, atts[1].StatusCode, atts[2].StatusCode})
+	require.Equal(t, []int{503, 429, 200}, []int{atts[0].StatusCode, atts[1].StatusCode, atts[2].StatusCode},
+		"the receiver's status is logged on success too")
+	require.Equal(t, []int{1, 2, 3}, []int{atts[0].Attempt, atts[1].Attempt, atts[2].Attempt})
 	for _, a := range atts[:2] {
 		require.NotContains(t, a.Error, "hookpass")
 		require.NotContains(t, a.Error, "querysecret")
