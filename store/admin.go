@@ -95,7 +95,7 @@ func (s *Store) FindMergeable(ctx context.Context, n inbox.Notification) (*inbox
 		return nil, fmt.Errorf("begin read: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	return s.findMergeable(ctx, tx, n)
+	return s.findMergeable(ctx, txq{s: s, tx: tx}, n)
 }
 
 // RequeueRecord makes a record whose status is one of from pending and due now, with

@@ -35,9 +35,7 @@ func (s *Store) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notifica
 		}
 		if !inserted {
 			res.Duplicate = true
-			return tx.GetContext(ctx, &res.EventID, s.q(`UPDATE events SET redeliveries = redeliveries + 1, last_redelivered_at = ?
-				WHERE source = ? AND connector = ? AND delivery_id = ? RETURNING id`),
-				micros(ev.ReceivedAt), ev.Source, ev.Connector, ev.DeliveryID)
+			return s.writeTx(tx).get(ctx, &res.EventID, qRedelivered, micros(ev.ReceivedAt), ev.Source, ev.Connector, ev.DeliveryID)
 		}
 		for _, n := range ns {
 			out, err := s.ingestOne(ctx, tx, ev, n, decide, newID)
@@ -68,10 +66,7 @@ func (s *Store) insertEvent(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event) (
 	if ev.ReplayOf != "" {
 		replayOf = sql.NullString{String: ev.ReplayOf, Valid: true}
 	}
-	r, err := tx.ExecContext(ctx, s.q(`INSERT INTO events
-		(id, source, connector, delivery_id, type, headers, body, received_at, status, error, replay_of, records)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
-		ev.ID, ev.Source, ev.Connector, delivery, ev.Type, string(headers), ev.Body,
+	r, err := s.writeTx(tx).exec(ctx, qInsertEvent, ev.ID, ev.Source, ev.Connector, delivery, ev.Type, string(headers), ev.Body,
 		micros(ev.ReceivedAt), string(ev.Status), ev.Error, replayOf, ev.Records)
 	if err != nil {
 		return false, fmt.Errorf("insert event: %w", err)
@@ -100,11 +95,11 @@ func (s *Store) ingestOne(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, n i
 	if err := s.touchThread(ctx, tx, n.Thread, now); err != nil {
 		return inbox.RecordOutcome{}, err
 	}
-	presence, err := s.presence(ctx, tx, n.Thread, now)
+	presence, err := s.presence(ctx, s.writeTx(tx), n.Thread, now)
 	if err != nil {
 		return inbox.RecordOutcome{}, err
 	}
-	existing, err := s.findMergeable(ctx, tx, n)
+	existing, err := s.findMergeable(ctx, s.writeTx(tx), n)
 	if err != nil {
 		return inbox.RecordOutcome{}, err
 	}
@@ -129,9 +124,7 @@ func (s *Store) ingestOne(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, n i
 }
 
 func (s *Store) touchThread(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) error {
-	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO threads (agent, resource_id, thread_id, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent, resource_id, thread_id) DO UPDATE SET updated_at = excluded.updated_at`),
-		k.Agent, k.Resource, k.Thread, micros(now), micros(now))
+	_, err := s.writeTx(tx).exec(ctx, qTouchThread, k.Agent, k.Resource, k.Thread, micros(now), micros(now))
 	if err != nil {
 		return fmt.Errorf("record thread %s: %w", k, err)
 	}
@@ -139,11 +132,9 @@ func (s *Store) touchThread(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey,
 }
 
 // presence is active when the thread has an open run whose lease has not expired.
-func (s *Store) presence(ctx context.Context, q sqlx.QueryerContext, k inbox.ThreadKey, now time.Time) (inbox.Presence, error) {
+func (s *Store) presence(ctx context.Context, q txq, k inbox.ThreadKey, now time.Time) (inbox.Presence, error) {
 	var n int
-	err := sqlx.GetContext(ctx, q, &n, s.q(`SELECT COUNT(*) FROM runs
-		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND status = 'open' AND lease_until > ?`),
-		k.Agent, k.Resource, k.Thread, micros(now))
+	err := q.get(ctx, &n, qPresence, k.Agent, k.Resource, k.Thread, micros(now))
 	if err != nil {
 		return "", fmt.Errorf("read presence of %s: %w", k, err)
 	}
@@ -153,24 +144,19 @@ func (s *Store) presence(ctx context.Context, q sqlx.QueryerContext, k inbox.Thr
 	return inbox.PresenceIdle, nil
 }
 
-func (s *Store) findMergeable(ctx context.Context, tx *sqlx.Tx, n inbox.Notification) (*inbox.Record, error) {
-	var keys []string
+func (s *Store) findMergeable(ctx context.Context, q txq, n inbox.Notification) (*inbox.Record, error) {
 	args := []any{n.Thread.Agent, n.Thread.Resource, n.Thread.Thread, n.Source, n.Kind}
 	if n.DedupeKey != "" {
-		keys = append(keys, "dedupe_key = ?")
 		args = append(args, n.DedupeKey)
 	}
 	if n.CoalesceKey != "" {
-		keys = append(keys, "coalesce_key = ?")
 		args = append(args, n.CoalesceKey)
 	}
-	if len(keys) == 0 {
+	if n.DedupeKey == "" && n.CoalesceKey == "" {
 		return nil, nil
 	}
 	var row recordRow
-	err := tx.GetContext(ctx, &row, s.q(`SELECT `+recordColumns+` FROM records
-		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND source = ? AND kind = ? AND status = 'pending'
-		AND (`+strings.Join(keys, " OR ")+`) ORDER BY created_at, id LIMIT 1`), args...)
+	err := q.get(ctx, &row, mergeQuery(n.DedupeKey != "", n.CoalesceKey != ""), args...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

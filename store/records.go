@@ -135,8 +135,7 @@ func (s *Store) insertRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) 
 		return err
 	}
 	args = append(args, r.Priority.Rank(), nullMicros(r.DueAt()))
-	_, err = tx.ExecContext(ctx, s.q(`INSERT INTO records (`+recordColumns+`, priority_rank, due_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), args...)
+	_, err = s.writeTx(tx).exec(ctx, qInsertRecord, args...)
 	if err != nil {
 		return fmt.Errorf("insert record: %w", err)
 	}
@@ -151,12 +150,7 @@ func (s *Store) updateRecord(ctx context.Context, tx sqlx.ExecerContext, r *inbo
 	}
 	// Skip id (first) and re-append it for the WHERE clause.
 	args = append(args[1:], r.Priority.Rank(), nullMicros(r.DueAt()), r.ID)
-	_, err = tx.ExecContext(ctx, s.q(`UPDATE records SET agent = ?, resource_id = ?, thread_id = ?, event_id = ?, route = ?,
-		source = ?, kind = ?, priority = ?, summary = ?, payload = ?, dedupe_key = ?, coalesce_key = ?,
-		attributes = ?, metadata = ?, deliver_as = ?, status = ?, coalesced_count = ?, action = ?, reason = ?,
-		deliver_at = ?, summary_at = ?, full_when_idle = ?, attempts = ?, next_attempt_at = ?, last_error = ?,
-		delivered_signal_id = ?, summary_signal_id = ?, created_at = ?, updated_at = ?, delivered_at = ?,
-		priority_rank = ?, due_at = ? WHERE id = ?`), args...)
+	_, err = tx.ExecContext(ctx, s.q(qUpdateRecord), args...)
 	if err != nil {
 		return fmt.Errorf("update record %s: %w", r.ID, err)
 	}

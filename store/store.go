@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -79,8 +80,9 @@ func (c Config) Validate() error {
 // Store is an open database.
 type Store struct {
 	driver string
-	w      *sqlx.DB // writes (SQLite: one connection, immediate transactions)
-	r      *sqlx.DB // reads (SQLite: a separate pool; PostgreSQL: the same pool)
+	w      *sqlx.DB                              // writes (SQLite: one connection, immediate transactions)
+	r      *sqlx.DB                              // reads (SQLite: a separate pool; PostgreSQL: the same pool)
+	hot    atomic.Pointer[map[string]*sqlx.Stmt] // SQLite: prepared ingest statements
 	log    *slog.Logger
 	now    func() time.Time
 }
@@ -170,7 +172,7 @@ func (s *Store) Driver() string { return s.driver }
 
 // Close closes both pools.
 func (s *Store) Close() error {
-	var errs []error
+	errs := []error{s.closeHot()}
 	if s.r != nil && s.r != s.w {
 		errs = append(errs, s.r.Close())
 	}
@@ -211,6 +213,9 @@ func (s *Store) Migrate(ctx context.Context) (int64, error) {
 	}
 	for _, r := range results {
 		s.log.Info("migration applied", "version", r.Source.Version, "file", r.Source.Path, "duration_ms", r.Duration.Milliseconds())
+	}
+	if err := s.prepareHot(ctx); err != nil {
+		return 0, err
 	}
 	return p.GetDBVersion(ctx)
 }
