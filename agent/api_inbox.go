@@ -54,7 +54,7 @@ func (a *API) createNotification(c echo.Context, k inbox.ThreadKey) error {
 		return err
 	}
 	cfg := a.agents[k.Agent]
-	if len(req.Summary) > cfg.MaxContents {
+	if len(req.Summary) > int(cfg.MaxContents) {
 		return server.NewError(http.StatusRequestEntityTooLarge, "payload_too_large",
 			"summary is %d bytes, over the limit of %d bytes", len(req.Summary), cfg.MaxContents)
 	}

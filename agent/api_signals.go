@@ -106,7 +106,7 @@ func (a *API) sendSignal(c echo.Context, k inbox.ThreadKey) error {
 		return server.BadRequest("signal: required")
 	}
 	cfg := a.agents[k.Agent]
-	sig, err := NormalizeSignal(req.Signal.SignalInput, cfg.MaxContents)
+	sig, err := NormalizeSignal(req.Signal.SignalInput, int(cfg.MaxContents))
 	if err != nil {
 		return validationError(err)
 	}

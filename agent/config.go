@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"regexp"
 	"time"
+
+	"github.com/signalgate/signalgate/server"
 )
 
 // Target kinds: how a thread's agent is reached.
@@ -23,7 +25,7 @@ type Config struct {
 	// RunLease is how long a run stays open without a heartbeat (default 5m).
 	RunLease time.Duration `yaml:"run_lease"`
 	// MaxContents bounds a signal's contents in bytes (default 256 KiB).
-	MaxContents int `yaml:"max_contents"`
+	MaxContents server.ByteSize `yaml:"max_contents"`
 }
 
 // TargetConfig says how signals reach the agent.

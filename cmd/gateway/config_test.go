@@ -212,3 +212,25 @@ connectors:
 		"agents[0].target.agent_id: required for kind mastra",
 	}, got, "the unset secret is not reported a second time as required")
 }
+
+func TestSizesAcceptUnits(t *testing.T) {
+	cfg, err := ParseConfig("t.yaml", []byte(`
+server: { body_limit: 1MiB }
+agents: [ { id: a, token: dev-only-coder-token, max_contents: 256KiB } ]
+`), noEnv)
+	require.NoError(t, err)
+	require.EqualValues(t, 1<<20, cfg.Server.BodyLimit)
+	require.EqualValues(t, 256<<10, cfg.Agents[0].MaxContents)
+}
+
+func TestMastraAgentNeedsNoToken(t *testing.T) {
+	// The design's own example: a Mastra agent reached over HTTP, with no agent API token.
+	_, err := ParseConfig("t.yaml", []byte(`
+agents:
+  - id: support
+    target: { kind: mastra, url: "http://127.0.0.1:4111", agent_id: supportAgent }
+`), noEnv)
+	require.NoError(t, err)
+	require.Equal(t, []string{"agents[0].token: required (the agent API's bearer token)"},
+		problems(t, "agents: [ { id: coder, target: { kind: stream } } ]", noEnv))
+}
