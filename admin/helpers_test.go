@@ -18,6 +18,7 @@ import (
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/connectors/generic"
+	"github.com/signalgate/signalgate/delivery/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/store"
@@ -50,28 +51,11 @@ func billingRoutes() []connectors.RouteConfig {
 	}
 }
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // env is an admin API over a real store, served in process.
 type env struct {
 	t        *testing.T
 	st       *store.Store
-	clock    *clock
+	clock    *deliverytest.Clock
 	inbox    *inbox.Service
 	deps     admin.Deps
 	api      *admin.API
@@ -94,7 +78,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if o.backend != nil {
 		b = *o.backend
 	}
-	en := &env{t: t, clock: &clock{t: t0}}
+	en := &env{t: t, clock: deliverytest.NewClock(t0)}
 	en.st = storetest.Open(t, b, store.WithClock(en.clock.Now))
 	pol, err := inbox.NewPolicy(o.policy)
 	require.NoError(t, err)
