@@ -133,8 +133,13 @@ func (m *message) readBody(mr *mail.Reader) error {
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		if err != nil && !gomessage.IsUnknownCharset(err) && !gomessage.IsUnknownEncoding(err) {
+		// An unknown charset or encoding still yields a readable part; without a part
+		// (go-message gives none for some malformed headers) the body ends here.
+		if p == nil || err != nil && !gomessage.IsUnknownCharset(err) && !gomessage.IsUnknownEncoding(err) {
 			m.finishText(plain, havePlain, html, haveHTML)
+			if err == nil {
+				err = errors.New("unreadable part")
+			}
 			return fmt.Errorf("read body: %w", err)
 		}
 		switch hdr := p.Header.(type) {
