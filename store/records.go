@@ -143,14 +143,14 @@ func (s *Store) insertRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) 
 }
 
 // updateRecord writes every mutable column of r.
-func (s *Store) updateRecord(ctx context.Context, tx sqlx.ExecerContext, r *inbox.Record) error {
+func (s *Store) updateRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) error {
 	args, err := recordArgs(r)
 	if err != nil {
 		return err
 	}
 	// Skip id (first) and re-append it for the WHERE clause.
 	args = append(args[1:], r.Priority.Rank(), nullMicros(r.DueAt()), r.ID)
-	_, err = tx.ExecContext(ctx, s.q(qUpdateRecord), args...)
+	_, err = s.writeTx(tx).exec(ctx, qUpdateRecord, args...)
 	if err != nil {
 		return fmt.Errorf("update record %s: %w", r.ID, err)
 	}
