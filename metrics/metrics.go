@@ -9,6 +9,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -136,7 +137,7 @@ func (m *Metrics) Middleware() echo.MiddlewareFunc {
 			if route == "" {
 				route = "unmatched"
 			}
-			m.requestDuration.WithLabelValues(route, c.Request().Method, statusText(status)).Observe(time.Since(start).Seconds())
+			m.requestDuration.WithLabelValues(route, c.Request().Method, strconv.Itoa(status)).Observe(time.Since(start).Seconds())
 			if strings.HasPrefix(route, "/webhooks/") {
 				source := strings.Split(strings.TrimPrefix(route, "/webhooks/"), "/")[0]
 				m.ingestLatency.WithLabelValues(source).Observe(time.Since(start).Seconds())
@@ -154,16 +155,6 @@ func (m *Metrics) Middleware() echo.MiddlewareFunc {
 			return err
 		}
 	}
-}
-
-func statusText(code int) string {
-	switch {
-	case code >= 500:
-		return "5xx"
-	case code >= 400:
-		return http.StatusText(code)
-	}
-	return strings.TrimSpace(http.StatusText(code))
 }
 
 // Ingester is what the connectors call (the inbox service).
