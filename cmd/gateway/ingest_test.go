@@ -129,6 +129,7 @@ func TestIngestEndToEnd(t *testing.T) {
 		`signalgate_events_received_total{connector="billing",outcome="duplicate",source="generic"} 1`,
 		`signalgate_events_received_total{connector="billing",outcome="rejected",source="generic"} 1`,
 		`signalgate_verification_failures_total{connector="billing",source="generic"} 1`,
+		`signalgate_http_request_duration_seconds_count{code="401",method="POST",route="/webhooks/generic/:connector"} 1`,
 		`signalgate_records_total{result="created",source="generic"} 1`,
 		`signalgate_decisions_total{action="deliver"} 1`,
 		`signalgate_queue_pending 0`,
