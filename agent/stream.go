@@ -118,6 +118,8 @@ func (a *API) serveStream(c echo.Context, k inbox.ThreadKey) error {
 				return nil // broker stopped
 			}
 		case <-keepAlive.C:
+			// The loop then reads the log again: one indexed query per subscriber every
+			// keep-alive, and a safety net should a wake-up ever be lost.
 			if _, err := bw.WriteString(": keep-alive\n\n"); err != nil {
 				return nil
 			}

@@ -59,21 +59,3 @@ func Routes(cfgs []agent.Config, runs *agent.Runs, stream delivery.Target, notif
 	}
 	return routes, services, nil
 }
-
-// Secrets lists the configured credentials the dispatcher redacts from stored errors
-// (delivery.WithSecrets): agent tokens, webhook secrets and target header values.
-func Secrets(cfgs []agent.Config) []string {
-	var out []string
-	for _, c := range cfgs {
-		if c.Token != "" {
-			out = append(out, c.Token)
-		}
-		if c.Target.Secret != "" {
-			out = append(out, c.Target.Secret)
-		}
-		for _, v := range c.Target.Headers {
-			out = append(out, v)
-		}
-	}
-	return out
-}

@@ -234,3 +234,22 @@ agents:
 	require.Equal(t, []string{"agents[0].token: required (the agent API's bearer token)"},
 		problems(t, "agents: [ { id: coder, target: { kind: stream } } ]", noEnv))
 }
+
+func TestSecretsListsEveryCredential(t *testing.T) {
+	cfg, err := ParseConfig("t.yaml", []byte(`
+admin: { tokens: [ { name: ops, token: admin-token-0123456789, scopes: [read] } ] }
+agents:
+  - { id: coder, token: coder-token-0123 }
+  - { id: support, target: { kind: mastra, url: "http://127.0.0.1:4111", agent_id: a, headers: { Authorization: "Bearer mk-0123456" } } }
+  - { id: hooks, token: hooks-token-0123, target: { kind: webhook, url: "https://x.example/h", secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw } }
+connectors:
+  github: [ { name: acme, secret: gh-secret } ]
+  slack: [ { name: acme, signing_secret: slack-secret, bot_token: xoxb-1 } ]
+  email: [ { name: support, addr: "127.0.0.1:993", username: u, password: imap-pw } ]
+  generic: [ { name: billing, secret: whsec_c2VjcmV0c2VjcmV0c2VjcmV0 } ]
+`), noEnv)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"admin-token-0123456789", "coder-token-0123", "Bearer mk-0123456",
+		"hooks-token-0123", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "gh-secret", "slack-secret", "xoxb-1",
+		"imap-pw", "whsec_c2VjcmV0c2VjcmV0c2VjcmV0"}, cfg.Secrets())
+}
