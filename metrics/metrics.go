@@ -6,7 +6,6 @@ package metrics
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/store"
 )
 
@@ -122,16 +122,7 @@ func (m *Metrics) Middleware() echo.MiddlewareFunc {
 			err := next(c)
 			status := c.Response().Status
 			if err != nil {
-				var he *echo.HTTPError
-				var se interface{ HTTPStatus() int }
-				switch {
-				case errors.As(err, &he):
-					status = he.Code
-				case errors.As(err, &se):
-					status = se.HTTPStatus()
-				default:
-					status = http.StatusInternalServerError
-				}
+				status = server.StatusOf(err)
 			}
 			route := c.Path()
 			if route == "" {
@@ -141,15 +132,18 @@ func (m *Metrics) Middleware() echo.MiddlewareFunc {
 			if strings.HasPrefix(route, "/webhooks/") {
 				source := strings.Split(strings.TrimPrefix(route, "/webhooks/"), "/")[0]
 				m.ingestLatency.WithLabelValues(source).Observe(time.Since(start).Seconds())
-				if status == http.StatusUnauthorized {
-					m.verifyFailures.WithLabelValues(source, c.Param("connector")).Inc()
+				// The connector label comes from the URL: an unknown name must not mint a
+				// series per request.
+				connector := c.Param("connector")
+				if status == http.StatusNotFound {
+					connector = "unknown"
 				}
-				if status >= 400 {
-					outcome := "rejected"
-					if status >= 500 {
-						outcome = "error"
-					}
-					m.eventsReceived.WithLabelValues(source, c.Param("connector"), outcome).Inc()
+				if status == http.StatusUnauthorized {
+					m.verifyFailures.WithLabelValues(source, connector).Inc()
+				}
+				// Refused before the inbox; a failure to store is counted by WrapIngester.
+				if status >= 400 && status < 500 {
+					m.eventsReceived.WithLabelValues(source, connector, "rejected").Inc()
 				}
 			}
 			return err

@@ -102,6 +102,10 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	}
 }
 
+// StatusOf is the status the error handler answers for err: metrics and the
+// handler can never disagree.
+func StatusOf(err error) int { return toError(err).Status }
+
 func toError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
