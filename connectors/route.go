@@ -1,6 +1,7 @@
 package connectors
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -334,9 +335,9 @@ func (rt *compiledRoute) notification(it *Item, key inbox.ThreadKey) inbox.Notif
 		n.DeliverAs = rt.cfg.DeliverAs
 		name, from, text := it.Fields.Author, it.Fields.Source, ""
 		if m := it.Message; m != nil {
-			name, from, text = cmpOr(m.Name, name), cmpOr(m.From, from), m.Text
+			name, from, text = cmp.Or(m.Name, name), cmp.Or(m.From, from), m.Text
 		}
-		n.Summary = cmpOr(text, it.Summary)
+		n.Summary = cmp.Or(text, it.Summary)
 		n.Attributes = inbox.Attributes{}.Set("name", name).Set("from", from).Merge(withoutKeys(it.Attributes, "name", "from"))
 	}
 	if len(rt.cfg.Attributes) > 0 {
@@ -353,13 +354,6 @@ func withoutKeys(a inbox.Attributes, keys ...string) inbox.Attributes {
 		}
 	}
 	return out
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func (m *RouteMatch) matches(f *Fields) bool {

@@ -2,12 +2,12 @@ package generic
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -98,7 +98,7 @@ func (h *Handler) Serve(c echo.Context) error {
 		Connector:  name,
 		DeliveryID: req.Header.Get(HeaderID),
 		Type:       it.Kind,
-		Headers:    keepHeaders(req.Header),
+		Headers:    connectors.KeepHeaders(req.Header, HeaderID, HeaderTimestamp, "User-Agent", "Content-Type"),
 		Body:       body,
 		ReceivedAt: now.UTC(),
 	}
@@ -151,16 +151,6 @@ func (c *connector) item(name string, body []byte) (connectors.Item, error) {
 	return it, nil
 }
 
-func keepHeaders(h http.Header) map[string]string {
-	out := map[string]string{}
-	for _, k := range []string{HeaderID, HeaderTimestamp, "User-Agent", "Content-Type"} {
-		if v := h.Get(k); v != "" {
-			out[http.CanonicalHeaderKey(k)] = v
-		}
-	}
-	return out
-}
-
 // notificationBody is the native body shape, the same fields as the agent API's
 // notification. Unknown fields are rejected so a typo (dedupe_key) is not silently
 // ignored.
@@ -186,7 +176,7 @@ func (c *connector) notification(body []byte) (connectors.Item, error) {
 	if err := dec.Decode(&nb); err != nil {
 		return connectors.Item{}, bodyError(err)
 	}
-	kind := cmpOr(nb.Kind, c.cfg.DefaultKind)
+	kind := cmp.Or(nb.Kind, c.cfg.DefaultKind)
 	if kind == "" {
 		return connectors.Item{}, errors.New("kind: required")
 	}
@@ -213,7 +203,7 @@ func (c *connector) notification(body []byte) (connectors.Item, error) {
 	if len(nb.Payload) > 0 && !bytes.Equal(nb.Payload, []byte("null")) {
 		it.Payload = nb.Payload
 	}
-	it.Message = &connectors.Message{Name: cmpOr(it.Fields.Author, c.cfg.Name), From: cmpOr(nb.Source, Source), Text: it.Summary}
+	it.Message = &connectors.Message{Name: cmp.Or(it.Fields.Author, c.cfg.Name), From: cmp.Or(nb.Source, Source), Text: it.Summary}
 	return it, nil
 }
 
@@ -253,11 +243,4 @@ func fieldsFromAttributes(attrs inbox.Attributes) connectors.Fields {
 		f.Number = n
 	}
 	return f
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -1,6 +1,7 @@
 package generic
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -73,7 +74,7 @@ func (c *connector) mapped(doc any, body []byte) (connectors.Item, error) {
 		s, err = text(doc, key, p)
 		return s
 	}
-	kind := cmpOr(get("kind", m.kind), c.cfg.DefaultKind)
+	kind := cmp.Or(get("kind", m.kind), c.cfg.DefaultKind)
 	summary := get("summary", m.summary)
 	prioText := get("priority", m.priority)
 	dedupe, coalesce := get("dedupe_key", m.dedupe), get("coalesce_key", m.coalesce)
@@ -144,7 +145,7 @@ func (c *connector) mapped(doc any, body []byte) (connectors.Item, error) {
 			it.Payload = nil
 		}
 	}
-	it.Message = &connectors.Message{Name: cmpOr(author, c.cfg.Name), From: Source, Text: it.Summary}
+	it.Message = &connectors.Message{Name: cmp.Or(author, c.cfg.Name), From: Source, Text: it.Summary}
 	return it, nil
 }
 

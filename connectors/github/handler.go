@@ -120,7 +120,7 @@ func (h *Handler) Serve(c echo.Context) error {
 		Connector:  name,
 		DeliveryID: delivery,
 		Type:       eventType,
-		Headers:    keepHeaders(req.Header),
+		Headers:    connectors.KeepHeaders(req.Header, keptHeaders()...),
 		Body:       payload,
 		ReceivedAt: h.now().UTC(),
 		Status:     status,
@@ -249,14 +249,4 @@ func jsonProblem(err error) string {
 		return "a timestamp is not RFC 3339"
 	}
 	return "unexpected shape"
-}
-
-func keepHeaders(h http.Header) map[string]string {
-	out := map[string]string{}
-	for _, k := range keptHeaders() {
-		if v := h.Get(k); v != "" {
-			out[http.CanonicalHeaderKey(k)] = v
-		}
-	}
-	return out
 }

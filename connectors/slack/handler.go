@@ -2,6 +2,7 @@ package slack
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -157,7 +158,7 @@ func (h *Handler) Serve(c echo.Context) error {
 	}
 	parsed, parseErr := slackevents.ParseEvent(json.RawMessage(body), slackevents.OptionNoVerifyToken())
 	ev, items := conn.build(req.Context(), body, &parsed, parseErr, VerifiedBySignature)
-	ev.Headers = keepHeaders(req.Header)
+	ev.Headers = connectors.KeepHeaders(req.Header, keptHeaders()...)
 	ev.ReceivedAt = now.UTC()
 	out, err := conn.ingest(req.Context(), h.pipeline, ev, items)
 	if err != nil {
@@ -242,7 +243,7 @@ func (c *connector) build(ctx context.Context, body []byte, parsed *slackevents.
 	ev.DeliveryID, ev.Type = env.EventID, env.Type
 	switch env.Type {
 	case slackevents.CallbackEvent:
-		ev.Type = cmpOr(env.innerType(), env.Type)
+		ev.Type = cmp.Or(env.innerType(), env.Type)
 		var m message
 		var mapped bool
 		if parseErr == nil && parsed != nil {
@@ -264,7 +265,7 @@ func (c *connector) build(ctx context.Context, body []byte, parsed *slackevents.
 			ev.Status, ev.Error = inbox.EventIgnored, fmt.Sprintf("event type %q is not mapped", ev.Type)
 			return ev, nil
 		}
-		mp := mapping{c: c, team: env.TeamID, botUser: cmpOr(c.cfg.BotUserID, env.botUser()), via: via, delivery: env.EventID}
+		mp := mapping{c: c, team: env.TeamID, botUser: cmp.Or(c.cfg.BotUserID, env.botUser()), via: via, delivery: env.EventID}
 		return ev, []connectors.Item{mp.item(ctx, &m)}
 	case slackevents.AppRateLimited:
 		ev.Status, ev.Error = inbox.EventIgnored, "Slack is rate-limiting this app's events; some were not sent"
@@ -303,23 +304,6 @@ func jsonProblem(err error) string {
 		return fmt.Sprintf("field %q has the wrong type", te.Field)
 	}
 	return "unexpected shape"
-}
-
-func keepHeaders(h http.Header) map[string]string {
-	out := map[string]string{}
-	for _, k := range keptHeaders() {
-		if v := h.Get(k); v != "" {
-			out[http.CanonicalHeaderKey(k)] = v
-		}
-	}
-	return out
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func errString(err error) string {
