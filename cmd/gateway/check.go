@@ -12,7 +12,7 @@ import (
 
 // checkCmd validates a config and prints what serve would run. Secrets are never printed.
 func checkCmd(args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
-	_, path, err := commonFlags("check", "gateway check --config config.yaml", args, stderr, lookup)
+	path, err := commonFlags("check", "gateway check --config config.yaml", args, stderr, lookup)
 	if err != nil {
 		return flagExit(err)
 	}

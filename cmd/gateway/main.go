@@ -91,7 +91,7 @@ Run "gateway <command> --help" for its flags and an example.
 }
 
 // commonFlags registers --config and parses; it prints help with an example.
-func commonFlags(name, example string, args []string, stderr io.Writer, lookup func(string) (string, bool)) (*flag.FlagSet, *string, error) {
+func commonFlags(name, example string, args []string, stderr io.Writer, lookup func(string) (string, bool)) (*string, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	def := "config.yaml"
@@ -103,7 +103,7 @@ func commonFlags(name, example string, args []string, stderr io.Writer, lookup f
 		fmt.Fprintf(stderr, "Usage: gateway %s [flags]\n\nExample:\n  %s\n\nFlags:\n", name, example)
 		fs.PrintDefaults()
 	}
-	return fs, path, fs.Parse(args)
+	return path, fs.Parse(args)
 }
 
 func loadOrReport(path string, stderr io.Writer, lookup func(string) (string, bool)) (*Config, int) {
@@ -123,11 +123,10 @@ func loadOrReport(path string, stderr io.Writer, lookup func(string) (string, bo
 }
 
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
-	fs, path, err := commonFlags("serve", "gateway serve --config config.yaml", args, stderr, lookup)
+	path, err := commonFlags("serve", "gateway serve --config config.yaml", args, stderr, lookup)
 	if err != nil {
 		return flagExit(err)
 	}
-	_ = fs
 	cfg, code := loadOrReport(*path, stderr, lookup)
 	if cfg == nil {
 		return code
@@ -150,7 +149,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, look
 }
 
 func migrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
-	_, path, err := commonFlags("migrate", "gateway migrate --config config.yaml", args, stderr, lookup)
+	path, err := commonFlags("migrate", "gateway migrate --config config.yaml", args, stderr, lookup)
 	if err != nil {
 		return flagExit(err)
 	}
