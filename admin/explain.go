@@ -175,7 +175,7 @@ func (x *Explainer) Explain(ctx context.Context, s Sample) (*Explanation, error)
 		}
 	}
 	ns, routeErrs := x.router.Route(items)
-	out.Status, out.Reason = eventStatus(status, reason, items, ns, routeErrs)
+	out.Status, out.Reason = connectors.EventStatus(status, reason, items, ns, routeErrs)
 	for i, it := range items {
 		out.Items = append(out.Items, explainItem(it))
 		if it.Skip == "" {
@@ -268,35 +268,6 @@ func eventType(ev *inbox.Event, items []connectors.Item) string {
 		return items[0].Kind // a generic event's type is its kind
 	}
 	return ""
-}
-
-// eventStatus is the status the pipeline would store the event with.
-func eventStatus(status inbox.EventStatus, reason string, items []connectors.Item, ns []inbox.Notification, routeErrs []error) (inbox.EventStatus, string) {
-	if status != "" {
-		return status, reason
-	}
-	var reasons []string
-	for _, it := range items {
-		if it.Skip != "" {
-			reasons = append(reasons, it.Skip)
-		}
-	}
-	skipped := len(reasons)
-	for _, e := range routeErrs {
-		reasons = append(reasons, e.Error())
-	}
-	switch {
-	case len(ns) > 0:
-		status = inbox.EventRouted
-	case len(items) == 0 || skipped == len(items):
-		status = inbox.EventIgnored
-	default:
-		status = inbox.EventUnrouted
-		if len(reasons) == 0 {
-			reasons = append(reasons, "no route matches")
-		}
-	}
-	return status, strings.Join(reasons, "; ")
 }
 
 func (x *Explainer) routeResults(item int, it connectors.Item) []RouteResult {

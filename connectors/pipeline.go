@@ -57,30 +57,7 @@ func (p *Pipeline) Ingest(ctx context.Context, ev *inbox.Event, items []Item) (O
 	if p.router != nil {
 		ns, routeErrs = p.router.Route(items)
 	}
-	var skips []string
-	for _, it := range items {
-		if it.Skip != "" {
-			skips = append(skips, it.Skip)
-		}
-	}
-	if ev.Status == "" {
-		switch {
-		case len(ns) > 0:
-			ev.Status = inbox.EventRouted
-		case len(items) == 0 || len(skips) == len(items):
-			ev.Status = inbox.EventIgnored
-		default:
-			ev.Status = inbox.EventUnrouted
-		}
-	}
-	if ev.Error == "" {
-		var reasons []string
-		reasons = append(reasons, skips...)
-		for _, e := range routeErrs {
-			reasons = append(reasons, e.Error())
-		}
-		ev.Error = strings.Join(reasons, "; ")
-	}
+	ev.Status, ev.Error = EventStatus(ev.Status, ev.Error, items, ns, routeErrs)
 	res, err := p.ingester.Ingest(ctx, ev, ns)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("store %s event %q: %w", ev.Source, ev.Type, err)
@@ -94,6 +71,37 @@ func (p *Pipeline) Ingest(ctx context.Context, ev *inbox.Event, items []Item) (O
 		"event_id", out.EventID, "delivery_id", ev.DeliveryID, "status", string(out.Status),
 		"duplicate", out.Duplicate, "records", out.Records)
 	return out, nil
+}
+
+// EventStatus is what an event is stored as, given its items and their routing:
+// routed when a notification was made; ignored when there were no items (an unmapped
+// type) or every item was skipped; unrouted otherwise. A status the connector set
+// (ignored, invalid) and its reason are kept; otherwise the reason lists the skips and
+// route errors. Ingest and the admin API's explain share it.
+func EventStatus(status inbox.EventStatus, reason string, items []Item, ns []inbox.Notification, routeErrs []error) (inbox.EventStatus, string) {
+	var skips []string
+	for _, it := range items {
+		if it.Skip != "" {
+			skips = append(skips, it.Skip)
+		}
+	}
+	if status == "" {
+		switch {
+		case len(ns) > 0:
+			status = inbox.EventRouted
+		case len(items) == 0 || len(skips) == len(items):
+			status = inbox.EventIgnored
+		default:
+			status = inbox.EventUnrouted
+		}
+	}
+	if reason == "" {
+		for _, e := range routeErrs {
+			skips = append(skips, e.Error())
+		}
+		reason = strings.Join(skips, "; ")
+	}
+	return status, reason
 }
 
 // Respond ingests and writes the outcome as JSON with its status code.
