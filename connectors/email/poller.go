@@ -93,8 +93,7 @@ type Poller struct {
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc
-	done    chan struct{}
-	running bool
+	done    chan struct{} // closed when every worker returned
 }
 
 // NewPoller validates cfg and builds a stopped poller.
@@ -146,7 +145,7 @@ func (p *Poller) StateConnector() string { return Source + "/" + p.cfg.Name }
 func (p *Poller) Start(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.running {
+	if p.runningLocked() {
 		return fmt.Errorf("email connector %q: already started", p.cfg.Name)
 	}
 	if p.cfg.InsecureSkipVerify {
@@ -170,7 +169,7 @@ func (p *Poller) Start(ctx context.Context) error {
 		wg.Wait()
 		close(done)
 	}()
-	p.cancel, p.done, p.running = cancel, done, true
+	p.cancel, p.done = cancel, done
 	p.log.Info("email connector started", "addr", p.cfg.Addr, "mailboxes", p.cfg.Mailboxes,
 		"idle", p.cfg.useIdle(), "after_ingest", p.cfg.AfterIngest)
 	return nil
@@ -180,7 +179,7 @@ func (p *Poller) Start(ctx context.Context) error {
 // when Stop is called is either committed or not: its cursor says which.
 func (p *Poller) Stop(ctx context.Context) error {
 	p.mu.Lock()
-	if !p.running {
+	if !p.runningLocked() {
 		p.mu.Unlock()
 		return nil
 	}
@@ -192,11 +191,22 @@ func (p *Poller) Stop(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("email connector %q: stop: %w", p.cfg.Name, ctx.Err())
 	}
-	p.mu.Lock()
-	p.running = false
-	p.mu.Unlock()
 	p.log.Info("email connector stopped")
 	return nil
+}
+
+// runningLocked reports whether workers are still running: derived from their done
+// channel, so it is also false once Start's context ended on its own.
+func (p *Poller) runningLocked() bool {
+	if p.done == nil {
+		return false
+	}
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
 }
 
 // PollNow asks every worker to fetch at once instead of waiting for new mail or
@@ -254,7 +264,7 @@ type MailboxStatus struct {
 // Status returns a snapshot.
 func (p *Poller) Status() Status {
 	p.mu.Lock()
-	running := p.running
+	running := p.runningLocked()
 	p.mu.Unlock()
 	st := Status{Connector: p.cfg.Name, Addr: p.cfg.Addr, Running: running}
 	for _, w := range p.workers {

@@ -2,6 +2,7 @@ package email
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -423,4 +424,28 @@ func TestInitialSyncNewSkipsBacklogButNotLaterMail(t *testing.T) {
 		ids = append(ids, c.Event.DeliveryID)
 	}
 	assert.Equal(t, []string{"q3@example.com"}, ids)
+}
+
+func TestStartContextEndingStopsRunning(t *testing.T) {
+	srv := newMemIMAP(t)
+	e := newEnv(t)
+	o := newObserver()
+	p, err := NewPoller(testConfig(srv.addr), e.rec, e.st, slog.New(slog.DiscardHandler),
+		WithHooks(o.hooks()), WithBackoff(tinyBackoff), WithClock(func() time.Time { return testNow }))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, p.Start(ctx))
+	require.True(t, p.Status().Running)
+	cancel()
+	p.mu.Lock()
+	done := p.done
+	p.mu.Unlock()
+	select {
+	case <-done:
+	case <-time.After(waitLimit): // hang guard only
+		t.Fatal("workers did not end with their context")
+	}
+	assert.False(t, p.Status().Running, "a poller whose context ended is not running")
+	require.NoError(t, p.Start(context.Background()), "and can start again")
+	stopPoller(t, p)
 }
