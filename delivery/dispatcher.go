@@ -33,7 +33,6 @@ type Dispatcher struct {
 	routes   map[string]Route
 	obs      Observer
 	slots    map[string]chan struct{} // per-route concurrency, by agent id
-	recov    Recoveries
 	log      *slog.Logger
 	now      func() time.Time
 	rnd      func() float64
@@ -82,9 +81,6 @@ func WithPollInterval(p time.Duration) Option { return func(d *Dispatcher) { d.p
 func WithBatch(threads, workers int) Option {
 	return func(d *Dispatcher) { d.batch, d.workers = threads, workers }
 }
-
-// WithOwner names this dispatcher in leases (default: a random id per process).
-func WithOwner(owner string) Option { return func(d *Dispatcher) { d.owner = owner } }
 
 // WithSecrets lists strings redacted from stored errors (tokens, target secrets).
 func WithSecrets(secrets []string) Option { return func(d *Dispatcher) { d.secrets = secrets } }
@@ -225,7 +221,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 			defer release()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if err := d.dispatchThread(ctx, k); err != nil {
+			if err := d.dispatchThread(ctx, k, now); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("dispatch %s: %w", k, err))
 				mu.Unlock()
@@ -250,9 +246,12 @@ func (d *Dispatcher) acquire(ctx context.Context, agentID string) (func(), error
 	}
 }
 
-// dispatchThread runs one pass over a claimed thread and commits its outcome.
-func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey) error {
+// dispatchThread runs one pass over a claimed thread and commits its outcome. claimed is
+// when its lease began: nothing is sent once half the lease is gone, since a lapsed lease
+// lets another replica claim the thread and send the same records.
+func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, claimed time.Time) error {
 	now := d.now()
+	stale := claimed.Add(d.lease / 2)
 	o := Outcome{Thread: k, Now: now}
 	w, err := d.q.ThreadWork(ctx, k, now, d.perPass)
 	if err != nil {
@@ -273,6 +272,12 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey) erro
 	o.Reschedules = p.reschedules
 	runID := w.RunID
 	for i, it := range p.items {
+		if at := d.now(); at.After(stale) {
+			// Waiting for a route slot or slow sends used up the lease: commit what went
+			// out and leave the rest due, for a pass under a fresh lease.
+			d.postpone(&o, p.items[i:], at)
+			break
+		}
 		action := agent.ActionDeliver
 		switch {
 		case it.persist:
@@ -317,14 +322,10 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 	}
 	del := Delivery{Thread: o.Thread, Signal: it.signal, Action: action, RunID: runID, RecordIDs: ids, Attempt: attempt,
 		DeliverAs: it.deliverAs}
-	started := time.Now()
-	sctx, status := agent.WithStatusReport(ctx)
-	retry, err := route.Target.Deliver(sctx, del)
+	att, retry, err := d.attempt(ctx, route, del, o.Now)
 	if err != nil && ctx.Err() != nil {
 		return false
 	}
-	att := Attempt{Thread: o.Thread, Target: route.Kind, SignalID: it.signal.ID, RecordIDs: ids, Attempt: attempt,
-		Outcome: OutcomeDelivered, StatusCode: status(), Duration: time.Since(started), At: o.Now}
 	if err == nil {
 		o.Attempts = append(o.Attempts, att)
 		o.Frames = append(o.Frames, agent.SignalFrame(del, o.Now))
@@ -341,17 +342,13 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 		}
 		return true
 	}
-	msg := Redact(err.Error(), d.secrets)
+	msg := att.Error
 	maxAttempts := route.MaxAttempts
 	if maxAttempts <= 0 {
 		maxAttempts = agent.DefaultMaxAttempts
 	}
 	failed := !retry || attempt >= maxAttempts
 	var next *time.Time
-	att.Outcome, att.Error = OutcomeFailed, msg
-	if sc := statusCodeOf(err); sc != 0 {
-		att.StatusCode = sc
-	}
 	if !failed {
 		t := NextAttemptAt(o.Now, attempt, d.rnd)
 		if ra, ok := retryAfterOf(err); ok {
@@ -370,6 +367,24 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 	d.log.Log(ctx, lvl, "delivery failed", "thread", o.Thread.String(), "signal_id", it.signal.ID,
 		"attempt", attempt, "outcome", att.Outcome, "error", msg)
 	return false
+}
+
+// attempt hands del to the route's target and describes the call as an attempt row at
+// `at`: delivered, or failed with the redacted error and the status the error carries (a
+// pass may still turn a failure into a retry).
+func (d *Dispatcher) attempt(ctx context.Context, route Route, del Delivery, at time.Time) (Attempt, bool, error) {
+	started := time.Now()
+	sctx, status := agent.WithStatusReport(ctx)
+	retry, err := route.Target.Deliver(sctx, del)
+	att := Attempt{Thread: del.Thread, Target: route.Kind, SignalID: del.Signal.ID, RecordIDs: del.RecordIDs,
+		Attempt: del.Attempt, Outcome: OutcomeDelivered, StatusCode: status(), Duration: time.Since(started), At: at}
+	if err != nil {
+		att.Outcome, att.Error = OutcomeFailed, Redact(err.Error(), d.secrets)
+		if sc := statusCodeOf(err); sc != 0 {
+			att.StatusCode = sc
+		}
+	}
+	return att, retry, err
 }
 
 // postpone reschedules the records of items not attempted in this pass.
@@ -427,7 +442,8 @@ func WithObserver(o Observer) Option { return func(d *Dispatcher) { d.obs = o } 
 func (d *Dispatcher) Deliver(ctx context.Context, del Delivery) (bool, error) {
 	if logged, ok := d.q.(frameGetter); ok && del.Signal.ID != "" {
 		// A sender repeating an id the thread already logged: the target accepted it once
-		// and some (Mastra) would show it twice.
+		// and some (Mastra) would show it twice. The API answers repeats before this; here
+		// a concurrent resend that passed that check is caught.
 		if f, err := logged.GetFrame(ctx, del.Signal.ID); err == nil && f.Thread == del.Thread {
 			return false, nil
 		}
@@ -456,18 +472,9 @@ func (d *Dispatcher) deliverOne(ctx context.Context, del Delivery, recovered []s
 		del.Attempt = 1
 	}
 	now := d.now()
-	started := time.Now()
-	sctx, status := agent.WithStatusReport(ctx)
-	retry, err := route.Target.Deliver(sctx, del)
-	att := Attempt{Thread: del.Thread, Target: route.Kind, SignalID: del.Signal.ID, RecordIDs: del.RecordIDs,
-		Attempt: del.Attempt, Outcome: OutcomeDelivered, StatusCode: status(), Duration: time.Since(started), At: now}
+	att, retry, err := d.attempt(ctx, route, del, now)
 	o := Outcome{Thread: del.Thread, Now: now}
-	if err != nil {
-		att.Outcome, att.Error = OutcomeFailed, Redact(err.Error(), d.secrets)
-		if sc := statusCodeOf(err); sc != 0 {
-			att.StatusCode = sc
-		}
-	} else {
+	if err == nil {
 		o.Frames = []agent.Frame{agent.SignalFrame(del, now)}
 		o.Recovered = recovered
 	}

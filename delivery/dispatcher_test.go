@@ -359,3 +359,64 @@ func TestAttemptsCountTheSuccess(t *testing.T) {
 		require.Equal(t, 1, e.Record(once).Attempts)
 	})
 }
+
+// TestPassStopsAtHalfLease: a pass whose sends use up half the thread's lease sends no
+// more under it; the rest stays due and a later pass delivers each record exactly once.
+func TestPassStopsAtHalfLease(t *testing.T) {
+	var mu sync.Mutex
+	var sent []string
+	sentIDs := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), sent...)
+	}
+	cfg := deliverytest.Config{EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
+		slow := delivery.TargetFunc(func(ctx context.Context, d agent.Delivery) (bool, error) {
+			mu.Lock()
+			sent = append(sent, d.RecordIDs...)
+			first := len(sent) == 1
+			mu.Unlock()
+			if first {
+				e.Clock.Advance(delivery.DefaultLease/2 + time.Second)
+			}
+			return e.Stream.Deliver(ctx, d)
+		})
+		return map[string]delivery.Route{"coder": {Kind: "webhook", Target: slow}}
+	}}
+	forBackends(t, cfg, func(t *testing.T, e *deliverytest.Env) {
+		mu.Lock()
+		sent = nil
+		mu.Unlock()
+		k := key("lease")
+		var ids []string
+		for i := range 3 {
+			ids = append(ids, e.Ingest(inbox.Notification{Thread: k, Source: "github", Kind: "ci",
+				Summary: fmt.Sprintf("s%d", i), Priority: inbox.PriorityUrgent}))
+		}
+		n, err := e.Dispatcher.RunOnce(t.Context())
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		require.Len(t, sentIDs(), 1, "nothing is sent past half the lease")
+		pending := 0
+		for _, id := range ids {
+			if r := e.Record(id); r.Status == inbox.StatusPending {
+				require.Zero(t, r.Attempts, "postponed, not attempted")
+				pending++
+			}
+		}
+		require.Equal(t, 2, pending)
+
+		e.Pass()
+		require.ElementsMatch(t, ids, sentIDs(), "each record reaches the target exactly once")
+		for _, id := range ids {
+			require.Equal(t, inbox.StatusDelivered, e.Record(id).Status)
+		}
+		signals := 0
+		for _, f := range e.Log(k) {
+			if f.Event == agent.EventSignal {
+				signals++
+			}
+		}
+		require.Equal(t, 3, signals)
+	})
+}

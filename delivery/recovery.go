@@ -10,14 +10,11 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 )
 
-// Recoveries lists the in-flight signals of a thread's unfinished runs (the store).
+// Recoveries lists the in-flight signals of a thread's unfinished runs: a Queue that
+// implements it (the store) enables Recover.
 type Recoveries interface {
 	PendingRecoveries(ctx context.Context, k inbox.ThreadKey, limit int) ([]agent.Frame, error)
 }
-
-// WithRecoveries sets where Recover reads in-flight signals (default: the queue, when it
-// implements Recoveries).
-func WithRecoveries(r Recoveries) Option { return func(d *Dispatcher) { d.recov = r } }
 
 // maxRecovered bounds the signals spliced into one new run.
 const maxRecovered = 200
@@ -37,13 +34,8 @@ const AttrRecovered = "recovered"
 // would not know of it.
 func (d *Dispatcher) Recover(ctx context.Context, run agent.Run) error {
 	d.Notify([]inbox.ThreadKey{run.Thread})
-	r := d.recov
-	if r == nil {
-		if qr, ok := d.q.(Recoveries); ok {
-			r = qr
-		}
-	}
-	if r == nil {
+	r, ok := d.q.(Recoveries)
+	if !ok {
 		return nil
 	}
 	frames, err := r.PendingRecoveries(ctx, run.Thread, maxRecovered)
