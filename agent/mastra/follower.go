@@ -41,8 +41,9 @@ const (
 // chunk and ends with `finish` (unless its reason is tool-calls, which continues the
 // run), `abort` or `error`. Each start opens (or adopts) the gateway run of the thread;
 // each end closes it, and an idle transition is handed to notify (the dispatcher) at
-// once. A thread is followed from its first delivery until Stop; a dropped stream is
-// reconnected with backoff.
+// once. A thread is followed from its delivery until it has been idle (no open run, no
+// chunk, no delivery) for the idle period, or until Stop; a dropped stream is reconnected
+// with backoff. Start follows the threads whose runs are still live.
 type Follower struct {
 	id       string
 	cfg      agent.TargetConfig
@@ -54,6 +55,9 @@ type Follower struct {
 	now      func() time.Time
 	min, max time.Duration
 	hook     func(k inbox.ThreadKey, chunkType string)
+	idle     time.Duration                        // unfollow after this long idle; 0: never
+	after    func(time.Duration) <-chan time.Time // the idle timer; it yields times of f.now's clock
+	exited   func(k inbox.ThreadKey)              // a thread's stream goroutine ended
 
 	mu      sync.Mutex
 	ctx     context.Context
@@ -66,6 +70,11 @@ type Follower struct {
 type followed struct {
 	connected chan struct{} // closed once first connected
 	failing   atomic.Bool   // the last connection attempt failed: deliveries do not wait
+	cancel    context.CancelFunc
+	// Guarded by Follower.mu.
+	gone       chan struct{} // closed when the thread is no longer followed
+	lastActive time.Time     // last chunk or delivery
+	running    bool          // a gateway run mirrors an active Mastra run
 }
 
 // FollowerOption configures a Follower.
@@ -82,6 +91,14 @@ func WithBackoff(min, max time.Duration) FollowerOption {
 	return func(f *Follower) { f.min, f.max = min, max }
 }
 
+// WithIdleUnfollow stops following a thread once it has had no open run, no chunk and
+// no delivery for d (default: twice the agent's run lease); 0 follows until Stop. Each
+// followed thread holds a goroutine and an open connection to Mastra.
+func WithIdleUnfollow(d time.Duration) FollowerOption { return func(f *Follower) { f.idle = d } }
+
+// WithFollowerClock injects the clock.
+func WithFollowerClock(now func() time.Time) FollowerOption { return func(f *Follower) { f.now = now } }
+
 // WithChunkHook is called after each chunk is handled (tests wait on it).
 func WithChunkHook(fn func(k inbox.ThreadKey, chunkType string)) FollowerOption {
 	return func(f *Follower) { f.hook = fn }
@@ -93,7 +110,8 @@ func NewFollower(cfg agent.Config, runs Presence, notify func([]inbox.ThreadKey)
 	cfg = cfg.WithDefaults()
 	f := &Follower{id: cfg.ID, cfg: cfg.Target, base: agentBase(cfg.Target), runs: runs, notify: notify, client: &http.Client{},
 		log: slog.Default(), now: time.Now, min: DefaultMinBackoff, max: DefaultMaxBackoff,
-		hook: func(inbox.ThreadKey, string) {}, threads: map[inbox.ThreadKey]*followed{}}
+		hook: func(inbox.ThreadKey, string) {}, threads: map[inbox.ThreadKey]*followed{},
+		idle: 2 * cfg.RunLease, after: time.After, exited: func(inbox.ThreadKey) {}}
 	for _, o := range opts {
 		o(f)
 	}
@@ -127,12 +145,58 @@ func (f *Follower) Start(ctx context.Context) error {
 func (f *Follower) startLocked(k inbox.ThreadKey) *followed {
 	th, ok := f.threads[k]
 	if !ok {
-		th = &followed{connected: make(chan struct{})}
+		ctx, cancel := context.WithCancel(f.ctx)
+		th = &followed{connected: make(chan struct{}), cancel: cancel, gone: make(chan struct{}), lastActive: f.now()}
 		f.threads[k] = th
 		f.wg.Add(1)
-		go f.follow(f.ctx, k, th)
+		go f.follow(ctx, k, th)
+		if f.idle > 0 {
+			f.wg.Add(1)
+			go f.unfollowIdle(ctx, k, th)
+		}
 	}
 	return th
+}
+
+// unfollowIdle ends following k once it has been idle for f.idle. The decision is taken
+// under f.mu, where Follow marks the thread active, so a delivery never relies on a stream
+// about to close: it either keeps this one or starts a new one.
+func (f *Follower) unfollowIdle(ctx context.Context, k inbox.ThreadKey, th *followed) {
+	defer f.wg.Done()
+	wait := f.idle
+	for {
+		var at time.Time
+		select {
+		case <-ctx.Done():
+			return
+		case at = <-f.after(wait):
+		}
+		f.mu.Lock()
+		idleFor := at.Sub(th.lastActive)
+		if th.running || idleFor < f.idle {
+			f.mu.Unlock()
+			wait = f.idle
+			if !th.running {
+				wait -= idleFor
+			}
+			continue
+		}
+		if f.threads[k] == th {
+			delete(f.threads, k)
+		}
+		close(th.gone)
+		th.cancel()
+		f.mu.Unlock()
+		f.log.Debug("stopped following idle thread", "thread", k.String())
+		return
+	}
+}
+
+// active records a chunk on th and whether a run is open.
+func (f *Follower) active(th *followed, running bool) {
+	f.mu.Lock()
+	th.lastActive, th.running = f.now(), running
+	f.mu.Unlock()
 }
 
 // Stop ends every stream and waits for their goroutines, or for ctx.
@@ -164,6 +228,7 @@ func (f *Follower) Follow(ctx context.Context, k inbox.ThreadKey) {
 		return
 	}
 	th := f.startLocked(k)
+	th.lastActive = f.now()
 	f.mu.Unlock()
 	if th.failing.Load() {
 		return
@@ -172,6 +237,7 @@ func (f *Follower) Follow(ctx context.Context, k inbox.ThreadKey) {
 	defer t.Stop()
 	select {
 	case <-th.connected:
+	case <-th.gone:
 	case <-ctx.Done():
 	case <-t.C:
 	}
@@ -180,6 +246,7 @@ func (f *Follower) Follow(ctx context.Context, k inbox.ThreadKey) {
 // threadState is one followed thread, owned by its goroutine.
 type threadState struct {
 	k         inbox.ThreadKey
+	th        *followed
 	runID     string // the gateway run mirroring Mastra's active run; "" when idle
 	mastraRun string
 	beatAt    time.Time
@@ -187,7 +254,8 @@ type threadState struct {
 
 func (f *Follower) follow(ctx context.Context, k inbox.ThreadKey, th *followed) {
 	defer f.wg.Done()
-	st := &threadState{k: k}
+	defer f.exited(k)
+	st := &threadState{k: k, th: th}
 	var once sync.Once
 	backoff := f.min
 	for ctx.Err() == nil {
@@ -268,6 +336,7 @@ func (f *Follower) stream(ctx context.Context, st *threadState, connected func()
 		case line == "":
 			if data.Len() > 0 {
 				f.handle(ctx, st, data.String())
+				f.active(st.th, st.runID != "")
 				data.Reset()
 			}
 		case strings.HasPrefix(line, ":"):

@@ -259,3 +259,62 @@ func TestFollowerResumesLiveThreads(t *testing.T) {
 	require.NoError(t, f.Stop(context.Background()))
 	require.Equal(t, []string{"adopt run-before-restart", "close run-before-restart finished"}, p.log())
 }
+
+// A thread idle for the idle period is no longer followed: its goroutine ends and its
+// connection closes. A later delivery follows it again.
+func TestFollowerUnfollowsIdleThreads(t *testing.T) {
+	conns := make(chan struct{}, 4)
+	closed := make(chan struct{}, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, ": connected\n\n")
+		w.(http.Flusher).Flush()
+		conns <- struct{}{}
+		<-r.Context().Done()
+		closed <- struct{}{}
+	}))
+	defer srv.Close()
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
+	fire := make(chan time.Time)
+	exited := make(chan inbox.ThreadKey, 4)
+	f := mastra.NewFollower(config(srv.URL), &presence{}, func([]inbox.ThreadKey) {},
+		mastra.WithIdleUnfollow(time.Minute), mastra.WithFollowerClock(clock),
+		mastra.WithIdleTimer(func(time.Duration) <-chan time.Time { return fire }),
+		mastra.WithExitHook(func(k inbox.ThreadKey) { exited <- k }))
+	require.NoError(t, f.Start(context.Background()))
+	defer func() { require.NoError(t, f.Stop(context.Background())) }()
+	wait := func(ch <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatal(what)
+		}
+	}
+
+	f.Follow(context.Background(), thread)
+	wait(conns, "no connection")
+	advance(40 * time.Second)
+	f.Follow(context.Background(), thread) // a delivery keeps the thread followed
+	advance(40 * time.Second)
+	fire <- clock() // 80s after the first delivery, 40s after the last: not idle yet
+	require.Equal(t, 1, f.Followed())
+
+	advance(30 * time.Second)
+	fire <- clock()
+	select {
+	case k := <-exited:
+		require.Equal(t, thread, k)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the idle thread's goroutine did not end")
+	}
+	wait(closed, "the idle thread's connection stayed open")
+	require.Zero(t, f.Followed())
+
+	f.Follow(context.Background(), thread)
+	wait(conns, "a later delivery did not follow the thread again")
+	require.Equal(t, 1, f.Followed())
+}
