@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -130,6 +131,16 @@ func (a *API) sendSignal(c echo.Context, k inbox.ThreadKey) error {
 			return server.BadRequest("signal.id: %v", err)
 		}
 	}
+	if sig.ID != "" {
+		// A resend of a signal the thread already logged answers like the first time,
+		// before anything acts on presence: on an idle thread resolving it again would
+		// open (and recover into) a run for a signal that is not sent.
+		if f, ok, err := a.loggedSignal(ctx, k, sig.ID); err != nil {
+			return err
+		} else if ok {
+			return c.JSON(http.StatusOK, signalResponse{ID: f.ID, Action: f.Action, RunID: f.RunID})
+		}
+	}
 	live, err := a.Runs.Live(ctx, k)
 	if err != nil {
 		return err
@@ -178,6 +189,27 @@ func (a *API) sendSignal(c echo.Context, k inbox.ThreadKey) error {
 			server.NewError(http.StatusBadGateway, "delivery_failed", "the signal could not be delivered to the agent's target; send it again with the same id"))
 	}
 	return c.JSON(http.StatusOK, signalResponse{ID: sig.ID, Action: action, RunID: d.RunID, Version: version})
+}
+
+// frameGetter reads a logged signal by id (the store).
+type frameGetter interface {
+	GetFrame(ctx context.Context, id string) (Frame, error)
+}
+
+// loggedSignal finds the signal frame id logged on k, if the frame store can look it up.
+func (a *API) loggedSignal(ctx context.Context, k inbox.ThreadKey, id string) (Frame, bool, error) {
+	g, ok := a.Frames.(frameGetter)
+	if !ok {
+		return Frame{}, false, nil
+	}
+	f, err := g.GetFrame(ctx, id)
+	switch {
+	case errors.Is(err, inbox.ErrNotFound):
+		return Frame{}, false, nil
+	case err != nil:
+		return Frame{}, false, err
+	}
+	return f, f.Event == EventSignal && f.Thread == k, nil
 }
 
 // undoLane puts a state lane back when its signal did not go out, so a resend is not

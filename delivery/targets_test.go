@@ -187,3 +187,45 @@ func TestRepeatedSignalIDIsNotResent(t *testing.T) {
 	require.Equal(t, []string{"sig-once"}, sent)
 	mu.Unlock()
 }
+
+// A resent signal id the thread already logged, arriving while the thread is idle, opens
+// no run and answers like the first time.
+func TestResendOnIdleThreadOpensNoRun(t *testing.T) {
+	var mu sync.Mutex
+	var sent []string
+	env := deliverytest.New(t, deliverytest.Config{
+		Routes: func(stream delivery.Target) map[string]delivery.Route {
+			return map[string]delivery.Route{"coder": {Kind: agent.TargetMastra, Target: delivery.TargetFunc(
+				func(ctx context.Context, d agent.Delivery) (bool, error) {
+					mu.Lock()
+					sent = append(sent, d.Signal.ID)
+					mu.Unlock()
+					return false, nil
+				})}}
+		},
+	})
+	k := inbox.ThreadKey{Agent: "coder", Resource: "r", Thread: "idle-resend"}
+	body := map[string]any{"signal": map[string]any{"id": "sig-wake", "type": "user", "contents": "hi"}}
+	type answer struct {
+		ID     string       `json:"id"`
+		Action agent.Action `json:"action"`
+		RunID  string       `json:"runId"`
+	}
+	var first answer
+	require.Equal(t, 200, env.Do("POST", env.ThreadURL(k, "/signals"), env.Token(k), body, &first))
+	require.Equal(t, agent.ActionWake, first.Action)
+	require.NotEmpty(t, first.RunID)
+	env.FinishRun(k, first.RunID)
+	runs := len(env.Log(k))
+
+	var again answer
+	require.Equal(t, 200, env.Do("POST", env.ThreadURL(k, "/signals"), env.Token(k), body, &again))
+	require.Equal(t, first, again)
+	live, err := env.Runs.Live(t.Context(), k)
+	require.NoError(t, err)
+	require.Nil(t, live, "the resend opened a run")
+	require.Len(t, env.Log(k), runs, "nothing new in the thread's log")
+	mu.Lock()
+	require.Equal(t, []string{"sig-wake"}, sent)
+	mu.Unlock()
+}
