@@ -22,9 +22,19 @@ for t in "${targets[@]}"; do
     continue
   fi
   echo "== $pkg $name ($FUZZTIME)"
-  if ! go test -run "^${name}\$" -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "$pkg"; then
-    failed+=("$pkg $name")
+  log=$(mktemp)
+  if ! go test -run "^${name}\$" -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "$pkg" 2>&1 | tee "$log"; then
+    # Go 1.26's fuzz coordinator can end a clean run with a bare "context deadline
+    # exceeded" at the -fuzztime boundary (golang/go#75804, fixed in Go 1.27). That
+    # is no finding: only a written failing input, or any other failure, fails.
+    if grep -q "context deadline exceeded" "$log" && ! grep -q "Failing input written" "$log" &&
+       [ "$(grep -c -- '--- FAIL' "$log")" = 1 ]; then
+      echo "== $pkg $name: fuzz deadline race at -fuzztime (golang/go#75804), no failing input; not a failure"
+    else
+      failed+=("$pkg $name")
+    fi
   fi
+  rm -f "$log"
 done
 if [ ${#failed[@]} -gt 0 ]; then
   printf 'fuzz failures:\n' >&2
