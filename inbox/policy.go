@@ -33,6 +33,23 @@ func (a Action) Valid() bool {
 	return false
 }
 
+// Strength orders actions by how much of a record reaches the agent: discard (nothing)
+// < persist (logged, never wakes) < summarize (a line, details in the inbox) < defer
+// (in full, later) < deliver (in full, now). A merge keeps the stronger outcome.
+func (a Action) Strength() int {
+	switch a {
+	case ActionPersist:
+		return 1
+	case ActionSummarize:
+		return 2
+	case ActionDefer:
+		return 3
+	case ActionDeliver:
+		return 4
+	}
+	return 0
+}
+
 // Decision is the policy's verdict for one record, with the reason stored on it.
 type Decision struct {
 	Action       Action     `json:"action"`

@@ -55,7 +55,9 @@ func (r *Record) Mergeable(n Notification) bool {
 
 // Merge folds n into r: the summary is replaced (payload and priority too when given),
 // attributes and metadata merge with the new values winning, the count goes up, and
-// the record is scheduled by the fresh decision d, keeping an earlier due time.
+// the record keeps the stronger of its outcome and the fresh decision d (see
+// Action.Strength), and the earlier of each due time. A merge never discards: the
+// record it merges into is pending, so its details are still owed to the agent.
 func (r *Record) Merge(n Notification, d Decision, now time.Time) {
 	r.Summary = n.Summary
 	if len(n.Payload) > 0 {
@@ -71,12 +73,12 @@ func (r *Record) Merge(n Notification, d Decision, now time.Time) {
 	maps.Copy(r.Metadata, n.Metadata)
 	r.CoalescedCount++
 	r.UpdatedAt = now
-	prevDeliver, prevSummary := r.DeliverAt, r.SummaryAt
+	prev := *r
 	r.apply(d)
-	r.DeliverAt = earlier(prevDeliver, r.DeliverAt)
-	r.SummaryAt = earlier(prevSummary, r.SummaryAt)
-	if d.Action == ActionDiscard && r.DeliverAt == nil && r.SummaryAt == nil {
-		r.Status = StatusDiscarded
+	r.DeliverAt = earlier(prev.DeliverAt, r.DeliverAt)
+	r.SummaryAt = earlier(prev.SummaryAt, r.SummaryAt)
+	if d.Action.Strength() < prev.Action.Strength() {
+		r.Action, r.Reason = prev.Action, prev.Reason
 	}
 }
 

@@ -322,3 +322,37 @@ func TestCheckpointCommitsWithEvent(t *testing.T) {
 		require.False(t, ok)
 	})
 }
+
+// A merge the policy would discard must not discard a record whose details were waiting
+// in the inbox (its summary already sent): the merge keeps the stronger outcome.
+func TestMergeDiscardKeepsWaitingRecord(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			s := storetest.Open(t, b)
+			pol, err := inbox.NewPolicy(inbox.PolicyConfig{Rules: []inbox.Rule{
+				{Match: inbox.RuleMatch{Attributes: map[string]string{"noise": "yes"}}, ActionSpec: inbox.ActionSpec{Action: inbox.ActionDiscard}},
+				{Match: inbox.RuleMatch{Source: inbox.StringList{"github"}}, ActionSpec: inbox.ActionSpec{Action: inbox.ActionSummarize}},
+			}})
+			require.NoError(t, err)
+			svc := inbox.NewService(s, pol, inbox.WithClock(func() time.Time { return t0 }))
+			first := ingest(t, svc, "d1", comment("details", "k1", ""))
+			r, err := s.GetRecord(ctx, first.Records[0].RecordID)
+			require.NoError(t, err)
+			require.Equal(t, inbox.ActionSummarize, r.Action)
+			completeSummary(t, s, r)
+
+			n := comment("more details", "k1", "")
+			n.Attributes = inbox.Attributes{{Key: "noise", Value: "yes"}}
+			second := ingest(t, svc, "d2", n)
+			require.True(t, second.Records[0].Merged)
+			require.Equal(t, inbox.ActionDiscard, second.Records[0].Decision.Action)
+			r, err = s.GetRecord(ctx, r.ID)
+			require.NoError(t, err)
+			require.Equal(t, inbox.StatusPending, r.Status, "the waiting record stays in the inbox")
+			require.Equal(t, inbox.ActionSummarize, r.Action)
+			require.Equal(t, "more details", r.Summary)
+			require.Equal(t, 2, r.CoalescedCount)
+		})
+	}
+}
