@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the real-Mastra interop harness (interop/mastra) with `npm ci` from its
-# committed lockfile, only from the npm registry. Idempotent: skipped when node_modules
+# committed lockfile, from the machine's configured npm registry. Idempotent: skipped when node_modules
 # already matches the lockfile. The Go test agent/mastra TestRealMastraInterop runs it.
 set -euo pipefail
 cd "$(dirname "$0")/../interop/mastra"
@@ -10,5 +10,5 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -d node_modules/@mast
   echo "interop/mastra: node_modules up to date"
   exit 0
 fi
-npm ci --no-audit --no-fund --registry=https://registry.npmjs.org/ --engine-strict=false
+npm ci --no-audit --no-fund --engine-strict=false
 echo "$want" > "$stamp"
