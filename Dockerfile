@@ -13,7 +13,9 @@ WORKDIR /app
 COPY --from=build /out/gateway /usr/local/bin/gateway
 COPY --from=build --chown=nonroot:nonroot /out/data /app/data
 COPY config.yaml /app/config.yaml
-# Inside a container the gateway must listen on all interfaces.
+# Inside a container the gateway must listen on all interfaces. The shipped config's
+# dev-only- tokens are then refused (exit 2, naming the key): give the image real tokens
+# with -e SIGNALGATE_ADMIN_TOKEN=… -e CODER_AGENT_TOKEN=…, or mount your own config.yaml.
 ENV SIGNALGATE_LISTEN=0.0.0.0:8080
 EXPOSE 8080
 VOLUME ["/app/data"]

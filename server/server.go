@@ -71,6 +71,21 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// Loopback reports whether a listen address only accepts connections from this machine:
+// a loopback IP or "localhost". An empty host (":8080") listens on every interface, and a
+// hostname other than localhost could resolve to anything, so neither counts.
+func Loopback(listen string) bool {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // Server owns the echo instance and its listener.
 type Server struct {
 	cfg    Config

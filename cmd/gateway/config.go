@@ -178,7 +178,7 @@ func (c *Config) Validate() []string {
 	add("policy.", c.Policy.Validate())
 	add("retention.", c.Retention.Validate())
 	add("dispatch.", c.Dispatch.Validate())
-	return out
+	return append(out, c.credentialProblems()...)
 }
 
 // Secrets lists every configured secret, so stored delivery errors can be redacted.

@@ -134,11 +134,11 @@ func TestCheckNeverPrintsSecrets(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(`
 storage: { driver: postgres, dsn: "postgres://gw:hunter2hunter2@db/gw" }
 admin: { tokens: [ { name: ops, token: "admin-secret-0123456789", scopes: [read] } ] }
-agents: [ { id: a, token: "agent-secret-0123", target: { kind: webhook, url: "https://u:pw-in-url@hooks.example/x", secret: "whsec_c2VjcmV0c2VjcmV0" } } ]
+agents: [ { id: a, token: "agent-secret-0123", target: { kind: webhook, url: "https://u:pw-in-url@hooks.example/x", secret: "whsec_c2VjcmV0c2VjcmV0c2VjcmV0" } } ]
 `), 0o600))
 	var out, errOut bytes.Buffer
 	require.Equal(t, exitOK, run(context.Background(), []string{"check", "--config", path}, &out, &errOut, noEnv), errOut.String())
-	for _, secret := range []string{"hunter2hunter2", "admin-secret-0123456789", "agent-secret-0123", "pw-in-url", "whsec_c2VjcmV0c2VjcmV0"} {
+	for _, secret := range []string{"hunter2hunter2", "admin-secret-0123456789", "agent-secret-0123", "pw-in-url", "whsec_c2VjcmV0c2VjcmV0c2VjcmV0"} {
 		require.NotContains(t, out.String(), secret)
 	}
 }
@@ -185,6 +185,7 @@ connectors:
 `, noEnv)
 	require.Equal(t, []string{
 		"connectors.github[0].secret: required (unsigned GitHub deliveries are never accepted)",
+		"connectors.github[1].secret: must be at least 16 bytes (one signed delivery is enough to guess a shorter one offline)",
 		`connectors.github[1].name: duplicate connector name "acme" (also github[0])`,
 		"connectors.generic[0].secret: required (unsigned deliveries are never accepted)",
 	}, got)
@@ -243,13 +244,13 @@ agents:
   - { id: support, target: { kind: mastra, url: "http://127.0.0.1:4111", agent_id: a, headers: { Authorization: "Bearer mk-0123456" } } }
   - { id: hooks, token: hooks-token-0123, target: { kind: webhook, url: "https://x.example/h", secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw } }
 connectors:
-  github: [ { name: acme, secret: gh-secret } ]
+  github: [ { name: acme, secret: gh-secret-0123456789 } ]
   slack: [ { name: acme, signing_secret: slack-secret, bot_token: xoxb-1 } ]
   email: [ { name: support, addr: "127.0.0.1:993", username: u, password: imap-pw } ]
   generic: [ { name: billing, secret: whsec_c2VjcmV0c2VjcmV0c2VjcmV0 } ]
 `), noEnv)
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{"admin-token-0123456789", "coder-token-0123", "Bearer mk-0123456",
-		"hooks-token-0123", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "gh-secret", "slack-secret", "xoxb-1",
+		"hooks-token-0123", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "gh-secret-0123456789", "slack-secret", "xoxb-1",
 		"imap-pw", "whsec_c2VjcmV0c2VjcmV0c2VjcmV0"}, cfg.Secrets())
 }

@@ -18,7 +18,7 @@ func TestOpenAPIMatchesMain(t *testing.T) {
 	m := startMain(t, `
 admin: { tokens: [ { name: ops, token: "ops-token-0123456789", scopes: [read, write] } ] }
 connectors:
-  github: [ { name: acme, secret: "gh-secret" } ]
+  github: [ { name: acme, secret: "gh-secret-0123456789" } ]
   slack: [ { name: acme, signing_secret: "slack-secret" } ]
   generic: [ { name: billing, secret: "`+billingSecret+`" } ]
 `)

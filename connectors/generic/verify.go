@@ -32,23 +32,30 @@ var (
 	ErrSignature      = errors.New("no matching v1 signature")
 )
 
+// MinSecretBytes is the shortest webhook secret accepted: one signed delivery is enough
+// to guess a shorter HMAC key offline.
+const MinSecretBytes = 16
+
 // ParseSecret decodes a configured secret: "whsec_<base64>" is decoded after the
 // prefix (the Standard Webhooks format); anything else is used as raw bytes, so a
-// plain shared string works too.
+// plain shared string works too. Either way it must hold at least MinSecretBytes.
 func ParseSecret(s string) ([]byte, error) {
 	if s == "" {
 		return nil, errors.New("empty secret")
 	}
 	rest, ok := strings.CutPrefix(s, SecretPrefix)
 	if !ok {
+		if len(s) < MinSecretBytes {
+			return nil, fmt.Errorf("must be at least %d bytes", MinSecretBytes)
+		}
 		return []byte(s), nil
 	}
 	b, err := base64.StdEncoding.DecodeString(rest)
 	if err != nil {
 		return nil, errors.New("the part after whsec_ is not valid base64")
 	}
-	if len(b) == 0 {
-		return nil, errors.New("empty secret after whsec_")
+	if len(b) < MinSecretBytes {
+		return nil, fmt.Errorf("the part after whsec_ must decode to at least %d bytes", MinSecretBytes)
 	}
 	return b, nil
 }

@@ -74,9 +74,15 @@ func TestParseSecret(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []byte("0123456789abcdef"), raw)
 
-	plain, err := ParseSecret("just-a-string")
+	plain, err := ParseSecret("just-a-shared-string")
 	require.NoError(t, err)
-	assert.Equal(t, []byte("just-a-string"), plain)
+	assert.Equal(t, []byte("just-a-shared-string"), plain)
+
+	// A short secret is guessable offline from one signed delivery.
+	_, err = ParseSecret("s3cret")
+	assert.EqualError(t, err, "must be at least 16 bytes")
+	_, err = ParseSecret("whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcde")))
+	assert.EqualError(t, err, "the part after whsec_ must decode to at least 16 bytes")
 
 	_, err = ParseSecret("whsec_not*base64")
 	assert.Error(t, err)

@@ -9,6 +9,9 @@ import (
 	"strings"
 )
 
+// MinSecretBytes is the shortest webhook secret accepted.
+const MinSecretBytes = 16
+
 // DefaultBranch is assumed when a payload does not name the repository's default branch.
 const DefaultBranch = "main"
 
@@ -47,6 +50,8 @@ func (c Config) Validate() error {
 	}
 	if c.Secret == "" {
 		errs = append(errs, errors.New("secret: required (unsigned GitHub deliveries are never accepted)"))
+	} else if len(c.Secret) < MinSecretBytes {
+		errs = append(errs, fmt.Errorf("secret: must be at least %d bytes (one signed delivery is enough to guess a shorter one offline)", MinSecretBytes))
 	}
 	for i, b := range c.AllowedBots {
 		if strings.TrimSpace(b) == "" {

@@ -235,6 +235,8 @@ func TestEmptySecretIsConfigError(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `github[1].name: duplicate connector name "a" (also github[0])`)
 	assert.Contains(t, err.Error(), "github[2].name: required")
+	assert.Contains(t, err.Error(), "github[0].secret: must be at least 16 bytes")
+	require.NoError(t, connectors.ValidateConfigs("github", []Config{{Name: "a", Secret: "0123456789abcdef"}}))
 }
 
 func TestBotComments(t *testing.T) {

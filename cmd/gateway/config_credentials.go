@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/connectors/generic"
+	"github.com/signalgate/signalgate/server"
+)
+
+// devTokenPrefix marks the shipped config's try-it-out tokens. They are public (they are
+// in the repository), so they may only answer on a loopback address.
+const devTokenPrefix = "dev-only-"
+
+// credentialProblems checks what no single section can: that publicly known tokens are
+// not served beyond this machine, that no two bearer tokens share a value (a token must
+// name one caller), and that webhook targets sign with a long enough secret. Values are
+// never printed, only the keys holding them.
+func (c *Config) credentialProblems() []string {
+	type token struct{ key, value string }
+	var tokens []token
+	for i, t := range c.Admin.Tokens {
+		tokens = append(tokens, token{fmt.Sprintf("admin.tokens[%d].token", i), t.Token})
+	}
+	for i, a := range c.Agents {
+		tokens = append(tokens, token{fmt.Sprintf("agents[%d].token", i), a.Token})
+	}
+	var out []string
+	exposed := !server.Loopback(c.Server.Listen)
+	seen := map[string]string{}
+	for _, t := range tokens {
+		if t.value == "" {
+			continue
+		}
+		if exposed && strings.HasPrefix(t.value, devTokenPrefix) {
+			out = append(out, fmt.Sprintf("%s: a %q token is publicly known and server.listen %s is not a loopback address; set a token of your own (e.g. through its environment variable)",
+				t.key, devTokenPrefix, c.Server.Listen))
+		}
+		if first, dup := seen[t.value]; dup {
+			out = append(out, fmt.Sprintf("%s: same value as %s (each token must name one caller)", t.key, first))
+			continue
+		}
+		seen[t.value] = t.key
+	}
+	for i, a := range c.Agents {
+		if a.Target.Kind != agent.TargetWebhook || a.Target.Secret == "" {
+			continue // a missing secret is reported by the agent's own validation
+		}
+		if _, err := generic.ParseSecret(a.Target.Secret); err != nil {
+			out = append(out, fmt.Sprintf("agents[%d].target.secret: %v", i, err))
+		}
+	}
+	return out
+}
