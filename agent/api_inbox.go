@@ -83,7 +83,7 @@ func (a *API) createNotification(c echo.Context, k inbox.ThreadKey) error {
 	if req.Priority == "" {
 		n.Priority = "" // a merge keeps the record's priority; a new record defaults to medium
 	}
-	if err := n.Validate(); err != nil {
+	if err := errors.Join(n.Validate(), n.CheckBounds()); err != nil {
 		return server.BadRequest("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	delivery := req.DeliveryID

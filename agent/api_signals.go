@@ -114,6 +114,12 @@ func (a *API) sendSignal(c echo.Context, k inbox.ThreadKey) error {
 	if err := req.Options.Validate(); err != nil {
 		return validationError(err)
 	}
+	if sig.ID != "" {
+		// Checked before a state signal's id becomes its lane's: both are indexed.
+		if err := checkID(sig.ID); err != nil {
+			return server.BadRequest("signal.id: %v", err)
+		}
+	}
 	lane := ""
 	if sig.Type == TypeState {
 		if !ValidStateMode(req.Signal.Mode) {
@@ -125,11 +131,6 @@ func (a *API) sendSignal(c echo.Context, k inbox.ThreadKey) error {
 		sig.ID = ""
 	} else if req.Signal.CacheKey != "" || req.Signal.Mode != "" {
 		return server.BadRequest("signal: cacheKey and mode apply only to type state")
-	}
-	if sig.ID != "" {
-		if err := checkID(sig.ID); err != nil {
-			return server.BadRequest("signal.id: %v", err)
-		}
 	}
 	if sig.ID != "" {
 		// A resend of a signal the thread already logged answers like the first time,

@@ -74,7 +74,7 @@ type EventRef struct {
 func (s *Store) EventByDelivery(ctx context.Context, source, connector, deliveryID string) (string, bool, error) {
 	var id string
 	err := s.r.GetContext(ctx, &id, s.q(`SELECT id FROM events WHERE source = ? AND connector = ? AND delivery_id = ?`),
-		cleanText(source), cleanText(connector), cleanText(deliveryID))
+		cleanText(source), cleanText(connector), inbox.HashKey(cleanText(deliveryID)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
@@ -90,6 +90,7 @@ func (s *Store) FindMergeable(ctx context.Context, n inbox.Notification) (*inbox
 	for _, f := range []*string{&n.Thread.Agent, &n.Thread.Resource, &n.Thread.Thread, &n.Source, &n.Kind, &n.DedupeKey, &n.CoalesceKey} {
 		*f = cleanText(*f)
 	}
+	n.DedupeKey, n.CoalesceKey = inbox.HashKey(n.DedupeKey), inbox.HashKey(n.CoalesceKey)
 	tx, err := s.r.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("begin read: %w", err)

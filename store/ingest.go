@@ -20,6 +20,7 @@ import (
 // nothing changes.
 func (s *Store) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notification, decide inbox.DecideFunc, newID func() string) (inbox.IngestResult, error) {
 	var res inbox.IngestResult
+	ns = storable(ev, ns)
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		res = inbox.IngestResult{EventID: ev.ID}
 		// Every notification either creates or merges a record, or the tx rolls back.
@@ -57,7 +58,6 @@ func (s *Store) insertEvent(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event) (
 	if err != nil {
 		return false, fmt.Errorf("encode event headers: %w", err)
 	}
-	ev.DeliveryID, ev.Type, ev.Error = cleanText(ev.DeliveryID), cleanText(ev.Type), cleanText(ev.Error)
 	var delivery sql.NullString
 	if ev.DeliveryID != "" {
 		delivery = sql.NullString{String: ev.DeliveryID, Valid: true}
@@ -80,10 +80,6 @@ func (s *Store) insertEvent(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event) (
 
 func (s *Store) ingestOne(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, n inbox.Notification, decide inbox.DecideFunc, newID func() string) (inbox.RecordOutcome, error) {
 	now := ev.ReceivedAt
-	for _, f := range []*string{&n.Thread.Agent, &n.Thread.Resource, &n.Thread.Thread, &n.Route, &n.Source, &n.Kind,
-		&n.Summary, &n.DedupeKey, &n.CoalesceKey} {
-		*f = cleanText(*f)
-	}
 	if s.driver == DriverPostgres {
 		// Serialise merges per (thread, source, kind) across transactions and replicas:
 		// "equal dedupeKey OR equal coalesceKey" cannot be one unique index.
@@ -168,4 +164,43 @@ func (s *Store) findMergeable(ctx context.Context, q txq, n inbox.Notification) 
 		return nil, err
 	}
 	return &r, nil
+}
+
+// storable makes an event and its notifications storable on both backends, whichever
+// connector or API they came from: text is cleaned (PostgreSQL refuses NUL and invalid
+// UTF-8), payloads stay valid JSON, and request values bound for an index are bounded.
+// Over-long delivery ids and dedupe/coalesce keys are replaced by their hash (equal
+// values stay equal, so redeliveries and merges still work); an event whose
+// notifications name a thread, source, kind or route too long to index is stored as
+// invalid with no records, never failed (a failure is retried forever by IMAP and
+// answered 500 over HTTP). It returns the notifications to store.
+func storable(ev *inbox.Event, ns []inbox.Notification) []inbox.Notification {
+	ev.DeliveryID = inbox.HashKey(cleanText(ev.DeliveryID))
+	ev.Type, ev.Error, ev.Connector = cleanText(ev.Type), cleanText(ev.Error), cleanText(ev.Connector)
+	var errs []error
+	if src := cleanText(ev.Source); len(src) > inbox.MaxLabelBytes {
+		errs = append(errs, fmt.Errorf("event source: %d bytes, over the limit of %d", len(src), inbox.MaxLabelBytes))
+		ev.Source = truncateText(src, inbox.MaxLabelBytes)
+	} else {
+		ev.Source = src
+	}
+	out := make([]inbox.Notification, 0, len(ns))
+	for i, n := range ns {
+		for _, f := range []*string{&n.Thread.Agent, &n.Thread.Resource, &n.Thread.Thread, &n.Route, &n.Source, &n.Kind,
+			&n.Summary, &n.DedupeKey, &n.CoalesceKey, &n.DeliverAs} {
+			*f = cleanText(*f)
+		}
+		n.DedupeKey, n.CoalesceKey = inbox.HashKey(n.DedupeKey), inbox.HashKey(n.CoalesceKey)
+		n.Payload = cleanJSON(n.Payload)
+		if err := n.CheckBounds(); err != nil {
+			errs = append(errs, fmt.Errorf("notification %d: %w", i, err))
+		}
+		out = append(out, n)
+	}
+	if len(errs) > 0 {
+		ev.Status = inbox.EventInvalid
+		ev.Error = strings.ReplaceAll(errors.Join(errs...).Error(), "\n", "; ")
+		return nil
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 
@@ -105,6 +107,27 @@ func cleanText(s string) string {
 	return strings.ReplaceAll(s, "\x00", "\uFFFD")
 }
 
+// cleanJSON keeps valid JSON valid and storable: invalid UTF-8 can only sit inside its
+// strings, where U+FFFD replaces it; a raw NUL cannot occur in valid JSON at all.
+func cleanJSON(raw json.RawMessage) json.RawMessage {
+	if utf8.Valid(raw) {
+		return raw
+	}
+	return json.RawMessage(bytes.ToValidUTF8(raw, []byte("\uFFFD")))
+}
+
+// truncateText cuts s to at most n bytes without splitting a character.
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
 // recordArgs encodes r in recordColumns order.
@@ -119,13 +142,13 @@ func recordArgs(r *inbox.Record) ([]any, error) {
 	}
 	var payload sql.NullString
 	if len(r.Payload) > 0 {
-		payload = sql.NullString{String: string(r.Payload), Valid: true}
+		payload = sql.NullString{String: string(cleanJSON(r.Payload)), Valid: true}
 	}
 	return []any{r.ID, r.Thread.Agent, r.Thread.Resource, r.Thread.Thread, nullString(r.EventID), r.Route,
 		r.Source, r.Kind, string(r.Priority), r.Summary, payload, r.DedupeKey, r.CoalesceKey,
-		string(attrs), string(meta), r.DeliverAs, string(r.Status), r.CoalescedCount, string(r.Action), r.Reason,
+		string(attrs), string(meta), r.DeliverAs, string(r.Status), r.CoalescedCount, string(r.Action), cleanText(r.Reason),
 		nullMicros(r.DeliverAt), nullMicros(r.SummaryAt), r.FullWhenIdle, r.Attempts, nullMicros(r.NextAttemptAt),
-		r.LastError, nullString(r.SignalID), nullString(r.SummarySignal),
+		cleanText(r.LastError), nullString(r.SignalID), nullString(r.SummarySignal),
 		micros(r.CreatedAt), micros(r.UpdatedAt), nullMicros(r.DeliveredAt)}, nil
 }
 

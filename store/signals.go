@@ -147,9 +147,9 @@ func (s *Store) insertFrameTx(ctx context.Context, tx *sqlx.Tx, f agent.Frame) (
 	}
 	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO signals (`+frameColumns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
-		k.Agent, k.Resource, k.Thread, seq, f.ID, f.Event, f.RunID, string(f.Action), string(f.Signal.Type),
-		f.Signal.TagName, cleanText(f.Signal.Contents), string(attrs), string(metaJSON), cleanText(f.XML), string(idsJSON),
-		f.RunStatus, f.Origin, nullTime(f.Signal.CreatedAt), nullTime(f.Signal.AcceptedAt), micros(f.CreatedAt))
+		cleanText(k.Agent), cleanText(k.Resource), cleanText(k.Thread), seq, cleanText(f.ID), f.Event, cleanText(f.RunID),
+		string(f.Action), cleanText(string(f.Signal.Type)), cleanText(f.Signal.TagName), cleanText(f.Signal.Contents),
+		string(attrs), string(metaJSON), cleanText(f.XML), string(idsJSON), f.RunStatus, f.Origin, nullTime(f.Signal.CreatedAt), nullTime(f.Signal.AcceptedAt), micros(f.CreatedAt))
 	if err != nil {
 		return false, fmt.Errorf("insert frame: %w", err)
 	}

@@ -17,6 +17,8 @@ import (
 // with the lane's current cacheKey and mode is skipped, anything else moves the lane to the
 // next version. prev is the lane before (nil for a new lane), for RestoreStateLane.
 func (s *Store) AdvanceStateLane(ctx context.Context, k inbox.ThreadKey, lane, cacheKey, mode string, now time.Time) (next agent.StateLane, prev *agent.StateLane, skipped bool, err error) {
+	// Compared with the stored (cleaned) key, so a resend with the same key still matches.
+	cacheKey = cleanText(cacheKey)
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		if err := s.lockThread(ctx, tx, k, now); err != nil {
 			return err
