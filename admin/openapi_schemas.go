@@ -136,7 +136,7 @@ func schemas() obj {
 				"tagName": str(""), "contents": str(""), "attributes": attrs, "metadata": meta, "cacheKey": str("State signals."),
 				"mode": enum("State signals.", "snapshot", "delta")}, "type"),
 			"ifActive": object(obj{"behavior": enum("", "deliver", "persist", "discard"), "attributes": attrs}),
-			"ifIdle":   object(obj{"behavior": enum("", "wake", "persist", "discard"), "attributes": attrs, "runOptions": obj{"type": "object"}}),
+			"ifIdle":   object(obj{"behavior": enum("", "wake", "persist", "discard"), "attributes": attrs, "streamOptions": obj{"type": "object"}, "runOptions": obj{"type": "object", "deprecated": true}}),
 		}, "signal"),
 		"SignalResponse": object(obj{"id": str(""), "action": enum("", "wake", "deliver", "persist", "discard"), "runId": str(""),
 			"skipped": str(""), "version": integer("State signals: the lane's version.")}, "action"),

@@ -278,6 +278,8 @@ func decodeJSON(body []byte, v any, optional bool) error {
 		return server.BadRequest("request body: want a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
+	// A misspelt option must not silently disappear.
+	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return server.BadRequest("%s", describeJSONError(err))
 	}
@@ -301,6 +303,10 @@ func describeJSONError(err error) string {
 		return fmt.Sprintf("field %s: want %s, got JSON %s", field, jsonKind(typ.Type.String()), typ.Value)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return "malformed JSON: unexpected end of input"
+	}
+	// encoding/json reports an unknown field only by this message.
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return "unknown field " + name + " in the request body"
 	}
 	return "invalid request body: " + err.Error()
 }

@@ -153,9 +153,11 @@ type listResponse struct {
 
 // listNotifications is GET …/notifications: newest first, by default the pending and
 // delivered records (status=all or a comma list picks others), q= a case-insensitive
-// substring of summary, kind or source, cursor= from nextCursor. Records are returned as
-// they were and then marked seen (markSeen=false only looks); a pending record marked
-// seen is not dispatched any more, since the agent has it now.
+// substring of summary, kind or source, cursor= from nextCursor. Listing and searching
+// change nothing, as Mastra's list and search: a pending record keeps its scheduled
+// delivery until the agent reads it (POST …/read) or moves it. markSeen=false, which
+// older clients send to only look, is accepted; markSeen=true is refused, so a client
+// relying on the old side effect learns it is gone.
 func (a *API) listNotifications(c echo.Context, k inbox.ThreadKey) error {
 	q := RecordQuery{Thread: k, Statuses: []inbox.Status{inbox.StatusPending, inbox.StatusDelivered}, Search: c.QueryParam("q"), Limit: defaultListLimit}
 	if raw := c.QueryParam("status"); raw != "" {
@@ -179,13 +181,11 @@ func (a *API) listNotifications(c echo.Context, k inbox.ThreadKey) error {
 		}
 		q.After = &cur
 	}
-	markSeen := true
 	if raw := c.QueryParam("markSeen"); raw != "" {
-		v, err := strconv.ParseBool(raw)
-		if err != nil {
-			return server.BadRequest("markSeen: want true or false, got %q", raw)
+		if v, err := strconv.ParseBool(raw); err != nil || v {
+			return server.BadRequest("markSeen: listing never marks records seen (only false is accepted, got %q): "+
+				"POST …/notifications/read or …/notifications/{id}/seen moves them", raw)
 		}
-		markSeen = v
 	}
 	limit := q.Limit
 	q.Limit++ // one more tells whether there is a next page
@@ -198,11 +198,6 @@ func (a *API) listNotifications(c echo.Context, k inbox.ThreadKey) error {
 		out.Notifications = recs[:limit]
 		last := out.Notifications[limit-1]
 		out.NextCursor = RecordCursor{CreatedAt: last.CreatedAt, ID: last.ID}.String()
-	}
-	if markSeen {
-		if err := a.markSeen(c, out.Notifications); err != nil {
-			return err
-		}
 	}
 	if out.Notifications == nil {
 		out.Notifications = []inbox.Record{}

@@ -180,7 +180,7 @@ func (a *API) sendSignal(c echo.Context, k inbox.ThreadKey) error {
 		if err != nil {
 			return a.undoLane(c, k, lane, prev, version, err)
 		}
-		d.RunID, d.RunOptions = run.ID, req.IfIdle.RunOptions
+		d.RunID, d.StreamOptions = run.ID, req.IfIdle.Stream()
 	case live != nil:
 		d.RunID = live.ID
 	}

@@ -132,13 +132,17 @@ func (f Frame) MarshalJSON() ([]byte, error) {
 // Delivery is one signal on its way to a thread's target. Targets get the same signal id
 // on every retry and must treat a repeated id as already delivered where they can.
 type Delivery struct {
-	Thread     inbox.ThreadKey
-	Signal     Signal
-	Action     Action // wake, deliver or persist
-	RunID      string // the run the signal goes into (the one a wake opened); "" for none
-	RecordIDs  []string
-	Attempt    int            // 1 for the first try
-	RunOptions map[string]any // ifIdle run options, for targets that start runs themselves
+	Thread    inbox.ThreadKey
+	Signal    Signal
+	Action    Action // wake, deliver or persist
+	RunID     string // the run the signal goes into (the one a wake opened); "" for none
+	RecordIDs []string
+	Attempt   int // 1 for the first try
+	// StreamOptions are ifIdle.streamOptions, for targets that start runs themselves.
+	StreamOptions map[string]any
+	// NoWake: a target that learns presence itself must not wake an idle thread for this
+	// signal (ifIdle persist), yet delivers it into an active run (a low-only summary).
+	NoWake bool
 	// DeliverAs marks user-authored input: inbox.DeliverAsMessage goes into the active run
 	// or wakes; inbox.DeliverAsQueued starts the next run. "" is any other signal.
 	DeliverAs string

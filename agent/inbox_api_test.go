@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/delivery/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 )
@@ -88,16 +89,41 @@ func TestInboxList(t *testing.T) {
 	require.Equal(t, http.StatusOK, e.Do(http.MethodGet, u+"?markSeen=false&status=all", e.Token(k), nil, &search))
 	require.Len(t, search.Notifications, 4)
 
-	// A listing marks what it returned as seen; a pending record seen is not dispatched.
-	var list listAnswer
-	require.Equal(t, http.StatusOK, e.Do(http.MethodGet, u, e.Token(k), nil, &list))
-	require.Equal(t, []inbox.Status{inbox.StatusPending, inbox.StatusDelivered, inbox.StatusDelivered}, statuses(list.Notifications),
-		"returned as they were")
-	for _, id := range []string{a, b, c} {
-		require.Equal(t, inbox.StatusSeen, e.Record(id).Status)
+	// Listing and searching change nothing.
+	for _, q := range []string{"", "?q=jane", "?status=all", "?markSeen=false"} {
+		var list listAnswer
+		require.Equal(t, http.StatusOK, e.Do(http.MethodGet, u+q, e.Token(k), nil, &list))
 	}
-	require.Equal(t, http.StatusOK, e.Do(http.MethodGet, u, e.Token(k), nil, &list))
-	require.Empty(t, list.Notifications)
+	for id, want := range map[string]inbox.Status{a: inbox.StatusDelivered, b: inbox.StatusDelivered, c: inbox.StatusPending, d: inbox.StatusArchived} {
+		require.Equal(t, want, e.Record(id).Status)
+	}
+	var errBody struct {
+		Error struct{ Message string } `json:"error"`
+	}
+	require.Equal(t, http.StatusBadRequest, e.Do(http.MethodGet, u+"?markSeen=true", e.Token(k), nil, &errBody),
+		"a client relying on the old side effect is told")
+	require.Contains(t, errBody.Error.Message, "markSeen")
+}
+
+// TestInboxListKeepsScheduledDelivery: an agent that lists its inbox while a high record
+// waits for the thread to turn idle still gets the full notification.
+func TestInboxListKeepsScheduledDelivery(t *testing.T) {
+	e := deliverytest.New(t, deliverytest.Config{})
+	k := coderThread
+	run := e.OpenRun(k)
+	a := newNote(t, e, k, map[string]any{"source": "github", "kind": "review", "summary": "Review requested", "priority": "high"})
+	e.Pass() // summarised into the active run; the full notification waits for idle
+	var list listAnswer
+	require.Equal(t, http.StatusOK, e.Do(http.MethodGet, e.ThreadURL(k, "/notifications"), e.Token(k), nil, &list))
+	require.Equal(t, []string{a}, recIDs(list.Notifications))
+	require.Equal(t, http.StatusOK, e.Do(http.MethodGet, e.ThreadURL(k, "/notifications?q=review"), e.Token(k), nil, &list))
+	e.FinishRun(k, run.ID)
+	e.Pass()
+	require.Equal(t, inbox.StatusDelivered, e.Record(a).Status)
+	log := e.Log(k)
+	last := log[len(log)-1]
+	require.Equal(t, agent.TagNotification, last.Signal.TagName)
+	require.Contains(t, last.XML, `status="delivered"`)
 }
 
 func TestInboxReadAndActions(t *testing.T) {
@@ -113,7 +139,7 @@ func TestInboxReadAndActions(t *testing.T) {
 	require.Equal(t, http.StatusOK, e.Do(http.MethodPost, e.ThreadURL(k, "/notifications/read"), e.Token(k), nil, &read))
 	require.Len(t, read.Notifications, 2)
 	require.Equal(t, a, read.Notifications[0].ID, "oldest first")
-	require.Equal(t, `<notification repo="acme/api" id="`+a+`" source="github" type="review" kind="review" priority="high" status="pending">Review &lt;requested&gt;</notification>`,
+	require.Equal(t, `<notification repo="acme/api" id="`+a+`" source="github" type="review" kind="review" priority="high" status="delivered" verified_by="agent-token">Review &lt;requested&gt;</notification>`,
 		read.Notifications[0].XML)
 	require.JSONEq(t, `{"pr": 7}`, string(read.Notifications[0].Payload))
 	require.Equal(t, inbox.StatusSeen, e.Record(a).Status)

@@ -29,7 +29,19 @@ type IfActive struct {
 type IfIdle struct {
 	Behavior   Action           `json:"behavior,omitempty"` // wake (default), persist or discard
 	Attributes inbox.Attributes `json:"attributes,omitempty"`
-	RunOptions map[string]any   `json:"runOptions,omitempty"` // passed to the target when a wake opens a run
+	// StreamOptions (Mastra's name) are passed to a target that starts runs itself (Mastra)
+	// when the signal wakes the thread.
+	StreamOptions map[string]any `json:"streamOptions,omitempty"`
+	// RunOptions is the deprecated name of StreamOptions, still accepted.
+	RunOptions map[string]any `json:"runOptions,omitempty"`
+}
+
+// Stream is the stream options given under either name.
+func (i IfIdle) Stream() map[string]any {
+	if i.StreamOptions != nil {
+		return i.StreamOptions
+	}
+	return i.RunOptions
 }
 
 // Options are a signal's delivery options. The zero value means deliver when
@@ -68,6 +80,9 @@ func (o Options) Validate() error {
 	}
 	if _, err := NormalizeAttributes(o.IfIdle.Attributes); err != nil {
 		errs = append(errs, invalid(ErrInvalidOptions, "ifIdle.attributes: %v", err))
+	}
+	if o.IfIdle.StreamOptions != nil && o.IfIdle.RunOptions != nil {
+		errs = append(errs, invalid(ErrInvalidOptions, "ifIdle: set streamOptions or its deprecated name runOptions, not both"))
 	}
 	return errors.Join(errs...)
 }

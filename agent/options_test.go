@@ -86,7 +86,15 @@ func TestOptionsJSON(t *testing.T) {
 	require.Equal(t, ActionPersist, o.IfActive.Behavior)
 	require.Equal(t, attrs("z", int64(1), "a", "x"), o.IfActive.Attributes)
 	require.Equal(t, ActionDiscard, o.IfIdle.Behavior)
-	require.Equal(t, map[string]any{"maxSteps": float64(3)}, o.IfIdle.RunOptions)
+	require.Equal(t, map[string]any{"maxSteps": float64(3)}, o.IfIdle.Stream(), "runOptions: the deprecated name")
+
+	o = Options{}
+	require.NoError(t, json.Unmarshal([]byte(`{"ifIdle":{"streamOptions":{"requestContext":{"model":"m"}}}}`), &o))
+	require.NoError(t, o.Validate())
+	require.Equal(t, map[string]any{"requestContext": map[string]any{"model": "m"}}, o.IfIdle.Stream(), "streamOptions: Mastra's name")
+	o = Options{}
+	require.NoError(t, json.Unmarshal([]byte(`{"ifIdle":{"streamOptions":{},"runOptions":{}}}`), &o))
+	require.ErrorIs(t, o.Validate(), ErrInvalidOptions, "both names at once")
 
 	d := Options{}.WithDefaults()
 	require.Equal(t, ActionDeliver, d.IfActive.Behavior)

@@ -48,9 +48,11 @@ const streamPage = 256
 // The cursor is the Last-Event-ID header (the seq of the last frame the client has), or
 // the `after` query parameter: a seq, or `latest` for only new frames. Without either the
 // whole log replays, so a runtime connecting for the first time still sees the wake that
-// happened before it connected.
+// happened before it connected. `latest` first writes an `id:` line with no data: the
+// position it resolved to, which an EventSource keeps as its last event id, so a client
+// cut off before its first frame resumes there instead of skipping to a later "latest".
 func (a *API) serveStream(c echo.Context, k inbox.ThreadKey) error {
-	after, err := a.streamCursor(c, k)
+	after, latest, err := a.streamCursor(c, k)
 	if err != nil {
 		return err
 	}
@@ -79,6 +81,13 @@ func (a *API) serveStream(c echo.Context, k inbox.ThreadKey) error {
 		}
 		w.Flush()
 		return nil
+	}
+	if latest {
+		// An event with an id and no data sets the client's last event id and dispatches
+		// nothing (the SSE processing model).
+		if _, err := fmt.Fprintf(bw, "id: %d\n\n", after); err != nil {
+			return nil
+		}
 	}
 	if err := flush(); err != nil {
 		return nil
@@ -130,7 +139,8 @@ func (a *API) serveStream(c echo.Context, k inbox.ThreadKey) error {
 	}
 }
 
-func (a *API) streamCursor(c echo.Context, k inbox.ThreadKey) (int64, error) {
+// streamCursor is the seq to resume after, and whether it was resolved from `latest`.
+func (a *API) streamCursor(c echo.Context, k inbox.ThreadKey) (int64, bool, error) {
 	raw, name := c.Request().Header.Get("Last-Event-ID"), "Last-Event-ID"
 	if raw == "" {
 		raw, name = c.QueryParam("after"), "after"
@@ -138,21 +148,21 @@ func (a *API) streamCursor(c echo.Context, k inbox.ThreadKey) (int64, error) {
 	raw = strings.TrimSpace(raw)
 	switch raw {
 	case "":
-		return 0, nil
+		return 0, false, nil
 	case "latest":
 		if name == "after" {
 			seq, err := a.Frames.LastSeq(c.Request().Context(), k)
 			if err != nil {
-				return 0, fmt.Errorf("read stream position: %w", err)
+				return 0, false, fmt.Errorf("read stream position: %w", err)
 			}
-			return seq, nil
+			return seq, true, nil
 		}
 	}
 	seq, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || seq < 0 {
-		return 0, server.BadRequest("%s: want the seq of the last frame received (a non-negative integer), got %q", name, raw)
+		return 0, false, server.BadRequest("%s: want the seq of the last frame received (a non-negative integer), got %q", name, raw)
 	}
-	return seq, nil
+	return seq, false, nil
 }
 
 func writeFrame(w *bufio.Writer, f Frame) error {

@@ -2,12 +2,14 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	sse "github.com/tmaxmax/go-sse"
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/delivery/deliverytest"
@@ -146,4 +148,65 @@ func TestStreamRunFrames(t *testing.T) {
 	require.Equal(t, "open", open.Str("status"))
 	require.Equal(t, "aborted", closed.Str("status"))
 	require.Len(t, e.Log(k), 2)
+}
+
+// TestStreamLatestCursorBrowserReconnect plays a browser EventSource on ?after=latest:
+// it is cut off before any frame, frames are committed meanwhile, and it reconnects to
+// the same URL with Last-Event-ID set to the id it received, as EventSource does. It
+// resumes from the position its first connection resolved, not from a later "latest".
+func TestStreamLatestCursorBrowserReconnect(t *testing.T) {
+	e := deliverytest.New(t, deliverytest.Config{})
+	k := coderThread
+	persist(t, e, k, "history")
+	persist(t, e, k, "more history")
+	u := e.ThreadURL(k, "/stream?after=latest")
+	connect := func(lastEventID string) (*http.Response, context.CancelFunc) {
+		// Bounded: without the cursor the first read would wait for a frame forever.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+e.Token(k))
+		req.Header.Set("Accept", "text/event-stream")
+		if lastEventID != "" {
+			req.Header.Set("Last-Event-ID", lastEventID)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		return resp, cancel
+	}
+	// An EventSource's parser: the id-only event sets the last event id and
+	// dispatches nothing.
+	resp, cancel := connect("")
+	var lastID string
+	for ev, err := range sse.Read(resp.Body, nil) {
+		require.NoError(t, err)
+		lastID = ev.LastEventID
+		require.Empty(t, ev.Data, "the cursor carries no data")
+		break
+	}
+	require.Equal(t, "2", lastID, "the position latest resolved to")
+	cancel()
+	_ = resp.Body.Close()
+
+	missed := []string{persist(t, e, k, "while away 1").ID, persist(t, e, k, "while away 2").ID}
+	resp, cancel = connect(lastID)
+	defer cancel()
+	defer resp.Body.Close()
+	var got []string
+	for ev, err := range sse.Read(resp.Body, nil) {
+		require.NoError(t, err)
+		if ev.Data == "" {
+			continue
+		}
+		var f struct {
+			ID string `json:"id"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(ev.Data), &f))
+		got = append(got, f.ID)
+		if len(got) == len(missed) {
+			break
+		}
+	}
+	require.Equal(t, missed, got, "what was committed while disconnected")
 }

@@ -51,7 +51,7 @@ func comment(summary string, pr inbox.Priority) map[string]any {
 }
 
 func fullXML(id string, pr inbox.Priority, summary string) string {
-	return fmt.Sprintf(`<notification id="%s" source="github" type="comment" kind="comment" priority="%s" status="pending">%s</notification>`,
+	return fmt.Sprintf(`<notification id="%s" source="github" type="comment" kind="comment" priority="%s" status="delivered" verified_by="agent-token">%s</notification>`,
 		id, pr, summary)
 }
 
@@ -248,7 +248,7 @@ func TestSummaryOrdering(t *testing.T) {
 		require.Equal(t, []string{ids[2], ids[1], ids[4], ids[0], ids[3]}, sum.RecordIDs)
 		require.Equal(t, `<notification-summary pending="5" priority="high">github: 5</notification-summary>`, sum.XML)
 		require.Equal(t, agent.ActionDeliver, sum.Action)
-		require.Equal(t, []any{ids[2], ids[1], ids[4], ids[0], ids[3]}, toAny(sum.Signal.Metadata["recordIds"]))
+		require.Equal(t, []any{ids[2], ids[1], ids[4], ids[0], ids[3]}, toAny(sum.Signal.Metadata["notificationIds"]))
 	})
 }
 

@@ -64,11 +64,11 @@ func TestInboxSkillScripts(t *testing.T) {
 	}
 	status := func(id string) inbox.Status { return e.Record(id).Status }
 
-	l, _ := runScript("list.sh", "--peek", "--limit", "2")
+	l, _ := runScript("list.sh", "--limit", "2")
 	require.Len(t, l.Notifications, 2)
 	require.Equal(t, deploy, l.Notifications[0].ID, "newest first")
 	require.NotEmpty(t, l.NextCursor)
-	require.Equal(t, inbox.StatusPending, status(deploy), "--peek does not mark seen")
+	require.Equal(t, inbox.StatusPending, status(deploy), "listing changes nothing")
 	l, _ = runScript("list.sh", "--peek", "--cursor", l.NextCursor)
 	require.Len(t, l.Notifications, 1)
 	require.Equal(t, ci, l.Notifications[0].ID)
@@ -76,10 +76,10 @@ func TestInboxSkillScripts(t *testing.T) {
 	l, _ = runScript("search.sh", "requested changes")
 	require.Len(t, l.Notifications, 1)
 	require.Equal(t, review, l.Notifications[0].ID)
-	require.Equal(t, inbox.StatusSeen, status(review), "searching marks what it shows seen")
+	require.Equal(t, inbox.StatusPending, status(review), "searching changes nothing")
 
 	l, _ = runScript("read.sh")
-	require.Len(t, l.Notifications, 2, "the unread ones")
+	require.Len(t, l.Notifications, 3, "the unread ones")
 	require.Equal(t, ci, l.Notifications[0].ID, "oldest first")
 	require.Contains(t, l.Notifications[0].XML, ">CI failed on acme/api#42</notification>")
 	require.Equal(t, inbox.StatusSeen, status(ci))
@@ -93,7 +93,7 @@ func TestInboxSkillScripts(t *testing.T) {
 	require.Equal(t, inbox.StatusDismissed, status(deploy))
 	l, _ = runScript("list.sh")
 	require.Len(t, l.Notifications, 0, "default listing: pending and delivered only")
-	l, _ = runScript("list.sh", "--status", "all", "--peek")
+	l, _ = runScript("list.sh", "--status", "all")
 	require.Len(t, l.Notifications, 3)
 
 	// Errors go to stderr with a non-zero exit.

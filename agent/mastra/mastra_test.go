@@ -57,12 +57,14 @@ func TestTargetRequests(t *testing.T) {
 			Attributes: inbox.Attributes{{Key: "name", Value: "Jane"}}}, Action: agent.ActionDeliver, DeliverAs: inbox.DeliverAsMessage},
 		{Thread: thread, Signal: agent.Signal{ID: "q-1", Type: agent.TypeUser, TagName: "user", Contents: "later"},
 			Action: agent.ActionWake, DeliverAs: inbox.DeliverAsQueued},
+		{Thread: thread, Signal: sig, Action: agent.ActionWake, StreamOptions: map[string]any{"maxSteps": 3}},
+		{Thread: thread, Signal: sig, Action: agent.ActionDeliver, NoWake: true},
 	} {
 		retry, err := tg.Deliver(ctx, d)
 		require.NoError(t, err)
 		require.False(t, retry)
 	}
-	require.Len(t, calls, 4)
+	require.Len(t, calls, 6)
 	base := "/api/agents/supportAgent"
 	require.Equal(t, base+"/signals", calls[0].path)
 	require.Equal(t, map[string]any{
@@ -78,6 +80,10 @@ func TestTargetRequests(t *testing.T) {
 		"metadata": map[string]any{mastra.MetadataSignalID: "m-1"}}, calls[2].body["message"])
 	require.Nil(t, calls[2].body["signal"])
 	require.Equal(t, base+"/queue-message", calls[3].path)
+	require.Equal(t, map[string]any{"behavior": "wake", "streamOptions": map[string]any{"maxSteps": float64(3)}}, calls[4].body["ifIdle"],
+		"ifIdle.streamOptions reach Mastra's wake")
+	require.Equal(t, map[string]any{"behavior": "deliver"}, calls[5].body["ifActive"], "a low-only summary goes into the running loop")
+	require.Equal(t, map[string]any{"behavior": "persist"}, calls[5].body["ifIdle"], "and never wakes")
 }
 
 func TestTargetErrorsAreClassifiedAndRedacted(t *testing.T) {

@@ -104,9 +104,13 @@ func (t *Target) Deliver(ctx context.Context, d agent.Delivery) (bool, error) {
 		t.follower.Follow(ctx, d.Thread)
 	}
 	req := request{ResourceID: d.Thread.Resource, ThreadID: d.Thread.Thread,
-		IfActive: behavior{Behavior: string(agent.ActionDeliver)}, IfIdle: behavior{Behavior: string(agent.ActionWake), StreamOptions: d.RunOptions}}
-	if d.Action == agent.ActionPersist {
+		IfActive: behavior{Behavior: string(agent.ActionDeliver)}, IfIdle: behavior{Behavior: string(agent.ActionWake), StreamOptions: d.StreamOptions}}
+	switch {
+	case d.Action == agent.ActionPersist:
 		req.IfActive.Behavior, req.IfIdle = string(agent.ActionPersist), behavior{Behavior: string(agent.ActionPersist)}
+	case d.NoWake:
+		// As Mastra sends a low-only summary: into the running loop, never a wake.
+		req.IfIdle = behavior{Behavior: string(agent.ActionPersist)}
 	}
 	attrs := d.Signal.Attributes
 	if attrs == nil {

@@ -151,6 +151,9 @@ func (t *tail) follow(ctx context.Context, name string, first bool) error {
 		if ev.LastEventID != "" {
 			t.lastID = ev.LastEventID
 		}
+		if ev.Data == "" {
+			continue // ?after=latest's position: nothing to print, only where to resume
+		}
 		t.print(ev)
 		t.seen++
 		if t.count > 0 && t.seen >= t.count {

@@ -222,7 +222,7 @@ func TestSendAndTail(t *testing.T) {
 	require.Regexp(t, `^created record \S+ on coder/acme/api/acme/api#7 \(event \S+\)\ndecision: deliver — default: high priority, thread idle → deliver now \(wakes\)\n$`, out)
 
 	require.Regexp(t, `^#1 \d\d:\d\d:\d\d run open \(run \S+, origin wake\)$`, stdout.next(t))
-	require.Regexp(t, `^#2 \d\d:\d\d:\d\d signal wake \(run \S+\): <notification .*source="cli" type="review-requested" kind="review-requested" priority="high" status="pending">Jane asked you to review #7</notification>$`, stdout.next(t))
+	require.Regexp(t, `^#2 \d\d:\d\d:\d\d signal wake \(run \S+\): <notification .*source="cli" type="review-requested" kind="review-requested" priority="high" status="delivered" verified_by="agent-token">Jane asked you to review #7</notification>$`, stdout.next(t))
 	require.Equal(t, exitOK, <-done)
 
 	code, _, errOut = runCLI(t, map[string]string{envURL: env[envURL], envAgentToken: "not-the-token-0123"}, append([]string{"tail"}, thread...)...)

@@ -118,7 +118,7 @@ func TestIngestEndToEnd(t *testing.T) {
 	require.Equal(t, "Invoice 42 for ACME failed to charge", recs[0].Summary)
 	require.Equal(t, inbox.PriorityHigh, recs[0].Priority)
 	require.Equal(t, inbox.StatusDelivered, recs[0].Status)
-	require.Contains(t, frame["xml"], `priority="high" status="pending">Invoice 42 for ACME failed to charge</notification>`)
+	require.Contains(t, frame["xml"], `priority="high" status="delivered" verified_by="standard-webhooks">Invoice 42 for ACME failed to charge</notification>`)
 
 	resp, err := http.Get("http://" + m.Addr().String() + "/metrics")
 	require.NoError(t, err)

@@ -23,7 +23,10 @@ func ThreadURL(base string, k inbox.ThreadKey, suffix string) string {
 }
 
 // subscriber follows one thread's stream, resuming with Last-Event-ID after any
-// disconnect (a gateway restart, a replica dying), on the next URL each time.
+// disconnect (a gateway restart, a replica dying), on the next URL each time. Its first
+// position is the `id:` cursor that ?after=latest sends before any frame: once it has
+// one it never asks for "latest" again, so frames committed while it was cut off before
+// its first frame are not skipped.
 type subscriber struct {
 	ti      int
 	key     inbox.ThreadKey
@@ -33,6 +36,7 @@ type subscriber struct {
 	tr      *tracker
 	seen    map[string]bool
 	last    int64
+	placed  bool // last is a position the stream gave (the cursor or a frame)
 	reconns atomic.Int64
 }
 
@@ -69,7 +73,7 @@ func (s *subscriber) run(ctx context.Context, ready chan<- struct{}) {
 
 func (s *subscriber) read(ctx context.Context, base string, connected func()) error {
 	u := ThreadURL(base, s.key, "/stream")
-	if s.last == 0 && len(s.seen) == 0 {
+	if !s.placed {
 		// The thread may hold frames of an earlier run; only this run's matter.
 		u += "?after=latest"
 	}
@@ -79,7 +83,7 @@ func (s *subscriber) read(ctx context.Context, base string, connected func()) er
 	}
 	req.Header.Set("Authorization", "Bearer "+s.token)
 	req.Header.Set("Accept", "text/event-stream")
-	if s.last > 0 {
+	if s.placed {
 		req.Header.Set("Last-Event-ID", strconv.FormatInt(s.last, 10))
 	}
 	resp, err := s.client.Do(req)
@@ -91,7 +95,9 @@ func (s *subscriber) read(ctx context.Context, base string, connected func()) er
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return fmt.Errorf("stream %s: %s: %s", s.key, resp.Status, b)
 	}
-	connected()
+	if s.placed {
+		connected()
+	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	var id, event, data string
@@ -102,8 +108,13 @@ func (s *subscriber) read(ctx context.Context, base string, connected func()) er
 			if event == "signal" && data != "" {
 				s.signal(id, data)
 			}
-			if seq, err := strconv.ParseInt(id, 10, 64); err == nil && seq > s.last {
+			if seq, err := strconv.ParseInt(id, 10, 64); err == nil && (seq > s.last || !s.placed) {
 				s.last = seq
+				if !s.placed {
+					// Ready only once placed: load sent before this could be skipped.
+					s.placed = true
+					connected()
+				}
 			}
 			id, event, data = "", "", ""
 		case strings.HasPrefix(line, ":"):
