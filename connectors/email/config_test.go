@@ -158,17 +158,17 @@ func TestInvalidEventKeepsRawAndMessageID(t *testing.T) {
 		WithClock(func() time.Time { return testNow }))
 	require.NoError(t, err)
 	w := p.workers[0]
-	raw := []byte("not a header line\r\nMessage-ID: <broken-1@example.com>\r\n\r\nbody\r\n")
+	raw := []byte(deepMultipart(maxDepth+1, "Message-ID: <broken-1@example.com>\r\n"))
 	ev, items := w.event(raw, false, 9, 4)
 	assert.Nil(t, items)
 	assert.Equal(t, inbox.EventInvalid, ev.Status)
-	assert.Contains(t, ev.Error, "unparseable message: read header")
+	assert.Contains(t, ev.Error, "unparseable message: message exceeds a parse limit")
 	assert.Equal(t, "broken-1@example.com", ev.DeliveryID)
 	assert.Equal(t, raw, ev.Body)
 	assert.Equal(t, &inbox.Checkpoint{Connector: "email/support", Key: "INBOX", Value: "9:4"}, ev.Checkpoint)
 	assert.Equal(t, testNow, ev.ReceivedAt)
 
-	ev, _ = w.event([]byte("garbage without any header\r\n\r\n"), false, 9, 5)
+	ev, _ = w.event([]byte(deepMultipart(maxDepth+1, "")), false, 9, 5)
 	assert.Equal(t, inbox.EventInvalid, ev.Status)
 	assert.True(t, strings.HasPrefix(ev.DeliveryID, "sha256:"), ev.DeliveryID)
 

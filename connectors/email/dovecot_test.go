@@ -42,7 +42,8 @@ func TestDovecot(t *testing.T) {
 	t.Cleanup(func() { _ = c.Delete(box).Wait() })
 	put := func(raw string) { appendIMAP(t, c, box, raw) }
 
-	broken := "not a header line\r\nMessage-ID: <broken-dovecot@example.com>\r\n\r\nbody\r\n"
+	// A malformed header line is skipped and noted; the message is still read.
+	broken := "not a header line\r\nFrom: sloppy@example.com\r\nMessage-ID: <broken-dovecot@example.com>\r\n\r\nbody\r\n"
 	noID := crlf("From: nobody@example.com\nSubject: no id\n\nA message without Message-ID.\n")
 	put(testMail(1))
 	put(testMail(2))
@@ -89,7 +90,9 @@ func TestDovecot(t *testing.T) {
 	}
 	assert.Len(t, seen, 7, "every message exactly once: %v", seen)
 	assert.Equal(t, "broken-dovecot@example.com", calls[2].Event.DeliveryID)
-	assert.Equal(t, "invalid", string(calls[2].Outcome.Status))
+	assert.Equal(t, "routed", string(calls[2].Outcome.Status))
+	assert.Equal(t, `skipped malformed header line 1: "not a header line"`, calls[2].Event.Headers[HeaderParseNotes])
+	assert.Equal(t, 1, e.records("support", "sloppy@example.com"))
 	assert.True(t, strings.HasPrefix(calls[3].Event.DeliveryID, "sha256:"), calls[3].Event.DeliveryID)
 	assert.Equal(t, 1, e.records("support", "c1@example.com"))
 

@@ -14,7 +14,7 @@ func FuzzParseMessage(f *testing.F) {
 	f.Add([]byte("\r\n\r\n"), false)
 	cfg := testMapConfig()
 	f.Fuzz(func(t *testing.T, raw []byte, truncated bool) {
-		m, err := parseMessage(raw, truncated)
+		m, err := parseMessage(raw, truncated, fixedClock)
 		if err != nil {
 			return
 		}

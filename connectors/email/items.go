@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
@@ -15,7 +16,12 @@ const (
 	HeaderUID         = "X-Imap-Uid"
 	HeaderUIDValidity = "X-Imap-Uidvalidity"
 	HeaderTruncated   = "X-Signalgate-Truncated"
+	// HeaderParseNotes lists what lenient reading skipped or repaired ("; "-separated).
+	HeaderParseNotes = "X-Signalgate-Parse-Notes"
 )
+
+// maxNotesHeader bounds the parse notes header.
+const maxNotesHeader = 2 << 10
 
 // Items parses a stored or sample message event (the raw RFC 822 message in its body)
 // back into its item with the connector's config, without IMAP: replay and explain use
@@ -28,7 +34,8 @@ func Items(cfg Config, ev *inbox.Event) ([]connectors.Item, error) {
 	}
 	uid := headerUint32(ev.Headers, HeaderUID)
 	validity := headerUint32(ev.Headers, HeaderUIDValidity)
-	m, err := parseMessage(ev.Body, connectors.Header(ev.Headers, HeaderTruncated) == "true")
+	// Replay and explain run on an operator's request: the wall clock is their budget's.
+	m, err := parseMessage(ev.Body, connectors.Header(ev.Headers, HeaderTruncated) == "true", time.Now)
 	if err != nil {
 		return nil, fmt.Errorf("unparseable message: %w", err)
 	}

@@ -165,7 +165,7 @@ func summary(m *message, addr, name string) string {
 	if ex := connectors.Truncate(strings.Join(strings.Fields(m.Reply), " "), connectors.ExcerptLen); ex != "" {
 		s += ": " + ex
 	}
-	switch n := len(m.Attachments); n {
+	switch n := m.AttachmentCount; n {
 	case 0:
 	case 1:
 		s += " (1 attachment)"
@@ -211,22 +211,30 @@ func payload(m *message, mailbox string, uid uint32) map[string]any {
 	} else {
 		set("from_raw", m.FromRaw, m.FromRaw != "")
 	}
-	set("to", addresses(m.To), len(m.To) > 0)
-	set("cc", addresses(m.Cc), len(m.Cc) > 0)
+	// Lists keep their first maxListed entries; a "_total" says how many there were.
+	list := func(k string, n int, v any) {
+		set(k, v, n > 0)
+		set(k+"_total", n, n > maxListed)
+	}
+	list("to", len(m.To), addresses(first(m.To)))
+	list("cc", len(m.Cc), addresses(first(m.Cc)))
 	set("date", m.Date.UTC().Format(time.RFC3339), !m.Date.IsZero())
-	set("in_reply_to", m.InReplyTo, len(m.InReplyTo) > 0)
-	set("references", m.References, len(m.References) > 0)
+	list("in_reply_to", len(m.InReplyTo), first(m.InReplyTo))
+	list("references", len(m.References), first(m.References))
 	set("list_id", m.ListID, m.ListID != "")
 	set("auto_submitted", m.AutoSubmitted, m.AutoSubmitted != "")
 	set("automatic", m.AutoReason, m.AutoReason != "")
 	set("x_priority", m.XPriority, m.XPriority != "")
 	set("importance", m.Importance, m.Importance != "")
 	set("html_converted", true, m.FromHTML)
-	set("attachments", m.Attachments, len(m.Attachments) > 0)
+	list("attachments", m.AttachmentCount, m.Attachments)
 	set("truncated", true, m.Truncated)
 	set("body_error", m.BodyError, m.BodyError != "")
+	set("parse_notes", m.Notes.all(), len(m.Notes.List) > 0)
 	return p
 }
+
+func first[T any](s []T) []T { return s[:min(len(s), maxListed)] }
 
 // cut bounds s to n bytes on a rune boundary.
 func cut(s string, n int) string {

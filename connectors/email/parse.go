@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -16,7 +17,7 @@ import (
 	gomessage "github.com/emersion/go-message"
 	"github.com/emersion/go-message/charset"
 	"github.com/emersion/go-message/mail"
-	"github.com/inbucket/html2text"
+	"github.com/emersion/go-message/textproto"
 )
 
 // Bounds on what one message contributes to memory and to the inbox.
@@ -47,12 +48,41 @@ type message struct {
 	Text     string
 	FromHTML bool
 	// Reply is Text without quoted replies and signatures.
-	Reply       string
-	Attachments []attachment
+	Reply string
+	// Attachments lists the first maxListed attachments; AttachmentCount counts all.
+	Attachments     []attachment
+	AttachmentCount int
 	// Truncated is set when only the first max_message_bytes were fetched.
 	Truncated bool
 	// BodyError records a body that could not be read completely; headers are still used.
 	BodyError string
+	// Notes say what was skipped or repaired to read the message.
+	Notes parseNotes
+}
+
+// maxNotes bounds the notes one message keeps.
+const maxNotes = 20
+
+// parseNotes collects what lenient reading skipped or repaired, bounded.
+type parseNotes struct {
+	List    []string
+	Dropped int
+}
+
+func (n *parseNotes) add(format string, args ...any) {
+	if len(n.List) >= maxNotes {
+		n.Dropped++
+		return
+	}
+	n.List = append(n.List, cut(cleanHeader(fmt.Sprintf(format, args...), ""), 200))
+}
+
+// all is the notes, with a last one counting those left out.
+func (n *parseNotes) all() []string {
+	if n.Dropped == 0 {
+		return n.List
+	}
+	return append(slices.Clone(n.List), fmt.Sprintf("and %d more", n.Dropped))
 }
 
 type attachment struct {
@@ -64,24 +94,29 @@ type attachment struct {
 // wordDecoder decodes RFC 2047 words in every charset go-message knows.
 func wordDecoder() *mime.WordDecoder { return &mime.WordDecoder{CharsetReader: charset.Reader} }
 
-// parseMessage reads raw RFC 822 bytes. Only an unreadable header is an error: a body
-// that breaks off (truncated or malformed MIME) keeps what was read, so a sloppy
-// sender's mail still reaches its thread.
-func parseMessage(raw []byte, truncated bool) (*message, error) {
+// parseMessage reads raw RFC 822 bytes as leniently as a mail client: what cannot
+// be read is skipped and noted, and a body that breaks off keeps what was read, so
+// a sloppy sender's mail still reaches its thread. Only an empty message and one
+// that exceeds a parse limit (errLimit) are errors. now is the clock of the budget.
+func parseMessage(raw []byte, truncated bool, now func() time.Time) (*message, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, errors.New("empty message")
 	}
-	e, err := gomessage.Read(bytes.NewReader(raw))
-	if err != nil && !gomessage.IsUnknownCharset(err) && !gomessage.IsUnknownEncoding(err) {
-		return nil, fmt.Errorf("read header: %w", err)
-	}
-	// An unknown charset or transfer encoding leaves the body as sent; still readable.
-	mr := mail.NewReader(e)
-	h := mr.Header
-	if h.Len() == 0 {
-		return nil, errors.New("read header: no header fields")
-	}
 	m := &message{Truncated: truncated}
+	head, body := splitHeader(raw, &m.Notes)
+	th, err := textproto.ReadHeader(bufio.NewReader(bytes.NewReader(head)))
+	if err != nil {
+		// splitHeader keeps only lines the reader accepts; never seen, but not fatal.
+		m.Notes.add("header unreadable (%v): read without it", err)
+		th = textproto.Header{}
+	}
+	b := newBudget(now)
+	// An unknown charset or transfer encoding leaves the body as sent; still readable.
+	e, _ := gomessage.New(gomessage.Header{Header: th}, b.reader(bytes.NewReader(body)))
+	h := mail.Header{Header: e.Header}
+	if h.Len() == 0 {
+		m.Notes.add("no header fields")
+	}
 	bodyCharset := ""
 	if _, params, err := h.ContentType(); err == nil {
 		bodyCharset = params["charset"]
@@ -109,9 +144,20 @@ func parseMessage(raw []byte, truncated bool) (*message, error) {
 	m.Importance = strings.ToLower(strings.TrimSpace(h.Get("Importance")))
 	m.AutoReason = autoReason(&h, m)
 
-	if err := m.readBody(mr); err != nil {
+	if err := m.readBody(e, b); err != nil {
+		if errors.Is(err, errLimit) {
+			return nil, err
+		}
 		if !truncated {
 			m.BodyError = err.Error()
+		}
+		if m.Text == "" {
+			// The MIME structure is broken before any text: show the body as sent,
+			// as a mail client does, rather than nothing.
+			m.Text = strings.TrimSpace(strings.ReplaceAll(validUTF8(body[:min(len(body), maxTextBytes)], bodyCharset), "\r\n", "\n"))
+			if !truncated {
+				m.Notes.add("body structure unreadable: shown as sent")
+			}
 		}
 	}
 	src := cut(m.Text, maxReplyInput)
@@ -121,92 +167,6 @@ func parseMessage(raw []byte, truncated bool) (*message, error) {
 		m.Reply = strings.TrimSpace(src)
 	}
 	return m, nil
-}
-
-// readBody walks the parts: the first text/plain wins, the first text/html is the
-// fallback, everything else is listed as an attachment without keeping its bytes.
-func (m *message) readBody(mr *mail.Reader) error {
-	var plain, html string
-	havePlain, haveHTML := false, false
-	for {
-		p, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		// An unknown charset or encoding still yields a readable part; without a part
-		// (go-message gives none for some malformed headers) the body ends here.
-		if p == nil || err != nil && !gomessage.IsUnknownCharset(err) && !gomessage.IsUnknownEncoding(err) {
-			m.finishText(plain, havePlain, html, haveHTML)
-			if err == nil {
-				err = errors.New("unreadable part")
-			}
-			return fmt.Errorf("read body: %w", err)
-		}
-		switch hdr := p.Header.(type) {
-		case *mail.InlineHeader:
-			t, params, _ := hdr.ContentType()
-			_, dparams, _ := hdr.ContentDisposition()
-			name := dparams["filename"]
-			if name == "" {
-				name = params["name"]
-			}
-			if (t == "text/plain" && !havePlain || t == "text/html" && !haveHTML) && name == "" {
-				b, rerr := io.ReadAll(io.LimitReader(p.Body, maxTextBytes))
-				_, _ = io.Copy(io.Discard, p.Body)
-				text := validUTF8(b, params["charset"])
-				if t == "text/plain" {
-					plain, havePlain = text, true
-				} else {
-					html, haveHTML = text, true
-				}
-				if rerr != nil {
-					m.finishText(plain, havePlain, html, haveHTML)
-					return fmt.Errorf("read %s part: %w", t, rerr)
-				}
-				continue
-			}
-			if strings.HasPrefix(t, "text/") && name == "" {
-				_, _ = io.Copy(io.Discard, p.Body) // a second text part of an alternative
-				continue
-			}
-			if err := m.addAttachment(name, t, p.Body); err != nil {
-				m.finishText(plain, havePlain, html, haveHTML)
-				return err
-			}
-		case *mail.AttachmentHeader:
-			t, _, _ := hdr.ContentType()
-			name, _ := hdr.Filename()
-			if err := m.addAttachment(name, t, p.Body); err != nil {
-				m.finishText(plain, havePlain, html, haveHTML)
-				return err
-			}
-		}
-	}
-	m.finishText(plain, havePlain, html, haveHTML)
-	return nil
-}
-
-func (m *message) finishText(plain string, havePlain bool, html string, haveHTML bool) {
-	plain = strings.ReplaceAll(plain, "\r\n", "\n")
-	switch {
-	case havePlain && strings.TrimSpace(plain) != "":
-		m.Text = strings.TrimSpace(plain)
-	case haveHTML:
-		text, err := html2text.FromString(html, html2text.Options{})
-		if err != nil {
-			text = html
-		}
-		m.Text, m.FromHTML = strings.TrimSpace(text), true
-	}
-}
-
-func (m *message) addAttachment(name, typ string, body io.Reader) error {
-	n, err := io.Copy(io.Discard, body)
-	m.Attachments = append(m.Attachments, attachment{Name: cleanHeader(name, ""), Type: typ, Size: n})
-	if err != nil {
-		return fmt.Errorf("read attachment %q: %w", name, err)
-	}
-	return nil
 }
 
 // messageID reads Message-ID leniently: a malformed one is still an identifier.

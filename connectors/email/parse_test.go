@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -11,6 +12,9 @@ import (
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
 )
+
+// fixedClock never moves: the parse budget never runs out.
+func fixedClock() time.Time { return testNow }
 
 // crlf turns a readable fixture into wire format.
 func crlf(s string) string { return strings.ReplaceAll(strings.TrimLeft(s, "\n"), "\n", "\r\n") }
@@ -110,7 +114,7 @@ func testMapConfig() Config {
 
 func mapRaw(t *testing.T, cfg Config, raw string) (*message, connectors.Item) {
 	t.Helper()
-	m, err := parseMessage([]byte(raw), false)
+	m, err := parseMessage([]byte(raw), false, fixedClock)
 	require.NoError(t, err)
 	return m, cfg.item(m, "INBOX", 7, deliveryID(m.MessageID, []byte(raw), 1, 7, "INBOX"))
 }
@@ -242,7 +246,7 @@ func TestParseAndMap(t *testing.T) {
 func TestUnknownCharsetSubjectKept(t *testing.T) {
 	raw := mailWith("")
 	raw = strings.Replace(raw, "Subject: Hello", "Subject: =?x-klingon?Q?Qapla=27?=", 1)
-	m, err := parseMessage([]byte(raw), false)
+	m, err := parseMessage([]byte(raw), false, fixedClock)
 	require.NoError(t, err)
 	assert.NotEmpty(t, m.Subject)
 	assert.Contains(t, m.Subject, "Qapla")
@@ -250,7 +254,7 @@ func TestUnknownCharsetSubjectKept(t *testing.T) {
 
 func TestInvalidUTF8SubjectReplaced(t *testing.T) {
 	raw := "From: a@example.com\r\nSubject: bad \xff\xfe bytes\r\nMessage-ID: <u@x>\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nx\r\n"
-	m, err := parseMessage([]byte(raw), false)
+	m, err := parseMessage([]byte(raw), false, fixedClock)
 	require.NoError(t, err)
 	// Windows-1252 reads any byte, so the subject is decoded rather than lost.
 	assert.True(t, strings.HasPrefix(m.Subject, "bad "), m.Subject)
@@ -265,14 +269,16 @@ func TestAutoReplyDeliveredWhenConfigured(t *testing.T) {
 	assert.Equal(t, true, it.Metadata[connectors.MetaAuthorIsBot])
 }
 
-func TestUnparseable(t *testing.T) {
+func TestUnreadable(t *testing.T) {
 	for name, raw := range map[string]string{
-		"empty":            "",
-		"no header":        "\r\n\r\njust a body\r\n",
-		"malformed header": "this line is not a header field\r\nFrom: a@example.com\r\n\r\nbody\r\n",
+		"empty":        "",
+		"blank":        "\r\n\r\n",
+		"too deep":     deepMultipart(maxDepth+1, ""),
+		"many parts":   manyParts(maxParts),
+		"deep forward": strings.Repeat("Content-Type: message/rfc822\r\n\r\n", maxDepth+1) + "x\r\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := parseMessage([]byte(raw), false)
+			_, err := parseMessage([]byte(raw), false, fixedClock)
 			assert.Error(t, err)
 		})
 	}
@@ -290,7 +296,7 @@ Content-Type: text/plain
 
 First part, never closed.
 `)
-	m, err := parseMessage([]byte(raw), false)
+	m, err := parseMessage([]byte(raw), false, fixedClock)
 	require.NoError(t, err)
 	assert.Equal(t, "Broken", m.Subject)
 	assert.Contains(t, m.Text, "First part")
@@ -299,7 +305,7 @@ First part, never closed.
 func TestTruncatedMessage(t *testing.T) {
 	raw := crlf(attachmentMail)
 	cut := raw[:strings.Index(raw, "JVBERi0")+10]
-	m, err := parseMessage([]byte(cut), true)
+	m, err := parseMessage([]byte(cut), true, fixedClock)
 	require.NoError(t, err)
 	assert.True(t, m.Truncated)
 	assert.Empty(t, m.BodyError)

@@ -91,9 +91,9 @@ type Poller struct {
 	tlsBase    *tls.Config
 	workers    []*worker
 
-	mu      sync.Mutex
-	cancel  context.CancelFunc
-	done    chan struct{} // closed when every worker returned
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{} // closed when every worker returned
 }
 
 // NewPoller validates cfg and builds a stopped poller.

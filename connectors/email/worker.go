@@ -330,8 +330,8 @@ func (w *worker) fetchAndStore(ctx context.Context, c *imapclient.Client, validi
 	return true, nil
 }
 
-// event builds the inbox event and items of one fetched message. An unparseable
-// message becomes an invalid event so the mailbox moves on.
+// event builds the inbox event and items of one fetched message. A message over a
+// parse limit (or empty) becomes an invalid event so the mailbox moves on.
 func (w *worker) event(raw []byte, truncated bool, validity, uid uint32) (*inbox.Event, []connectors.Item) {
 	ev := &inbox.Event{
 		Source:    Source,
@@ -349,7 +349,7 @@ func (w *worker) event(raw []byte, truncated bool, validity, uid uint32) (*inbox
 	if truncated {
 		ev.Headers[HeaderTruncated] = "true"
 	}
-	m, err := parseMessage(raw, truncated)
+	m, err := parseMessage(raw, truncated, w.p.now)
 	if err != nil {
 		ev.DeliveryID = deliveryID(rawMessageID(raw), raw, validity, uid, w.mailbox)
 		ev.Status = inbox.EventInvalid
@@ -366,6 +366,9 @@ func (w *worker) event(raw []byte, truncated bool, validity, uid uint32) (*inbox
 	}
 	if m.FromRaw != "" {
 		ev.Headers["From"] = m.FromRaw
+	}
+	if notes := m.Notes.all(); len(notes) > 0 {
+		ev.Headers[HeaderParseNotes] = cut(strings.Join(notes, "; "), maxNotesHeader)
 	}
 	return ev, []connectors.Item{w.p.cfg.item(m, w.mailbox, uid, ev.DeliveryID)}
 }
