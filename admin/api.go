@@ -56,13 +56,15 @@ type ConnectorRef struct {
 type Deps struct {
 	Store Store
 	// Inbox stores replays, as connectors store events (the inbox service).
-	Inbox      connectors.Ingester
-	Policy     *inbox.Policy
-	Routes     []connectors.RouteConfig
-	Agents     []string
-	Parsers    Parsers
-	Connectors []ConnectorRef
-	Pollers    []Poller
+	Inbox  connectors.Ingester
+	Policy *inbox.Policy
+	Routes []connectors.RouteConfig
+	Agents []string
+	// TargetKinds is each agent's target kind (stream, mastra, webhook), by agent id.
+	TargetKinds map[string]string
+	Parsers     Parsers
+	Connectors  []ConnectorRef
+	Pollers     []Poller
 	// Notify is told of threads with records queued again (the dispatcher's Notify).
 	Notify func([]inbox.ThreadKey)
 	Log    *slog.Logger
@@ -144,6 +146,7 @@ func New(cfg Config, d Deps) (*API, error) {
 		{Route{http.MethodGet, "/threads", ScopeRead}, a.listThreads},
 		{Route{http.MethodGet, "/deliveries", ScopeRead}, a.listDeliveries},
 		{Route{http.MethodGet, "/connectors", ScopeRead}, a.listConnectors},
+		{Route{http.MethodGet, "/targets", ScopeRead}, a.listTargets},
 		{Route{http.MethodPost, "/explain", ScopeRead}, a.explain},
 	}
 	return a, nil

@@ -85,6 +85,14 @@ func schemas() obj {
 			"connected": boolean(""), "idleActive": boolean("IMAP IDLE running."), "lastPoll": timestamp(""), "lastError": str(""),
 			"lastErrorAt": timestamp(""), "uidValidity": integer(""), "lastUid": integer("The cursor."), "stored": integer(""), "reconnects": integer(""),
 		}, "mailbox", "state", "connected", "idleActive", "stored", "reconnects"),
+		"TargetStatus": object(obj{
+			"agent": str(""), "kind": enum("", "stream", "mastra", "webhook"),
+			"state":               enum("After target.failure_threshold consecutive failed attempts the target is down: its records wait, one probe per target.probe_interval.", "up", "down"),
+			"since":               timestamp("When the target entered its state; absent for a target that never failed."),
+			"consecutiveFailures": integer(""), "lastError": str("The last failure, credentials redacted."),
+			"lastErrorAt": timestamp(""), "backlog": integer("Pending records due, or waiting for a retry."),
+			"nextProbeAt": timestamp("While down: when the next probe goes out."),
+		}, "agent", "state", "consecutiveFailures", "backlog"),
 		"ConnectorHealth": object(obj{
 			"source": str(""), "name": str(""), "lastEvent": nullable(ref("EventRef")),
 			"lastError": nullable(ref("EventRef")), "mailboxes": array(ref("MailboxStatus")),

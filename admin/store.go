@@ -38,4 +38,7 @@ type Store interface {
 	RecordSignals(ctx context.Context, k inbox.ThreadKey, id string) ([]agent.Frame, error)
 	ConnectorActivity(ctx context.Context, source, connector string) (store.ConnectorActivity, error)
 	ConnectorStates(ctx context.Context, connector string) (map[string]string, error)
+	// TargetStates and Backlog are the targets' shared health and what waits for them.
+	TargetStates(ctx context.Context) ([]delivery.TargetState, error)
+	Backlog(ctx context.Context, now time.Time) (map[string]int, error)
 }

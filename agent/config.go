@@ -38,16 +38,26 @@ type TargetConfig struct {
 	Timeout time.Duration     `yaml:"timeout"`  // per request (default 10s)
 	// Concurrency bounds in-flight requests to this target (default 4).
 	Concurrency int `yaml:"concurrency"`
-	// MaxAttempts before a record is failed (dead letter); default 8.
+	// MaxAttempts optionally caps attempts per record before it is failed (dead letter);
+	// 0 (the default) leaves give-up to MaxAge. Probes of a down target do not count.
 	MaxAttempts int `yaml:"max_attempts"`
+	// MaxAge is how long after its first attempt a record keeps being retried before it
+	// is failed (default 24h).
+	MaxAge time.Duration `yaml:"max_age"`
+	// FailureThreshold consecutive failed attempts mark the target down (default 5).
+	FailureThreshold int `yaml:"failure_threshold"`
+	// ProbeInterval paces the probes of a down target (default 30s; a Retry-After wins).
+	ProbeInterval time.Duration `yaml:"probe_interval"`
 }
 
 // Defaults.
 const (
-	DefaultRunLease    = 5 * time.Minute
-	DefaultTimeout     = 10 * time.Second
-	DefaultConcurrency = 4
-	DefaultMaxAttempts = 8
+	DefaultRunLease         = 5 * time.Minute
+	DefaultTimeout          = 10 * time.Second
+	DefaultConcurrency      = 4
+	DefaultMaxAge           = 24 * time.Hour
+	DefaultFailureThreshold = 5
+	DefaultProbeInterval    = 30 * time.Second
 )
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
@@ -69,8 +79,14 @@ func (c Config) WithDefaults() Config {
 	if c.Target.Concurrency == 0 {
 		c.Target.Concurrency = DefaultConcurrency
 	}
-	if c.Target.MaxAttempts == 0 {
-		c.Target.MaxAttempts = DefaultMaxAttempts
+	if c.Target.MaxAge == 0 {
+		c.Target.MaxAge = DefaultMaxAge
+	}
+	if c.Target.FailureThreshold == 0 {
+		c.Target.FailureThreshold = DefaultFailureThreshold
+	}
+	if c.Target.ProbeInterval == 0 {
+		c.Target.ProbeInterval = DefaultProbeInterval
 	}
 	return c
 }
@@ -118,6 +134,15 @@ func (c Config) Validate() error {
 	}
 	if t.Timeout < 0 || t.Concurrency < 0 || t.MaxAttempts < 0 {
 		errs = append(errs, errors.New("target: timeout, concurrency and max_attempts must not be negative"))
+	}
+	if t.MaxAge < 0 {
+		errs = append(errs, errors.New("target.max_age: must not be negative"))
+	}
+	if t.FailureThreshold < 0 {
+		errs = append(errs, errors.New("target.failure_threshold: must not be negative"))
+	}
+	if t.ProbeInterval < 0 || (t.ProbeInterval > 0 && t.ProbeInterval < time.Second) {
+		errs = append(errs, errors.New("target.probe_interval: must be at least 1s"))
 	}
 	return errors.Join(errs...)
 }

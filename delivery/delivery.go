@@ -32,13 +32,41 @@ func (f TargetFunc) Deliver(ctx context.Context, d Delivery) (bool, error) { ret
 
 // Route is how the dispatcher reaches one agent.
 type Route struct {
-	Kind        string // target kind, for the attempt log: stream, mastra, webhook
-	Target      Target
-	MaxAttempts int // before a record is failed; 0 means agent.DefaultMaxAttempts
+	Kind   string // target kind, for the attempt log: stream, mastra, webhook
+	Target Target
+	// MaxAttempts optionally caps a record's attempts (0: no cap); MaxAge fails a record
+	// once that long has passed since its first attempt (0: agent.DefaultMaxAge).
+	MaxAttempts int
+	MaxAge      time.Duration
+	// FailureThreshold consecutive failures mark the target down; while down one probe
+	// goes out per ProbeInterval. Zero values take the agent defaults.
+	FailureThreshold int
+	ProbeInterval    time.Duration
 	// Concurrency bounds the threads delivered to this route at once (0: no bound beyond
 	// the dispatcher's workers). A waiting thread does not hold a worker, so a slow or
 	// failing target cannot starve the others.
 	Concurrency int
+}
+
+// RouteOf is the route of agent c through t: its retry, give-up and health settings.
+func RouteOf(c agent.Config, t Target) Route {
+	c = c.WithDefaults()
+	return Route{Kind: c.Target.Kind, Target: t, MaxAttempts: c.Target.MaxAttempts, MaxAge: c.Target.MaxAge,
+		FailureThreshold: c.Target.FailureThreshold, ProbeInterval: c.Target.ProbeInterval}
+}
+
+// withDefaults fills the zero settings of a route built by hand.
+func (r Route) withDefaults() Route {
+	if r.MaxAge <= 0 {
+		r.MaxAge = agent.DefaultMaxAge
+	}
+	if r.FailureThreshold <= 0 {
+		r.FailureThreshold = agent.DefaultFailureThreshold
+	}
+	if r.ProbeInterval <= 0 {
+		r.ProbeInterval = agent.DefaultProbeInterval
+	}
+	return r
 }
 
 // StreamRoutes routes every stream agent of cfgs to the stream target. Agents of other
@@ -46,9 +74,8 @@ type Route struct {
 func StreamRoutes(cfgs []agent.Config, stream Target) map[string]Route {
 	out := map[string]Route{}
 	for _, c := range cfgs {
-		c = c.WithDefaults()
-		if c.Target.Kind == agent.TargetStream {
-			out[c.ID] = Route{Kind: agent.TargetStream, Target: stream, MaxAttempts: c.Target.MaxAttempts}
+		if c.WithDefaults().Target.Kind == agent.TargetStream {
+			out[c.ID] = RouteOf(c, stream)
 		}
 	}
 	return out
@@ -130,11 +157,12 @@ type Sent struct {
 
 // Failure is a record whose signal was not accepted.
 type Failure struct {
-	RecordID      string
-	Attempts      int
-	NextAttemptAt *time.Time // nil when Failed
-	Error         string     // redacted
-	Failed        bool       // dead letter: no more attempts
+	RecordID       string
+	Attempts       int
+	FirstAttemptAt time.Time  // kept when the record has one already: max_age counts from it
+	NextAttemptAt  *time.Time // nil when Failed
+	Error          string     // redacted
+	Failed         bool       // dead letter: no more attempts
 }
 
 // Reschedule moves a due record that was not sent to its next due time (nil: nothing

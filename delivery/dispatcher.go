@@ -32,6 +32,7 @@ type Dispatcher struct {
 	pub      Publisher
 	routes   map[string]Route
 	obs      Observer
+	health   health
 	slots    map[string]chan struct{} // per-route concurrency, by agent id
 	log      *slog.Logger
 	now      func() time.Time
@@ -104,8 +105,11 @@ func New(q Queue, runs Runs, pub Publisher, routes map[string]Route, opts ...Opt
 		o(d)
 	}
 	d.log = d.log.With("component", "delivery")
+	d.health.log = d.log
+	d.routes = make(map[string]Route, len(routes))
 	d.slots = map[string]chan struct{}{}
 	for id, r := range routes {
+		d.routes[id] = r.withDefaults()
 		if r.Concurrency > 0 {
 			d.slots[id] = make(chan struct{}, r.Concurrency)
 		}
@@ -193,22 +197,36 @@ func (d *Dispatcher) loop(ctx context.Context, done chan struct{}) {
 	}
 }
 
-// RunOnce closes lapsed runs, claims due threads and dispatches them. It returns how
-// many threads it claimed.
+// RunOnce closes lapsed runs, probes down targets that are due a probe, claims due
+// threads (of targets that are up) and dispatches them. It returns how many threads it
+// claimed.
 func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	var errs []error
 	if _, err := d.runs.Expire(ctx); err != nil {
 		errs = append(errs, err)
 	}
+	if err := d.health.refresh(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("read target health: %w", err))
+	}
 	now := d.now()
+	probes, err := d.claimProbes(ctx, now)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	keys, err := d.q.ClaimThreads(ctx, d.owner, now, now.Add(d.lease), d.batch)
 	if err != nil {
-		return 0, errors.Join(append(errs, fmt.Errorf("claim due threads: %w", err))...)
+		errs = append(errs, fmt.Errorf("claim due threads: %w", err))
 	}
+	isProbe := make(map[inbox.ThreadKey]bool, len(probes))
+	for _, k := range probes {
+		isProbe[k] = true
+	}
+	keys = append(probes, keys...)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, d.workers)
 	for _, k := range keys {
+		probe := isProbe[k]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -221,7 +239,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 			defer release()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if err := d.dispatchThread(ctx, k, now); err != nil {
+			if err := d.dispatchThread(ctx, k, now, probe); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("dispatch %s: %w", k, err))
 				mu.Unlock()
@@ -230,6 +248,39 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	}
 	wg.Wait()
 	return len(keys), errors.Join(errs...)
+}
+
+// claimProbes takes the probe slot of every down target whose probe is due and leases
+// the thread of its oldest due record: that thread's pass is the probe.
+func (d *Dispatcher) claimProbes(ctx context.Context, now time.Time) ([]inbox.ThreadKey, error) {
+	if d.health.h == nil {
+		return nil, nil
+	}
+	var out []inbox.ThreadKey
+	var errs []error
+	for _, st := range d.health.down() {
+		r, ok := d.routes[st.Agent]
+		if !ok || r.Target == nil || (st.NextProbeAt != nil && st.NextProbeAt.After(now)) {
+			continue
+		}
+		ok, err := d.health.h.ClaimProbe(ctx, st.Agent, now, now.Add(r.ProbeInterval))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("claim probe of %s: %w", st.Agent, err))
+			continue
+		}
+		if !ok {
+			continue // another replica probes this time
+		}
+		k, found, err := d.health.h.ClaimProbeThread(ctx, st.Agent, d.owner, now, now.Add(d.lease))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("claim probe thread of %s: %w", st.Agent, err))
+			continue
+		}
+		if found {
+			out = append(out, k)
+		}
+	}
+	return out, errors.Join(errs...)
 }
 
 // acquire takes one of the agent's route slots, if its route is bounded.
@@ -248,8 +299,9 @@ func (d *Dispatcher) acquire(ctx context.Context, agentID string) (func(), error
 
 // dispatchThread runs one pass over a claimed thread and commits its outcome. claimed is
 // when its lease began: nothing is sent once half the lease is gone, since a lapsed lease
-// lets another replica claim the thread and send the same records.
-func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, claimed time.Time) error {
+// lets another replica claim the thread and send the same records. probe marks the pass
+// that probes a down target: its first send is the probe.
+func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, claimed time.Time, probe bool) error {
 	now := d.now()
 	stale := claimed.Add(d.lease / 2)
 	o := Outcome{Thread: k, Now: now}
@@ -294,7 +346,7 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, clai
 			}
 			runID = run.ID
 		}
-		if d.send(ctx, &o, route, it, action, runID) {
+		if d.send(ctx, &o, route, it, action, runID, probe && i == 0) {
 			continue
 		}
 		if ctx.Err() != nil {
@@ -312,8 +364,9 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, clai
 }
 
 // send hands one item to the target and records the result in o. It reports false
-// without recording anything when the failure is only ctx ending.
-func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item, action agent.Action, runID string) bool {
+// without recording anything when the failure is only ctx ending. probe marks the probe
+// of a down target, which never counts against max_attempts.
+func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item, action agent.Action, runID string, probe bool) bool {
 	ids := make([]string, len(it.records))
 	attempt := 1
 	for i, r := range it.records {
@@ -322,11 +375,19 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 	}
 	del := Delivery{Thread: o.Thread, Signal: it.signal, Action: action, RunID: runID, RecordIDs: ids, Attempt: attempt,
 		DeliverAs: it.deliverAs}
+	if probe && d.obs != nil {
+		if ho, ok := d.obs.(HealthObserver); ok {
+			ho.TargetProbe(o.Thread.Agent)
+		}
+	}
 	att, retry, err := d.attempt(ctx, route, del, o.Now)
 	if err != nil && ctx.Err() != nil {
 		return false
 	}
 	if err == nil {
+		if d.health.succeeded(ctx, o.Thread.Agent, o.Now) {
+			d.Notify(nil) // the backlog of the other threads goes out at once
+		}
 		o.Attempts = append(o.Attempts, att)
 		o.Frames = append(o.Frames, agent.SignalFrame(del, o.Now))
 		for _, r := range it.records {
@@ -343,26 +404,48 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 		return true
 	}
 	msg := att.Error
-	maxAttempts := route.MaxAttempts
-	if maxAttempts <= 0 {
-		maxAttempts = agent.DefaultMaxAttempts
+	var retryAt *time.Time
+	if ra, ok := retryAfterOf(err); ok {
+		t := o.Now.Add(ra)
+		retryAt = &t
 	}
-	failed := !retry || attempt >= maxAttempts
+	// Only a failure that may pass later says the target is unwell; a permanent 4xx is
+	// the record's problem.
+	st := TargetState{State: TargetUp}
+	if retry {
+		st = d.health.failed(ctx, route, o.Thread.Agent, o.Now, retryAt, msg)
+	}
+	first := o.Now
+	for _, r := range it.records {
+		if r.FirstAttemptAt != nil && r.FirstAttemptAt.Before(first) {
+			first = *r.FirstAttemptAt
+		}
+	}
+	capped := route.MaxAttempts > 0 && attempt >= route.MaxAttempts && !probe
+	expired := !o.Now.Before(first.Add(route.MaxAge))
+	failed := !retry || capped || expired
 	var next *time.Time
 	if !failed {
+		// While the target is down this only decides when the record may be probed
+		// again: a record the target keeps refusing backs off, so the next probe tries
+		// another and one poison record cannot keep the target down.
 		t := NextAttemptAt(o.Now, attempt, d.rnd)
-		if ra, ok := retryAfterOf(err); ok {
-			t = o.Now.Add(ra)
+		if retryAt != nil {
+			t = *retryAt
 		}
 		next, att.Outcome = &t, OutcomeRetry
 	}
 	o.Attempts = append(o.Attempts, att)
 	for _, r := range it.records {
-		o.Failures = append(o.Failures, Failure{RecordID: r.ID, Attempts: attempt, NextAttemptAt: next, Error: msg, Failed: failed})
+		o.Failures = append(o.Failures, Failure{RecordID: r.ID, Attempts: attempt, FirstAttemptAt: first, NextAttemptAt: next,
+			Error: msg, Failed: failed})
 	}
 	lvl := slog.LevelWarn
-	if failed {
+	switch {
+	case failed:
 		lvl = slog.LevelError
+	case st.State == TargetDown:
+		lvl = slog.LevelDebug // the outage was logged once, when the target went down
 	}
 	d.log.Log(ctx, lvl, "delivery failed", "thread", o.Thread.String(), "signal_id", it.signal.ID,
 		"attempt", attempt, "outcome", att.Outcome, "error", msg)
@@ -475,6 +558,9 @@ func (d *Dispatcher) deliverOne(ctx context.Context, del Delivery, recovered []s
 	att, retry, err := d.attempt(ctx, route, del, now)
 	o := Outcome{Thread: del.Thread, Now: now}
 	if err == nil {
+		if d.health.succeeded(ctx, del.Thread.Agent, now) {
+			d.Notify(nil)
+		}
 		o.Frames = []agent.Frame{agent.SignalFrame(del, now)}
 		o.Recovered = recovered
 	}

@@ -208,6 +208,7 @@ type Record struct {
 	FullWhenIdle   bool            `json:"fullWhenIdle,omitempty"`
 	Attempts       int             `json:"attempts"`
 	NextAttemptAt  *time.Time      `json:"nextAttemptAt,omitempty"`
+	FirstAttemptAt *time.Time      `json:"firstAttemptAt,omitempty"` // a failed record gives up max_age after it
 	LastError      string          `json:"lastError,omitempty"`
 	SignalID       string          `json:"deliveredSignalId,omitempty"`
 	SummarySignal  string          `json:"summarySignalId,omitempty"`

@@ -38,6 +38,8 @@ type Metrics struct {
 	imapErrors      *prometheus.CounterVec
 	requestDuration *prometheus.HistogramVec
 	retained        *prometheus.CounterVec
+	probes          *prometheus.CounterVec // set by WatchTargets
+	agents          map[string]bool        // the probes' label values
 }
 
 // New registers the collectors. stats, when non-nil, backs the queue and presence gauges.

@@ -107,7 +107,7 @@ func (s *Store) RequeueRecord(ctx context.Context, id string, from []inbox.Statu
 	var changed bool
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		in, args, err := sqlx.In(`UPDATE records SET status = 'pending', action = ?, reason = ?, deliver_at = ?, summary_at = NULL,
-			due_at = ?, full_when_idle = ?, attempts = 0, next_attempt_at = NULL, last_error = '', delivered_at = NULL,
+			due_at = ?, full_when_idle = ?, attempts = 0, next_attempt_at = NULL, first_attempt_at = NULL, last_error = '', delivered_at = NULL,
 			updated_at = ?, lease_owner = NULL, lease_until = NULL
 			WHERE id = ? AND status IN (?)`,
 			string(inbox.ActionDeliver), cleanText(reason), micros(now), micros(now), false, micros(now), id, from)

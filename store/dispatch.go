@@ -36,7 +36,7 @@ func (s *Store) ClaimThreads(ctx context.Context, owner string, now, until time.
 				      WHERE status = 'pending' AND due_at IS NOT NULL AND due_at <= ?
 				      GROUP BY agent, resource_id, thread_id) d
 				  ON d.agent = t.agent AND d.resource_id = t.resource_id AND d.thread_id = t.thread_id
-				WHERE t.lease_until IS NULL OR t.lease_until <= ?
+				WHERE (t.lease_until IS NULL OR t.lease_until <= ?) AND ` + notDown("t") + `
 				ORDER BY d.due LIMIT ?
 				FOR UPDATE OF t SKIP LOCKED)
 			RETURNING agent, resource_id, thread_id`
@@ -46,7 +46,7 @@ func (s *Store) ClaimThreads(ctx context.Context, owner string, now, until time.
 				SELECT r.agent, r.resource_id, r.thread_id FROM records r
 				JOIN threads t ON t.agent = r.agent AND t.resource_id = r.resource_id AND t.thread_id = r.thread_id
 				WHERE r.status = 'pending' AND r.due_at IS NOT NULL AND r.due_at <= ?
-				  AND (t.lease_until IS NULL OR t.lease_until <= ?)
+				  AND (t.lease_until IS NULL OR t.lease_until <= ?) AND ` + notDown("t") + `
 				GROUP BY r.agent, r.resource_id, r.thread_id
 				ORDER BY MIN(r.due_at) LIMIT ?)
 			RETURNING agent, resource_id, thread_id`
@@ -86,7 +86,7 @@ func (s *Store) ThreadWork(ctx context.Context, k inbox.ThreadKey, now time.Time
 	if run != nil {
 		w.RunID = run.ID
 	}
-	w.Records, err = s.selectRecords(ctx, s.r, `SELECT `+recordColumns+` FROM records
+	w.Records, err = s.selectRecords(ctx, s.r, `SELECT `+recordReadColumns+` FROM records
 		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND status = 'pending' AND due_at IS NOT NULL AND due_at <= ?
 		ORDER BY priority_rank DESC, created_at, id LIMIT ?`, k.Agent, k.Resource, k.Thread, micros(now), limit)
 	if err != nil {
@@ -164,7 +164,7 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 		// Summarised records stay pending (they keep absorbing duplicates); their summary
 		// is done unless a merge asked for a new one meanwhile.
 		res, err := tx.ExecContext(ctx, s.q(`UPDATE records SET summary_signal_id = ?, summary_at = NULL, due_at = deliver_at,
-			attempts = 0, next_attempt_at = NULL, last_error = ''
+			attempts = 0, next_attempt_at = NULL, first_attempt_at = NULL, last_error = ''
 			WHERE id = ? AND status = 'pending' AND updated_at = ? AND coalesced_count = ?`),
 			d.SignalID, d.RecordID, micros(d.UpdatedAt), d.Coalesced)
 		if err != nil {
@@ -178,8 +178,9 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 		}
 	}
 	for _, f := range o.Failures {
-		query := `UPDATE records SET attempts = ?, next_attempt_at = ?, due_at = ?, last_error = ? WHERE id = ? AND status = 'pending'`
-		args := []any{f.Attempts, nullMicros(f.NextAttemptAt), nullMicros(f.NextAttemptAt), f.Error, f.RecordID}
+		query := `UPDATE records SET attempts = ?, next_attempt_at = ?, due_at = ?, last_error = ?,
+			first_attempt_at = COALESCE(first_attempt_at, ?) WHERE id = ? AND status = 'pending'`
+		args := []any{f.Attempts, nullMicros(f.NextAttemptAt), nullMicros(f.NextAttemptAt), f.Error, micros(f.FirstAttemptAt), f.RecordID}
 		if f.Failed {
 			query = `UPDATE records SET status = 'failed', attempts = ?, last_error = ?, updated_at = ?, due_at = NULL,
 				next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = ? AND status = 'pending'`
@@ -214,14 +215,15 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 	return s.insertAttempts(ctx, tx, o.Attempts)
 }
 
-// NextDue is the earliest of: an unleased thread's next due record, a live thread lease
-// lapsing (its owner may have crashed), an open run's lease lapsing.
+// NextDue is the earliest of: an unleased thread's next due record (of a target that is
+// up), a down target's next probe, a live thread lease lapsing (its owner may have
+// crashed), an open run's lease lapsing.
 func (s *Store) NextDue(ctx context.Context, now time.Time) (*time.Time, error) {
-	var due, lease, run sql.NullInt64
+	var due, lease, run, probe sql.NullInt64
 	err := s.r.GetContext(ctx, &due, s.q(`SELECT r.due_at FROM records r
 		WHERE r.status = 'pending' AND r.due_at IS NOT NULL
 		AND NOT EXISTS (SELECT 1 FROM threads t WHERE t.agent = r.agent AND t.resource_id = r.resource_id
-			AND t.thread_id = r.thread_id AND t.lease_until > ?)
+			AND t.thread_id = r.thread_id AND t.lease_until > ?) AND `+notDown("r")+`
 		ORDER BY r.due_at LIMIT 1`), micros(now))
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("read next due record: %w", err)
@@ -232,8 +234,11 @@ func (s *Store) NextDue(ctx context.Context, now time.Time) (*time.Time, error) 
 	if err := s.r.GetContext(ctx, &run, `SELECT MIN(lease_until) FROM runs WHERE status = 'open'`); err != nil {
 		return nil, fmt.Errorf("read next run expiry: %w", err)
 	}
+	if err := s.r.GetContext(ctx, &probe, `SELECT MIN(next_probe_at) FROM targets WHERE state = 'down'`); err != nil {
+		return nil, fmt.Errorf("read next probe: %w", err)
+	}
 	var out *time.Time
-	for _, v := range []sql.NullInt64{due, lease, run} {
+	for _, v := range []sql.NullInt64{due, lease, run, probe} {
 		if t := fromNullMicros(v); t != nil && (out == nil || t.Before(*out)) {
 			out = t
 		}

@@ -21,6 +21,10 @@ const recordColumns = `id, agent, resource_id, thread_id, event_id, route, sourc
 	deliver_at, summary_at, full_when_idle, attempts, next_attempt_at, last_error,
 	delivered_signal_id, summary_signal_id, created_at, updated_at, delivered_at`
 
+// recordReadColumns adds what only the dispatcher and single-record reads need; inserts
+// and merges never write it.
+const recordReadColumns = recordColumns + `, first_attempt_at`
+
 // recordRow is the database shape of inbox.Record.
 type recordRow struct {
 	ID             string         `db:"id"`
@@ -48,6 +52,7 @@ type recordRow struct {
 	FullWhenIdle   bool           `db:"full_when_idle"`
 	Attempts       int            `db:"attempts"`
 	NextAttemptAt  sql.NullInt64  `db:"next_attempt_at"`
+	FirstAttemptAt sql.NullInt64  `db:"first_attempt_at"` // read only where selected (recordReadColumns)
 	LastError      string         `db:"last_error"`
 	SignalID       sql.NullString `db:"delivered_signal_id"`
 	SummarySignal  sql.NullString `db:"summary_signal_id"`
@@ -78,6 +83,7 @@ func (row *recordRow) record() (inbox.Record, error) {
 		FullWhenIdle:   row.FullWhenIdle,
 		Attempts:       row.Attempts,
 		NextAttemptAt:  fromNullMicros(row.NextAttemptAt),
+		FirstAttemptAt: fromNullMicros(row.FirstAttemptAt),
 		LastError:      row.LastError,
 		SignalID:       row.SignalID.String,
 		SummarySignal:  row.SummarySignal.String,
@@ -183,7 +189,7 @@ func (s *Store) updateRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) 
 // GetRecord returns one record or inbox.ErrNotFound.
 func (s *Store) GetRecord(ctx context.Context, id string) (inbox.Record, error) {
 	var row recordRow
-	err := s.r.GetContext(ctx, &row, s.q(`SELECT `+recordColumns+` FROM records WHERE id = ?`), id)
+	err := s.r.GetContext(ctx, &row, s.q(`SELECT `+recordReadColumns+` FROM records WHERE id = ?`), id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return inbox.Record{}, fmt.Errorf("record %s: %w", id, inbox.ErrNotFound)
 	}

@@ -1,7 +1,7 @@
 // Package httptarget is what the HTTP-reached targets (mastra, webhook) share: one JSON
 // POST with a timeout, and the classification of its outcome the dispatcher retries by
-// (2xx accepted; 408, 429, 5xx and transport failures retried, honouring Retry-After;
-// any other status failed for good), with credentials kept out of error messages.
+// (2xx accepted; 408, 409, 425, 429, 5xx and transport failures retried, honouring
+// Retry-After; any other status failed for good), with credentials kept out of error messages.
 package httptarget
 
 import (
@@ -44,9 +44,14 @@ func (e *afterError) Unwrap() error { return e.err }
 // RetryAfter is the target's Retry-After hint.
 func (e *afterError) RetryAfter() time.Duration { return e.after }
 
-// Retryable reports whether status may succeed later: timeouts, throttling, server errors.
+// Retryable reports whether status may succeed later: timeouts, conflicts, too early,
+// throttling, server errors. Any other answer is permanent.
 func Retryable(status int) bool {
-	return status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500
+	switch status {
+	case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooEarly, http.StatusTooManyRequests:
+		return true
+	}
+	return status >= 500
 }
 
 // maxBody bounds what is read of a response.

@@ -28,6 +28,10 @@ func TestPostClassifies(t *testing.T) {
 		{http.StatusInternalServerError, "soon", true, 0},
 		{http.StatusRequestTimeout, "", true, 0},
 		{http.StatusNotFound, "", false, 0},
+		{http.StatusConflict, "", true, 0},
+		{http.StatusTooEarly, "", true, 0},
+		{http.StatusBadRequest, "", false, 0},
+		{http.StatusGone, "", false, 0},
 		{http.StatusUnauthorized, "5", false, 5 * time.Second},
 	}
 	for _, c := range cases {

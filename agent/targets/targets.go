@@ -34,7 +34,7 @@ func Routes(cfgs []agent.Config, runs *agent.Runs, stream delivery.Target, notif
 	var services []Service
 	for _, c := range cfgs {
 		c = c.WithDefaults()
-		r := delivery.Route{Kind: c.Target.Kind, MaxAttempts: c.Target.MaxAttempts}
+		r := delivery.RouteOf(c, nil)
 		switch c.Target.Kind {
 		case agent.TargetStream:
 			r.Target = stream

@@ -1,6 +1,6 @@
 // Package webhook is the webhook target: every signal is POSTed as JSON to the agent's
 // URL, signed with Standard Webhooks headers (webhook-id is the signal id, stable across
-// retries, so a receiver can drop a repeat). 2xx is accepted; 408, 429, 5xx and timeouts
+// retries, so a receiver can drop a repeat). 2xx is accepted; 408, 409, 425, 429, 5xx and timeouts
 // are retried by the dispatcher (Retry-After honoured); any other 4xx fails for good.
 // Webhook agents report presence through the agent API's runs.
 package webhook

@@ -43,8 +43,12 @@ func adminDeps(cfg *Config, st *store.Store, policy *inbox.Policy, parsers admin
 	for _, c := range cfg.Connectors.Generic {
 		add("generic", c.Name)
 	}
-	return admin.Deps{Store: st, Policy: policy, Routes: cfg.Routes, Agents: cfg.AgentIDs(), Parsers: parsers,
-		Connectors: refs, Log: log, Now: now}
+	kinds := map[string]string{}
+	for _, a := range cfg.Agents {
+		kinds[a.ID] = a.WithDefaults().Target.Kind
+	}
+	return admin.Deps{Store: st, Policy: policy, Routes: cfg.Routes, Agents: cfg.AgentIDs(), TargetKinds: kinds,
+		Parsers: parsers, Connectors: refs, Log: log, Now: now}
 }
 
 // offlineParsers builds the connectors' parse steps without mounting anything.

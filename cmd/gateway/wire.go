@@ -84,6 +84,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return fmt.Errorf("policy: %w", err)
 	}
 	m.Metrics = metrics.New(st, m.Log)
+	m.Metrics.WatchTargets(cfg.AgentIDs(), st, m.Log)
 
 	// Agents: the thread log broker, presence, the targets that reach agents, and the
 	// dispatcher that feeds threads. A run opening hands the dispatcher the previous
@@ -99,7 +100,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.Dispatcher = delivery.New(st, m.Runs, m.Broker, routes, cfg.Dispatch.options(
 		delivery.WithClock(m.Now), delivery.WithLogger(m.Log),
 		delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithSecrets(cfg.Secrets()),
-		delivery.WithObserver(m.Metrics))...)
+		delivery.WithObserver(m.Metrics), delivery.WithHealth(st))...)
 	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now), inbox.WithChangeHook(m.Dispatcher.Notify))
 	m.services = append(m.services, serviceFuncs{name: "stream broker", start: m.Broker.Start, stop: stopWithin(m.Broker.Stop)})
 	// Mastra presence followers start before the dispatcher and stop after it.

@@ -1,0 +1,69 @@
+package admin
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/signalgate/signalgate/delivery"
+)
+
+// TargetStatus is one agent's target as GET /targets shows it.
+type TargetStatus struct {
+	Agent string `json:"agent"`
+	Kind  string `json:"kind,omitempty"`
+	State string `json:"state"` // up, down
+	// Since is when the target entered its state (absent for a target that never failed).
+	Since       *time.Time `json:"since,omitempty"`
+	Failures    int        `json:"consecutiveFailures"`
+	LastError   string     `json:"lastError,omitempty"` // redacted when stored
+	LastErrorAt *time.Time `json:"lastErrorAt,omitempty"`
+	Backlog     int        `json:"backlog"`               // pending records due or waiting for a retry
+	NextProbeAt *time.Time `json:"nextProbeAt,omitempty"` // while down
+}
+
+type targetList struct {
+	Targets []TargetStatus `json:"targets"`
+}
+
+// listTargets is GET /targets: every configured agent's target health (shared by all
+// replicas) and backlog, by agent id.
+func (a *API) listTargets(c echo.Context) error {
+	p := readParams(c)
+	if p.err != nil {
+		return p.err
+	}
+	ctx := c.Request().Context()
+	states, err := a.d.Store.TargetStates(ctx)
+	if err != nil {
+		return err
+	}
+	backlog, err := a.d.Store.Backlog(ctx, a.d.Now().UTC())
+	if err != nil {
+		return err
+	}
+	byAgent := make(map[string]delivery.TargetState, len(states))
+	for _, st := range states {
+		byAgent[st.Agent] = st
+	}
+	out := targetList{Targets: make([]TargetStatus, 0, len(a.d.Agents))}
+	for _, id := range a.d.Agents {
+		ts := TargetStatus{Agent: id, Kind: a.d.TargetKinds[id], State: delivery.TargetUp, Backlog: backlog[id]}
+		if st, ok := byAgent[id]; ok {
+			since := st.Since.UTC()
+			ts.State, ts.Since, ts.Failures, ts.LastError = st.State, &since, st.Failures, st.LastError
+			ts.LastErrorAt, ts.NextProbeAt = utcPtr(st.LastErrorAt), utcPtr(st.NextProbeAt)
+		}
+		out.Targets = append(out.Targets, ts)
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

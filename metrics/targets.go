@@ -1,0 +1,83 @@
+package metrics
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/signalgate/signalgate/delivery"
+)
+
+// TargetReader reads the targets' shared health and backlog (the store).
+type TargetReader interface {
+	TargetStates(ctx context.Context) ([]delivery.TargetState, error)
+	Backlog(ctx context.Context, now time.Time) (map[string]int, error)
+}
+
+var (
+	targetUpDesc = prometheus.NewDesc("signalgate_target_up",
+		"1 while the agent's target is up, 0 while it is down (failure_threshold consecutive failures; probed until it answers).",
+		[]string{"agent"}, nil)
+	targetBacklogDesc = prometheus.NewDesc("signalgate_target_backlog",
+		"Pending records of the agent that are due or waiting for a retry.", []string{"agent"}, nil)
+)
+
+// WatchTargets adds signalgate_target_up{agent} and signalgate_target_backlog{agent}
+// for the configured agents (read from r at scrape time, so every replica reports the
+// shared state) and signalgate_target_probes_total{agent}. Call it once.
+func (m *Metrics) WatchTargets(agents []string, r TargetReader, log *slog.Logger) {
+	m.probes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "signalgate_target_probes_total",
+		Help: "Probes this replica sent to down targets.",
+	}, []string{"agent"})
+	m.agents = make(map[string]bool, len(agents))
+	for _, a := range agents {
+		m.agents[a] = true
+	}
+	m.reg.MustRegister(m.probes, &targetCollector{agents: agents, r: r, log: log})
+}
+
+// TargetProbe counts a probe of a down target (delivery.HealthObserver).
+func (m *Metrics) TargetProbe(agent string) {
+	if m.probes != nil && m.agents[agent] {
+		m.probes.WithLabelValues(agent).Inc()
+	}
+}
+
+type targetCollector struct {
+	agents []string
+	r      TargetReader
+	log    *slog.Logger
+}
+
+func (c *targetCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- targetUpDesc
+	ch <- targetBacklogDesc
+}
+
+func (c *targetCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	states, err := c.r.TargetStates(ctx)
+	if err == nil {
+		var backlog map[string]int
+		if backlog, err = c.r.Backlog(ctx, time.Now()); err == nil {
+			down := map[string]bool{}
+			for _, st := range states {
+				down[st.Agent] = st.State == delivery.TargetDown
+			}
+			for _, a := range c.agents {
+				up := 1.0
+				if down[a] {
+					up = 0
+				}
+				ch <- prometheus.MustNewConstMetric(targetUpDesc, prometheus.GaugeValue, up, a)
+				ch <- prometheus.MustNewConstMetric(targetBacklogDesc, prometheus.GaugeValue, float64(backlog[a]), a)
+			}
+			return
+		}
+	}
+	c.log.Warn("metrics: read target health", "component", "metrics", "error", err.Error())
+}
