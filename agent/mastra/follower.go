@@ -35,6 +35,10 @@ const (
 	heartbeatEvery = 15 * time.Second
 	// connectWait bounds how long a delivery waits for its thread's stream to connect.
 	connectWait = 5 * time.Second
+	// DefaultResyncWait is how long a reconnected stream has to replay the run the
+	// gateway still holds open (Mastra replays an active run's chunks to a new
+	// subscriber at once) before that run is taken to have ended while away.
+	DefaultResyncWait = 3 * time.Second
 )
 
 // Follower follows the thread streams of one Mastra agent: a run starts with a `start`
@@ -58,6 +62,7 @@ type Follower struct {
 	idle     time.Duration                        // unfollow after this long idle; 0: never
 	after    func(time.Duration) <-chan time.Time // the idle timer; it yields times of f.now's clock
 	exited   func(k inbox.ThreadKey)              // a thread's stream goroutine ended
+	resync   time.Duration
 
 	mu      sync.Mutex
 	ctx     context.Context
@@ -96,6 +101,10 @@ func WithBackoff(min, max time.Duration) FollowerOption {
 // followed thread holds a goroutine and an open connection to Mastra.
 func WithIdleUnfollow(d time.Duration) FollowerOption { return func(f *Follower) { f.idle = d } }
 
+// WithResyncWait sets how long a reconnected stream has to show that the run the
+// gateway kept open is still going (default DefaultResyncWait).
+func WithResyncWait(d time.Duration) FollowerOption { return func(f *Follower) { f.resync = d } }
+
 // WithFollowerClock injects the clock.
 func WithFollowerClock(now func() time.Time) FollowerOption { return func(f *Follower) { f.now = now } }
 
@@ -111,7 +120,7 @@ func NewFollower(cfg agent.Config, runs Presence, notify func([]inbox.ThreadKey)
 	f := &Follower{id: cfg.ID, cfg: cfg.Target, base: agentBase(cfg.Target), runs: runs, notify: notify, client: &http.Client{},
 		log: slog.Default(), now: time.Now, min: DefaultMinBackoff, max: DefaultMaxBackoff,
 		hook: func(inbox.ThreadKey, string) {}, threads: map[inbox.ThreadKey]*followed{},
-		idle: 2 * cfg.RunLease, after: time.After, exited: func(inbox.ThreadKey) {}}
+		idle: 2 * cfg.RunLease, after: time.After, exited: func(inbox.ThreadKey) {}, resync: DefaultResyncWait}
 	for _, o := range opts {
 		o(f)
 	}
@@ -250,6 +259,9 @@ type threadState struct {
 	runID     string // the gateway run mirroring Mastra's active run; "" when idle
 	mastraRun string
 	beatAt    time.Time
+	// away is set while the stream is lost with a run open: the thread keeps its last
+	// known presence (the run's lease is renewed) until a new stream says otherwise.
+	away bool
 }
 
 func (f *Follower) follow(ctx context.Context, k inbox.ThreadKey, th *followed) {
@@ -269,6 +281,10 @@ func (f *Follower) follow(ctx context.Context, k inbox.ThreadKey, th *followed) 
 		}
 		if err != nil {
 			th.failing.Store(true)
+		}
+		if st.runID != "" {
+			st.away = true
+			f.keep(ctx, st)
 		}
 		f.log.Warn("thread stream ended; reconnecting", "thread", k.String(), "error", errString(err), "backoff", backoff.String())
 		t := time.NewTimer(backoff)
@@ -322,19 +338,61 @@ func (f *Follower) stream(ctx context.Context, st *threadState, connected func()
 	if err != nil {
 		return fmt.Errorf("subscribe %s: transport error", httptarget.SafeURL(u))
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
 		return fmt.Errorf("subscribe %s: HTTP %d", httptarget.SafeURL(u), resp.StatusCode)
 	}
 	connected()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	// Lines are read on their own goroutine so a resync can time out while the stream
+	// is quiet; it ends when the body closes (deferred above), and stream waits for it.
+	lines, readErr := make(chan string), make(chan error, 1)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-stop:
+				return
+			}
+		}
+		readErr <- sc.Err()
+	}()
+	defer wg.Wait()
+	defer resp.Body.Close()
+	defer close(stop)
+	var resync <-chan time.Time
+	if st.away {
+		t := time.NewTimer(f.resync)
+		defer t.Stop()
+		resync = t.C
+	}
 	var data strings.Builder
-	for sc.Scan() {
-		line := sc.Text()
+	for {
+		var line string
+		select {
+		case line = <-lines:
+		case err := <-readErr:
+			return err
+		case <-resync:
+			// The new stream replayed nothing: the run ended while the follower was away.
+			resync = nil
+			f.endAway(ctx, st)
+			continue
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		switch {
 		case line == "":
 			if data.Len() > 0 {
+				if resync != nil {
+					resync = nil
+					f.resynced(ctx, st, data.String())
+				}
 				f.handle(ctx, st, data.String())
 				f.active(st.th, st.runID != "")
 				data.Reset()
@@ -348,7 +406,46 @@ func (f *Follower) stream(ctx context.Context, st *threadState, connected func()
 			data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
 		}
 	}
-	return sc.Err()
+}
+
+// keep renews the open run's lease while the stream is lost: the thread keeps its last
+// known presence. A run closed meanwhile (through the agent API) is let go.
+func (f *Follower) keep(ctx context.Context, st *threadState) {
+	if f.now().Sub(st.beatAt) < heartbeatEvery {
+		return
+	}
+	st.beatAt = f.now()
+	if _, err := f.runs.Heartbeat(ctx, st.k, st.runID); err != nil {
+		if errors.Is(err, agent.ErrRunClosed) || errors.Is(err, agent.ErrRunNotFound) {
+			st.runID, st.mastraRun, st.away = "", "", false
+			return
+		}
+		f.log.Warn("renew run while reconnecting", "thread", st.k.String(), "run_id", st.runID, "error", err.Error())
+	}
+}
+
+// resynced reads the first chunk after a reconnect: the replay of the run still going
+// (its start, or any chunk of the same Mastra run) keeps it; anything else means it
+// ended while the follower was away.
+func (f *Follower) resynced(ctx context.Context, st *threadState, data string) {
+	st.away = false
+	var c chunk
+	if json.Unmarshal([]byte(data), &c) == nil && (c.Type == "start" || (c.RunID != "" && c.RunID == st.mastraRun)) {
+		return
+	}
+	f.endAway(ctx, st)
+}
+
+// endAway closes the run held open while the follower was away, at once rather than at
+// lease expiry. It is closed as aborted: how it ended is unknown, so its in-flight
+// signals are delivered again in the next run.
+func (f *Follower) endAway(ctx context.Context, st *threadState) {
+	st.away = false
+	if st.runID == "" {
+		return
+	}
+	f.log.Info("run ended while the stream was lost; closing it", "thread", st.k.String(), "run_id", st.runID)
+	f.end(ctx, st, agent.RunAborted)
 }
 
 // handle applies one chunk to the thread's presence.

@@ -127,6 +127,7 @@ type presence struct {
 	runs    int
 	live    string
 	resumed []inbox.ThreadKey
+	beats   int
 }
 
 func (p *presence) LiveThreads(context.Context, string) ([]inbox.ThreadKey, error) {
@@ -147,6 +148,9 @@ func (p *presence) Open(_ context.Context, k inbox.ThreadKey, origin string) (ag
 }
 
 func (p *presence) Heartbeat(_ context.Context, k inbox.ThreadKey, id string) (agent.Run, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.beats++
 	return agent.Run{ID: id, Thread: k}, nil
 }
 
