@@ -157,6 +157,9 @@ func TestOutageThreeHoursThenRecovery(t *testing.T) {
 			require.Len(t, st, 1)
 			require.Equal(t, delivery.TargetDown, st[0].State)
 			require.Contains(t, st[0].LastError, "503")
+			backlog, err := e.Store.Backlog(t.Context(), e.Clock.Now())
+			require.NoError(t, err)
+			require.Equal(t, n, backlog["coder"], "every record waits for the target, retried, put off or never tried")
 
 			// The next probe succeeds; the backlog goes out in the same passes, at once.
 			for {

@@ -177,16 +177,18 @@ func (s *Store) ClaimProbeThread(ctx context.Context, agentID, owner string, now
 	return inbox.ThreadKey{Agent: rows[0].Agent, Resource: rows[0].Resource, Thread: rows[0].Thread}, true, nil
 }
 
-// Backlog counts each agent's records waiting for its target: pending and due, or
-// waiting for a retry.
+// Backlog counts each agent's records waiting for its target: pending records whose
+// delivery or summary time has come, or that wait for a retry, including those a failed
+// pass put off behind another (exactly what a target coming back makes due at once).
 func (s *Store) Backlog(ctx context.Context, now time.Time) (map[string]int, error) {
 	var rows []struct {
 		Agent string `db:"agent"`
 		N     int    `db:"n"`
 	}
 	err := s.r.SelectContext(ctx, &rows, s.q(`SELECT agent, COUNT(*) AS n FROM records
-		WHERE status = 'pending' AND ((due_at IS NOT NULL AND due_at <= ?) OR next_attempt_at IS NOT NULL)
-		GROUP BY agent`), micros(now))
+		WHERE status = 'pending' AND due_at IS NOT NULL
+		  AND (due_at <= ? OR next_attempt_at IS NOT NULL OR deliver_at <= ? OR summary_at <= ?)
+		GROUP BY agent`), micros(now), micros(now), micros(now))
 	if err != nil {
 		return nil, fmt.Errorf("count backlog: %w", err)
 	}
