@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 
@@ -10,6 +11,10 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
 )
+
+// ErrSignalLogged is a Deliverer's answer for a signal id its thread logged already:
+// nothing was sent.
+var ErrSignalLogged = errors.New("signal id already logged on this thread")
 
 func (a *API) openRun(c echo.Context, k inbox.ThreadKey) error {
 	var body struct{}
@@ -132,14 +137,16 @@ func (a *API) sendSignal(c echo.Context, k inbox.ThreadKey) error {
 	} else if req.Signal.CacheKey != "" || req.Signal.Mode != "" {
 		return server.BadRequest("signal: cacheKey and mode apply only to type state")
 	}
+	conditional := req.IfActive.Attributes.Merge(req.IfIdle.Attributes)
 	if sig.ID != "" {
 		// A resend of a signal the thread already logged answers like the first time,
 		// before anything acts on presence: on an idle thread resolving it again would
-		// open (and recover into) a run for a signal that is not sent.
+		// open (and recover into) a run for a signal that is not sent. Another signal
+		// under a logged id is a conflict, never dropped in silence.
 		if f, ok, err := a.loggedSignal(ctx, k, sig.ID); err != nil {
 			return err
 		} else if ok {
-			return c.JSON(http.StatusOK, signalResponse{ID: f.ID, Action: f.Action, RunID: f.RunID})
+			return a.answerLogged(c, f, sig, conditional)
 		}
 	}
 	live, err := a.Runs.Live(ctx, k)
@@ -184,17 +191,83 @@ func (a *API) sendSignal(c echo.Context, k inbox.ThreadKey) error {
 	case live != nil:
 		d.RunID = live.ID
 	}
-	if _, err := a.Deliverer.Deliver(ctx, d); err != nil {
+	if _, err := a.Deliverer.Deliver(ctx, d); errors.Is(err, ErrSignalLogged) {
+		// A concurrent send of this id was logged first; nothing was sent.
+		f, ok, gerr := a.loggedSignal(ctx, k, sig.ID)
+		if gerr != nil || !ok {
+			return errors.Join(err, gerr)
+		}
+		return a.answerLogged(c, f, sig, conditional)
+	} else if err != nil {
 		a.log.Error("deliver signal", "thread", k.String(), "signal_id", sig.ID, "error", err.Error())
 		return a.undoLane(c, k, lane, prev, version,
 			server.NewError(http.StatusBadGateway, "delivery_failed", "the signal could not be delivered to the agent's target; send it again with the same id"))
 	}
+	if f, ok, err := a.loggedSignal(ctx, k, sig.ID); err == nil && ok && !sameSignal(f.Signal, sig, conditional) {
+		// Two sends of one id raced and the other one's frame holds the id: ours never
+		// reaches the thread's log.
+		return idConflict(sig.ID)
+	}
 	return c.JSON(http.StatusOK, signalResponse{ID: sig.ID, Action: action, RunID: d.RunID, Version: version})
 }
 
-// frameGetter reads a logged signal by id (the store).
+// answerLogged answers a send whose id the thread logged already: like the first time
+// when it is the same signal, 409 when it is another.
+func (a *API) answerLogged(c echo.Context, f Frame, sig Signal, conditional inbox.Attributes) error {
+	if !sameSignal(f.Signal, sig, conditional) {
+		return idConflict(sig.ID)
+	}
+	return c.JSON(http.StatusOK, signalResponse{ID: f.ID, Action: f.Action, RunID: f.RunID})
+}
+
+func idConflict(id string) error {
+	return server.NewError(http.StatusConflict, "signal_id_conflict",
+		"signal id %q was already used on this thread for a different signal: send it with a new id", id)
+}
+
+// sameSignal reports whether logged is the signal sent describes: the same type, tag,
+// contents, metadata and attributes, except attributes the delivery options add (they
+// depend on the thread's presence, which may have changed since).
+func sameSignal(logged, sent Signal, conditional inbox.Attributes) bool {
+	if logged.Type != sent.Type || logged.TagName != sent.TagName || logged.Contents != inbox.CleanText(sent.Contents) ||
+		canonicalJSON(logged.Metadata) != canonicalJSON(sent.Metadata) {
+		return false
+	}
+	for _, set := range [][2]inbox.Attributes{{logged.Attributes, sent.Attributes}, {sent.Attributes, logged.Attributes}} {
+		for _, kv := range set[0] {
+			if _, cond := conditional.Get(kv.Key); cond {
+				continue
+			}
+			other, ok := set[1].Get(kv.Key)
+			if !ok || canonicalJSON(other) != canonicalJSON(kv.Value) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// canonicalJSON renders v as JSON after a round trip, so a value read back from the log
+// compares equal to the one decoded from a request; empty and missing maps are alike.
+func canonicalJSON(v any) string {
+	if m, ok := v.(map[string]any); ok && len(m) == 0 {
+		return "{}"
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	var back any
+	if json.Unmarshal(raw, &back) != nil {
+		return string(raw)
+	}
+	raw, _ = json.Marshal(back)
+	return string(raw)
+}
+
+// frameGetter reads a thread's logged signal by id (the store).
 type frameGetter interface {
-	GetFrame(ctx context.Context, id string) (Frame, error)
+	GetFrame(ctx context.Context, k inbox.ThreadKey, id string) (Frame, error)
 }
 
 // loggedSignal finds the signal frame id logged on k, if the frame store can look it up.
@@ -203,14 +276,14 @@ func (a *API) loggedSignal(ctx context.Context, k inbox.ThreadKey, id string) (F
 	if !ok {
 		return Frame{}, false, nil
 	}
-	f, err := g.GetFrame(ctx, id)
+	f, err := g.GetFrame(ctx, k, id)
 	switch {
 	case errors.Is(err, inbox.ErrNotFound):
 		return Frame{}, false, nil
 	case err != nil:
 		return Frame{}, false, err
 	}
-	return f, f.Event == EventSignal && f.Thread == k, nil
+	return f, f.Event == EventSignal, nil
 }
 
 // undoLane puts a state lane back when its signal did not go out, so a resend is not

@@ -527,8 +527,8 @@ func (d *Dispatcher) Deliver(ctx context.Context, del Delivery) (bool, error) {
 		// A sender repeating an id the thread already logged: the target accepted it once
 		// and some (Mastra) would show it twice. The API answers repeats before this; here
 		// a concurrent resend that passed that check is caught.
-		if f, err := logged.GetFrame(ctx, del.Signal.ID); err == nil && f.Thread == del.Thread {
-			return false, nil
+		if _, err := logged.GetFrame(ctx, del.Thread, del.Signal.ID); err == nil {
+			return false, fmt.Errorf("deliver signal %s: %w", del.Signal.ID, agent.ErrSignalLogged)
 		}
 	}
 	release, err := d.acquire(ctx, del.Thread.Agent)
@@ -541,7 +541,7 @@ func (d *Dispatcher) Deliver(ctx context.Context, del Delivery) (bool, error) {
 
 // frameGetter reads a logged signal by id (the store).
 type frameGetter interface {
-	GetFrame(ctx context.Context, id string) (agent.Frame, error)
+	GetFrame(ctx context.Context, k inbox.ThreadKey, id string) (agent.Frame, error)
 }
 
 // deliverOne sends one signal outside a pass and logs it with its attempt; recovered

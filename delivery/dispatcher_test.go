@@ -289,9 +289,13 @@ func TestDeliverLogsOnce(t *testing.T) {
 	e := deliverytest.New(t, deliverytest.Config{})
 	k := key("dup")
 	sig := agent.Signal{ID: "sig-1", Type: agent.TypeReactive, TagName: "system-reminder", Contents: "x"}
-	for range 3 {
+	for i := range 3 {
 		retry, err := e.Dispatcher.Deliver(t.Context(), agent.Delivery{Thread: k, Signal: sig, Action: agent.ActionPersist})
-		require.NoError(t, err)
+		if i == 0 {
+			require.NoError(t, err)
+		} else {
+			require.ErrorIs(t, err, agent.ErrSignalLogged, "the caller learns the id was logged and nothing was sent")
+		}
 		require.False(t, retry)
 	}
 	log := e.Log(k)

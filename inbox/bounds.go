@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Bounds on the request values that reach a database index. PostgreSQL refuses a
@@ -51,4 +52,11 @@ func (n *Notification) CheckBounds() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// CleanText makes text storable in both dialects: PostgreSQL refuses NUL and invalid
+// UTF-8 in text columns, so both become U+FFFD.
+func CleanText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
 }

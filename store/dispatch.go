@@ -209,7 +209,7 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 			return err
 		}
 	}
-	if err := s.recoveredTx(ctx, tx, o.Recovered); err != nil {
+	if err := s.recoveredTx(ctx, tx, k, o.Recovered); err != nil {
 		return err
 	}
 	return s.insertAttempts(ctx, tx, o.Attempts)

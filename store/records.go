@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -106,12 +105,7 @@ func (row *recordRow) record() (inbox.Record, error) {
 	return r, nil
 }
 
-// cleanText makes provider text storable in both dialects: PostgreSQL rejects NUL and
-// invalid UTF-8 in text columns.
-func cleanText(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	return strings.ReplaceAll(s, "\x00", "\uFFFD")
-}
+func cleanText(s string) string { return inbox.CleanText(s) }
 
 // cleanJSON keeps valid JSON valid and storable: invalid UTF-8 can only sit inside its
 // strings, where U+FFFD replaces it; a raw NUL cannot occur in valid JSON at all.

@@ -20,7 +20,7 @@ func (s *Store) markInFlightTx(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadK
 		SELECT id, agent, resource_id, thread_id, run_id, ? FROM signals
 		WHERE run_id = ? AND agent = ? AND resource_id = ? AND thread_id = ? AND event = 'signal'
 		  AND action IN ('wake', 'deliver')
-		ON CONFLICT (signal_id) DO NOTHING`), micros(now), runID, k.Agent, k.Resource, k.Thread)
+		ON CONFLICT (agent, resource_id, thread_id, signal_id) DO NOTHING`), micros(now), runID, k.Agent, k.Resource, k.Thread)
 	if err != nil {
 		return fmt.Errorf("list in-flight signals of run %s: %w", runID, err)
 	}
@@ -32,7 +32,7 @@ func (s *Store) markInFlightTx(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadK
 func (s *Store) PendingRecoveries(ctx context.Context, k inbox.ThreadKey, limit int) ([]agent.Frame, error) {
 	var rows []frameRow
 	err := s.r.SelectContext(ctx, &rows, s.q(`SELECT `+prefixed("s.", frameColumns)+` FROM recoveries r
-		JOIN signals s ON s.id = r.signal_id
+		JOIN signals s ON s.agent = r.agent AND s.resource_id = r.resource_id AND s.thread_id = r.thread_id AND s.id = r.signal_id
 		WHERE r.agent = ? AND r.resource_id = ? AND r.thread_id = ?
 		ORDER BY s.seq LIMIT ?`), k.Agent, k.Resource, k.Thread, limit)
 	if err != nil {
@@ -49,10 +49,11 @@ func (s *Store) PendingRecoveries(ctx context.Context, k inbox.ThreadKey, limit 
 	return out, nil
 }
 
-// recoveredTx closes the recovery of signals whose redelivery the pass logs.
-func (s *Store) recoveredTx(ctx context.Context, tx *sqlx.Tx, ids []string) error {
+// recoveredTx closes the recovery of k's signals whose redelivery the pass logs.
+func (s *Store) recoveredTx(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, ids []string) error {
 	for _, id := range ids {
-		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM recoveries WHERE signal_id = ?`), id); err != nil {
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM recoveries WHERE agent = ? AND resource_id = ? AND thread_id = ? AND signal_id = ?`),
+			k.Agent, k.Resource, k.Thread, id); err != nil {
 			return fmt.Errorf("close recovery of %s: %w", id, err)
 		}
 	}

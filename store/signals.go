@@ -94,7 +94,7 @@ func (s *Store) AppendFrame(ctx context.Context, f agent.Frame) (agent.Frame, bo
 		return err
 	})
 	if errors.Is(err, errFrameExists) {
-		existing, gerr := s.GetFrame(ctx, f.ID)
+		existing, gerr := s.GetFrame(ctx, f.Thread, f.ID)
 		return existing, false, gerr
 	}
 	if err != nil {
@@ -146,7 +146,7 @@ func (s *Store) insertFrameTx(ctx context.Context, tx *sqlx.Tx, f agent.Frame) (
 		return false, fmt.Errorf("encode record ids: %w", err)
 	}
 	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO signals (`+frameColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent, resource_id, thread_id, id) DO NOTHING`),
 		cleanText(k.Agent), cleanText(k.Resource), cleanText(k.Thread), seq, cleanText(f.ID), f.Event, cleanText(f.RunID),
 		string(f.Action), cleanText(string(f.Signal.Type)), cleanText(f.Signal.TagName), cleanText(f.Signal.Contents),
 		string(attrs), string(metaJSON), cleanText(f.XML), string(idsJSON), f.RunStatus, f.Origin, nullTime(f.Signal.CreatedAt), nullTime(f.Signal.AcceptedAt), micros(f.CreatedAt))
@@ -167,10 +167,12 @@ func nonNilAttrs(a inbox.Attributes) inbox.Attributes {
 	return a
 }
 
-// GetFrame returns a logged frame by id, or inbox.ErrNotFound.
-func (s *Store) GetFrame(ctx context.Context, id string) (agent.Frame, error) {
+// GetFrame returns the frame k logged under id (ids are unique per thread), or
+// inbox.ErrNotFound.
+func (s *Store) GetFrame(ctx context.Context, k inbox.ThreadKey, id string) (agent.Frame, error) {
 	var row frameRow
-	err := s.r.GetContext(ctx, &row, s.q(`SELECT `+frameColumns+` FROM signals WHERE id = ?`), id)
+	err := s.r.GetContext(ctx, &row, s.q(`SELECT `+frameColumns+` FROM signals
+		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND id = ?`), k.Agent, k.Resource, k.Thread, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return agent.Frame{}, fmt.Errorf("frame %s: %w", id, inbox.ErrNotFound)
 	}
