@@ -152,7 +152,7 @@ func ingestPaths() obj {
 	answers := func() obj {
 		return obj{
 			"200": jsonResponse("Stored and routed, or a redelivery (duplicate).", ref("IngestOutcome")),
-			"202": jsonResponse("Stored; no route wanted it (unrouted or ignored).", ref("IngestOutcome")),
+			"202": jsonResponse("Stored; no route wanted it (unrouted or ignored), or a verified body the connector cannot read (invalid, kept for replay).", ref("IngestOutcome")),
 			"413": errorResponse("Over server.body_limit."),
 		}
 	}
@@ -160,9 +160,9 @@ func ingestPaths() obj {
 		"application/json": obj{"schema": obj{"type": "object"}}}}
 	return obj{
 		"/webhooks/github/{connector}": obj{"post": operation("ingest", "githubWebhook", "GitHub webhook",
-			"Verified with X-Hub-Signature-256; X-GitHub-Delivery is the delivery id.",
+			"Verified with X-Hub-Signature-256; X-GitHub-Delivery is the delivery id, and a body already stored under another id is a redelivery.",
 			[]obj{connector, header("X-Hub-Signature-256", "sha256=HMAC of the body.", true), header("X-GitHub-Event", "Event type.", true),
-				header("X-GitHub-Delivery", "Delivery id.", false)}, raw, answers(), "400", "401", "404")},
+				header("X-GitHub-Delivery", "Delivery id.", true)}, raw, answers(), "400", "401", "404")},
 		"/webhooks/slack/{connector}": obj{"post": operation("ingest", "slackEvents", "Slack Events API",
 			"Verified with X-Slack-Signature (v0, 5-minute window); answers url_verification with its challenge; event_id is the delivery id.",
 			[]obj{connector, header("X-Slack-Signature", "v0= signature.", true), header("X-Slack-Request-Timestamp", "Unix seconds.", true)},

@@ -3,6 +3,8 @@
 package inbox
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -117,6 +119,11 @@ type Event struct {
 	Records    int               `json:"records"` // records created or merged from it
 	// Redeliveries counts later deliveries of the same provider id (acknowledged, ignored).
 	Redeliveries int `json:"redeliveries"`
+	// BodyDigest, when set (Digest of the signed body), makes a later event of the same
+	// connector with the same digest a redelivery whatever its delivery id: a signed
+	// body without a timestamp could otherwise be replayed as new. It lives as long as
+	// the event, so retention bounds it.
+	BodyDigest string `json:"-"`
 	// Checkpoint, when set, is saved in the same transaction as the event, even when
 	// the event is a duplicate: a connector's cursor (an IMAP mailbox's last UID)
 	// advances exactly when its events are committed.
@@ -248,4 +255,10 @@ type RecordOutcome struct {
 	Thread   ThreadKey `json:"thread"`
 	Merged   bool      `json:"merged"` // absorbed by an existing pending record
 	Decision Decision  `json:"decision"`
+}
+
+// Digest is the hex SHA-256 of a body: a bounded index key for any body size.
+func Digest(body []byte) string {
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
 }

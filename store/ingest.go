@@ -36,7 +36,7 @@ func (s *Store) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notifica
 		}
 		if !inserted {
 			res.Duplicate = true
-			return s.writeTx(tx).get(ctx, &res.EventID, qRedelivered, micros(ev.ReceivedAt), ev.Source, ev.Connector, ev.DeliveryID)
+			return s.redelivered(ctx, tx, ev, &res.EventID)
 		}
 		for _, n := range ns {
 			out, err := s.ingestOne(ctx, tx, ev, n, decide, newID)
@@ -62,12 +62,16 @@ func (s *Store) insertEvent(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event) (
 	if ev.DeliveryID != "" {
 		delivery = sql.NullString{String: ev.DeliveryID, Valid: true}
 	}
+	var digest sql.NullString
+	if ev.BodyDigest != "" {
+		digest = sql.NullString{String: ev.BodyDigest, Valid: true}
+	}
 	var replayOf sql.NullString
 	if ev.ReplayOf != "" {
 		replayOf = sql.NullString{String: ev.ReplayOf, Valid: true}
 	}
 	r, err := s.writeTx(tx).exec(ctx, qInsertEvent, ev.ID, ev.Source, ev.Connector, delivery, ev.Type, string(headers), ev.Body,
-		micros(ev.ReceivedAt), string(ev.Status), ev.Error, replayOf, ev.Records)
+		micros(ev.ReceivedAt), string(ev.Status), ev.Error, replayOf, ev.Records, digest)
 	if err != nil {
 		return false, fmt.Errorf("insert event: %w", err)
 	}
@@ -76,6 +80,20 @@ func (s *Store) insertEvent(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event) (
 		return false, fmt.Errorf("insert event: %w", err)
 	}
 	return n == 1, nil
+}
+
+// redelivered counts a redelivery on the event that made ev a duplicate (same
+// delivery id, else same body digest) and sets id to that event's.
+func (s *Store) redelivered(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, id *string) error {
+	q := s.writeTx(tx)
+	err := q.get(ctx, id, qRedelivered, micros(ev.ReceivedAt), ev.Source, ev.Connector, ev.DeliveryID)
+	if errors.Is(err, sql.ErrNoRows) && ev.BodyDigest != "" {
+		err = q.get(ctx, id, qRedeliveredBody, micros(ev.ReceivedAt), ev.Source, ev.Connector, ev.BodyDigest)
+	}
+	if err != nil {
+		return fmt.Errorf("record redelivery of %s event: %w", ev.Source, err)
+	}
+	return nil
 }
 
 func (s *Store) ingestOne(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, n inbox.Notification, decide inbox.DecideFunc, newID func() string) (inbox.RecordOutcome, error) {

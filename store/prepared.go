@@ -15,10 +15,12 @@ import (
 // connection itself.
 const (
 	qInsertEvent = `INSERT INTO events
-		(id, source, connector, delivery_id, type, headers, body, received_at, status, error, replay_of, records)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+		(id, source, connector, delivery_id, type, headers, body, received_at, status, error, replay_of, records, body_digest)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
 	qRedelivered = `UPDATE events SET redeliveries = redeliveries + 1, last_redelivered_at = ?
 		WHERE source = ? AND connector = ? AND delivery_id = ? RETURNING id`
+	qRedeliveredBody = `UPDATE events SET redeliveries = redeliveries + 1, last_redelivered_at = ?
+		WHERE source = ? AND connector = ? AND body_digest = ? RETURNING id`
 	qTouchThread = `INSERT INTO threads (agent, resource_id, thread_id, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent, resource_id, thread_id) DO UPDATE SET updated_at = excluded.updated_at`
 	qPresence = `SELECT COUNT(*) FROM runs
@@ -49,7 +51,7 @@ func mergeQuery(dedupe, coalesce bool) string {
 }
 
 func hotQueries() []string {
-	return []string{qInsertEvent, qRedelivered, qTouchThread, qPresence, qInsertRecord, qUpdateRecord,
+	return []string{qInsertEvent, qRedelivered, qRedeliveredBody, qTouchThread, qPresence, qInsertRecord, qUpdateRecord,
 		mergeQuery(true, false), mergeQuery(false, true), mergeQuery(true, true)}
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -15,7 +16,6 @@ import (
 
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
-	"github.com/signalgate/signalgate/server"
 )
 
 // RoutePath is where deliveries are posted; :connector is the configured name.
@@ -40,9 +40,9 @@ type connector struct {
 // Handler serves POST /webhooks/generic/:connector for every configured connector.
 type Handler struct {
 	conns    map[string]*connector
+	opening  connectors.Opening[*connector]
 	pipeline *connectors.Pipeline
 	log      *slog.Logger
-	now      func() time.Time
 }
 
 // NewHandler validates the configs and builds the handler.
@@ -56,7 +56,7 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 	if now == nil {
 		now = time.Now
 	}
-	h := &Handler{conns: map[string]*connector{}, pipeline: p, log: log.With("component", "connector_generic"), now: now}
+	h := &Handler{conns: map[string]*connector{}, pipeline: p, log: log.With("component", "connector_generic")}
 	for _, c := range cfgs {
 		secret, _ := ParseSecret(c.Secret) // validated above
 		conn := &connector{cfg: c, secret: secret}
@@ -65,43 +65,42 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 		}
 		h.conns[c.Name] = conn
 	}
+	h.opening = connectors.Opening[*connector]{
+		Source: Source, Conns: h.conns, LogHeader: HeaderID, Log: h.log, Now: now,
+		Verify: func(c *connector, hdr http.Header, body []byte, at time.Time) error {
+			return Verify(c.secret, hdr, body, at)
+		},
+	}
 	return h, nil
 }
 
 // Mount registers the route on e.
 func (h *Handler) Mount(e *echo.Echo) { e.POST(RoutePath, h.Serve) }
 
-// Serve verifies, stores and routes one delivery.
+// Serve verifies, stores and routes one delivery. A verified body the connector
+// cannot read is stored as invalid and answered 202: a 400 would only make the
+// sender retry something that will never parse.
 func (h *Handler) Serve(c echo.Context) error {
-	name := c.Param("connector")
-	conn, ok := h.conns[name]
-	if !ok {
-		return server.NotFound("no generic connector named %q", name)
-	}
-	body, err := connectors.ReadBody(c)
+	d, err := h.opening.Open(c)
 	if err != nil {
 		return err
 	}
-	req := c.Request()
-	now := h.now()
-	if err := Verify(conn.secret, req.Header, body, now); err != nil {
-		h.log.Warn("signature rejected", "connector", name, "reason", err.Error(),
-			"delivery_id", req.Header.Get(HeaderID), "remote_ip", c.RealIP())
-		return server.Unauthorized()
-	}
-	it, err := conn.item(name, body)
-	if err != nil {
-		return err
-	}
+	id := d.Header.Get(HeaderID)
 	ev := &inbox.Event{
 		Source:     Source,
-		Connector:  name,
-		DeliveryID: req.Header.Get(HeaderID),
-		Type:       it.Kind,
-		Headers:    connectors.KeepHeaders(req.Header, HeaderID, HeaderTimestamp, "User-Agent", "Content-Type"),
-		Body:       body,
-		ReceivedAt: now.UTC(),
+		Connector:  d.Name,
+		DeliveryID: id,
+		Headers:    connectors.KeepHeaders(d.Header, HeaderID, HeaderTimestamp, "User-Agent", "Content-Type"),
+		Body:       d.Body,
+		ReceivedAt: d.At,
 	}
+	it, err := d.Conn.item(d.Name, id, d.Body)
+	if err != nil {
+		ev.Status, ev.Error = inbox.EventInvalid, err.Error()
+		h.log.Warn("body not readable", "connector", d.Name, "delivery_id", connectors.Truncate(id, 200), "error", ev.Error)
+		return h.pipeline.Respond(c, ev, nil)
+	}
+	ev.Type = it.Kind
 	return h.pipeline.Respond(c, ev, []connectors.Item{it})
 }
 
@@ -112,33 +111,40 @@ func (h *Handler) Items(_ context.Context, ev *inbox.Event) ([]connectors.Item, 
 	if !ok {
 		return nil, fmt.Errorf("no generic connector named %q", ev.Connector)
 	}
-	it, err := conn.item(ev.Connector, ev.Body)
+	id := cmp.Or(ev.DeliveryID, connectors.Header(ev.Headers, HeaderID))
+	it, err := conn.item(ev.Connector, id, ev.Body)
 	if err != nil {
 		return nil, err
 	}
 	return []connectors.Item{it}, nil
 }
 
-// item reads one delivery's JSON body; its errors are 400s naming the problem.
-func (c *connector) item(name string, body []byte) (connectors.Item, error) {
+// item reads one delivery's JSON body: by the connector's mapping when it has one,
+// else as a native notification body or a Standard Webhooks envelope. id is the
+// delivery's webhook-id. Errors name the problem without echoing the body.
+func (c *connector) item(name, id string, body []byte) (connectors.Item, error) {
 	var doc any
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil || dec.More() {
-		return connectors.Item{}, server.BadRequest("malformed JSON body")
+		return connectors.Item{}, errors.New("malformed JSON body")
 	}
-	if _, isObject := doc.(map[string]any); !isObject {
-		return connectors.Item{}, server.BadRequest("body: want a JSON object")
+	obj, isObject := doc.(map[string]any)
+	if !isObject {
+		return connectors.Item{}, errors.New("body: want a JSON object")
 	}
 	var it connectors.Item
 	var err error
-	if c.mapping != nil {
+	switch {
+	case c.mapping != nil:
 		it, err = c.mapped(doc, body)
-	} else {
+	case isNative(obj):
 		it, err = c.notification(body)
+	default:
+		it, err = c.envelope(obj, id)
 	}
 	if err != nil {
-		return connectors.Item{}, server.BadRequest("%s", err.Error())
+		return connectors.Item{}, err
 	}
 	it.Fields.Source, it.Fields.Connector, it.Fields.Kind = Source, name, it.Kind
 	if it.Metadata == nil {
@@ -149,6 +155,14 @@ func (c *connector) item(name string, body []byte) (connectors.Item, error) {
 	it.Metadata[connectors.MetaAuthor] = it.Fields.Author
 	it.Metadata[connectors.MetaAuthorIsBot] = false
 	return it, nil
+}
+
+// isNative tells a native notification body (it names a kind or a summary) from a
+// Standard Webhooks envelope; only a native body has its field names checked.
+func isNative(obj map[string]any) bool {
+	_, kind := obj["kind"]
+	_, summary := obj["summary"]
+	return kind || summary
 }
 
 // notificationBody is the native body shape, the same fields as the agent API's
@@ -234,10 +248,17 @@ func (c *connector) summary(s, kind string) string {
 // fieldsFromAttributes lets routes match generic items like others: repo, number,
 // branch and author by name, every scalar attribute under match.extra.
 func fieldsFromAttributes(attrs inbox.Attributes) connectors.Fields {
-	f := connectors.Fields{Extra: map[string]string{}}
+	scalars := map[string]string{}
 	for _, kv := range attrs {
-		f.Extra[kv.Key] = inbox.FormatValue(kv.Value)
+		scalars[kv.Key] = inbox.FormatValue(kv.Value)
 	}
+	return fieldsFromScalars(scalars)
+}
+
+// fieldsFromScalars puts every named scalar under match.extra, and repo, number,
+// branch and author in their own fields.
+func fieldsFromScalars(scalars map[string]string) connectors.Fields {
+	f := connectors.Fields{Extra: scalars}
 	f.Repo, f.Branch, f.Author = f.Extra["repo"], f.Extra["branch"], f.Extra["author"]
 	if n, err := strconv.Atoi(f.Extra["number"]); err == nil && n > 0 {
 		f.Number = n

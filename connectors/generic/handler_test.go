@@ -159,13 +159,8 @@ func TestMappedBody(t *testing.T) {
 	assert.Equal(t, "billing sent a ping event.", n.Summary)
 	assert.Equal(t, inbox.ThreadKey{Agent: "ops", Resource: "billing", Thread: "general"}, n.Thread)
 
-	rec = h.post(t, "msg_4", `{"severity": "critical"}`)
-	require.Equal(t, http.StatusBadRequest, rec.Code)
-	assert.Contains(t, errMessage(t, rec), "kind: required")
-
-	rec = h.post(t, "msg_5", `{"type": {"nested": true}}`)
-	require.Equal(t, http.StatusBadRequest, rec.Code)
-	assert.Contains(t, errMessage(t, rec), "kind: want a string")
+	assert.Contains(t, h.invalid(t, "msg_4", `{"severity": "critical"}`), "kind: required")
+	assert.Contains(t, h.invalid(t, "msg_5", `{"type": {"nested": true}}`), "kind: want a string")
 }
 
 func attrString(a inbox.Attributes) string {
@@ -203,38 +198,6 @@ func TestGenericBadInput(t *testing.T) {
 		req.Body = io.NopCloser(strings.NewReader(strings.Replace(notificationJSON, "high", "urgent", 1)))
 		require.Equal(t, http.StatusUnauthorized, h.do(req).Code)
 	})
-	t.Run("malformed JSON", func(t *testing.T) {
-		rec := h.post(t, "msg_1", `{"kind": "x",`)
-		require.Equal(t, http.StatusBadRequest, rec.Code)
-		assert.Contains(t, errMessage(t, rec), "malformed JSON")
-	})
-	t.Run("not an object", func(t *testing.T) {
-		require.Equal(t, http.StatusBadRequest, h.post(t, "msg_1", `["kind"]`).Code)
-	})
-	t.Run("missing kind", func(t *testing.T) {
-		rec := h.post(t, "msg_1", `{"summary": "something happened"}`)
-		require.Equal(t, http.StatusBadRequest, rec.Code)
-		assert.Equal(t, "kind: required", errMessage(t, rec))
-	})
-	t.Run("unknown field", func(t *testing.T) {
-		rec := h.post(t, "msg_1", `{"kind": "x", "dedupe_key": "k"}`)
-		require.Equal(t, http.StatusBadRequest, rec.Code)
-		assert.Contains(t, errMessage(t, rec), `unknown field "dedupe_key"`)
-	})
-	t.Run("wrong type", func(t *testing.T) {
-		rec := h.post(t, "msg_1", `{"kind": 7}`)
-		require.Equal(t, http.StatusBadRequest, rec.Code)
-		assert.Contains(t, errMessage(t, rec), "kind: wrong type")
-	})
-	t.Run("bad priority", func(t *testing.T) {
-		rec := h.post(t, "msg_1", `{"kind": "x", "priority": "asap"}`)
-		require.Equal(t, http.StatusBadRequest, rec.Code)
-		assert.Contains(t, errMessage(t, rec), `priority: unknown "asap"`)
-	})
-	t.Run("nested attribute", func(t *testing.T) {
-		rec := h.post(t, "msg_1", `{"kind": "x", "attributes": {"a": {"b": 1}}}`)
-		require.Equal(t, http.StatusBadRequest, rec.Code)
-	})
 	t.Run("over limit", func(t *testing.T) {
 		big := `{"kind": "x", "summary": "` + strings.Repeat("y", 70<<10) + `"}`
 		require.Equal(t, http.StatusRequestEntityTooLarge, h.post(t, "msg_1", big).Code)
@@ -246,6 +209,45 @@ func TestGenericBadInput(t *testing.T) {
 		require.Equal(t, http.StatusNotFound, h.do(signedRequest(t, "nope", "msg_1", h.now, []byte(notificationJSON))).Code)
 	})
 	assert.Empty(t, h.ing.Calls(), "nothing was stored")
+}
+
+// invalid posts a signed body the connector cannot read and returns the reason it
+// was stored with: verified but unreadable is 202 invalid, never a 400.
+func (h *harness) invalid(t *testing.T, id, body string) string {
+	t.Helper()
+	before := len(h.ing.Calls())
+	rec := h.post(t, id, body)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	var out connectors.Outcome
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+	assert.Equal(t, inbox.EventInvalid, out.Status)
+	assert.NotEmpty(t, out.EventID)
+	calls := h.ing.Calls()
+	require.Len(t, calls, before+1, "stored for replay")
+	ev := calls[len(calls)-1].Event
+	assert.Equal(t, []byte(body), ev.Body)
+	assert.Equal(t, id, ev.DeliveryID)
+	assert.Empty(t, calls[len(calls)-1].Notifications)
+	return ev.Error
+}
+
+func TestGenericUnreadableStoredAsInvalid(t *testing.T) {
+	h := newHarness(t, 64<<10)
+	for _, c := range []struct{ name, body, reason string }{
+		{"malformed JSON", `{"kind": "x",`, "malformed JSON body"},
+		{"not an object", `["kind"]`, "body: want a JSON object"},
+		{"missing kind", `{"summary": "something happened"}`, "kind: required"},
+		{"typo in a native body", `{"kind": "x", "dedupe_key": "k"}`, `unknown field "dedupe_key"`},
+		{"wrong type", `{"kind": 7}`, "kind: wrong type"},
+		{"bad priority", `{"kind": "x", "priority": "asap"}`, `priority: unknown "asap"`},
+		{"nested attribute", `{"kind": "x", "attributes": {"a": {"b": 1}}}`, `attribute "a"`},
+		{"envelope type not a string", `{"type": 7, "data": {}}`, "type: want a string"},
+		{"envelope without a type", `{"timestamp": "2022-11-03T20:26:10.344522Z", "data": {"id": "1"}}`, "type: required"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Contains(t, h.invalid(t, "msg_"+c.name, c.body), c.reason)
+		})
+	}
 }
 
 func TestGenericRedelivery(t *testing.T) {

@@ -35,9 +35,9 @@ func keptHeaders() []string {
 // Handler serves POST /webhooks/github/:connector for every configured connector.
 type Handler struct {
 	conns    map[string]Config
+	opening  connectors.Opening[Config]
 	pipeline *connectors.Pipeline
 	log      *slog.Logger
-	now      func() time.Time
 	ci       CIState
 }
 
@@ -62,7 +62,6 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 		conns:    make(map[string]Config, len(cfgs)),
 		pipeline: p,
 		log:      log.With("component", "connector_github"),
-		now:      now,
 		ci:       NewMemoryCIState(0),
 	}
 	for _, c := range cfgs {
@@ -71,67 +70,75 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 	for _, o := range opts {
 		o(h)
 	}
+	h.opening = connectors.Opening[Config]{
+		Source: "github", Conns: h.conns, Precheck: precheck, Verify: verify,
+		LogHeader: gh.DeliveryIDHeader, Log: h.log, Now: now,
+	}
 	return h, nil
+}
+
+// precheck refuses, before the body is read, a request without the event type or
+// the delivery id: without the id a captured body could be replayed as new.
+func precheck(_ Config, hdr http.Header) error {
+	for _, name := range []string{gh.EventTypeHeader, gh.DeliveryIDHeader} {
+		if hdr.Get(name) == "" {
+			return server.BadRequest("missing %s header", name)
+		}
+	}
+	return nil
+}
+
+// verify accepts only a valid sha256 signature: go-github accepts a missing one when
+// the secret is empty, and sha1 ones.
+func verify(cfg Config, hdr http.Header, body []byte, _ time.Time) error {
+	sig := hdr.Get(gh.SHA256SignatureHeader)
+	if sig == "" {
+		return errors.New("missing")
+	}
+	if !strings.HasPrefix(sig, "sha256=") || gh.ValidateSignature(sig, body, []byte(cfg.Secret)) != nil {
+		return errors.New("invalid")
+	}
+	return nil
 }
 
 // Mount registers the route on e.
 func (h *Handler) Mount(e *echo.Echo) { e.POST(RoutePath, h.Serve) }
 
 // Serve verifies, stores and routes one delivery. The event is stored before any
-// 2xx; unknown or unmapped event types are stored and answered 202.
+// 2xx; unknown or unmapped event types are stored and answered 202, and so is a
+// verified payload that cannot be read (invalid, kept for replay).
 func (h *Handler) Serve(c echo.Context) error {
-	name := c.Param("connector")
-	cfg, ok := h.conns[name]
-	if !ok {
-		return server.NotFound("no github connector named %q", name)
-	}
-	body, err := connectors.ReadBody(c)
+	d, err := h.opening.Open(c)
 	if err != nil {
 		return err
 	}
-	req := c.Request()
-	sig := req.Header.Get(gh.SHA256SignatureHeader)
-	// go-github accepts a missing signature when the secret is empty, and sha1
-	// signatures; only a valid sha256 one passes here.
-	if !strings.HasPrefix(sig, "sha256=") || gh.ValidateSignature(sig, body, []byte(cfg.Secret)) != nil {
-		reason := "invalid"
-		if sig == "" {
-			reason = "missing"
-		}
-		h.log.Warn("signature rejected", "connector", name, "reason", reason,
-			"delivery_id", req.Header.Get(gh.DeliveryIDHeader), "remote_ip", c.RealIP())
-		return server.Unauthorized()
-	}
-	eventType := req.Header.Get(gh.EventTypeHeader)
-	if eventType == "" {
-		return server.BadRequest("missing %s header", gh.EventTypeHeader)
-	}
-	payload, err := formPayload(req.Header.Get(echo.HeaderContentType), body)
-	if err != nil {
-		return err
-	}
-	delivery := req.Header.Get(gh.DeliveryIDHeader)
-	items, status, reason, err := h.parse(req.Context(), &cfg, eventType, delivery, payload, h.ci)
-	if err != nil {
-		return err
-	}
+	ctx := c.Request().Context()
+	eventType, delivery := d.Header.Get(gh.EventTypeHeader), d.Header.Get(gh.DeliveryIDHeader)
 	ev := &inbox.Event{
 		Source:     "github",
-		Connector:  name,
+		Connector:  d.Name,
 		DeliveryID: delivery,
 		Type:       eventType,
-		Headers:    connectors.KeepHeaders(req.Header, keptHeaders()...),
-		Body:       payload,
-		ReceivedAt: h.now().UTC(),
-		Status:     status,
-		Error:      reason,
+		Headers:    connectors.KeepHeaders(d.Header, keptHeaders()...),
+		Body:       d.Body,
+		// A signed body replayed under a new delivery id is still the same delivery.
+		BodyDigest: inbox.Digest(d.Body),
+		ReceivedAt: d.At,
 	}
-	if status == inbox.EventInvalid {
-		h.log.Warn("payload not decodable", "connector", name, "event_type", eventType,
-			"delivery_id", delivery, "error", reason)
+	var items []connectors.Item
+	if payload, err := formPayload(d.Header.Get(echo.HeaderContentType), d.Body); err != nil {
+		ev.Status, ev.Error = inbox.EventInvalid, err.Error()
+	} else {
+		ev.Body = payload
+		cfg := d.Conn
+		items, ev.Status, ev.Error = h.parse(ctx, &cfg, eventType, delivery, payload, h.ci)
 	}
-	if eventType == "ping" {
-		out, err := h.pipeline.Ingest(req.Context(), ev, nil)
+	if ev.Status == inbox.EventInvalid {
+		h.log.Warn("payload not decodable", "connector", d.Name, "event_type", eventType,
+			"delivery_id", delivery, "error", ev.Error)
+	}
+	if eventType == "ping" && ev.Status != inbox.EventInvalid {
+		out, err := h.pipeline.Ingest(ctx, ev, nil)
 		if err != nil {
 			return err
 		}
@@ -142,31 +149,32 @@ func (h *Handler) Serve(c echo.Context) error {
 
 // parse maps one delivery's JSON payload. What is stored without items comes back as
 // a status and its reason: ignored for a type the connector does not map, invalid for
-// JSON of an unexpected shape (kept: a later version may replay it). Malformed JSON
-// is a 400.
-func (h *Handler) parse(ctx context.Context, cfg *Config, eventType, delivery string, payload []byte, ci CIState) ([]connectors.Item, inbox.EventStatus, string, error) {
+// a payload that is not JSON or not even leniently of its event's shape (kept: a
+// later version may replay it).
+func (h *Handler) parse(ctx context.Context, cfg *Config, eventType, delivery string, payload []byte, ci CIState) ([]connectors.Item, inbox.EventStatus, string) {
+	if !json.Valid(payload) {
+		return nil, inbox.EventInvalid, "malformed JSON payload"
+	}
 	if !mappedEvent(eventType) {
-		// Not parsed at all: go-github rejects some real payloads of types we do not
-		// map (old timestamps, package metadata), and those must not fail the delivery.
-		if !json.Valid(payload) {
-			return nil, "", "", server.BadRequest("malformed JSON payload")
-		}
+		// Not decoded at all: nothing of it is read.
 		if eventType == "ping" {
-			return nil, "", "", nil
+			return nil, "", ""
 		}
-		return nil, inbox.EventIgnored, fmt.Sprintf("event type %q is not mapped", eventType), nil
+		return nil, inbox.EventIgnored, fmt.Sprintf("event type %q is not mapped", eventType)
 	}
-	// Mapped types are validated by the decoder itself (one pass over the body).
 	parsed, err := gh.ParseWebHook(eventType, payload)
-	var syntaxErr *json.SyntaxError
-	if errors.As(err, &syntaxErr) || (err != nil && !json.Valid(payload)) {
-		return nil, "", "", server.BadRequest("malformed JSON payload")
-	}
 	if err != nil {
-		return nil, inbox.EventInvalid, fmt.Sprintf("decode %s payload: %s", eventType, jsonProblem(err)), nil
+		// A field go-github's types refuse must not make the whole event unreadable:
+		// the mapping reads a few fields, the rest is tolerated.
+		var dropped []string
+		if parsed, dropped, err = parseLenient(eventType, payload); err != nil {
+			return nil, inbox.EventInvalid, fmt.Sprintf("decode %s payload: %s", eventType, jsonProblem(err))
+		}
+		h.log.Info("payload read leniently", "event_type", eventType, "delivery_id", delivery,
+			"fields_left_out", strings.Join(dropped, ","))
 	}
 	m := mapper{cfg: cfg, ci: ci, log: h.log, event: eventType, delivery: delivery}
-	return m.items(ctx, parsed), "", "", nil
+	return m.items(ctx, parsed), "", ""
 }
 
 // Items turns a stored or sample delivery back into items without verifying it, for
@@ -197,10 +205,8 @@ func (h *Handler) Items(ctx context.Context, ev *inbox.Event) ([]connectors.Item
 	if delivery == "" {
 		delivery = connectors.Header(ev.Headers, gh.DeliveryIDHeader)
 	}
-	items, status, reason, err := h.parse(ctx, &cfg, eventType, delivery, payload, readOnlyCI{h.ci})
+	items, status, reason := h.parse(ctx, &cfg, eventType, delivery, payload, readOnlyCI{h.ci})
 	switch {
-	case err != nil:
-		return nil, err
 	case status == inbox.EventInvalid:
 		return nil, errors.New(reason)
 	case status == inbox.EventIgnored:
@@ -222,7 +228,7 @@ func formPayload(contentType string, body []byte) ([]byte, error) {
 	}
 	form, err := url.ParseQuery(string(body))
 	if err != nil {
-		return nil, server.BadRequest("malformed form body")
+		return nil, errors.New("malformed form body")
 	}
 	return []byte(form.Get("payload")), nil
 }

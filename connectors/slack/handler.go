@@ -60,6 +60,7 @@ type connector struct {
 // Handler serves POST /webhooks/slack/:connector for every configured connector.
 type Handler struct {
 	conns         map[string]*connector
+	opening       connectors.Opening[*connector]
 	pipeline      *connectors.Pipeline
 	log           *slog.Logger
 	now           func() time.Time
@@ -98,6 +99,21 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 	for _, o := range opts {
 		o(h)
 	}
+	h.opening = connectors.Opening[*connector]{
+		Source: Source, Conns: h.conns, Log: h.log, Now: now,
+		Precheck: func(c *connector, _ http.Header) error {
+			if c.cfg.SigningSecret == "" {
+				return server.NotFound("slack connector %q receives events over Socket Mode", c.cfg.Name)
+			}
+			return nil
+		},
+		Verify: func(c *connector, hdr http.Header, body []byte, at time.Time) error {
+			if reason := verify(hdr, body, c.cfg.SigningSecret, at); reason != "" {
+				return errors.New(reason)
+			}
+			return nil
+		},
+	}
 	for _, c := range cfgs {
 		c = c.WithDefaults()
 		clog := h.log.With("connector", c.Name)
@@ -116,33 +132,14 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 func (h *Handler) Mount(e *echo.Echo) { e.POST(RoutePath, h.Serve) }
 
 // Serve verifies, stores and routes one Events API request, answering
-// url_verification with its challenge. The event is stored before any 2xx.
+// url_verification with its challenge. The event is stored before any 2xx; a
+// verified body that cannot be read is stored as invalid and answered 202.
 func (h *Handler) Serve(c echo.Context) error {
-	name := c.Param("connector")
-	conn, ok := h.conns[name]
-	if !ok {
-		return server.NotFound("no slack connector named %q", name)
-	}
-	if conn.cfg.SigningSecret == "" {
-		return server.NotFound("slack connector %q receives events over Socket Mode", name)
-	}
-	body, err := connectors.ReadBody(c)
+	d, err := h.opening.Open(c)
 	if err != nil {
 		return noRetry(c, err)
 	}
-	req := c.Request()
-	now := h.now()
-	if reason := verify(req.Header, body, conn.cfg.SigningSecret, now); reason != "" {
-		conn.log.Warn("signature rejected", "reason", reason,
-			"retry_num", req.Header.Get(HeaderRetryNum), "remote_ip", c.RealIP())
-		return server.Unauthorized()
-	}
-	if !json.Valid(body) {
-		return noRetry(c, server.BadRequest("malformed JSON body"))
-	}
-	if trimmed := bytes.TrimSpace(body); len(trimmed) == 0 || trimmed[0] != '{' {
-		return noRetry(c, server.BadRequest("body: want a JSON object"))
-	}
+	conn, body := d.Conn, d.Body
 	var outer struct {
 		Type      string `json:"type"`
 		Challenge string `json:"challenge"`
@@ -150,17 +147,15 @@ func (h *Handler) Serve(c echo.Context) error {
 	// A field of the wrong type is no reason to refuse a verified body: build
 	// stores it as invalid.
 	_ = json.Unmarshal(body, &outer)
-	if outer.Type == slackevents.URLVerification {
-		if outer.Challenge == "" {
-			return noRetry(c, server.BadRequest("url_verification without a challenge"))
-		}
+	if outer.Type == slackevents.URLVerification && outer.Challenge != "" {
 		return c.String(http.StatusOK, outer.Challenge)
 	}
+	ctx := c.Request().Context()
 	parsed, parseErr := slackevents.ParseEvent(json.RawMessage(body), slackevents.OptionNoVerifyToken())
-	ev, items := conn.build(req.Context(), body, &parsed, parseErr, VerifiedBySignature)
-	ev.Headers = connectors.KeepHeaders(req.Header, keptHeaders()...)
-	ev.ReceivedAt = now.UTC()
-	out, err := conn.ingest(req.Context(), h.pipeline, ev, items)
+	ev, items := conn.build(ctx, body, &parsed, parseErr, VerifiedBySignature)
+	ev.Headers = connectors.KeepHeaders(d.Header, keptHeaders()...)
+	ev.ReceivedAt = d.At
+	out, err := conn.ingest(ctx, h.pipeline, ev, items)
 	if err != nil {
 		return err
 	}
@@ -233,8 +228,13 @@ func noRetry(c echo.Context, err error) error {
 // and parseErr are slack-go's reading of body; when it failed, the envelope is
 // read minimally so a malformed block does not lose the message.
 func (c *connector) build(ctx context.Context, body []byte, parsed *slackevents.EventsAPIEvent, parseErr error, via string) (*inbox.Event, []connectors.Item) {
-	ev := &inbox.Event{Source: Source, Connector: c.cfg.Name, Body: body}
+	ev := &inbox.Event{Source: Source, Connector: c.cfg.Name, Body: withoutToken(body)}
 	var env envelope
+	if trimmed := bytes.TrimSpace(body); len(trimmed) == 0 || trimmed[0] != '{' {
+		ev.Type, ev.Status, ev.Error = "unknown", inbox.EventInvalid, "decode envelope: want a JSON object"
+		c.log.Warn("envelope not decodable", "error", ev.Error)
+		return ev, nil
+	}
 	if err := json.Unmarshal(body, &env); err != nil {
 		ev.Type, ev.Status, ev.Error = "unknown", inbox.EventInvalid, "decode envelope: "+jsonProblem(err)
 		c.log.Warn("envelope not decodable", "error", ev.Error)
@@ -299,6 +299,10 @@ func (c *connector) ingest(ctx context.Context, p *connectors.Pipeline, ev *inbo
 
 // jsonProblem names what did not fit without echoing payload content.
 func jsonProblem(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return "malformed JSON"
+	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		return fmt.Sprintf("field %q has the wrong type", te.Field)
@@ -311,4 +315,25 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// withoutToken drops the Events API's legacy verification token from a stored
+// envelope: it is a credential (signatures replaced it), and the admin API and
+// replays would hand it out. Bodies without one are kept byte for byte.
+func withoutToken(body []byte) []byte {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil {
+		return body
+	}
+	if _, ok := fields["token"]; !ok {
+		return body
+	}
+	delete(fields, "token")
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // message text stays as Slack sent it
+	if enc.Encode(fields) != nil {
+		return body
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }

@@ -2,6 +2,7 @@ package slack
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -86,20 +87,28 @@ func TestWithinWindowAccepted(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 }
 
-func TestBadRequests(t *testing.T) {
-	for name, body := range map[string]string{
-		"truncated JSON":                     `{"token":"XXYYZZ","team_id":"T0001","type":"event_callback","event":{`,
-		"not JSON":                           `payload=hello`,
-		"JSON array":                         `[{"type":"event_callback"}]`,
-		"JSON null":                          `null`,
-		"url_verification without challenge": `{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","type":"url_verification"}`,
+// TestVerifiedButUnreadable: once the signature holds, Slack's retries cannot fix the
+// body, so it is stored (invalid, for replay) and answered 202, never 400.
+func TestVerifiedButUnreadable(t *testing.T) {
+	for name, c := range map[string]struct {
+		body   string
+		status inbox.EventStatus
+	}{
+		"truncated JSON":                     {`{"token":"XXYYZZ","team_id":"T0001","type":"event_callback","event":{`, inbox.EventInvalid},
+		"not JSON":                           {`payload=hello`, inbox.EventInvalid},
+		"JSON array":                         {`[{"type":"event_callback"}]`, inbox.EventInvalid},
+		"JSON null":                          {`null`, inbox.EventInvalid},
+		"url_verification without challenge": {`{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","type":"url_verification"}`, inbox.EventIgnored},
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t, testConfig(), harnessOpts{})
-			rec := h.post([]byte(body))
-			require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
-			assert.Equal(t, "1", rec.Header().Get(HeaderNoRetry), "a retry cannot fix it")
-			assert.Empty(t, h.fake.Calls())
+			rec := h.post([]byte(c.body))
+			require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+			call, ok := h.fake.Last()
+			require.True(t, ok, "stored")
+			assert.Equal(t, c.status, call.Event.Status)
+			assert.NotEmpty(t, call.Event.Error)
+			assert.Empty(t, call.Notifications)
 		})
 	}
 }
@@ -183,7 +192,25 @@ func TestStoredEvent(t *testing.T) {
 	for k := range ev.Headers {
 		assert.NotContains(t, strings.ToLower(k), "signature")
 	}
-	assert.JSONEq(t, string(callback(t, "Ev01", messageEvent("C0001", "channel", "1700000000.000100", "lunch?"))), string(ev.Body))
+	// Stored as received, but for the legacy verification token: a credential.
+	sent := callback(t, "Ev01", messageEvent("C0001", "channel", "1700000000.000100", "lunch?"))
+	require.Contains(t, string(sent), `"token":"XXYYZZ"`)
+	var want map[string]any
+	require.NoError(t, json.Unmarshal(sent, &want))
+	delete(want, "token")
+	wantJSON, _ := json.Marshal(want)
+	assert.JSONEq(t, string(wantJSON), string(ev.Body))
+	assert.NotContains(t, string(ev.Body), "XXYYZZ")
+}
+
+func TestWithoutToken(t *testing.T) {
+	// A body without a token is kept byte for byte; text is not HTML-escaped.
+	plain := []byte(`{"type": "event_callback",  "event": {"text": "a <b> & c"}}`)
+	assert.Equal(t, plain, withoutToken(plain))
+	got := withoutToken([]byte(`{"token":"XXYYZZ","type":"event_callback","event":{"text":"a <b> & c"}}`))
+	assert.JSONEq(t, `{"type":"event_callback","event":{"text":"a <b> & c"}}`, string(got))
+	assert.Contains(t, string(got), `a <b> & c`)
+	assert.Equal(t, []byte(`{"token":`), withoutToken([]byte(`{"token":`)), "unreadable bodies are kept as they are")
 }
 
 func TestUnmappedEventStored(t *testing.T) {

@@ -1,0 +1,68 @@
+package connectors
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/signalgate/signalgate/server"
+)
+
+// Opening is the start every HTTP connector shares: find the connector the path
+// names, check what must be present before anything can be verified, read the body
+// within the limit, verify. Only what passes all four reaches a parser; a parser
+// never answers 400 (a verified body it cannot read is stored as invalid).
+type Opening[C any] struct {
+	Source string
+	Conns  map[string]C
+	// Precheck, when set, refuses a request before its body is read: a 404 for a
+	// connector that takes no HTTP events, a 400 for a missing required header.
+	Precheck func(conn C, h http.Header) error
+	// Verify says why a request is not authentic; nil when it is. Callers answer 401
+	// without the reason; the log keeps it.
+	Verify func(conn C, h http.Header, body []byte, now time.Time) error
+	// LogHeader is logged with a rejection (the provider's delivery id).
+	LogHeader string
+	Log       *slog.Logger
+	Now       func() time.Time
+}
+
+// Delivery is a request that passed the opening.
+type Delivery[C any] struct {
+	Name   string // the connector's configured name
+	Conn   C
+	Header http.Header
+	Body   []byte
+	At     time.Time // when it was verified: the event's receivedAt
+}
+
+// Open runs the shared steps on c's request.
+func (o *Opening[C]) Open(c echo.Context) (*Delivery[C], error) {
+	name := c.Param("connector")
+	conn, ok := o.Conns[name]
+	if !ok {
+		return nil, server.NotFound("no %s connector named %q", o.Source, name)
+	}
+	req := c.Request()
+	if o.Precheck != nil {
+		if err := o.Precheck(conn, req.Header); err != nil {
+			return nil, err
+		}
+	}
+	body, err := ReadBody(c)
+	if err != nil {
+		return nil, err
+	}
+	now := o.Now()
+	if err := o.Verify(conn, req.Header, body, now); err != nil {
+		attrs := []any{"connector", name, "reason", err.Error(), "remote_ip", c.RealIP()}
+		if o.LogHeader != "" {
+			attrs = append(attrs, "delivery_id", Truncate(req.Header.Get(o.LogHeader), 200))
+		}
+		o.Log.Warn("signature rejected", attrs...)
+		return nil, server.Unauthorized()
+	}
+	return &Delivery[C]{Name: name, Conn: conn, Header: req.Header, Body: body, At: now.UTC()}, nil
+}
