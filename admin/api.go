@@ -58,7 +58,8 @@ type Deps struct {
 	// Inbox stores replays, as connectors store events (the inbox service).
 	Inbox  connectors.Ingester
 	Policy *inbox.Policy
-	Routes []connectors.RouteConfig
+	// Router is the configured routes, compiled once (nil: no routes).
+	Router *connectors.Router
 	Agents []string
 	// TargetKinds is each agent's target kind (stream, mastra, webhook), by agent id.
 	TargetKinds map[string]string
@@ -121,7 +122,10 @@ func New(cfg Config, d Deps) (*API, error) {
 	if d.Notify == nil {
 		d.Notify = func([]inbox.ThreadKey) {}
 	}
-	x, err := NewExplainer(d)
+	if d.Store == nil {
+		return nil, errors.New("admin: a store is required")
+	}
+	x, err := NewExplainer(d.Store, d)
 	if err != nil {
 		return nil, err
 	}

@@ -94,7 +94,7 @@ func TestReplayThroughTodaysRoutes(t *testing.T) {
 
 		// Today's config has the billing route.
 		d := en.deps
-		d.Routes = billingRoutes()
+		d.Router = router(t, billingRoutes())
 		en.deps = d
 		en.newAPI(d)
 

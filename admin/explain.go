@@ -6,13 +6,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -111,27 +108,23 @@ type Explainer struct {
 	st      ExplainStore
 	policy  *inbox.Policy
 	router  *connectors.Router
-	single  []namedRouter
 	parsers Parsers
 	now     func() time.Time
 }
 
-type namedRouter struct {
-	name   string
-	router *connectors.Router
-}
-
-// NewExplainer builds an explainer from the parts of d it reads: Store, Policy,
-// Routes, Agents, Parsers and Now.
-func NewExplainer(d Deps) (*Explainer, error) {
-	if d.Store == nil {
+// NewExplainer builds an explainer from the parts of d it reads: Router, Policy,
+// Parsers and Now, over st (d.Store, or an empty inbox for a database without schema).
+func NewExplainer(st ExplainStore, d Deps) (*Explainer, error) {
+	if st == nil {
 		return nil, errors.New("admin: a store is required")
 	}
-	router, err := connectors.NewRouter(d.Routes, d.Agents)
-	if err != nil {
-		return nil, fmt.Errorf("admin: %w", err)
+	x := &Explainer{st: st, policy: d.Policy, router: d.Router, parsers: d.Parsers, now: d.Now}
+	var err error
+	if x.router == nil {
+		if x.router, err = connectors.NewRouter(nil, nil); err != nil {
+			return nil, err
+		}
 	}
-	x := &Explainer{st: d.Store, policy: d.Policy, router: router, parsers: d.Parsers, now: d.Now}
 	if x.policy == nil {
 		if x.policy, err = inbox.NewPolicy(inbox.PolicyConfig{}); err != nil {
 			return nil, err
@@ -139,14 +132,6 @@ func NewExplainer(d Deps) (*Explainer, error) {
 	}
 	if x.now == nil {
 		x.now = time.Now
-	}
-	for _, rc := range d.Routes {
-		// One router per route tells which routes match, which Route alone does not.
-		r, err := connectors.NewRouter([]connectors.RouteConfig{rc}, d.Agents)
-		if err != nil {
-			return nil, fmt.Errorf("admin: %w", err)
-		}
-		x.single = append(x.single, namedRouter{name: rc.Name, router: r})
 	}
 	return x, nil
 }
@@ -272,20 +257,10 @@ func eventType(ev *inbox.Event, items []connectors.Item) string {
 
 func (x *Explainer) routeResults(item int, it connectors.Item) []RouteResult {
 	var out []RouteResult
-	claimed := map[inbox.ThreadKey]string{}
-	for _, nr := range x.single {
-		rr := RouteResult{Route: nr.name, Item: item}
-		ns, errs := nr.router.Route([]connectors.Item{it})
-		switch {
-		case len(ns) > 0:
-			rr.Matched, rr.Thread = true, &ns[0].Thread
-			if first, ok := claimed[ns[0].Thread]; ok {
-				rr.SameThreadAs = first
-			} else {
-				claimed[ns[0].Thread] = nr.name
-			}
-		case len(errs) > 0:
-			rr.Matched, rr.Error = true, strings.TrimPrefix(errs[0].Error(), fmt.Sprintf("route %q: ", nr.name))
+	for _, tr := range x.router.Trace(it) {
+		rr := RouteResult{Route: tr.Route, Item: item, Matched: tr.Matched, Thread: tr.Thread, SameThreadAs: tr.SameThreadAs}
+		if tr.Err != nil {
+			rr.Error = tr.Err.Error()
 		}
 		out = append(out, rr)
 	}
@@ -352,22 +327,7 @@ func explainItem(it connectors.Item) ExplainedItem {
 	if f.Kind == "" {
 		f.Kind = it.Kind // as the router reads it
 	}
-	for k, v := range map[string]string{"source": f.Source, "connector": f.Connector, "kind": f.Kind, "repo": f.Repo,
-		"branch": f.Branch, "author": f.Author, "team": f.Team, "channel": f.Channel, "channel_type": f.ChannelType,
-		"user": f.User, "thread_ts": f.ThreadTS, "mailbox": f.Mailbox, "from": f.From, "subject": f.Subject} {
-		if v != "" {
-			out.Fields[k] = v
-		}
-	}
-	if f.Number != 0 {
-		out.Fields["number"] = strconv.Itoa(f.Number)
-	}
-	if len(f.Labels) > 0 {
-		out.Fields["labels"] = f.Labels
-	}
-	if len(f.Extra) > 0 {
-		out.Fields["extra"] = f.Extra
-	}
+	out.Fields = f.Values()
 	return out
 }
 

@@ -90,7 +90,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	en.generic, err = generic.NewHandler([]generic.Config{{Name: "billing", Secret: billingSecret}}, nil, log, en.clock.Now)
 	require.NoError(t, err)
 	en.deps = admin.Deps{
-		Store: en.st, Inbox: en.inbox, Policy: pol, Routes: o.routes, Agents: []string{"coder", "support"},
+		Store: en.st, Inbox: en.inbox, Policy: pol, Router: router(t, o.routes), Agents: []string{"coder", "support"},
 		Parsers:    admin.Parsers{"generic": en.generic, "email": email.NewParser([]email.Config{{Name: "support"}})},
 		Connectors: []admin.ConnectorRef{{Source: "generic", Name: "billing"}, {Source: "email", Name: "support"}},
 		Pollers:    o.pollers,
@@ -103,6 +103,14 @@ func newEnv(t *testing.T, o envOpts) *env {
 	}
 	en.api = en.newAPI(en.deps)
 	return en
+}
+
+// router compiles routes for the env's agents, as config loading does.
+func router(t testing.TB, routes []connectors.RouteConfig) *connectors.Router {
+	t.Helper()
+	r, err := connectors.NewRouter(routes, []string{"coder", "support"})
+	require.NoError(t, err)
+	return r
 }
 
 func (en *env) newAPI(d admin.Deps) *admin.API {
@@ -129,9 +137,7 @@ func (en *env) deliver(deliveryID string, body map[string]any) connectors.Outcom
 	items, err := en.generic.Items(context.Background(), ev)
 	require.NoError(en.t, err)
 	ev.Type = items[0].Kind
-	router, err := connectors.NewRouter(en.deps.Routes, en.deps.Agents)
-	require.NoError(en.t, err)
-	out, err := connectors.NewPipeline(router, en.inbox, nil).Ingest(context.Background(), ev, items)
+	out, err := connectors.NewPipeline(en.deps.Router, en.inbox, nil).Ingest(context.Background(), ev, items)
 	require.NoError(en.t, err)
 	en.clock.Advance(time.Second)
 	return out

@@ -195,16 +195,78 @@ func (rc RouteConfig) Validate(agents []string) error {
 	return errors.Join(errs...)
 }
 
+// field is one route field, listed once for matching, validation and explain: its
+// config key, the values a route's match lists for it (nil when routes cannot
+// match on it) and the values an item has.
+type field struct {
+	key  string
+	want func(*RouteMatch) inbox.StringList
+	have func(*Fields) []string
+}
+
+func one(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
+// fields lists the route fields in config order. Extra is matched by name on top.
+func fields() []field {
+	return []field{
+		{"source", func(m *RouteMatch) inbox.StringList { return m.Source }, func(f *Fields) []string { return one(f.Source) }},
+		{"connector", func(m *RouteMatch) inbox.StringList { return m.Connector }, func(f *Fields) []string { return one(f.Connector) }},
+		{"kind", func(m *RouteMatch) inbox.StringList { return m.Kind }, func(f *Fields) []string { return one(f.Kind) }},
+		{"repo", func(m *RouteMatch) inbox.StringList { return m.Repo }, func(f *Fields) []string { return one(f.Repo) }},
+		{"number", func(m *RouteMatch) inbox.StringList { return m.Number }, func(f *Fields) []string {
+			if f.Number == 0 {
+				return nil
+			}
+			return []string{strconv.Itoa(f.Number)}
+		}},
+		{"branch", func(m *RouteMatch) inbox.StringList { return m.Branch }, func(f *Fields) []string { return one(f.Branch) }},
+		{"author", func(m *RouteMatch) inbox.StringList { return m.Author }, func(f *Fields) []string { return one(f.Author) }},
+		{"labels", func(m *RouteMatch) inbox.StringList { return m.Labels }, func(f *Fields) []string { return f.Labels }},
+		{"team", func(m *RouteMatch) inbox.StringList { return m.Team }, func(f *Fields) []string { return one(f.Team) }},
+		{"channel", func(m *RouteMatch) inbox.StringList { return m.Channel }, func(f *Fields) []string { return one(f.Channel) }},
+		{"channel_type", func(m *RouteMatch) inbox.StringList { return m.ChannelType }, func(f *Fields) []string { return one(f.ChannelType) }},
+		{"user", func(m *RouteMatch) inbox.StringList { return m.User }, func(f *Fields) []string { return one(f.User) }},
+		{"thread_ts", nil, func(f *Fields) []string { return one(f.ThreadTS) }}, // thread templates only
+		{"mailbox", func(m *RouteMatch) inbox.StringList { return m.Mailbox }, func(f *Fields) []string { return one(f.Mailbox) }},
+		{"from", func(m *RouteMatch) inbox.StringList { return m.From }, func(f *Fields) []string { return one(f.From) }},
+		{"subject", func(m *RouteMatch) inbox.StringList { return m.Subject }, func(f *Fields) []string { return one(f.Subject) }},
+	}
+}
+
 // lists names every list of the match for validation, Extra included.
 func (m RouteMatch) lists() map[string]inbox.StringList {
-	out := map[string]inbox.StringList{
-		"connector": m.Connector, "kind": m.Kind, "repo": m.Repo, "number": m.Number,
-		"branch": m.Branch, "author": m.Author, "labels": m.Labels, "team": m.Team,
-		"channel": m.Channel, "channel_type": m.ChannelType, "user": m.User,
-		"mailbox": m.Mailbox, "from": m.From, "subject": m.Subject, "source": m.Source,
+	out := map[string]inbox.StringList{}
+	for _, fl := range fields() {
+		if fl.want != nil {
+			out[fl.key] = fl.want(&m)
+		}
 	}
 	for k, v := range m.Extra {
 		out["extra."+k] = v
+	}
+	return out
+}
+
+// Values lists the item's route fields by config key (labels as a list, extra as a
+// map): what explain shows a user writing a match.
+func (f Fields) Values() map[string]any {
+	out := map[string]any{}
+	for _, fl := range fields() {
+		switch v := fl.have(&f); {
+		case len(v) == 0:
+		case fl.key == "labels":
+			out[fl.key] = v
+		default:
+			out[fl.key] = v[0]
+		}
+	}
+	if len(f.Extra) > 0 {
+		out["extra"] = f.Extra
 	}
 	return out
 }
@@ -213,6 +275,7 @@ func (m RouteMatch) lists() map[string]inbox.StringList {
 type Router struct {
 	routes []compiledRoute
 	agents []string
+	fields []field
 }
 
 type compiledRoute struct {
@@ -224,7 +287,7 @@ type compiledRoute struct {
 func NewRouter(routes []RouteConfig, agents []string) (*Router, error) {
 	var errs []error
 	seen := map[string]int{}
-	r := &Router{agents: slices.Clone(agents)}
+	r := &Router{agents: slices.Clone(agents), fields: fields()}
 	for i, rc := range routes {
 		if err := rc.Validate(agents); err != nil {
 			errs = append(errs, PrefixErrors(fmt.Sprintf("routes[%d].", i), err))
@@ -272,28 +335,56 @@ func (r *Router) Route(items []Item) (ns []inbox.Notification, errs []error) {
 		if it.Skip != "" {
 			continue
 		}
-		f := it.Fields
-		if f.Kind == "" {
-			f.Kind = it.Kind
-		}
-		threads := map[inbox.ThreadKey]bool{}
-		for _, rt := range r.routes {
-			if !rt.cfg.Match.matches(&f) {
-				continue
+		for i, tr := range r.Trace(it) {
+			switch {
+			case tr.Err != nil:
+				errs = append(errs, fmt.Errorf("route %q: %w", tr.Route, tr.Err))
+			case tr.Matched && tr.SameThreadAs == "":
+				ns = append(ns, r.routes[i].notification(&it, *tr.Thread))
 			}
-			key, err := rt.threadKey(&f, r.agents)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("route %q: %w", rt.cfg.Name, err))
-				continue
-			}
-			if threads[key] {
-				continue
-			}
-			threads[key] = true
-			ns = append(ns, rt.notification(&it, key))
 		}
 	}
 	return ns, errs
+}
+
+// Trace is one route against one item.
+type Trace struct {
+	Route   string
+	Matched bool
+	Thread  *inbox.ThreadKey // when matched and rendered
+	Err     error            // matched, but the thread did not render
+	// SameThreadAs names an earlier route that already feeds this thread: one
+	// notification per item and thread.
+	SameThreadAs string
+}
+
+// Trace runs every route against it, in config order: what Route does, and why a
+// route did not match or make a notification (explain shows it).
+func (r *Router) Trace(it Item) []Trace {
+	f := it.Fields
+	if f.Kind == "" {
+		f.Kind = it.Kind
+	}
+	out := make([]Trace, len(r.routes))
+	claimed := map[inbox.ThreadKey]string{}
+	for i, rt := range r.routes {
+		tr := Trace{Route: rt.cfg.Name}
+		if rt.cfg.Match.matches(r.fields, &f) {
+			tr.Matched = true
+			key, err := rt.threadKey(&f, r.agents)
+			switch first, dup := claimed[key]; {
+			case err != nil:
+				tr.Err = err
+			case dup:
+				tr.Thread, tr.SameThreadAs = &key, first
+			default:
+				tr.Thread = &key
+				claimed[key] = rt.cfg.Name
+			}
+		}
+		out[i] = tr
+	}
+	return out
 }
 
 func (rt *compiledRoute) threadKey(f *Fields, agents []string) (inbox.ThreadKey, error) {
@@ -356,26 +447,14 @@ func withoutKeys(a inbox.Attributes, keys ...string) inbox.Attributes {
 	return out
 }
 
-func (m *RouteMatch) matches(f *Fields) bool {
-	number := ""
-	if f.Number != 0 {
-		number = strconv.Itoa(f.Number)
-	}
-	for _, c := range []struct {
-		want inbox.StringList
-		have string
-	}{
-		{m.Source, f.Source}, {m.Connector, f.Connector}, {m.Kind, f.Kind}, {m.Repo, f.Repo},
-		{m.Number, number}, {m.Branch, f.Branch}, {m.Author, f.Author}, {m.Team, f.Team},
-		{m.Channel, f.Channel}, {m.ChannelType, f.ChannelType}, {m.User, f.User},
-		{m.Mailbox, f.Mailbox}, {m.From, f.From}, {m.Subject, f.Subject},
-	} {
-		if len(c.want) > 0 && !anyMatch(c.want, c.have) {
+func (m *RouteMatch) matches(fields []field, f *Fields) bool {
+	for _, fl := range fields {
+		if fl.want == nil {
+			continue
+		}
+		if want := fl.want(m); len(want) > 0 && !slices.ContainsFunc(fl.have(f), func(h string) bool { return anyMatch(want, h) }) {
 			return false
 		}
-	}
-	if len(m.Labels) > 0 && !slices.ContainsFunc(f.Labels, func(l string) bool { return anyMatch(m.Labels, l) }) {
-		return false
 	}
 	for k, want := range m.Extra {
 		if len(want) > 0 && !anyMatch(want, f.Extra[k]) {

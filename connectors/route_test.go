@@ -1,6 +1,7 @@
 package connectors
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -203,4 +204,25 @@ func TestTemplateFuncs(t *testing.T) {
 	require.Empty(t, errs)
 	require.Len(t, ns, 1)
 	assert.Equal(t, inbox.ThreadKey{Agent: "coder", Resource: "acme-api", Thread: "main"}, ns[0].Thread)
+}
+
+// TestFieldsListEveryMatchKey: the one list of route fields covers every key a
+// route's match can name (extra aside), so matching, validation and explain agree.
+func TestFieldsListEveryMatchKey(t *testing.T) {
+	listed := map[string]bool{}
+	for _, fl := range fields() {
+		if fl.want != nil {
+			listed[fl.key] = true
+		}
+	}
+	rt := reflect.TypeOf(RouteMatch{})
+	for i := range rt.NumField() {
+		key, _, _ := strings.Cut(rt.Field(i).Tag.Get("yaml"), ",")
+		if key == "extra" {
+			continue
+		}
+		assert.True(t, listed[key], "match.%s is matched", key)
+		delete(listed, key)
+	}
+	assert.Empty(t, listed, "every listed key is a match key")
 }

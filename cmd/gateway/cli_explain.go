@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/connectors/generic"
 	"github.com/signalgate/signalgate/connectors/github"
@@ -23,8 +24,12 @@ import (
 )
 
 // adminDeps is what the admin API and the offline explain share: the store, today's
-// routes and policy, and the connectors' parse steps.
-func adminDeps(cfg *Config, st *store.Store, policy *inbox.Policy, parsers admin.Parsers, log *slog.Logger, now func() time.Time) admin.Deps {
+// routes (compiled once, by config validation) and policy, and the connectors' parse steps.
+func adminDeps(cfg *Config, st *store.Store, policy *inbox.Policy, parsers admin.Parsers, log *slog.Logger, now func() time.Time) (admin.Deps, error) {
+	router, err := cfg.Router()
+	if err != nil {
+		return admin.Deps{}, err
+	}
 	var refs []admin.ConnectorRef
 	add := func(source string, names ...string) {
 		for _, n := range names {
@@ -47,13 +52,14 @@ func adminDeps(cfg *Config, st *store.Store, policy *inbox.Policy, parsers admin
 	for _, a := range cfg.Agents {
 		kinds[a.ID] = a.WithDefaults().Target.Kind
 	}
-	return admin.Deps{Store: st, Policy: policy, Routes: cfg.Routes, Agents: cfg.AgentIDs(), TargetKinds: kinds,
-		Parsers: parsers, Connectors: refs, Log: log, Now: now}
+	return admin.Deps{Store: st, Policy: policy, Router: router, Agents: cfg.AgentIDs(), TargetKinds: kinds,
+		Parsers: parsers, Connectors: refs, Log: log, Now: now}, nil
 }
 
-// offlineParsers builds the connectors' parse steps without mounting anything.
-func offlineParsers(cfg *Config, st *store.Store, log *slog.Logger, now func() time.Time) (admin.Parsers, error) {
-	gh, err := github.NewHandler(cfg.Connectors.GitHub, nil, log, now, github.WithCIState(github.NewStoreCIState(st, "github")))
+// offlineParsers builds the connectors' parse steps without mounting anything; ci is
+// what GitHub's CI mapping reads earlier conclusions from.
+func offlineParsers(cfg *Config, ci github.CIState, log *slog.Logger, now func() time.Time) (admin.Parsers, error) {
+	gh, err := github.NewHandler(cfg.Connectors.GitHub, nil, log, now, github.WithCIState(ci))
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +80,9 @@ const explainUsage = `Usage: gateway explain [flags] <event file | ->
 Explains, without writing anything, what an event would do if it arrived now: what the
 connector makes of it, which routes match, the notification each creates, whether it
 dedupes or coalesces into a pending record, and the policy's decision for the thread's
-presence. It reads the configured database directly; no gateway needs to run.
+presence. It reads the configured database directly; no gateway needs to run. On a
+database without the current schema (never migrated, or migrations pending) it explains
+against an empty inbox and says so; --migrate applies the migrations first.
 
 The event file is JSON: {"source", "connector", "headers", "body"} where body is the raw
 body as a string or the JSON document itself (or "bodyBase64"); the output of
@@ -93,6 +101,7 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	path := configFlag(fs, lookup)
 	eventID := fs.String("event", "", "explain a stored event by id instead of a file")
 	asJSON := fs.Bool("json", false, "print the explanation as JSON")
+	migrate := fs.Bool("migrate", false, "apply pending database migrations first")
 	if err := fs.Parse(args); err != nil {
 		return flagExit(err)
 	}
@@ -125,7 +134,21 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return exitFail
 	}
 	defer st.Close()
-	x, err := newExplainer(cfg, st, log)
+	if *migrate {
+		if _, err := st.Migrate(ctx); err != nil {
+			fmt.Fprintf(stderr, "gateway explain: %v\n", err)
+			return exitFail
+		}
+	}
+	current, err := st.Current(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "gateway explain: %v\n", err)
+		return exitFail
+	}
+	if !current {
+		fmt.Fprintln(stderr, "gateway explain: the database is not migrated (run `gateway migrate`, or pass --migrate): explaining against an empty inbox")
+	}
+	x, err := newExplainer(cfg, st, current, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "gateway explain: %v\n", err)
 		return exitConfig
@@ -152,16 +175,46 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	return exitOK
 }
 
-func newExplainer(cfg *Config, st *store.Store, log *slog.Logger) (*admin.Explainer, error) {
+// newExplainer explains against st, or against an empty inbox when st's schema is
+// not current (its tables may not exist: nothing is read from it then).
+func newExplainer(cfg *Config, st *store.Store, current bool, log *slog.Logger) (*admin.Explainer, error) {
 	policy, err := inbox.NewPolicy(cfg.Policy)
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
-	parsers, err := offlineParsers(cfg, st, log, time.Now)
+	var xs admin.ExplainStore = st
+	var ci github.CIState = github.NewStoreCIState(st, "github")
+	if !current {
+		xs, ci = emptyInbox{}, github.NewMemoryCIState(0)
+	}
+	parsers, err := offlineParsers(cfg, ci, log, time.Now)
 	if err != nil {
 		return nil, err
 	}
-	return admin.NewExplainer(adminDeps(cfg, st, policy, parsers, log, time.Now))
+	deps, err := adminDeps(cfg, st, policy, parsers, log, time.Now)
+	if err != nil {
+		return nil, err
+	}
+	return admin.NewExplainer(xs, deps)
+}
+
+// emptyInbox is an inbox with nothing in it: no events, no records, no runs.
+type emptyInbox struct{}
+
+func (emptyInbox) GetEvent(_ context.Context, id string) (inbox.Event, error) {
+	return inbox.Event{}, fmt.Errorf("event %s: %w", id, inbox.ErrNotFound)
+}
+
+func (emptyInbox) EventByDelivery(context.Context, string, string, string) (string, bool, error) {
+	return "", false, nil
+}
+
+func (emptyInbox) FindMergeable(context.Context, inbox.Notification) (*inbox.Record, error) {
+	return nil, nil
+}
+
+func (emptyInbox) LiveRun(context.Context, inbox.ThreadKey, time.Time) (*agent.Run, error) {
+	return nil, nil
 }
 
 func readInput(name string, stdin io.Reader) ([]byte, error) {

@@ -138,6 +138,39 @@ $`, stdout)
 	require.Equal(t, "gateway explain: event \"nope\" not found\n", stderr)
 }
 
+// TestExplainUnmigrated: explain on a database never migrated explains against an
+// empty inbox (and says so), or migrates first with --migrate.
+func TestExplainUnmigrated(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := writeConfig(t, dir, cliConfig)
+	sample := filepath.Join(dir, "event.json")
+	require.NoError(t, os.WriteFile(sample, []byte(`{"source":"generic","connector":"billing",
+		"headers":{"webhook-id":"msg_1"},"body":{"kind":"invoice-failed","summary":"Invoice 7 failed","attributes":{"customer":"acme"}}}`), 0o600))
+
+	code, stdout, stderr := runCLI(t, nil, "explain", "--config", cfgPath, sample)
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, stderr, "the database is not migrated")
+	require.Contains(t, stdout, "notification: coder/billing/acme (route billing)")
+	require.Contains(t, stdout, "inbox:      creates a new medium record")
+
+	code, _, stderr = runCLI(t, nil, "explain", "--config", cfgPath, "--event", "ev_1")
+	require.Equal(t, exitConfig, code)
+	require.Contains(t, stderr, `event "ev_1" not found`)
+
+	code, stdout, stderr = runCLI(t, nil, "explain", "--config", cfgPath, "--migrate", sample)
+	require.Equal(t, exitOK, code, stderr)
+	require.NotContains(t, stderr, "not migrated")
+	require.Contains(t, stdout, "inbox:      creates a new medium record")
+	cfg, err := LoadConfig(cfgPath, noEnv)
+	require.NoError(t, err)
+	st, err := openStore(context.Background(), cfg, storetest.Logger(t))
+	require.NoError(t, err)
+	defer st.Close()
+	current, err := st.Current(context.Background())
+	require.NoError(t, err)
+	require.True(t, current, "--migrate applied the migrations")
+}
+
 func TestReplayCommand(t *testing.T) {
 	m, _ := startMainAt(t, t.TempDir(), cliConfig)
 	url := "http://" + m.Addr().String()

@@ -39,6 +39,9 @@ type Config struct {
 	Policy     inbox.PolicyConfig       `yaml:"policy"`
 	Retention  retention.Config         `yaml:"retention"`
 	Dispatch   DispatchConfig           `yaml:"dispatch"`
+
+	// router is Routes compiled by Validate; serving and explain use it as it is.
+	router *connectors.Router
 }
 
 // ConnectorsConfig lists the configured connectors per source.
@@ -172,8 +175,11 @@ func (c *Config) Validate() []string {
 	add("connectors.", connectors.ValidateConfigs("slack", c.Connectors.Slack))
 	add("connectors.", connectors.ValidateConfigs("email", c.Connectors.Email))
 	add("connectors.", connectors.ValidateConfigs("generic", c.Connectors.Generic))
-	if _, err := connectors.NewRouter(c.Routes, c.AgentIDs()); err != nil {
+	c.router = nil
+	if r, err := connectors.NewRouter(c.Routes, c.AgentIDs()); err != nil {
 		add("", err)
+	} else {
+		c.router = r
 	}
 	add("policy.", c.Policy.Validate())
 	add("retention.", c.Retention.Validate())
@@ -213,6 +219,20 @@ func (c *Config) Secrets() []string {
 		add(g.Secret)
 	}
 	return out
+}
+
+// Router is the routes as validation compiled them (compiled now for a Config built
+// in code and never validated).
+func (c *Config) Router() (*connectors.Router, error) {
+	if c.router != nil {
+		return c.router, nil
+	}
+	r, err := connectors.NewRouter(c.Routes, c.AgentIDs())
+	if err != nil {
+		return nil, err
+	}
+	c.router = r
+	return r, nil
 }
 
 // AgentIDs lists the configured agents.

@@ -128,7 +128,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return err
 	}
 
-	deps := adminDeps(cfg, st, policy, parsers, m.Log, m.Now)
+	deps, err := adminDeps(cfg, st, policy, parsers, m.Log, m.Now)
+	if err != nil {
+		return err
+	}
 	deps.Inbox, deps.Pollers, deps.Notify = m.Metrics.WrapIngester(m.Inbox), admin.AsPollers(m.Pollers), m.Dispatcher.Notify
 	adm, err := admin.New(cfg.Admin, deps)
 	if err != nil {
@@ -158,7 +161,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 // returns each source's parser for replay and explain.
 func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
 	cfg, st := m.Config, m.Store
-	router, err := connectors.NewRouter(cfg.Routes, cfg.AgentIDs())
+	router, err := cfg.Router()
 	if err != nil {
 		return nil, err
 	}

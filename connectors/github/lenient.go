@@ -163,4 +163,3 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	}
 	return out
 }
-
