@@ -10,6 +10,7 @@ targets=(
   "./connectors/github FuzzServe"          # signature verification + payload parsing
   "./connectors/slack FuzzServe"           # v0 verification + Events API parsing
   "./connectors/generic FuzzVerify"        # Standard Webhooks verification
+  "./connectors/generic FuzzServe"         # native bodies, envelopes, mappings: always stored
   "./connectors/email FuzzParseMessage"    # MIME parsing + mapping
   "./agent FuzzRenderXML"                  # XML renderer: always well-formed
   "./cmd/gateway FuzzParseConfig"          # config loader: never panics
