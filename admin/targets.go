@@ -51,8 +51,11 @@ func (a *API) listTargets(c echo.Context) error {
 	for _, id := range a.d.Agents {
 		ts := TargetStatus{Agent: id, Kind: a.d.TargetKinds[id], State: delivery.TargetUp, Backlog: backlog[id]}
 		if st, ok := byAgent[id]; ok {
-			since := st.Since.UTC()
-			ts.State, ts.Since, ts.Failures, ts.LastError = st.State, &since, st.Failures, st.LastError
+			ts.State, ts.Failures, ts.LastError = st.State, st.Failures, st.LastError
+			if !st.Since.IsZero() {
+				since := st.Since.UTC()
+				ts.Since = &since
+			}
 			ts.LastErrorAt, ts.NextProbeAt = utcPtr(st.LastErrorAt), utcPtr(st.NextProbeAt)
 		}
 		out.Targets = append(out.Targets, ts)

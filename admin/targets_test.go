@@ -24,9 +24,15 @@ func TestTargets(t *testing.T) {
 		require.Equal(t, admin.TargetStatus{Agent: "coder", State: "up", Backlog: 2}, list.Targets[0])
 		require.Equal(t, admin.TargetStatus{Agent: "support", State: "up"}, list.Targets[1])
 
-		// Failures below the threshold keep it up; at the threshold it is down.
+		// Failures below the threshold keep it up (since an unknown time); at the
+		// threshold it is down.
 		probe := now.Add(30 * time.Second)
-		for i := range 5 {
+		_, _, err := en.st.TargetFailed(t.Context(), "coder", now, 5, probe, nil, "timed out")
+		require.NoError(t, err)
+		en.call(http.MethodGet, "/admin/v1/targets", nil, &list)
+		require.Equal(t, admin.TargetStatus{Agent: "coder", State: "up", Failures: 1, LastError: "timed out", LastErrorAt: &now,
+			Backlog: 2}, list.Targets[0])
+		for i := 1; i < 5; i++ {
 			_, down, err := en.st.TargetFailed(t.Context(), "coder", now, 5, probe, nil, "POST https://agent.example/hook: HTTP 503")
 			require.NoError(t, err)
 			require.Equal(t, i == 4, down, "failure %d", i+1)

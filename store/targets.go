@@ -32,8 +32,12 @@ type targetRow struct {
 }
 
 func (r targetRow) state() delivery.TargetState {
-	return delivery.TargetState{Agent: r.Agent, State: r.State, Since: fromMicros(r.Since), Failures: r.Failures,
+	st := delivery.TargetState{Agent: r.Agent, State: r.State, Failures: r.Failures,
 		LastError: r.LastError, LastErrorAt: fromNullMicros(r.LastErrorAt), NextProbeAt: fromNullMicros(r.NextProbeAt)}
+	if r.Since != 0 {
+		st.Since = fromMicros(r.Since)
+	}
+	return st
 }
 
 const targetColumns = `agent, state, since, failures, last_error, last_error_at, next_probe_at`
@@ -65,11 +69,12 @@ func (s *Store) TargetFailed(ctx context.Context, agentID string, now time.Time,
 	var down bool
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		// The upsert takes the row lock, so replicas failing at once count one by one.
+		// A target seen failing for the first time has been up since an unknown time (0).
 		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO targets (agent, state, since, failures, last_error, last_error_at)
-			VALUES (?, 'up', ?, 1, ?, ?)
+			VALUES (?, 'up', 0, 1, ?, ?)
 			ON CONFLICT (agent) DO UPDATE SET failures = targets.failures + 1, last_error = excluded.last_error,
 				last_error_at = excluded.last_error_at`),
-			agentID, micros(now), cleanText(msg), micros(now)); err != nil {
+			agentID, cleanText(msg), micros(now)); err != nil {
 			return fmt.Errorf("count failure: %w", err)
 		}
 		res, err := tx.ExecContext(ctx, s.q(`UPDATE targets SET state = 'down', since = ?, next_probe_at = ?

@@ -73,3 +73,28 @@ func TestFollowerKeepsPresenceWhileAwayThenResyncs(t *testing.T) {
 	defer p.mu.Unlock()
 	require.GreaterOrEqual(t, p.beats, 3, "the lease is renewed while the stream is lost")
 }
+
+// After a restart a thread whose run was open is resynced like a reconnect: Mastra
+// replaying nothing means the run ended while the gateway was down, closed at once.
+func TestFollowerResumeClosesRunEndedWhileDown(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, ": connected\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	p := &presence{live: "run-before-restart", resumed: []inbox.ThreadKey{thread}}
+	idle := make(chan inbox.ThreadKey, 1)
+	f := mastra.NewFollower(config(srv.URL), p, func(ks []inbox.ThreadKey) { idle <- ks[0] },
+		mastra.WithResyncWait(50*time.Millisecond))
+	require.NoError(t, f.Start(context.Background()))
+	select {
+	case k := <-idle:
+		require.Equal(t, thread, k)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run that ended while the gateway was down was never closed")
+	}
+	require.NoError(t, f.Stop(context.Background()))
+	require.Equal(t, []string{"close run-before-restart aborted"}, p.log())
+}

@@ -22,6 +22,8 @@ import (
 type Presence interface {
 	// LiveThreads lists the agent's threads with a live run: followed again on Start.
 	LiveThreads(ctx context.Context, agentID string) ([]inbox.ThreadKey, error)
+	// Live is the thread's open run, or nil.
+	Live(ctx context.Context, k inbox.ThreadKey) (*agent.Run, error)
 	Open(ctx context.Context, k inbox.ThreadKey, origin string) (agent.Run, bool, error)
 	Heartbeat(ctx context.Context, k inbox.ThreadKey, id string) (agent.Run, error)
 	Finish(ctx context.Context, k inbox.ThreadKey, id, status string) (agent.Run, bool, error)
@@ -145,20 +147,21 @@ func (f *Follower) Start(ctx context.Context) error {
 		f.log.Warn("resume following live threads", "error", err.Error())
 	}
 	for _, k := range ks {
-		f.startLocked(k)
+		f.startLocked(k, true)
 	}
 	return nil
 }
 
-// startLocked starts following k unless it is followed; f.mu is held.
-func (f *Follower) startLocked(k inbox.ThreadKey) *followed {
+// startLocked starts following k unless it is followed; f.mu is held. resume marks a
+// thread whose run was open before a restart: it is resynced like a reconnect.
+func (f *Follower) startLocked(k inbox.ThreadKey, resume bool) *followed {
 	th, ok := f.threads[k]
 	if !ok {
 		ctx, cancel := context.WithCancel(f.ctx)
 		th = &followed{connected: make(chan struct{}), cancel: cancel, gone: make(chan struct{}), lastActive: f.now()}
 		f.threads[k] = th
 		f.wg.Add(1)
-		go f.follow(ctx, k, th)
+		go f.follow(ctx, k, th, resume)
 		if f.idle > 0 {
 			f.wg.Add(1)
 			go f.unfollowIdle(ctx, k, th)
@@ -236,7 +239,7 @@ func (f *Follower) Follow(ctx context.Context, k inbox.ThreadKey) {
 		f.mu.Unlock()
 		return
 	}
-	th := f.startLocked(k)
+	th := f.startLocked(k, false)
 	th.lastActive = f.now()
 	f.mu.Unlock()
 	if th.failing.Load() {
@@ -264,10 +267,19 @@ type threadState struct {
 	away bool
 }
 
-func (f *Follower) follow(ctx context.Context, k inbox.ThreadKey, th *followed) {
+func (f *Follower) follow(ctx context.Context, k inbox.ThreadKey, th *followed, resume bool) {
 	defer f.wg.Done()
 	defer f.exited(k)
 	st := &threadState{k: k, th: th}
+	if resume {
+		// The gateway was away (restarted) while this run was open: the first stream
+		// tells whether Mastra still runs it.
+		if run, err := f.runs.Live(ctx, k); err != nil {
+			f.log.Warn("read live run", "thread", k.String(), "error", err.Error())
+		} else if run != nil {
+			st.runID, st.beatAt, st.away = run.ID, f.now(), true
+		}
+	}
 	var once sync.Once
 	backoff := f.min
 	for ctx.Err() == nil {

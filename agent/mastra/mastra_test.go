@@ -147,6 +147,15 @@ func (p *presence) Open(_ context.Context, k inbox.ThreadKey, origin string) (ag
 	return agent.Run{ID: p.live, Thread: k, Origin: origin}, true, nil
 }
 
+func (p *presence) Live(_ context.Context, k inbox.ThreadKey) (*agent.Run, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.live == "" {
+		return nil, nil
+	}
+	return &agent.Run{ID: p.live, Thread: k}, nil
+}
+
 func (p *presence) Heartbeat(_ context.Context, k inbox.ThreadKey, id string) (agent.Run, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
