@@ -68,7 +68,7 @@ func WithRandom(rnd func() float64) Option { return func(d *Dispatcher) { d.rnd 
 // WithLogger sets the logger.
 func WithLogger(l *slog.Logger) Option { return func(d *Dispatcher) { d.log = l } }
 
-// WithSummaryInterval paces summaries to an active thread (policy.summary_interval).
+// WithSummaryInterval paces the summaries of a thread (policy.summary_interval).
 func WithSummaryInterval(iv time.Duration) Option { return func(d *Dispatcher) { d.interval = iv } }
 
 // WithLease sets how long a claimed thread stays leased to this dispatcher.
@@ -332,7 +332,7 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, clai
 		}
 		action := agent.ActionDeliver
 		switch {
-		case it.persist:
+		case it.persist, it.noWake && runID == "":
 			action = agent.ActionPersist
 		case runID == "":
 			action = agent.ActionWake
@@ -374,7 +374,7 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 		attempt = max(attempt, r.Attempts+1)
 	}
 	del := Delivery{Thread: o.Thread, Signal: it.signal, Action: action, RunID: runID, RecordIDs: ids, Attempt: attempt,
-		DeliverAs: it.deliverAs}
+		DeliverAs: it.deliverAs, NoWake: it.noWake}
 	if probe && d.obs != nil {
 		if ho, ok := d.obs.(HealthObserver); ok {
 			ho.TargetProbe(o.Thread.Agent)

@@ -17,6 +17,7 @@ type item struct {
 	records []inbox.Record
 	signal  agent.Signal
 	persist bool // logged without waking or interrupting, whatever the presence
+	noWake  bool // delivered into an active run, persisted on an idle thread
 	// deliverAs is the record's message mode (inbox.DeliverAsMessage, DeliverAsQueued).
 	deliverAs string
 	rank      int
@@ -35,13 +36,23 @@ type plan struct {
 //
 // Every due record ends in exactly one place: a full notification (deliverAt reached, or
 // a full-when-idle record on an idle thread, or a message), the thread's one summary
-// (summaryAt reached), or a reschedule. A summary to an active thread waits until
-// summaryInterval after the previous one; records arriving meanwhile join it.
+// (summaryAt reached), or a reschedule. A record whose summary and full delivery are both
+// due goes into the summary first, as Mastra checks isSummaryDue before isDeliverDue; its
+// full notification follows in a later pass. Summaries are paced whether the thread is
+// active or idle: one waits until summaryInterval after the previous one, and a summary of
+// only low records also until summaryInterval after the first of them fell due, so a
+// burst of low events makes one summary. Records arriving meanwhile join it. Pacing never
+// holds back a full notification that is due.
 func planThread(w Work, now time.Time, summaryInterval time.Duration) plan {
 	var p plan
 	active := w.Active()
 	next := nextQueued(w.Records, now)
 	var summarize []inbox.Record
+	full := func(r inbox.Record) bool { return reached(r.DeliverAt, now) || (r.FullWhenIdle && !active) }
+	addFull := func(r inbox.Record) {
+		p.items = append(p.items, item{records: []inbox.Record{r}, signal: agent.NotificationSignal(r, fullSignalID(r), now),
+			persist: r.Action == inbox.ActionPersist, rank: r.Priority.Rank(), created: r.CreatedAt})
+	}
 	for _, r := range w.Records {
 		switch {
 		case r.NextAttemptAt != nil && r.NextAttemptAt.After(now):
@@ -53,21 +64,24 @@ func planThread(w Work, now time.Time, summaryInterval time.Duration) plan {
 		case r.DeliverAs != inbox.DeliverAsNotification:
 			p.items = append(p.items, item{records: []inbox.Record{r}, signal: agent.MessageSignal(r, fullSignalID(r), now),
 				deliverAs: r.DeliverAs, rank: messageRank, created: r.CreatedAt})
-		case reached(r.DeliverAt, now) || (r.FullWhenIdle && !active):
-			p.items = append(p.items, item{records: []inbox.Record{r}, signal: agent.NotificationSignal(r, fullSignalID(r), now),
-				persist: r.Action == inbox.ActionPersist, rank: r.Priority.Rank(), created: r.CreatedAt})
 		case reached(r.SummaryAt, now):
 			summarize = append(summarize, r)
+		case full(r):
+			addFull(r)
 		default:
 			// Due only to be looked at again: e.g. full-when-idle while the thread works.
 			p.wait(r, later(now, r.DeliverAt, r.SummaryAt), false)
 		}
 	}
 	if len(summarize) > 0 {
-		if active && w.LastSummaryAt != nil && w.LastSummaryAt.Add(summaryInterval).After(now) {
-			next := w.LastSummaryAt.Add(summaryInterval)
+		if at := summarySlot(w, summarize, summaryInterval); at.After(now) {
+			// Not yet: what is due in full goes now, the rest waits for the slot.
 			for _, r := range summarize {
-				p.wait(r, &next, false)
+				if full(r) {
+					addFull(r)
+				} else {
+					p.wait(r, &at, false)
+				}
 			}
 		} else {
 			sortRecords(summarize)
@@ -75,8 +89,10 @@ func planThread(w Work, now time.Time, summaryInterval time.Duration) plan {
 			for _, r := range summarize {
 				allLow = allLow && r.Priority == inbox.PriorityLow
 			}
+			// A low-only summary goes into a running loop but never wakes, as Mastra
+			// sends it with ifIdle persist only.
 			p.items = append(p.items, item{summary: true, records: summarize, signal: agent.SummarySignal(summarize, summarySignalID(w), now),
-				persist: allLow, rank: summarize[0].Priority.Rank(), created: summarize[0].CreatedAt})
+				noWake: allLow, rank: summarize[0].Priority.Rank(), created: summarize[0].CreatedAt})
 		}
 	}
 	sort.SliceStable(p.items, func(i, j int) bool {
@@ -87,6 +103,29 @@ func planThread(w Work, now time.Time, summaryInterval time.Duration) plan {
 		return a.created.Before(b.created)
 	})
 	return p
+}
+
+// summarySlot is the earliest time the thread's next summary of records may go out:
+// summaryInterval after the previous summary, and for a batch of only low records also
+// summaryInterval after the first of them fell due (the batching window).
+func summarySlot(w Work, records []inbox.Record, summaryInterval time.Duration) time.Time {
+	var at time.Time
+	if w.LastSummaryAt != nil {
+		at = w.LastSummaryAt.Add(summaryInterval)
+	}
+	var first *time.Time
+	for _, r := range records {
+		if r.Priority != inbox.PriorityLow {
+			return at
+		}
+		if first == nil || r.SummaryAt.Before(*first) {
+			first = r.SummaryAt
+		}
+	}
+	if window := first.Add(summaryInterval); window.After(at) {
+		at = window
+	}
+	return at
 }
 
 // messageRank puts people's messages ahead of every notification, in arrival order

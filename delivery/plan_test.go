@@ -59,11 +59,45 @@ func TestPlanOrderAndSummary(t *testing.T) {
 	require.Equal(t, `<notification-summary pending="2" priority="high">github: 2</notification-summary>`, agent.RenderXML(p.items[1].signal))
 }
 
-func TestPlanLowOnlySummaryPersists(t *testing.T) {
-	w := Work{Thread: pk, Records: []inbox.Record{summaryNow(rec("a", inbox.PriorityLow, 0)), summaryNow(rec("b", inbox.PriorityLow, 0))}}
+// summaryAfter is a record whose summary fell due d before pnow.
+func summaryAfter(r inbox.Record, d time.Duration) inbox.Record {
+	r.SummaryAt, r.Action = at(-d), inbox.ActionSummarize
+	return r
+}
+
+func TestPlanLowOnlySummaryNeverWakes(t *testing.T) {
+	w := Work{Thread: pk, Records: []inbox.Record{summaryAfter(rec("a", inbox.PriorityLow, 0), 10*time.Second),
+		summaryAfter(rec("b", inbox.PriorityLow, 0), time.Second)}}
 	p := planThread(w, pnow, 10*time.Second)
 	require.Len(t, p.items, 1)
-	require.True(t, p.items[0].persist)
+	require.True(t, p.items[0].noWake, "persisted on an idle thread, delivered into a running loop")
+	require.False(t, p.items[0].persist)
+	w.RunID = "run"
+	p = planThread(w, pnow, 10*time.Second)
+	require.True(t, p.items[0].noWake)
+	require.False(t, p.items[0].persist, "an active thread gets it in its running loop")
+}
+
+// TestPlanLowBatches: ten low records a second apart make one summary, idle or active:
+// a low-only summary waits one interval after the first of them fell due.
+func TestPlanLowBatches(t *testing.T) {
+	for _, runID := range []string{"", "run"} {
+		var recs []inbox.Record
+		for i := range 10 {
+			// Arrived 9s, 8s, … 0s ago.
+			recs = append(recs, summaryAfter(rec(string(rune('a'+i)), inbox.PriorityLow, 0), time.Duration(9-i)*time.Second))
+		}
+		w := Work{Thread: pk, RunID: runID, Records: recs}
+		p := planThread(w, pnow, 10*time.Second)
+		require.Empty(t, p.items, "the window is still open")
+		require.Len(t, p.reschedules, 10)
+		for _, r := range p.reschedules {
+			require.Equal(t, at(time.Second), r.DueAt, "all wait for the end of the first one's window")
+		}
+		p = planThread(w, pnow.Add(time.Second), 10*time.Second)
+		require.Len(t, p.items, 1)
+		require.Len(t, p.items[0].records, 10, "one summary of all ten")
+	}
 }
 
 func TestPlanPacing(t *testing.T) {
@@ -76,9 +110,11 @@ func TestPlanPacing(t *testing.T) {
 	require.Equal(t, []string{"u"}, ids(p.items[0]))
 	require.Equal(t, []Reschedule{{RecordID: "a", UpdatedAt: pnow, Coalesced: 1, DueAt: at(6 * time.Second)}}, p.reschedules)
 
-	// Not paced while idle, nor once the interval passed.
+	// Paced while idle too; not once the interval passed.
 	w.RunID = ""
-	require.Len(t, planThread(w, pnow, 10*time.Second).items, 2)
+	p = planThread(w, pnow, 10*time.Second)
+	require.Len(t, p.items, 1, "idle: paced as well")
+	require.Equal(t, []Reschedule{{RecordID: "a", UpdatedAt: pnow, Coalesced: 1, DueAt: at(6 * time.Second)}}, p.reschedules)
 	w.RunID = "run"
 	require.Len(t, planThread(w, pnow.Add(6*time.Second), 10*time.Second).items, 2)
 }
@@ -97,12 +133,32 @@ func TestPlanFullWhenIdle(t *testing.T) {
 	require.False(t, p.items[0].summary)
 	require.Equal(t, agent.TagNotification, p.items[0].signal.TagName)
 
-	// A full-when-idle record not summarised yet on a thread already idle: straight in full.
+	// A full-when-idle record not summarised yet on a thread already idle: both are
+	// due, and the summary goes first (Mastra's isSummaryDue before isDeliverDue).
 	fresh := summaryNow(rec("h2", inbox.PriorityHigh, 0))
 	fresh.FullWhenIdle = true
 	p = planThread(Work{Thread: pk, Records: []inbox.Record{fresh}}, pnow, 10*time.Second)
 	require.Len(t, p.items, 1)
+	require.True(t, p.items[0].summary, "summary first; the full one follows once it is done")
+
+	// Pacing never holds back what is due in full: the summary slot is taken, so it
+	// goes out in full now.
+	last := pnow.Add(-time.Second)
+	p = planThread(Work{Thread: pk, LastSummaryAt: &last, Records: []inbox.Record{fresh}}, pnow, 10*time.Second)
+	require.Len(t, p.items, 1)
 	require.False(t, p.items[0].summary)
+	require.Equal(t, agent.TagNotification, p.items[0].signal.TagName)
+}
+
+// TestPlanSummaryBeforeFull: a record whose summaryAt and deliverAt have both passed (a
+// merge kept the earlier of each) is summarised first, as in Mastra.
+func TestPlanSummaryBeforeFull(t *testing.T) {
+	r := rec("m", inbox.PriorityMedium, time.Minute)
+	r.SummaryAt, r.DeliverAt = at(-time.Minute), at(-time.Second)
+	p := planThread(Work{Thread: pk, RunID: "run", Records: []inbox.Record{r}}, pnow, 10*time.Second)
+	require.Len(t, p.items, 1)
+	require.True(t, p.items[0].summary)
+	require.Empty(t, p.reschedules)
 }
 
 func TestPlanBackoffAndMessages(t *testing.T) {

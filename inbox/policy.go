@@ -92,7 +92,7 @@ type PolicyConfig struct {
 	Default         *ActionSpec             `yaml:"default" json:"default,omitempty"`
 }
 
-// DefaultSummaryInterval paces summaries to an active thread.
+// DefaultSummaryInterval paces the summaries of a thread, active or idle.
 const DefaultSummaryInterval = 10 * time.Second
 
 // Validate reports every problem with its key path relative to `policy`.
@@ -175,7 +175,7 @@ func NewPolicy(cfg PolicyConfig) (*Policy, error) {
 	return &Policy{cfg: cfg, loc: loc}, nil
 }
 
-// SummaryInterval is the pacing of summaries to an active thread.
+// SummaryInterval is the pacing of a thread's summaries.
 func (p *Policy) SummaryInterval() time.Duration { return p.cfg.SummaryInterval }
 
 // Subject is what the policy looks at.

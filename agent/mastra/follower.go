@@ -45,7 +45,11 @@ const (
 
 // Follower follows the thread streams of one Mastra agent: a run starts with a `start`
 // chunk and ends with `finish` (unless its reason is tool-calls, which continues the
-// run), `abort` or `error`. Each start opens (or adopts) the gateway run of the thread;
+// run), `abort` or `error`. A run suspended on a tool call — `tool-call-approval` (a tool
+// that needs approval) or `tool-call-suspended` (a tool that called suspend, e.g.
+// ask_user) — stays active, as Mastra's getThreadState keeps it: no finish ends it until
+// every suspended call has its result (the run resumed), and the gateway run's lease is
+// renewed meanwhile by Mastra's heartbeats. Each start opens (or adopts) the gateway run of the thread;
 // each end closes it, and an idle transition is handed to notify (the dispatcher) at
 // once. A thread is followed from its delivery until it has been idle (no open run, no
 // chunk, no delivery) for the idle period, or until Stop; a dropped stream is reconnected
@@ -265,6 +269,9 @@ type threadState struct {
 	// away is set while the stream is lost with a run open: the thread keeps its last
 	// known presence (the run's lease is renewed) until a new stream says otherwise.
 	away bool
+	// suspended holds the tool calls the run waits on (approval, or a tool's suspend).
+	// Bounded by the run's own tool calls; cleared when the run ends.
+	suspended map[string]bool
 }
 
 func (f *Follower) follow(ctx context.Context, k inbox.ThreadKey, th *followed, resume bool) {
@@ -326,8 +333,21 @@ type chunk struct {
 			Reason string `json:"reason"`
 		} `json:"stepResult"`
 		FinishReason string `json:"finishReason"`
+		ToolCallID   string `json:"toolCallId"`
 	} `json:"payload"`
 }
+
+// Chunks of @mastra/core's thread stream that suspend a run on a tool call, and those
+// that carry a call's outcome once the run resumes.
+const (
+	chunkToolApproval  = "tool-call-approval"
+	chunkToolSuspended = "tool-call-suspended"
+	chunkToolResult    = "tool-result"
+	chunkToolError     = "tool-error"
+	// maxSuspended bounds the suspended calls remembered per thread; past it the run
+	// still counts as suspended.
+	maxSuspended = 256
+)
 
 // stream reads one connection until it ends. connected is called once the server
 // answered 200.
@@ -429,7 +449,7 @@ func (f *Follower) keep(ctx context.Context, st *threadState) {
 	st.beatAt = f.now()
 	if _, err := f.runs.Heartbeat(ctx, st.k, st.runID); err != nil {
 		if errors.Is(err, agent.ErrRunClosed) || errors.Is(err, agent.ErrRunNotFound) {
-			st.runID, st.mastraRun, st.away = "", "", false
+			st.runID, st.mastraRun, st.away, st.suspended = "", "", false, nil
 			return
 		}
 		f.log.Warn("renew run while reconnecting", "thread", st.k.String(), "run_id", st.runID, "error", err.Error())
@@ -475,13 +495,26 @@ func (f *Follower) handle(ctx context.Context, st *threadState, data string) {
 			f.log.Error("open run", "thread", st.k.String(), "error", err.Error())
 			return
 		}
-		st.runID, st.mastraRun, st.beatAt = run.ID, c.RunID, f.now()
+		// A (re)connect replays the active run from its start, suspensions included.
+		st.runID, st.mastraRun, st.beatAt, st.suspended = run.ID, c.RunID, f.now(), nil
+	case chunkToolApproval, chunkToolSuspended:
+		if st.suspended == nil {
+			st.suspended = map[string]bool{}
+		}
+		if len(st.suspended) < maxSuspended {
+			st.suspended[c.Payload.ToolCallID] = true
+		}
+		f.beat(ctx, st)
+	case chunkToolResult, chunkToolError:
+		delete(st.suspended, c.Payload.ToolCallID)
+		f.beat(ctx, st)
 	case "finish":
 		reason := c.Payload.StepResult.Reason
 		if reason == "" {
 			reason = c.Payload.FinishReason
 		}
-		if reason == "tool-calls" {
+		if reason == "tool-calls" || reason == "suspended" || len(st.suspended) > 0 {
+			// The run goes on, or waits suspended: the thread stays active.
 			f.beat(ctx, st)
 			return
 		}
@@ -498,7 +531,7 @@ func (f *Follower) end(ctx context.Context, st *threadState, status string) {
 		return
 	}
 	id := st.runID
-	st.runID, st.mastraRun = "", ""
+	st.runID, st.mastraRun, st.suspended = "", "", nil
 	_, idle, err := f.runs.Finish(ctx, st.k, id, status)
 	if err != nil {
 		f.log.Error("close run", "thread", st.k.String(), "run_id", id, "error", err.Error())

@@ -2,13 +2,17 @@ package mastra_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -74,8 +78,9 @@ type seenChunk struct {
 }
 
 type prompt struct {
-	Turn     int `json:"turn"`
-	Messages []struct {
+	Turn        int      `json:"turn"`
+	Temperature *float64 `json:"temperature"`
+	Messages    []struct {
 		Role string `json:"role"`
 		Text string `json:"text"`
 	} `json:"messages"`
@@ -104,6 +109,51 @@ func prompts(t *testing.T, base string) []prompt {
 	return body.Prompts
 }
 
+// storedSignal is the metadata Mastra's memory kept for the signal id on thread k.
+func storedSignal(t *testing.T, base string, k inbox.ThreadKey, id string) map[string]any {
+	t.Helper()
+	u := base + "/api/memory/threads/" + url.PathEscape(k.Thread) + "/messages?agentId=interopAgent&resourceId=" + url.QueryEscape(k.Resource)
+	resp, err := http.Get(u)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var body struct {
+		Messages []struct {
+			ID      string `json:"id"`
+			Content struct {
+				Metadata struct {
+					Signal struct {
+						Metadata map[string]any `json:"metadata"`
+					} `json:"signal"`
+				} `json:"metadata"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	for _, m := range body.Messages {
+		if m.ID == id {
+			return m.Content.Metadata.Signal.Metadata
+		}
+	}
+	t.Fatalf("signal %s not in Mastra's memory of %s", id, k)
+	return nil
+}
+
+// approve answers a suspended tool call through Mastra's send-tool-approval route.
+func approve(t *testing.T, base string, k inbox.ThreadKey, toolCallID string, resumeData any) {
+	t.Helper()
+	req := map[string]any{"resourceId": k.Resource, "threadId": k.Thread, "toolCallId": toolCallID, "approved": true}
+	if resumeData != nil {
+		req["resumeData"] = resumeData
+	}
+	body, err := json.Marshal(req)
+	require.NoError(t, err)
+	resp, err := http.Post(base+"/api/agents/interopAgent/send-tool-approval", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NoError(t, resp.Body.Close())
+}
+
 func TestRealMastraInterop(t *testing.T) {
 	base := mastraServer(t, 2500*time.Millisecond)
 	cfg := agent.Config{ID: "support", Token: deliverytest.SupportToken,
@@ -112,12 +162,14 @@ func TestRealMastraInterop(t *testing.T) {
 	var follower *mastra.Follower
 	env := deliverytest.New(t, deliverytest.Config{
 		RealClock: true,
-		Agents:    []agent.Config{cfg},
+		// Short pacing, so a low-only summary goes out while a Mastra turn is running.
+		Policy: inbox.PolicyConfig{SummaryInterval: 300 * time.Millisecond},
+		Agents: []agent.Config{cfg},
 		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
 			follower = mastra.NewFollower(cfg, e.Runs, e.Notify, mastra.WithBackoff(50*time.Millisecond, time.Second),
 				mastra.WithChunkHook(func(k inbox.ThreadKey, typ string) {
 					switch typ {
-					case "start", "finish", "abort", "error":
+					case "start", "finish", "abort", "error", "tool-call-approval", "tool-call-suspended":
 						chunks <- seenChunk{k, typ}
 					}
 				}))
@@ -191,6 +243,15 @@ func TestRealMastraInterop(t *testing.T) {
 			}
 		}
 	}
+	// sendSignal posts a signal through the gateway's agent API and returns its action.
+	sendSignal := func(k inbox.ThreadKey, body map[string]any) agent.Action {
+		t.Helper()
+		var resp struct {
+			Action agent.Action `json:"action"`
+		}
+		require.Equal(t, http.StatusOK, env.Do(http.MethodPost, env.ThreadURL(k, "/signals"), deliverytest.SupportToken, body, &resp))
+		return resp.Action
+	}
 	note := func(k inbox.ThreadKey, pr inbox.Priority, summary string) string {
 		return env.Ingest(inbox.Notification{Thread: k, Source: "github", Kind: "ci-failure", Priority: pr, Summary: summary})
 	}
@@ -222,19 +283,27 @@ func TestRealMastraInterop(t *testing.T) {
 		}
 		require.Contains(t, seen, first.XML)
 		require.Contains(t, seen, second.XML)
+
+		// What Mastra was given: the delivered status, and metadata in its own shape.
+		require.Contains(t, first.XML, `status="delivered"`)
+		require.Contains(t, first.XML, `verified_by="none"`)
+		meta := storedSignal(t, base, k, first.Signal.ID)
+		note, ok := meta["notification"].(map[string]any)
+		require.True(t, ok, "metadata.notification: %v", meta)
+		require.Equal(t, "notification", note["signal"])
+		require.Equal(t, "delivered", note["status"])
+		require.Equal(t, "urgent", note["priority"])
+		require.Equal(t, "github", note["source"])
+		require.NotEmpty(t, note["recordId"])
 	})
 
 	t.Run("persist without wake, then summary then full after Mastra's run", func(t *testing.T) {
 		k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "summary"}
-		var resp struct {
-			Action agent.Action `json:"action"`
-		}
-		status := env.Do(http.MethodPost, env.ThreadURL(k, "/signals"), deliverytest.SupportToken, map[string]any{
+		action := sendSignal(k, map[string]any{
 			"signal": map[string]any{"type": "reactive", "tagName": "note", "contents": "persisted context"},
 			"ifIdle": map[string]any{"behavior": "persist"},
-		}, &resp)
-		require.Equal(t, http.StatusOK, status)
-		require.Equal(t, agent.ActionPersist, resp.Action)
+		})
+		require.Equal(t, agent.ActionPersist, action)
 		persisted := signals(k)[0]
 		// Mastra stores a persisted signal in a short run of its own, without a model turn.
 		waitChunk(k, "start")
@@ -281,7 +350,95 @@ func TestRealMastraInterop(t *testing.T) {
 		}
 		require.Less(t, idx(frames[2].XML), idx(full.XML), "summary first, then the full notification")
 		require.GreaterOrEqual(t, idx(frames[2].XML), 0)
+
+		sum := storedSignal(t, base, k, frames[2].Signal.ID)
+		note, ok := sum["notification"].(map[string]any)
+		require.True(t, ok, "metadata.notification: %v", sum)
+		require.Equal(t, "summary", note["signal"])
+		require.Equal(t, float64(1), note["pending"])
+		require.Equal(t, "high", note["priority"])
+		require.Len(t, sum["notificationIds"], 1)
+		require.Contains(t, sum, "notificationSummary")
 	})
+
+	t.Run("low-only summary into the running loop", func(t *testing.T) {
+		k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "low"}
+		note(k, inbox.PriorityUrgent, "CI failed on main")
+		woke := waitSignals(k, 1)[0]
+		waitChunk(k, "start")
+		note(k, inbox.PriorityLow, "pushed to main")
+		note(k, inbox.PriorityLow, "pushed to main again")
+		frames := waitSignals(k, 2)
+		sum := frames[1]
+		require.Equal(t, agent.TagNotificationSummary, sum.Signal.TagName)
+		require.Equal(t, `<notification-summary pending="2" priority="low">github: 2</notification-summary>`, sum.XML, "batched")
+		require.Equal(t, agent.ActionDeliver, sum.Action, "into the running loop, as Mastra does")
+		require.Equal(t, woke.RunID, sum.RunID)
+		waitRunClosed(k, woke.RunID)
+		var seen []string
+		for _, p := range prompts(t, base) {
+			seen = append(seen, p.userTexts()...)
+		}
+		require.Contains(t, seen, sum.XML, "the model saw it in the run")
+	})
+
+	t.Run("ifIdle.streamOptions reach Mastra's wake", func(t *testing.T) {
+		k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "stream-options"}
+		action := sendSignal(k, map[string]any{
+			"signal": map[string]any{"type": "reactive", "tagName": "note", "contents": "tuned wake"},
+			"ifIdle": map[string]any{"streamOptions": map[string]any{"modelSettings": map[string]any{"temperature": 0.25}}},
+		})
+		require.Equal(t, agent.ActionWake, action)
+		waitChunk(k, "start")
+		waitChunk(k, "finish")
+		var turn *prompt
+		for _, p := range prompts(t, base) {
+			for _, u := range p.userTexts() {
+				if u == `<note>tuned wake</note>` {
+					turn = &p
+				}
+			}
+		}
+		require.NotNil(t, turn, "the model saw the wake")
+		require.NotNil(t, turn.Temperature)
+		require.Equal(t, 0.25, *turn.Temperature, "streamOptions.modelSettings reached the model")
+	})
+
+	for _, tc := range []struct{ name, trigger, chunk string }{
+		{"tool approval", "needs-approval", "tool-call-approval"},
+		{"ask_user", "ask-user", "tool-call-suspended"},
+	} {
+		t.Run("a run suspended on "+tc.name+" keeps the thread active", func(t *testing.T) {
+			k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "suspend-" + tc.trigger}
+			note(k, inbox.PriorityUrgent, "deploy "+tc.trigger)
+			woke := waitSignals(k, 1)[0]
+			waitChunk(k, "start")
+			waitChunk(k, tc.chunk)
+			live, err := env.Runs.Live(ctx, k)
+			require.NoError(t, err)
+			require.NotNil(t, live, "suspended is active")
+			require.Equal(t, woke.RunID, live.ID)
+
+			// High while suspended: a summary into the run, the full one only after it.
+			high := note(k, inbox.PriorityHigh, "PR review requested")
+			frames := waitSignals(k, 2)
+			require.Equal(t, agent.TagNotificationSummary, frames[1].Signal.TagName)
+			require.Equal(t, agent.ActionDeliver, frames[1].Action, "no idle wake while suspended")
+			require.Equal(t, woke.RunID, frames[1].RunID)
+			require.Equal(t, inbox.StatusPending, env.Record(high).Status)
+
+			var resume any
+			if tc.trigger == "ask-user" {
+				resume = "staging"
+			}
+			approve(t, base, k, toolCallOf(t, base, k), resume)
+			waitRunClosed(k, woke.RunID)
+			frames = waitSignals(k, 3)
+			require.Equal(t, agent.TagNotification, frames[2].Signal.TagName, "the full one once the run resumed and finished")
+			require.Equal(t, agent.ActionWake, frames[2].Action)
+			waitRunClosed(k, frames[2].RunID)
+		})
+	}
 
 	t.Run("message and queued message", func(t *testing.T) {
 		k := inbox.ThreadKey{Agent: "support", Resource: "slack:T1", Thread: "dm:U1"}
@@ -355,4 +512,20 @@ func TestRealMastraInterop(t *testing.T) {
 		require.Contains(t, last, recovered[1].XML)
 		require.Contains(t, last, next.XML)
 	})
+}
+
+// toolCallOf is the id of the suspended tool call of k's run, from Mastra's list of
+// suspended runs.
+func toolCallOf(t *testing.T, base string, k inbox.ThreadKey) string {
+	t.Helper()
+	resp, err := http.Get(base + "/api/agents/interopAgent/suspended-runs?resourceId=" + url.QueryEscape(k.Resource) +
+		"&threadId=" + url.QueryEscape(k.Thread))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", raw)
+	m := regexp.MustCompile(`"toolCallId":"([^"]+)"`).FindSubmatch(raw)
+	require.NotNil(t, m, "no suspended tool call: %s", raw)
+	return string(m[1])
 }

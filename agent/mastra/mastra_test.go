@@ -198,37 +198,12 @@ func TestFollowerMirrorsRuns(t *testing.T) {
 			`data: {"type":"start","runId":"m3"}` + "\n\n" +
 			`data: {"type":"error","runId":"m3","payload":{"error":{"message":"boom"}}}` + "\n\n",
 	}
-	var mu sync.Mutex
-	conn := 0
-	hold := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		require.Equal(t, "/api/agents/supportAgent/threads/subscribe", r.URL.Path)
-		var body map[string]string
-		require.NoError(t, json.NewDecoder(r.Body).Decode(&body))
-		require.Equal(t, map[string]string{"resourceId": thread.Resource, "threadId": thread.Thread}, body)
-		mu.Lock()
-		n := conn
-		conn++
-		mu.Unlock()
-		w.Header().Set("Content-Type", "text/event-stream")
-		if n < len(streams) {
-			_, _ = io.WriteString(w, streams[n])
-			return // EOF: the follower reconnects
-		}
-		w.WriteHeader(http.StatusOK)
-		w.(http.Flusher).Flush()
-		select {
-		case <-hold:
-		case <-r.Context().Done():
-		}
-	}))
-	defer srv.Close()
-	defer close(hold)
+	srvURL := scriptedStreams(t, streams)
 
 	p := &presence{}
 	idle := make(chan inbox.ThreadKey, 10)
 	ends := make(chan string, 10)
-	f := mastra.NewFollower(config(srv.URL), p, func(ks []inbox.ThreadKey) { idle <- ks[0] },
+	f := mastra.NewFollower(config(srvURL), p, func(ks []inbox.ThreadKey) { idle <- ks[0] },
 		mastra.WithBackoff(time.Millisecond, 10*time.Millisecond),
 		mastra.WithChunkHook(func(_ inbox.ThreadKey, typ string) {
 			if typ == "error" {
@@ -252,6 +227,46 @@ func TestFollowerMirrorsRuns(t *testing.T) {
 		"open run-2 mastra", "close run-2 aborted",
 		"open run-3 mastra", "close run-3 aborted",
 	}, p.log())
+}
+
+// A run suspended on a tool call (approval, or a tool's suspend such as ask_user) keeps
+// the thread active: no finish closes it until the call has its result. A reconnect
+// replays the run from its start, suspension included.
+func TestFollowerKeepsSuspendedRunsActive(t *testing.T) {
+	streams := []string{
+		": connected\n\n" +
+			`data: {"type":"start","runId":"m1"}` + "\n\n" +
+			`data: {"type":"tool-call","runId":"m1","payload":{"toolCallId":"c1","toolName":"deploy"}}` + "\n\n" +
+			`data: {"type":"tool-call-approval","runId":"m1","payload":{"toolCallId":"c1","toolName":"deploy"}}` + "\n\n" +
+			`data: {"type":"finish","runId":"m1","payload":{"finishReason":"suspended"}}` + "\n\n" +
+			`data: {"type":"finish","runId":"m1","payload":{"stepResult":{"reason":"stop"}}}` + "\n\n" +
+			": heartbeat\n\n",
+		// Reconnected while still suspended: the replay, then the resume.
+		": connected\n\n" +
+			`data: {"type":"start","runId":"m1"}` + "\n\n" +
+			`data: {"type":"tool-call-approval","runId":"m1","payload":{"toolCallId":"c1","toolName":"deploy"}}` + "\n\n" +
+			`data: {"type":"tool-call-suspended","runId":"m1","payload":{"toolCallId":"c2","toolName":"ask_user"}}` + "\n\n" +
+			`data: {"type":"tool-result","runId":"m1","payload":{"toolCallId":"c1","toolName":"deploy"}}` + "\n\n" +
+			`data: {"type":"finish","runId":"m1","payload":{"stepResult":{"reason":"stop"}}}` + "\n\n" +
+			`data: {"type":"tool-result","runId":"m1","payload":{"toolCallId":"c2","toolName":"ask_user"}}` + "\n\n" +
+			`data: {"type":"finish","runId":"m1","payload":{"stepResult":{"reason":"stop"}}}` + "\n\n",
+	}
+	srvURL := scriptedStreams(t, streams)
+
+	p := &presence{}
+	idle := make(chan inbox.ThreadKey, 10)
+	f := mastra.NewFollower(config(srvURL), p, func(ks []inbox.ThreadKey) { idle <- ks[0] },
+		mastra.WithBackoff(time.Millisecond, 10*time.Millisecond))
+	require.NoError(t, f.Start(context.Background()))
+	f.Follow(context.Background(), thread)
+	select {
+	case <-idle:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run never ended")
+	}
+	require.NoError(t, f.Stop(context.Background()))
+	require.Equal(t, []string{"open run-1 mastra", "adopt run-1", "close run-1 finished"}, p.log(),
+		"active through both suspensions; closed by the finish after the last result")
 }
 
 // After a restart the follower resumes the threads that still have a live run, without
@@ -336,4 +351,38 @@ func TestFollowerUnfollowsIdleThreads(t *testing.T) {
 	f.Follow(context.Background(), thread)
 	wait(conns, "a later delivery did not follow the thread again")
 	require.Equal(t, 1, f.Followed())
+}
+
+// scriptedStreams serves Mastra's thread subscribe route: the n-th connection gets
+// streams[n] and EOF (the follower reconnects); once they are used up a connection stays
+// open until the client leaves or the test ends.
+func scriptedStreams(t *testing.T, streams []string) string {
+	t.Helper()
+	var mu sync.Mutex
+	conn := 0
+	hold := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		require.Equal(t, "/api/agents/supportAgent/threads/subscribe", r.URL.Path)
+		var body map[string]string
+		require.NoError(t, json.NewDecoder(r.Body).Decode(&body))
+		require.Equal(t, map[string]string{"resourceId": thread.Resource, "threadId": thread.Thread}, body)
+		mu.Lock()
+		n := conn
+		conn++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		if n < len(streams) {
+			_, _ = io.WriteString(w, streams[n])
+			return // EOF: the follower reconnects
+		}
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(hold) })
+	return srv.URL
 }

@@ -2,6 +2,12 @@
 // deterministic mock (AI SDK LanguageModelV2) that holds each turn open for DELAY_MS, so
 // the test can deliver into an active run, and records every prompt it was given.
 //
+// A turn whose newest user message mentions `needs-approval` calls the `deploy` tool,
+// which needs approval; one mentioning `ask-user` calls Mastra's built-in `ask_user`, which
+// suspends for an answer. Either way the run is suspended until
+// POST /api/agents/interopAgent/send-tool-approval (with resumeData for ask_user); the turn
+// after the tool result answers as usual.
+//
 //   PORT=4111 DELAY_MS=1500 node server.mjs
 //
 // Test-only routes: GET /test/prompts (what the model saw), POST /test/reset.
@@ -9,6 +15,7 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { Mastra } from '@mastra/core';
 import { Agent } from '@mastra/core/agent';
+import { askUserTool, createTool } from '@mastra/core/tools';
 import { LibSQLStore } from '@mastra/libsql';
 import { Memory } from '@mastra/memory';
 import { MastraServer } from '@mastra/hono';
@@ -18,6 +25,7 @@ const delayMs = Number(process.env.DELAY_MS || 1500);
 
 const prompts = [];
 let turns = 0;
+let toolCalls = 0;
 
 const sleep = (ms, signal) =>
   new Promise((resolve) => {
@@ -34,6 +42,17 @@ function promptText(prompt) {
   });
 }
 
+// suspendingCall is the tool call a turn makes: when the newest message is a user
+// message mentioning a trigger (not the tool result that follows the resume).
+function suspendingCall(prompt) {
+  const last = prompt[prompt.length - 1];
+  if (!last || last.role !== 'user') return undefined;
+  const text = promptText([last])[0].text;
+  if (text.includes('needs-approval')) return { toolName: 'deploy', input: '{}' };
+  if (text.includes('ask-user')) return { toolName: 'ask_user', input: JSON.stringify({ question: 'Which environment?' }) };
+  return undefined;
+}
+
 const mockModel = {
   specificationVersion: 'v2',
   provider: 'signalgate-mock',
@@ -41,7 +60,7 @@ const mockModel = {
   supportedUrls: {},
   async doGenerate(options) {
     const n = ++turns;
-    prompts.push({ turn: n, messages: promptText(options.prompt) });
+    prompts.push({ turn: n, messages: promptText(options.prompt), temperature: options.temperature });
     await sleep(delayMs, options.abortSignal);
     return {
       content: [{ type: 'text', text: `ack ${n}` }],
@@ -52,7 +71,25 @@ const mockModel = {
   },
   async doStream(options) {
     const n = ++turns;
-    prompts.push({ turn: n, messages: promptText(options.prompt) });
+    prompts.push({ turn: n, messages: promptText(options.prompt), temperature: options.temperature });
+    const call = suspendingCall(options.prompt);
+    if (call) {
+      const id = `call-${++toolCalls}`;
+      return {
+        stream: new ReadableStream({
+          start(controller) {
+            controller.enqueue({ type: 'stream-start', warnings: [] });
+            controller.enqueue({ type: 'tool-call', toolCallId: id, ...call });
+            controller.enqueue({
+              type: 'finish',
+              finishReason: 'tool-calls',
+              usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+            });
+            controller.close();
+          },
+        }),
+      };
+    }
     const stream = new ReadableStream({
       async start(controller) {
         controller.enqueue({ type: 'stream-start', warnings: [] });
@@ -72,12 +109,20 @@ const mockModel = {
   },
 };
 
+const deploy = createTool({
+  id: 'deploy',
+  description: 'Deploy the service (needs approval).',
+  requireApproval: true,
+  execute: async () => ({ deployed: true }),
+});
+
 const storage = new LibSQLStore({ id: 'interop', url: process.env.LIBSQL_URL || ':memory:' });
 const agent = new Agent({
   id: 'interopAgent',
   name: 'interopAgent',
   instructions: 'You are the signalgate interop agent.',
   model: mockModel,
+  tools: { deploy, ask_user: askUserTool },
   memory: new Memory({ storage }),
 });
 const mastra = new Mastra({ agents: { interopAgent: agent }, storage, logger: false });
