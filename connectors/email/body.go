@@ -91,7 +91,7 @@ func (m *message) readBody(root *gomessage.Entity, b *budget) error {
 
 func (m *message) walk(root *gomessage.Entity, b *budget, bt *bodyText) error {
 	for depth := 1; ; depth++ {
-		inner := enclosed(root)
+		inner := enclosed(root, false)
 		if inner == nil {
 			break
 		}
@@ -104,13 +104,14 @@ func (m *message) walk(root *gomessage.Entity, b *budget, bt *bodyText) error {
 	if mr == nil {
 		return m.leaf(root, bt)
 	}
-	stack := []gomessage.MultipartReader{mr}
+	stack := []level{{mr, isDigest(root)}}
 	parts := 1
 	for len(stack) > 0 {
 		if err := b.check(); err != nil {
 			return err
 		}
-		p, err := stack[len(stack)-1].NextPart()
+		top := stack[len(stack)-1]
+		p, err := top.r.NextPart()
 		if err == io.EOF { //nolint:errorlint // only the bare EOF ends a multipart; a wrapped one is a broken body
 			stack = stack[:len(stack)-1]
 			continue
@@ -125,7 +126,7 @@ func (m *message) walk(root *gomessage.Entity, b *budget, bt *bodyText) error {
 		if parts++; parts > maxParts {
 			return fmt.Errorf("%w: more than %d MIME parts", errLimit, maxParts)
 		}
-		if inner := enclosed(p); inner != nil {
+		if inner := enclosed(p, top.digest); inner != nil {
 			// A forwarded message is shown inline, as mail clients do: its parts are read
 			// as parts of this one.
 			p = inner
@@ -134,7 +135,7 @@ func (m *message) walk(root *gomessage.Entity, b *budget, bt *bodyText) error {
 			if len(stack) >= maxDepth {
 				return fmt.Errorf("%w: multipart nested deeper than %d levels", errLimit, maxDepth)
 			}
-			stack = append(stack, pmr)
+			stack = append(stack, level{pmr, isDigest(p)})
 			continue
 		}
 		if err := m.leaf(p, bt); err != nil {
@@ -142,6 +143,17 @@ func (m *message) walk(root *gomessage.Entity, b *budget, bt *bodyText) error {
 		}
 	}
 	return nil
+}
+
+// level is one open multipart while walking.
+type level struct {
+	r      gomessage.MultipartReader
+	digest bool
+}
+
+func isDigest(e *gomessage.Entity) bool {
+	t, _, _ := e.Header.ContentType()
+	return t == "multipart/digest"
 }
 
 // multipartReader is the entity's parts, or nil when it has none to give: a
@@ -155,8 +167,10 @@ func multipartReader(e *gomessage.Entity) gomessage.MultipartReader {
 
 // enclosed is the message a message/rfc822 part carries, or nil when it is not one
 // or its header does not read.
-func enclosed(p *gomessage.Entity) *gomessage.Entity {
-	if t, _, _ := p.Header.ContentType(); t != "message/rfc822" {
+// In a multipart/digest, a part without a type is such a message (RFC 2046 §5.1.5).
+func enclosed(p *gomessage.Entity, inDigest bool) *gomessage.Entity {
+	t, _, _ := p.Header.ContentType()
+	if t != "message/rfc822" && (!inDigest || p.Header.Has("Content-Type")) {
 		return nil
 	}
 	inner, err := gomessage.Read(p.Body)

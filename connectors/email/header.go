@@ -28,7 +28,7 @@ func splitHeader(raw []byte, notes *parseNotes) (header, body []byte) {
 			blockEnd, bodyStart = pos, end
 			break
 		}
-		if pos-start >= maxHeaderBytes {
+		if end-start > maxHeaderBytes {
 			blockEnd, bodyStart = pos, pos
 			notes.add("header block longer than %d bytes; the rest is read as body", maxHeaderBytes)
 			break

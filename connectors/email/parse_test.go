@@ -311,3 +311,66 @@ func TestTruncatedMessage(t *testing.T) {
 	assert.Empty(t, m.BodyError)
 	assert.Equal(t, "Here is the report.", m.Text)
 }
+
+func TestLenientHeader(t *testing.T) {
+	cases := []struct {
+		name, raw           string
+		from, subject, text string
+		notes               []string
+		messageID           string
+	}{
+		{"mbox From line", "From jane@example.com Mon Mar  2 10:00:00 2026\r\nFrom: jane@example.com\r\nSubject: s\r\n\r\nbody\r\n",
+			"jane@example.com", "s", "body", []string{`skipped the mbox "From " line`}, ""},
+		{"a From field with a space before its colon is a field", "From : jane@example.com\r\nSubject: s\r\n\r\nbody\r\n",
+			"jane@example.com", "s", "body", nil, ""},
+		{"malformed line and its folds skipped", "Subject: s\r\nthis is not a field\r\n folded\r\nFrom: jane@example.com\r\nMessage-ID: <m@x>\r\n\r\nbody\r\n",
+			"jane@example.com", "s", "body", []string{`skipped malformed header line 2: "this is not a field"`,
+				`skipped malformed header line 3: " folded"`}, "m@x"},
+		{"folded first line skipped", " stray fold\r\nFrom: jane@example.com\r\n\r\nbody\r\n",
+			"jane@example.com", "", "body", []string{`skipped malformed header line 1: " stray fold"`}, ""},
+		{"no blank line before the body", "From: jane@example.com\r\nSubject: s\r\nfirst body line\r\nsecond\r\n",
+			"jane@example.com", "s", "first body line\nsecond", []string{"header line 3 is not a field and no field follows: the body starts there"}, ""},
+		{"no header at all", "just a body\r\n\r\nand more\r\n",
+			"", "", "just a body\n\nand more", []string{"header line 1 is not a field and no field follows: the body starts there", "no header fields"}, ""},
+		{"multipart without boundary shown as text", "From: jane@example.com\r\nContent-Type: multipart/mixed\r\n\r\nplain words\r\n",
+			"jane@example.com", "", "plain words", nil, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := parseMessage([]byte(tc.raw), false, fixedClock)
+			require.NoError(t, err)
+			if tc.from == "" {
+				assert.Nil(t, m.From)
+			} else if assert.NotNil(t, m.From) {
+				assert.Equal(t, tc.from, m.From.Address)
+			}
+			assert.Equal(t, tc.subject, m.Subject)
+			assert.Equal(t, tc.text, m.Text)
+			assert.Equal(t, tc.notes, m.Notes.all())
+			assert.Equal(t, tc.messageID, m.MessageID)
+		})
+	}
+}
+
+func TestLongHeaderBlockBounded(t *testing.T) {
+	raw := "From: jane@example.com\r\nX-Pad: " + strings.Repeat("a", maxHeaderBytes) + "\r\nSubject: late\r\n\r\nbody\r\n"
+	m, err := parseMessage([]byte(raw), false, fixedClock)
+	require.NoError(t, err)
+	assert.Equal(t, "jane@example.com", m.From.Address)
+	assert.Empty(t, m.Subject, "the line that crosses the bound and what follows are body")
+	assert.Contains(t, m.Notes.all()[0], "header block longer than")
+}
+
+func TestParseNotesBounded(t *testing.T) {
+	raw := strings.Repeat("junk line\r\n", 100) + "From: jane@example.com\r\n\r\nbody\r\n"
+	m, err := parseMessage([]byte(raw), false, fixedClock)
+	require.NoError(t, err)
+	notes := m.Notes.all()
+	assert.Len(t, notes, maxNotes+1)
+	assert.Equal(t, "and 80 more", notes[maxNotes])
+
+	it := testMapConfig().item(m, "INBOX", 1, "id")
+	var p map[string]any
+	require.NoError(t, json.Unmarshal(it.Payload, &p))
+	assert.Len(t, p["parse_notes"], maxNotes+1)
+}
