@@ -112,7 +112,7 @@ func (m *message) walk(root *gomessage.Entity, b *budget, bt *bodyText) error {
 		}
 		top := stack[len(stack)-1]
 		p, err := top.r.NextPart()
-		if err == io.EOF { //nolint:errorlint // only the bare EOF ends a multipart; a wrapped one is a broken body
+		if err == io.EOF { // only a bare EOF ends a multipart; a wrapped one is a broken body
 			stack = stack[:len(stack)-1]
 			continue
 		}
