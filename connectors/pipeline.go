@@ -126,6 +126,12 @@ func ReadBody(c echo.Context) ([]byte, error) {
 		return nil, server.NewError(http.StatusRequestEntityTooLarge, "payload_too_large",
 			"request body exceeds the configured body_limit")
 	}
+	// The server's own refusals (a body too slow: 408). The connection's failed read has
+	// cancelled the request context by then too, so this comes first.
+	var se *server.Error
+	if errors.As(err, &se) {
+		return nil, se
+	}
 	if ctxErr := c.Request().Context().Err(); ctxErr != nil {
 		return nil, fmt.Errorf("read request body: %w", ctxErr)
 	}

@@ -40,10 +40,37 @@ type Metrics struct {
 	retained        *prometheus.CounterVec
 	probes          *prometheus.CounterVec // set by WatchTargets
 	agents          map[string]bool        // the probes' label values
+
+	// Label values a request may pick from: anything else is counted as "other" or
+	// "unknown", so no request mints a series.
+	sources    map[string]bool
+	connectors map[string]bool
+}
+
+// Labels lists the label values configuration allows. A source or connector name not
+// listed is counted as "other" / "unknown".
+type Labels struct {
+	Sources    []string // the connector kinds, and the agent API's source
+	Connectors []string // configured connector names and agent ids
+}
+
+// Option configures Metrics.
+type Option func(*Metrics)
+
+// WithLabels sets the source and connector names that may appear as label values.
+func WithLabels(l Labels) Option {
+	return func(m *Metrics) {
+		for _, s := range l.Sources {
+			m.sources[s] = true
+		}
+		for _, c := range l.Connectors {
+			m.connectors[c] = true
+		}
+	}
 }
 
 // New registers the collectors. stats, when non-nil, backs the queue and presence gauges.
-func New(stats StatsReader, log *slog.Logger) *Metrics {
+func New(stats StatsReader, log *slog.Logger, opts ...Option) *Metrics {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := &Metrics{
@@ -99,6 +126,10 @@ func New(stats StatsReader, log *slog.Logger) *Metrics {
 			Help: "Rows the retention cleaner deleted, by kind (events, records).",
 		}, []string{"kind"}),
 	}
+	m.sources, m.connectors = map[string]bool{}, map[string]bool{}
+	for _, o := range opts {
+		o(m)
+	}
 	reg.MustRegister(m.eventsReceived, m.verifyFailures, m.ingestLatency, m.records, m.decisions,
 		m.signalsSent, m.attempts, m.sseSubscribers, m.imapPolls, m.imapErrors, m.requestDuration, m.retained)
 	if stats != nil {
@@ -130,16 +161,13 @@ func (m *Metrics) Middleware() echo.MiddlewareFunc {
 			if route == "" {
 				route = "unmatched"
 			}
-			m.requestDuration.WithLabelValues(route, c.Request().Method, strconv.Itoa(status)).Observe(time.Since(start).Seconds())
+			m.requestDuration.WithLabelValues(route, methodLabel(c.Request().Method), statusLabel(status)).Observe(time.Since(start).Seconds())
 			if strings.HasPrefix(route, "/webhooks/") {
-				source := strings.Split(strings.TrimPrefix(route, "/webhooks/"), "/")[0]
+				source := m.sourceLabel(strings.Split(strings.TrimPrefix(route, "/webhooks/"), "/")[0])
 				m.ingestLatency.WithLabelValues(source).Observe(time.Since(start).Seconds())
-				// The connector label comes from the URL: an unknown name must not mint a
-				// series per request.
-				connector := c.Param("connector")
-				if status == http.StatusNotFound {
-					connector = "unknown"
-				}
+				// The connector comes from the URL and is refused (413, 503) by middleware
+				// before any handler looks it up: only configured names are label values.
+				connector := m.connectorLabel(c.Param("connector"))
 				if status == http.StatusUnauthorized {
 					m.verifyFailures.WithLabelValues(source, connector).Inc()
 				}
@@ -151,6 +179,39 @@ func (m *Metrics) Middleware() echo.MiddlewareFunc {
 			return err
 		}
 	}
+}
+
+// methodLabel keeps the method label to the standard methods: a client may send any
+// token as its method.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "other"
+}
+
+// statusLabel is the status code; anything outside the HTTP range is "other".
+func statusLabel(status int) string {
+	if status < 100 || status > 599 {
+		return "other"
+	}
+	return strconv.Itoa(status)
+}
+
+func (m *Metrics) sourceLabel(s string) string {
+	if m.sources[s] {
+		return s
+	}
+	return "other"
+}
+
+func (m *Metrics) connectorLabel(c string) string {
+	if m.connectors[c] {
+		return c
+	}
+	return "unknown"
 }
 
 // Ingester is what the connectors call (the inbox service).
@@ -168,21 +229,23 @@ type countingIngester struct {
 
 func (ci *countingIngester) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notification) (inbox.IngestResult, error) {
 	res, err := ci.next.Ingest(ctx, ev, ns)
+	// The agent API takes the source from its request body.
+	source, connector := ci.m.sourceLabel(ev.Source), ci.m.connectorLabel(ev.Connector)
 	if err != nil {
-		ci.m.eventsReceived.WithLabelValues(ev.Source, ev.Connector, "error").Inc()
+		ci.m.eventsReceived.WithLabelValues(source, connector, "error").Inc()
 		return res, err
 	}
 	outcome := string(ev.Status)
 	if res.Duplicate {
 		outcome = "duplicate"
 	}
-	ci.m.eventsReceived.WithLabelValues(ev.Source, ev.Connector, outcome).Inc()
+	ci.m.eventsReceived.WithLabelValues(source, connector, outcome).Inc()
 	for _, o := range res.Records {
 		result := "created"
 		if o.Merged {
 			result = "merged"
 		}
-		ci.m.records.WithLabelValues(ev.Source, result).Inc()
+		ci.m.records.WithLabelValues(source, result).Inc()
 		ci.m.decisions.WithLabelValues(string(o.Decision.Action)).Inc()
 	}
 	return res, nil

@@ -18,6 +18,9 @@ type Error struct {
 	Status  int    `json:"-"`
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// expected marks a 5xx the server gives on purpose under load: not logged, since
+	// a stranger can provoke any number of them.
+	expected bool
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -86,7 +89,7 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			return
 		}
 		out := toError(err)
-		if out.Status >= 500 {
+		if out.Status >= 500 && !out.expected {
 			log.Error("request failed", "component", "server", "method", c.Request().Method,
 				"path", c.Path(), "request_id", c.Response().Header().Get(echo.HeaderXRequestID), "error", err.Error())
 		}

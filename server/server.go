@@ -26,6 +26,13 @@ type Config struct {
 	RequestTimeout time.Duration `yaml:"request_timeout"`
 	// TrustProxy takes the client address from X-Forwarded-For (only behind a proxy you run).
 	TrustProxy bool `yaml:"trust_proxy"`
+	// BodyTimeout bounds receiving a request body, from the end of its headers.
+	BodyTimeout time.Duration `yaml:"body_timeout"`
+	// IdleTimeout closes a keep-alive connection with no request for this long.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// MaxBodyReads caps the request bodies being received at once (each holds memory as
+	// it arrives); beyond it requests are answered 503 with Retry-After.
+	MaxBodyReads int `yaml:"max_body_reads"`
 }
 
 // Defaults for the server section.
@@ -34,6 +41,11 @@ const (
 	DefaultBodyLimit      = 25 << 20 // GitHub's maximum payload
 	DefaultShutdownGrace  = 15 * time.Second
 	DefaultRequestTimeout = 30 * time.Second
+	DefaultBodyTimeout    = 15 * time.Second
+	DefaultIdleTimeout    = 60 * time.Second
+	DefaultMaxBodyReads   = 8
+	// headerTimeout bounds receiving a request's headers.
+	headerTimeout = 10 * time.Second
 )
 
 // WithDefaults fills unset fields.
@@ -49,6 +61,15 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.RequestTimeout == 0 {
 		c.RequestTimeout = DefaultRequestTimeout
+	}
+	if c.BodyTimeout == 0 {
+		c.BodyTimeout = DefaultBodyTimeout
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.MaxBodyReads == 0 {
+		c.MaxBodyReads = DefaultMaxBodyReads
 	}
 	return c
 }
@@ -67,6 +88,15 @@ func (c Config) Validate() error {
 	}
 	if c.RequestTimeout < 0 {
 		errs = append(errs, errors.New("request_timeout: must not be negative"))
+	}
+	if c.BodyTimeout < 0 {
+		errs = append(errs, errors.New("body_timeout: must not be negative"))
+	}
+	if c.IdleTimeout < 0 {
+		errs = append(errs, errors.New("idle_timeout: must not be negative"))
+	}
+	if c.MaxBodyReads < 0 {
+		errs = append(errs, errors.New("max_body_reads: must not be negative"))
 	}
 	return errors.Join(errs...)
 }
@@ -97,13 +127,30 @@ type Server struct {
 	served chan error
 }
 
-// IsStream marks requests that stay open (SSE): no timeout applies to them.
+// IsStream marks the routes that stay open (SSE): no request timeout applies to them.
+// It goes by the matched route alone, never by what the request asks for (an Accept
+// header would let any request shed its timeouts).
 func IsStream(c echo.Context) bool {
-	return strings.HasSuffix(c.Path(), "/stream") || c.Request().Header.Get("Accept") == "text/event-stream"
+	return strings.HasSuffix(c.Path(), "/stream")
+}
+
+// Option configures a Server.
+type Option func(*options)
+
+type options struct{ observe []echo.MiddlewareFunc }
+
+// WithObserver runs mw around every routed request, outside the server's own limits, so
+// it sees their answers too (413, 503, timeouts): the metrics middleware.
+func WithObserver(mw ...echo.MiddlewareFunc) Option {
+	return func(o *options) { o.observe = append(o.observe, mw...) }
 }
 
 // New builds the echo instance with the shared middleware.
-func New(cfg Config, log *slog.Logger) *Server {
+func New(cfg Config, log *slog.Logger, opts ...Option) *Server {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	cfg = cfg.WithDefaults()
 	base, stop := context.WithCancel(context.Background())
 	e := echo.New()
@@ -115,13 +162,18 @@ func New(cfg Config, log *slog.Logger) *Server {
 	e.HTTPErrorHandler = errorHandler(log)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true}))
 	e.Use(middleware.RequestID())
+	e.Use(o.observe...)
 	e.Use(middleware.BodyLimit(fmt.Sprintf("%dB", int64(cfg.BodyLimit))))
+	e.Use(newBodyGuard(cfg).middleware)
 	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{
 		Timeout: cfg.RequestTimeout,
 		Skipper: IsStream,
 	}))
-	e.Server.ReadHeaderTimeout = 10 * time.Second
-	e.Server.WriteTimeout = cfg.RequestTimeout + 5*time.Second // streams clear their own deadline
+	e.Server.ReadHeaderTimeout = headerTimeout
+	e.Server.IdleTimeout = cfg.IdleTimeout
+	// Counted from the end of the headers, so it covers receiving the body too. Streams
+	// clear their own deadline.
+	e.Server.WriteTimeout = max(cfg.RequestTimeout, cfg.BodyTimeout) + 5*time.Second
 	e.Server.BaseContext = func(net.Listener) context.Context { return base }
 	return &Server{cfg: cfg, echo: e, log: log, stop: stop, base: base}
 }
@@ -136,7 +188,10 @@ func (s *Server) Health(ready func(context.Context) error) {
 	})
 	s.echo.GET("/readyz", func(c echo.Context) error {
 		if err := ready(c.Request().Context()); err != nil {
-			return c.JSON(http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "error": err.Error()})
+			// The cause (a DSN host, a user name, a schema) is for the operator's log,
+			// not for whoever can reach the port.
+			s.log.Warn("not ready", "component", "server", "error", err.Error())
+			return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
 		}
 		return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
 	})

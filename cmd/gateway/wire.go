@@ -83,7 +83,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("policy: %w", err)
 	}
-	m.Metrics = metrics.New(st, m.Log)
+	m.Metrics = metrics.New(st, m.Log, metrics.WithLabels(cfg.metricLabels()))
 	m.Metrics.WatchTargets(cfg.AgentIDs(), st, m.Log)
 
 	// Agents: the thread log broker, presence, the targets that reach agents, and the
@@ -109,9 +109,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	}
 	m.services = append(m.services, serviceFuncs{name: "dispatcher", start: m.Dispatcher.Start, stop: stopWithin(m.Dispatcher.Stop)})
 
-	m.Server = server.New(cfg.Server, m.Log)
+	m.Server = server.New(cfg.Server, m.Log, server.WithObserver(m.Metrics.Middleware()))
 	e := m.Server.Echo()
-	e.Use(m.Metrics.Middleware())
 	m.Server.Health(st.Ready)
 	e.GET("/metrics", m.Metrics.Handler())
 
@@ -196,6 +195,25 @@ func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
 		m.services = append(m.services, serviceFuncs{name: "email poller " + ec.Name, start: poller.Start, stop: stopWithin(poller.Stop)})
 	}
 	return admin.Parsers{"github": gh, "slack": sl, "generic": gen, "email": email.NewParser(cfg.Connectors.Email)}, nil
+}
+
+// metricLabels lists the sources and names metrics may carry: the connector kinds and the
+// agent API, configured connectors and agents.
+func (c *Config) metricLabels() metrics.Labels {
+	l := metrics.Labels{Sources: []string{"github", slack.Source, email.Source, generic.Source, agent.APISource}}
+	for _, g := range c.Connectors.GitHub {
+		l.Connectors = append(l.Connectors, g.Name)
+	}
+	for _, s := range c.Connectors.Slack {
+		l.Connectors = append(l.Connectors, s.Name)
+	}
+	for _, e := range c.Connectors.Email {
+		l.Connectors = append(l.Connectors, e.Name)
+	}
+	for _, g := range c.Connectors.Generic {
+		l.Connectors = append(l.Connectors, g.Name)
+	}
+	return metrics.Labels{Sources: l.Sources, Connectors: append(l.Connectors, c.AgentIDs()...)}
 }
 
 // stopWithin bounds a service's Stop so shutdown cannot hang on one component.

@@ -1,0 +1,109 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// slotWait is how long a request waits for a body slot before it is answered 503: long
+// enough to absorb a burst of honest senders, short enough that waiting requests (which
+// have not read their bodies yet) hold no memory for long.
+const slotWait = time.Second
+
+// retryAfterBusy is the Retry-After of a 503 for too many bodies being read.
+const retryAfterBusy = 5
+
+// bodyGuard bounds request bodies in time and in number. A body must arrive within its
+// deadline (a stranger sending one byte a second holds neither a connection nor a buffer
+// for long), and at most cap bodies are being received at once, because each holds
+// memory as it arrives; beyond that the request is answered 503 with Retry-After.
+type bodyGuard struct {
+	slots   chan struct{}
+	timeout time.Duration
+	wait    time.Duration
+}
+
+func newBodyGuard(cfg Config) *bodyGuard {
+	return &bodyGuard{slots: make(chan struct{}, cfg.MaxBodyReads), timeout: cfg.BodyTimeout, wait: slotWait}
+}
+
+// middleware guards every request that carries a body. Streams are exempt by route only:
+// they read no body and stay open.
+func (g *bodyGuard) middleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if IsStream(c) || req.ContentLength == 0 || req.Body == nil || req.Body == http.NoBody {
+			return next(c)
+		}
+		// Set before anything else: a refused request's unread body is discarded by the
+		// server after the answer, and that read must not stall either. Unsupported only
+		// where there is no connection (tests' recorders).
+		rc := http.NewResponseController(c.Response())
+		if err := rc.SetReadDeadline(time.Now().Add(g.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return fmt.Errorf("set body read deadline: %w", err)
+		}
+		if !g.acquire(req.Context()) {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(retryAfterBusy))
+			busy := NewError(http.StatusServiceUnavailable, "unavailable", "too many request bodies are being received; retry later")
+			busy.expected = true
+			return busy
+		}
+		b := &guardedBody{ReadCloser: req.Body, release: func() { <-g.slots }}
+		req.Body = b
+		defer b.finish()
+		return next(c)
+	}
+}
+
+func (g *bodyGuard) acquire(ctx context.Context) bool {
+	select {
+	case g.slots <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(g.wait)
+	defer t.Stop()
+	select {
+	case g.slots <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// guardedBody gives its slot back once the body is read, fails or the handler returns.
+// At EOF net/http itself clears the read deadline as it starts watching the connection
+// for a client going away (a deadline there would cancel the handler's context). A body
+// left unread keeps its deadline, so the server's discard of the rest after the handler
+// is bounded too.
+type guardedBody struct {
+	io.ReadCloser
+	release func()
+	once    sync.Once
+}
+
+func (b *guardedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	switch {
+	case err == io.EOF:
+		b.finish()
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		b.finish()
+		return n, NewError(http.StatusRequestTimeout, "request_timeout", "request body not received within server.body_timeout")
+	case err != nil:
+		b.finish()
+	}
+	return n, err
+}
+
+func (b *guardedBody) finish() { b.once.Do(b.release) }
