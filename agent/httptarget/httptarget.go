@@ -57,6 +57,18 @@ func Retryable(status int) bool {
 // maxBody bounds what is read of a response.
 const maxBody = 1 << 20
 
+// NoRedirects returns a copy of c that never follows a redirect: a 3xx comes back as the
+// answer. Following one would resend the signed body and the target's secret headers to
+// wherever the target points, another host included; a 3xx is a failed attempt instead.
+func NoRedirects(c *http.Client) *http.Client {
+	if c == nil {
+		c = &http.Client{}
+	}
+	cc := *c
+	cc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &cc
+}
+
 // Post sends body to u with headers and the JSON content type, bounded by timeout, and
 // returns the response body of a 2xx answer. On failure, retry says whether a later
 // attempt may help; the error never contains URL userinfo, the query string or header
@@ -77,7 +89,7 @@ func Post(ctx context.Context, c *http.Client, u string, headers map[string]stri
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := c.Do(req)
+	resp, err := NoRedirects(c).Do(req)
 	if err != nil {
 		// *url.Error repeats the URL (query included); the cause alone says what failed.
 		cause := err

@@ -3,6 +3,7 @@ package httptarget
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -76,4 +77,29 @@ func TestTransportErrorsHideCredentials(t *testing.T) {
 	}
 	require.Contains(t, err.Error(), "http://127.0.0.1:1/hook")
 	require.Equal(t, "https://h/p", SafeURL("https://a:b@h/p?x=1#f"))
+}
+
+// A target answering 307 to another host gets a failed attempt with its status: the signed
+// body and the secret headers never travel on, even with a caller's own client.
+func TestPostNeverFollowsRedirects(t *testing.T) {
+	hits := 0
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits++ }))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/steal", http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	for _, code := range []int{http.StatusMovedPermanently, http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, other.URL+"/steal", code)
+		})
+		_, retry, err := Post(context.Background(), &http.Client{}, srv.URL+"/hook", map[string]string{"X-Secret": "s"}, []byte(`{}`), time.Second, time.Now)
+		require.Error(t, err)
+		require.False(t, retry)
+		var he *Error
+		require.True(t, errors.As(err, &he))
+		require.Equal(t, code, he.StatusCode())
+		require.Contains(t, err.Error(), fmt.Sprintf("HTTP %d", code))
+	}
+	require.Zero(t, hits, "a redirect was followed")
 }

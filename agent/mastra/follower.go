@@ -366,7 +366,7 @@ func (f *Follower) stream(ctx context.Context, st *threadState, connected func()
 	for hk, hv := range f.cfg.Headers {
 		req.Header.Set(hk, hv)
 	}
-	resp, err := f.client.Do(req)
+	resp, err := httptarget.NoRedirects(f.client).Do(req)
 	if err != nil {
 		return fmt.Errorf("subscribe %s: transport error", httptarget.SafeURL(u))
 	}
