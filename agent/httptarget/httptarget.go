@@ -141,22 +141,34 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// SafeURL is u without userinfo and query, for messages and logs.
+// SafeURL is what errors, logs and the attempt log show of a target URL: its scheme and
+// host. Userinfo, path and query all stay out: a target's path or query often is its
+// credential (a webhook URL with a token in it).
 func SafeURL(u string) string {
 	p, err := url.Parse(u)
-	if err != nil {
-		return "(unparsable URL)"
+	if err != nil || p.Host == "" {
+		return "(target URL)"
 	}
-	p.User, p.RawQuery, p.Fragment = nil, "", ""
-	return p.String()
+	shown := p.Scheme + "://" + p.Host
+	if (p.Path != "" && p.Path != "/") || p.RawQuery != "" || p.Fragment != "" {
+		shown += "/…"
+	}
+	return shown
 }
 
-// scrub replaces the full URL (which may hold credentials) in a transport error.
+// scrub removes the URL, and the parts of it SafeURL hides, from a transport error.
 func scrub(msg, full, shown string) string {
-	if full != shown {
-		msg = strings.ReplaceAll(msg, full, shown)
-		if p, err := url.Parse(full); err == nil && p.User != nil {
-			msg = strings.ReplaceAll(msg, p.User.String()+"@", "")
+	msg = strings.ReplaceAll(msg, full, shown)
+	p, err := url.Parse(full)
+	if err != nil {
+		return msg
+	}
+	if p.User != nil {
+		msg = strings.ReplaceAll(msg, p.User.String()+"@", "")
+	}
+	for _, part := range []string{p.RawQuery, p.EscapedPath(), p.Path} {
+		if len(part) > 1 {
+			msg = strings.ReplaceAll(msg, part, "/…")
 		}
 	}
 	return msg

@@ -67,16 +67,29 @@ func TestPostClassifies(t *testing.T) {
 	}
 }
 
-func TestTransportErrorsHideCredentials(t *testing.T) {
-	u := "http://user:hunter22@127.0.0.1:1/hook?token=abc123"
+// A target URL's path and query are often its credential (a webhook URL with a token in
+// its path): neither appears in an error, a refusal or a transport failure alike.
+func TestErrorsHideTheWholeURL(t *testing.T) {
+	u := "http://user:hunter22@127.0.0.1:1/hooks/T0SECRETPATH/B0?token=abc123"
 	_, retry, err := Post(context.Background(), http.DefaultClient, u, nil, nil, time.Second, time.Now)
 	require.True(t, retry)
 	require.Error(t, err)
-	for _, s := range []string{"hunter22", "abc123", "user:"} {
+	for _, s := range []string{"hunter22", "abc123", "user:", "SECRETPATH", "hooks"} {
 		require.False(t, strings.Contains(err.Error(), s), "%q leaks %q", err.Error(), s)
 	}
-	require.Contains(t, err.Error(), "http://127.0.0.1:1/hook")
-	require.Equal(t, "https://h/p", SafeURL("https://a:b@h/p?x=1#f"))
+	require.Contains(t, err.Error(), "http://127.0.0.1:1/…")
+
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte("bad request"))
+	}))
+	defer srv.Close()
+	_, _, err = Post(context.Background(), http.DefaultClient, srv.URL+"/hooks/T0SECRETPATH?token=abc123", nil, nil, time.Second, time.Now)
+	require.EqualError(t, err, "POST "+srv.URL+"/…: HTTP 400: bad request")
+
+	require.Equal(t, "https://h/…", SafeURL("https://a:b@h/p?x=1#f"))
+	require.Equal(t, "https://h", SafeURL("https://h"))
+	require.Equal(t, "https://h/…", SafeURL("https://h/?token=1"))
 }
 
 // A target answering 307 to another host gets a failed attempt with its status: the signed

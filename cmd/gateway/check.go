@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/signalgate/signalgate/agent/httptarget"
 	"github.com/signalgate/signalgate/store"
 )
 
@@ -38,7 +39,7 @@ func describe(w io.Writer, path string, cfg *Config) {
 	for _, a := range cfg.Agents {
 		target := a.Target.Kind
 		if a.Target.URL != "" {
-			target += " " + store.RedactDSN(a.Target.URL)
+			target += " " + httptarget.SafeURL(a.Target.URL)
 		}
 		if a.Target.AgentID != "" {
 			target += " agent " + a.Target.AgentID

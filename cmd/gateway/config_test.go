@@ -134,11 +134,11 @@ func TestCheckNeverPrintsSecrets(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(`
 storage: { driver: postgres, dsn: "postgres://gw:hunter2hunter2@db/gw" }
 admin: { tokens: [ { name: ops, token: "admin-secret-0123456789", scopes: [read] } ] }
-agents: [ { id: a, token: "agent-secret-0123", target: { kind: webhook, url: "https://u:pw-in-url@hooks.example/x", secret: "whsec_c2VjcmV0c2VjcmV0c2VjcmV0" } } ]
+agents: [ { id: a, token: "agent-secret-0123", target: { kind: webhook, url: "https://u:pw-in-url@hooks.example/services/T0PATHSECRET?t=qtoken", secret: "whsec_c2VjcmV0c2VjcmV0c2VjcmV0" } } ]
 `), 0o600))
 	var out, errOut bytes.Buffer
 	require.Equal(t, exitOK, run(context.Background(), []string{"check", "--config", path}, &out, &errOut, noEnv), errOut.String())
-	for _, secret := range []string{"hunter2hunter2", "admin-secret-0123456789", "agent-secret-0123", "pw-in-url", "whsec_c2VjcmV0c2VjcmV0c2VjcmV0"} {
+	for _, secret := range []string{"hunter2hunter2", "admin-secret-0123456789", "agent-secret-0123", "pw-in-url", "whsec_c2VjcmV0c2VjcmV0c2VjcmV0", "T0PATHSECRET", "qtoken"} {
 		require.NotContains(t, out.String(), secret)
 	}
 }
