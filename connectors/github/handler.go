@@ -233,17 +233,6 @@ func formPayload(contentType string, body []byte) ([]byte, error) {
 	return []byte(form.Get("payload")), nil
 }
 
-// mappedEvent reports the event types the connector turns into items.
-func mappedEvent(t string) bool {
-	switch t {
-	case "check_run", "check_suite", "workflow_run", "pull_request", "pull_request_review",
-		"pull_request_review_comment", "issue_comment", "issues", "push", "deployment_status",
-		"release", "dependabot_alert", "code_scanning_alert", "secret_scanning_alert":
-		return true
-	}
-	return false
-}
-
 // jsonProblem names what did not fit without echoing payload content.
 func jsonProblem(err error) string {
 	var te *json.UnmarshalTypeError

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/slack-go/slack/slackevents"
@@ -128,7 +129,7 @@ func fromRaw(raw json.RawMessage) (m message, ok bool, err error) {
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return message{}, false, err
 	}
-	if in.Type != "app_mention" && in.Type != "message" {
+	if !slices.Contains(mappedInner(), in.Type) {
 		return message{}, false, nil
 	}
 	m = message{eventType: in.Type, subtype: in.Subtype, user: in.User, botID: in.BotID,
