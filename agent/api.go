@@ -79,6 +79,7 @@ type API struct {
 	done      <-chan struct{}
 	// subscribers is told +1 when a stream opens and -1 when it closes (a gauge).
 	subscribers func(delta int)
+	streams     *streamCaps
 }
 
 type tokenHash struct {
@@ -107,7 +108,7 @@ func WithSubscriberGauge(fn func(delta int)) APIOption { return func(a *API) { a
 
 // NewAPI builds the agent API for the configured agents.
 func NewAPI(cfgs []Config, deps Deps, opts ...APIOption) (*API, error) {
-	a := &API{agents: map[string]Config{}, Deps: deps, now: time.Now, newID: inbox.NewID, keepAlive: DefaultKeepAlive, subscribers: func(int) {}}
+	a := &API{agents: map[string]Config{}, Deps: deps, now: time.Now, newID: inbox.NewID, keepAlive: DefaultKeepAlive, subscribers: func(int) {}, streams: newStreamCaps()}
 	for _, c := range cfgs {
 		c = c.WithDefaults()
 		if err := c.Validate(); err != nil {

@@ -26,6 +26,11 @@ type Config struct {
 	RunLease time.Duration `yaml:"run_lease"`
 	// MaxContents bounds a signal's contents in bytes (default 256 KiB).
 	MaxContents server.ByteSize `yaml:"max_contents"`
+	// MaxStreams caps the agent token's open thread streams (default 1024), and
+	// MaxStreamsPerThread those of one thread (default 8): each holds a connection, a
+	// goroutine and buffers. Beyond either, a new stream is answered 429.
+	MaxStreams          int `yaml:"max_streams"`
+	MaxStreamsPerThread int `yaml:"max_streams_per_thread"`
 }
 
 // TargetConfig says how signals reach the agent.
@@ -58,6 +63,9 @@ const (
 	DefaultMaxAge           = 24 * time.Hour
 	DefaultFailureThreshold = 5
 	DefaultProbeInterval    = 30 * time.Second
+	// DefaultMaxStreams and DefaultMaxStreamsPerThread bound an agent's open streams.
+	DefaultMaxStreams          = 1024
+	DefaultMaxStreamsPerThread = 8
 )
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
@@ -69,6 +77,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxContents == 0 {
 		c.MaxContents = DefaultMaxContents
+	}
+	if c.MaxStreams == 0 {
+		c.MaxStreams = DefaultMaxStreams
+	}
+	if c.MaxStreamsPerThread == 0 {
+		c.MaxStreamsPerThread = DefaultMaxStreamsPerThread
 	}
 	if c.Target.Kind == "" {
 		c.Target.Kind = TargetStream
@@ -110,6 +124,9 @@ func (c Config) Validate() error {
 	}
 	if c.RunLease < 0 {
 		errs = append(errs, errors.New("run_lease: must not be negative"))
+	}
+	if c.MaxStreams < 0 || c.MaxStreamsPerThread < 0 {
+		errs = append(errs, errors.New("max_streams, max_streams_per_thread: must not be negative"))
 	}
 	if c.MaxContents < 0 {
 		errs = append(errs, errors.New("max_contents: must not be negative"))

@@ -56,12 +56,17 @@ func (a *API) serveStream(c echo.Context, k inbox.ThreadKey) error {
 	if err != nil {
 		return err
 	}
+	release, err := a.streams.open(a.agents[k.Agent], k)
+	if err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
 	// Subscribe before the first read: a frame committed in between still wakes us.
 	wake, unsubscribe := a.Broker.Subscribe(k)
 	defer unsubscribe()
 	a.subscribers(1)
 	defer a.subscribers(-1)
+	defer release() // before the gauge says closed: the place is free by then
 
 	w := c.Response()
 	// The server's WriteTimeout would cut the stream; a recorder in tests cannot do this.
