@@ -3,6 +3,8 @@ package delivery_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -72,9 +74,32 @@ func (o *outage) stats() (calls, downCalls int, firstOK time.Time, perRecord map
 	return o.calls, o.downCalls, o.firstOK, per
 }
 
-func outageEnv(t *testing.T, b storetest.Backend, o *outage) *deliverytest.Env {
+// logCount counts the messages logged at info or above.
+type logCount struct {
+	mu   sync.Mutex
+	msgs map[string]int
+}
+
+func (l *logCount) Enabled(_ context.Context, lvl slog.Level) bool { return lvl >= slog.LevelInfo }
+func (l *logCount) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.msgs[r.Message]++
+	return nil
+}
+func (l *logCount) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logCount) WithGroup(string) slog.Handler      { return l }
+
+func (l *logCount) counts() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.msgs)
+}
+
+func outageEnv(t *testing.T, b storetest.Backend, o *outage, opts ...delivery.Option) *deliverytest.Env {
 	e := deliverytest.New(t, deliverytest.Config{
-		Backend: &b,
+		Dispatch: opts,
+		Backend:  &b,
 		Routes: func(stream delivery.Target) map[string]delivery.Route {
 			o.next = stream
 			r := delivery.RouteOf(agent.Config{ID: "coder", Target: agent.TargetConfig{Kind: agent.TargetWebhook}}, o)
@@ -117,7 +142,8 @@ func TestOutageThreeHoursThenRecovery(t *testing.T) {
 	for _, b := range storetest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			o := &outage{down: true, perRecord: map[string]int{}}
-			e := outageEnv(t, b, o)
+			logs := &logCount{msgs: map[string]int{}}
+			e := outageEnv(t, b, o, delivery.WithLogger(slog.New(logs)))
 			start := e.Clock.Now()
 			recoverAt := start.Add(3 * time.Hour)
 
@@ -199,6 +225,11 @@ func TestOutageThreeHoursThenRecovery(t *testing.T) {
 			for _, c := range perRecord {
 				maxPer = max(maxPer, c)
 			}
+			// One line per transition; the attempts before it warn, the probes do not.
+			msgs := logs.counts()
+			require.Equal(t, 1, msgs["target down"])
+			require.Equal(t, 1, msgs["target up"])
+			require.LessOrEqual(t, msgs["delivery failed"], agent.DefaultFailureThreshold)
 			st, err = e.Store.TargetStates(t.Context())
 			require.NoError(t, err)
 			require.Equal(t, delivery.TargetUp, st[0].State)
