@@ -234,7 +234,10 @@ func (s *Store) NextDue(ctx context.Context, now time.Time) (*time.Time, error) 
 	if err := s.r.GetContext(ctx, &run, `SELECT MIN(lease_until) FROM runs WHERE status = 'open'`); err != nil {
 		return nil, fmt.Errorf("read next run expiry: %w", err)
 	}
-	if err := s.r.GetContext(ctx, &probe, `SELECT MIN(next_probe_at) FROM targets WHERE state = 'down'`); err != nil {
+	// A probe due now was claimed (and moved on) by the pass before this; one still in
+	// the past belongs to an agent no longer configured and must not spin the loop.
+	if err := s.r.GetContext(ctx, &probe, s.q(`SELECT MIN(next_probe_at) FROM targets WHERE state = 'down' AND next_probe_at > ?`),
+		micros(now)); err != nil {
 		return nil, fmt.Errorf("read next probe: %w", err)
 	}
 	var out *time.Time
