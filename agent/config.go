@@ -53,6 +53,9 @@ type TargetConfig struct {
 	FailureThreshold int `yaml:"failure_threshold"`
 	// ProbeInterval paces the probes of a down target (default 30s; a Retry-After wins).
 	ProbeInterval time.Duration `yaml:"probe_interval"`
+	// MaxFollowed caps the Mastra threads whose streams are followed at once (default
+	// 1024); the least recently active is let go first.
+	MaxFollowed int `yaml:"max_followed"`
 }
 
 // Defaults.
@@ -66,6 +69,7 @@ const (
 	// DefaultMaxStreams and DefaultMaxStreamsPerThread bound an agent's open streams.
 	DefaultMaxStreams          = 1024
 	DefaultMaxStreamsPerThread = 8
+	DefaultMaxFollowed         = 1024
 )
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
@@ -77,6 +81,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxContents == 0 {
 		c.MaxContents = DefaultMaxContents
+	}
+	if c.Target.MaxFollowed == 0 {
+		c.Target.MaxFollowed = DefaultMaxFollowed
 	}
 	if c.MaxStreams == 0 {
 		c.MaxStreams = DefaultMaxStreams
@@ -124,6 +131,9 @@ func (c Config) Validate() error {
 	}
 	if c.RunLease < 0 {
 		errs = append(errs, errors.New("run_lease: must not be negative"))
+	}
+	if c.Target.MaxFollowed < 0 {
+		errs = append(errs, errors.New("target.max_followed: must not be negative"))
 	}
 	if c.MaxStreams < 0 || c.MaxStreamsPerThread < 0 {
 		errs = append(errs, errors.New("max_streams, max_streams_per_thread: must not be negative"))

@@ -69,6 +69,9 @@ type Follower struct {
 	after    func(time.Duration) <-chan time.Time // the idle timer; it yields times of f.now's clock
 	exited   func(k inbox.ThreadKey)              // a thread's stream goroutine ended
 	resync   time.Duration
+	// maxFollowed caps the threads followed at once (each holds a goroutine and a
+	// connection to Mastra); 0: no cap.
+	maxFollowed int
 
 	mu      sync.Mutex
 	ctx     context.Context
@@ -126,7 +129,8 @@ func NewFollower(cfg agent.Config, runs Presence, notify func([]inbox.ThreadKey)
 	f := &Follower{id: cfg.ID, cfg: cfg.Target, base: agentBase(cfg.Target), runs: runs, notify: notify, client: &http.Client{},
 		log: slog.Default(), now: time.Now, min: DefaultMinBackoff, max: DefaultMaxBackoff,
 		hook: func(inbox.ThreadKey, string) {}, threads: map[inbox.ThreadKey]*followed{},
-		idle: 2 * cfg.RunLease, after: time.After, exited: func(inbox.ThreadKey) {}, resync: DefaultResyncWait}
+		idle: 2 * cfg.RunLease, after: time.After, exited: func(inbox.ThreadKey) {}, resync: DefaultResyncWait,
+		maxFollowed: cfg.Target.MaxFollowed}
 	for _, o := range opts {
 		o(f)
 	}
@@ -161,6 +165,7 @@ func (f *Follower) Start(ctx context.Context) error {
 func (f *Follower) startLocked(k inbox.ThreadKey, resume bool) *followed {
 	th, ok := f.threads[k]
 	if !ok {
+		f.makeRoomLocked()
 		ctx, cancel := context.WithCancel(f.ctx)
 		th = &followed{connected: make(chan struct{}), cancel: cancel, gone: make(chan struct{}), lastActive: f.now()}
 		f.threads[k] = th
@@ -188,6 +193,10 @@ func (f *Follower) unfollowIdle(ctx context.Context, k inbox.ThreadKey, th *foll
 		case at = <-f.after(wait):
 		}
 		f.mu.Lock()
+		if f.threads[k] != th { // let go already, to make room for another thread
+			f.mu.Unlock()
+			return
+		}
 		idleFor := at.Sub(th.lastActive)
 		if th.running || idleFor < f.idle {
 			f.mu.Unlock()
@@ -197,15 +206,40 @@ func (f *Follower) unfollowIdle(ctx context.Context, k inbox.ThreadKey, th *foll
 			}
 			continue
 		}
-		if f.threads[k] == th {
-			delete(f.threads, k)
-		}
-		close(th.gone)
-		th.cancel()
+		f.dropLocked(k, th)
 		f.mu.Unlock()
 		f.log.Debug("stopped following idle thread", "thread", k.String())
 		return
 	}
+}
+
+// dropLocked stops following k; f.mu is held and th is k's entry.
+func (f *Follower) dropLocked(k inbox.ThreadKey, th *followed) {
+	delete(f.threads, k)
+	close(th.gone)
+	th.cancel()
+}
+
+// makeRoomLocked lets go of the least recently active thread when maxFollowed threads
+// are followed, preferring one without an open run (a run let go of ends by its lease
+// instead of by Mastra's finish). f.mu is held.
+func (f *Follower) makeRoomLocked() {
+	if f.maxFollowed <= 0 || len(f.threads) < f.maxFollowed {
+		return
+	}
+	var (
+		victim inbox.ThreadKey
+		vth    *followed
+	)
+	for k, th := range f.threads {
+		if vth == nil || (vth.running && !th.running) ||
+			(vth.running == th.running && th.lastActive.Before(vth.lastActive)) {
+			victim, vth = k, th
+		}
+	}
+	f.dropLocked(victim, vth)
+	f.log.Info("stopped following the least recently active thread to stay within target.max_followed",
+		"thread", victim.String(), "max_followed", f.maxFollowed)
 }
 
 // active records a chunk on th and whether a run is open.
