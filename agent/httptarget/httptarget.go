@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -80,28 +81,12 @@ func Post(ctx context.Context, c *http.Client, u string, headers map[string]stri
 		defer cancel()
 	}
 	shown := SafeURL(u)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	hdr := map[string]string{"Content-Type": "application/json"}
+	maps.Copy(hdr, headers)
+	resp, err := send(ctx, c, http.MethodPost, u, shown, hdr, bytes.NewReader(body))
 	if err != nil {
-		return nil, false, fmt.Errorf("POST %s: bad request: %s", shown, scrub(err.Error(), u, shown))
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "signalgate")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := NoRedirects(c).Do(req)
-	if err != nil {
-		// *url.Error repeats the URL (query included); the cause alone says what failed.
-		cause := err
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			cause = ue.Err
-		}
-		msg := scrub(cause.Error(), u, shown)
-		if errors.Is(err, context.DeadlineExceeded) {
-			msg = "timed out"
-		}
-		return nil, true, &Error{Msg: fmt.Sprintf("POST %s: %s", shown, msg)}
+		var e *Error
+		return nil, errors.As(err, &e), err
 	}
 	defer resp.Body.Close()
 	agent.ReportStatus(ctx, resp.StatusCode)

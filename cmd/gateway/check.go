@@ -1,29 +1,65 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
+	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/signalgate/signalgate/agent/httptarget"
 	"github.com/signalgate/signalgate/store"
 )
 
 // checkCmd validates a config and prints what serve would run. Secrets are never printed.
-func checkCmd(args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
-	path, err := commonFlags("check", "gateway check --config config.yaml", args, stderr, lookup)
-	if err != nil {
+// With --connect it then tries every outside dependency, one line each.
+func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
+	fs := newFlagSet("check", checkUsage, stderr)
+	path := configFlag(fs, lookup)
+	connect := fs.Bool("connect", false, "also try every outside dependency: database, IMAP, Slack, Mastra and webhook targets")
+	timeout := fs.Duration("timeout", 10*time.Second, "time allowed for each --connect check")
+	if err := fs.Parse(args); err != nil {
 		return flagExit(err)
+	}
+	if fs.NArg() > 0 || *timeout <= 0 {
+		fs.Usage()
+		return exitConfig
 	}
 	cfg, code := loadOrReport(*path, stderr, lookup)
 	if cfg == nil {
 		return code
 	}
 	describe(stdout, *path, cfg)
+	if !*connect {
+		return exitOK
+	}
+	fmt.Fprintln(stdout, "connections:")
+	log := slog.New(slog.DiscardHandler)
+	hc := &http.Client{}
+	if !runConnectChecks(ctx, stdout, connectChecks(cfg, hc, log), *timeout, cfg.Secrets()) {
+		return exitFail
+	}
 	return exitOK
 }
+
+const checkUsage = `Usage: gateway check [flags]
+
+Validates the config and prints what serve would run (never secrets). With --connect it
+then tries every outside dependency and prints one line each: the database (reachable
+and migrated), each IMAP login and mailbox UIDVALIDITY, each Slack bot token (auth.test)
+and Socket Mode app token (apps.connections.open), each Mastra target's agent
+(GET /api/agents/{id}) and each webhook target (HEAD, else OPTIONS; nothing is
+delivered). It exits 0 only if every check passes; a failing line says what to fix.
+
+Example:
+  gateway check --config config.yaml --connect
+
+Flags:
+`
 
 func describe(w io.Writer, path string, cfg *Config) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }

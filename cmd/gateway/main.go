@@ -43,7 +43,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 	case "migrate":
 		return migrateCmd(ctx, args, stdout, stderr, lookup)
 	case "check":
-		return checkCmd(args, stdout, stderr, lookup)
+		return checkCmd(ctx, args, stdout, stderr, lookup)
 	case "explain":
 		return explainCmd(ctx, args, os.Stdin, stdout, stderr, lookup)
 	case "replay":
@@ -80,7 +80,7 @@ func usage(w io.Writer) {
 Commands:
   serve     run the gateway (default)
   migrate   apply database migrations and exit
-  check     validate a config file and print what it would run
+  check     validate a config file and print what it would run (--connect: try its connections)
   explain   dry-run an event against the routes, inbox and policy (reads the database)
   replay    replay stored events through today's routes (admin API)
   send      post a notification to an agent thread (agent API)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,27 +120,13 @@ func (w *worker) sleep(ctx context.Context, d time.Duration) {
 }
 
 func (w *worker) dial() (*imapclient.Client, error) {
-	cfg := w.p.cfg
-	opts := &imapclient.Options{
-		TLSConfig:   w.p.tlsConfig(),
-		Dialer:      &net.Dialer{Timeout: dialTimeout},
-		WordDecoder: wordDecoder(),
-		UnilateralDataHandler: &imapclient.UnilateralDataHandler{
-			Mailbox: func(d *imapclient.UnilateralDataMailbox) {
-				if d.NumMessages != nil {
-					signal(w.wake)
-				}
-			},
+	return dialIMAP(w.p.cfg, w.p.tlsConfig(), &imapclient.UnilateralDataHandler{
+		Mailbox: func(d *imapclient.UnilateralDataMailbox) {
+			if d.NumMessages != nil {
+				signal(w.wake)
+			}
 		},
-	}
-	switch {
-	case cfg.useTLS():
-		return imapclient.DialTLS(cfg.Addr, opts)
-	case cfg.StartTLS:
-		return imapclient.DialStartTLS(cfg.Addr, opts)
-	default:
-		return imapclient.DialInsecure(cfg.Addr, opts)
-	}
+	})
 }
 
 func signal(ch chan struct{}) {

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/signalgate/signalgate/agent/httptarget"
+	"github.com/signalgate/signalgate/agent/mastra"
+	"github.com/signalgate/signalgate/connectors/email"
+	"github.com/signalgate/signalgate/connectors/slack"
+	"github.com/signalgate/signalgate/store"
+)
+
+// connectCheck is one outside dependency tried by `check --connect`.
+type connectCheck struct {
+	name string
+	run  func(ctx context.Context) (string, error) // what was found, or what to fix
+}
+
+// connectChecks lists every outside dependency of cfg, in config order: the
+// database, each IMAP login, each Slack token, each Mastra agent, each webhook target.
+func connectChecks(cfg *Config, hc *http.Client, log *slog.Logger) []connectCheck {
+	var out []connectCheck
+	out = append(out, connectCheck{"database", func(ctx context.Context) (string, error) {
+		return checkDatabase(ctx, cfg, log)
+	}})
+	for i, c := range cfg.Connectors.Email {
+		out = append(out, connectCheck{"email/" + c.Name, func(ctx context.Context) (string, error) {
+			return checkIMAP(ctx, c, fmt.Sprintf("connectors.email[%d]", i))
+		}})
+	}
+	for i, c := range cfg.Connectors.Slack {
+		key := fmt.Sprintf("connectors.slack[%d]", i)
+		out = append(out, connectCheck{"slack/" + c.Name, func(ctx context.Context) (string, error) {
+			return checkSlackBot(ctx, c, hc, key)
+		}})
+		if c.SocketMode {
+			out = append(out, connectCheck{"slack/" + c.Name + " socket mode", func(ctx context.Context) (string, error) {
+				if err := slack.ProbeSocket(ctx, c, hc); err != nil {
+					if !slack.Refused(err) {
+						return "", unreachableSlack(err, key)
+					}
+					return "", fmt.Errorf("%w: check %s.app_token (an app-level token with connections:write, and Socket Mode enabled in the app)", err, key)
+				}
+				return "apps.connections.open ok", nil
+			}})
+		}
+	}
+	for i, a := range cfg.Agents {
+		a = a.WithDefaults()
+		key := fmt.Sprintf("agents[%d].target", i)
+		switch a.Target.Kind {
+		case "mastra":
+			out = append(out, connectCheck{"agent " + a.ID + " (mastra)", func(ctx context.Context) (string, error) {
+				return checkMastra(ctx, hc, a.Target.URL, a.Target.AgentID, a.Target.Headers, a.Target.Timeout, key)
+			}})
+		case "webhook":
+			out = append(out, connectCheck{"agent " + a.ID + " (webhook)", func(ctx context.Context) (string, error) {
+				return checkWebhook(ctx, hc, a.Target.URL, a.Target.Headers, a.Target.Timeout, key)
+			}})
+		}
+	}
+	return out
+}
+
+// runConnectChecks prints one line per check and reports whether all passed. Every
+// line is scrubbed of the config's secrets, whatever a library put in an error.
+func runConnectChecks(ctx context.Context, w io.Writer, checks []connectCheck, timeout time.Duration, secrets []string) bool {
+	ok := true
+	for _, c := range checks {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		found, err := c.run(cctx)
+		cancel()
+		line := "ok    " + c.name + ": " + found
+		if err != nil {
+			ok = false
+			line = "FAIL  " + c.name + ": " + err.Error()
+		}
+		for _, s := range secrets {
+			line = strings.ReplaceAll(line, s, "[redacted]")
+		}
+		fmt.Fprintln(w, line)
+	}
+	return ok
+}
+
+func checkDatabase(ctx context.Context, cfg *Config, log *slog.Logger) (string, error) {
+	st, err := store.Open(ctx, cfg.Storage, log)
+	if err != nil {
+		return "", fmt.Errorf("%w: check storage.dsn and that the database server is running", err)
+	}
+	defer st.Close()
+	current, err := st.Current(ctx)
+	if err != nil {
+		return "", err
+	}
+	where := cfg.Storage.Driver + " " + store.RedactDSN(cfg.Storage.DSN)
+	if !current {
+		return "", fmt.Errorf("%s is reachable but not migrated: run `gateway migrate` (serve also migrates at start)", where)
+	}
+	return where + " reachable, migrations applied", nil
+}
+
+func checkIMAP(ctx context.Context, c email.Config, key string) (string, error) {
+	boxes, err := email.Probe(ctx, c)
+	switch {
+	case errors.Is(err, email.ErrLogin):
+		return "", fmt.Errorf("%w: check %s.username and %s.password", err, key, key)
+	case err != nil:
+		return "", fmt.Errorf("%w: check %s.addr, tls and starttls", err, key)
+	}
+	var parts, bad []string
+	for _, b := range boxes {
+		if b.Err != nil {
+			bad = append(bad, b.Err.Error())
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s UIDVALIDITY %d (%d messages)", b.Name, b.UIDValidity, b.Messages))
+	}
+	if len(bad) > 0 {
+		return "", fmt.Errorf("logged in as %s, but %s: check %s.mailboxes", c.Username, strings.Join(bad, "; "), key)
+	}
+	return fmt.Sprintf("logged in to %s as %s; %s", c.Addr, c.Username, strings.Join(parts, ", ")), nil
+}
+
+func checkSlackBot(ctx context.Context, c slack.Config, hc *http.Client, key string) (string, error) {
+	if c.BotToken == "" {
+		return "no bot_token: nothing to try (names are not resolved)", nil
+	}
+	id, err := slack.ProbeBot(ctx, c, hc)
+	if err != nil && !slack.Refused(err) {
+		return "", unreachableSlack(err, key)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%w: check %s.bot_token (the app's Bot User OAuth Token, xoxb-…)", err, key)
+	}
+	if c.BotUserID != "" && id.UserID != "" && !strings.EqualFold(c.BotUserID, id.UserID) {
+		return "", fmt.Errorf("the bot token is bot user %s, but %s.bot_user_id is %s: set it to %s", id.UserID, key, c.BotUserID, id.UserID)
+	}
+	return fmt.Sprintf("auth.test ok: bot user %s (%s) in team %s (%s)", id.UserID, id.User, id.Team, id.TeamID), nil
+}
+
+func unreachableSlack(err error, key string) error {
+	return fmt.Errorf("%w: Slack's Web API did not answer: check network access to slack.com (or %s.api_url)", err, key)
+}
+
+func checkMastra(ctx context.Context, hc *http.Client, base, agentID string, headers map[string]string, timeout time.Duration, key string) (string, error) {
+	u := mastra.AgentURL(base, agentID)
+	status, err := httptarget.Ask(ctx, hc, http.MethodGet, u, headers, timeout)
+	shown := httptarget.SafeURL(base)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%w: check %s.url and that the Mastra server is running", err, key)
+	case status == http.StatusOK:
+		return fmt.Sprintf("agent %s answers at %s", agentID, shown), nil
+	case status == http.StatusNotFound:
+		return "", fmt.Errorf("%s has no agent %q (GET /api/agents/%s: 404): check %s.agent_id", shown, agentID, agentID, key)
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return "", fmt.Errorf("%s refused GET /api/agents/%s (HTTP %d): check %s.headers", shown, agentID, status, key)
+	}
+	return "", fmt.Errorf("GET %s/api/agents/%s answered HTTP %d: check %s.url", shown, agentID, status, key)
+}
+
+// checkWebhook asks the target with HEAD, then OPTIONS when HEAD is not allowed: any
+// answer below 500 means something listens there (a receiver may take POSTs only).
+func checkWebhook(ctx context.Context, hc *http.Client, u string, headers map[string]string, timeout time.Duration, key string) (string, error) {
+	shown := httptarget.SafeURL(u)
+	method := http.MethodHead
+	status, err := httptarget.Ask(ctx, hc, method, u, headers, timeout)
+	if err == nil && (status == http.StatusMethodNotAllowed || status == http.StatusNotImplemented) {
+		method = http.MethodOptions
+		status, err = httptarget.Ask(ctx, hc, method, u, headers, timeout)
+	}
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%w: check %s.url and that the receiver is running", err, key)
+	case status >= 300 && status < 400:
+		return "", fmt.Errorf("%s %s answered a redirect (HTTP %d), which deliveries never follow: set %s.url to the final URL", method, shown, status, key)
+	case status >= 500:
+		return "", fmt.Errorf("%s %s answered HTTP %d: the receiver is failing", method, shown, status)
+	}
+	return fmt.Sprintf("%s %s answered HTTP %d", method, shown, status), nil
+}
