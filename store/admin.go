@@ -105,7 +105,7 @@ func (s *Store) FindMergeable(ctx context.Context, n inbox.Notification) (*inbox
 func (s *Store) RequeueRecord(ctx context.Context, id string, from []inbox.Status, reason string, now time.Time) (inbox.Record, bool, error) {
 	var out inbox.Record
 	var changed bool
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		in, args, err := sqlx.In(`UPDATE records SET status = 'pending', action = ?, reason = ?, deliver_at = ?, summary_at = NULL,
 			due_at = ?, full_when_idle = ?, attempts = 0, next_attempt_at = NULL, first_attempt_at = NULL, last_error = '', delivered_at = NULL,
 			updated_at = ?, lease_owner = NULL, lease_until = NULL

@@ -52,7 +52,7 @@ func (s *Store) ClaimThreads(ctx context.Context, owner string, now, until time.
 			RETURNING agent, resource_id, thread_id`
 	}
 	var rows []threadKeyRow
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		return tx.SelectContext(ctx, &rows, s.q(query), owner, micros(until), micros(now), micros(now), limit)
 	})
 	if err != nil {
@@ -101,7 +101,7 @@ func (s *Store) ThreadWork(ctx context.Context, k inbox.ThreadKey, now time.Time
 // pass saw are guarded by (updated_at, coalesced_count), which every merge changes, so
 // content merged in meanwhile is never marked sent.
 func (s *Store) CompleteThread(ctx context.Context, owner string, o delivery.Outcome) error {
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error { return s.completeTx(ctx, tx, owner, o) })
+	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error { return s.completeTx(ctx, tx, owner, o) })
 	if err != nil {
 		return fmt.Errorf("complete pass over %s: %w", o.Thread, err)
 	}

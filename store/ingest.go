@@ -21,7 +21,7 @@ import (
 func (s *Store) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notification, decide inbox.DecideFunc, newID func() string) (inbox.IngestResult, error) {
 	var res inbox.IngestResult
 	ns = storable(ev, ns)
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inIngestTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		res = inbox.IngestResult{EventID: ev.ID}
 		// Every notification either creates or merges a record, or the tx rolls back.
 		ev.Records = len(ns)

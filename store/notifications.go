@@ -104,7 +104,7 @@ func (s *Store) MarkSeen(ctx context.Context, ids []string, now time.Time) error
 func (s *Store) TransitionRecord(ctx context.Context, k inbox.ThreadKey, id string, to inbox.Status, from []inbox.Status, now time.Time) (inbox.Record, bool, error) {
 	var out inbox.Record
 	var changed bool
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		in, args, err := sqlx.In(`UPDATE records SET status = ?, updated_at = ?, due_at = NULL, lease_owner = NULL, lease_until = NULL
 			WHERE id = ? AND agent = ? AND resource_id = ? AND thread_id = ? AND status IN (?)`,
 			string(to), micros(now), id, k.Agent, k.Resource, k.Thread, from)

@@ -44,7 +44,7 @@ func runFrame(r agent.Run, status string, now time.Time) agent.Frame {
 // returned with its lease extended to r.LeaseUntil (created false).
 func (s *Store) OpenRun(ctx context.Context, r agent.Run) (agent.Run, bool, error) {
 	out, created := r, false
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		if err := s.lockThread(ctx, tx, r.Thread, r.OpenedAt); err != nil {
 			return err
 		}
@@ -130,7 +130,7 @@ func (s *Store) GetRun(ctx context.Context, k inbox.ThreadKey, id string) (agent
 func (s *Store) CloseRun(ctx context.Context, k inbox.ThreadKey, id, status string, now time.Time) (agent.Run, bool, bool, error) {
 	var out agent.Run
 	var closed, idle bool
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		if err := s.lockThread(ctx, tx, k, now); err != nil {
 			return err
 		}
@@ -174,7 +174,7 @@ func (s *Store) ExpireRuns(ctx context.Context, now time.Time) (changed, idle []
 	for _, row := range rows {
 		r := row.run()
 		var expired, turnedIdle bool
-		err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 			if err := s.lockThread(ctx, tx, r.Thread, now); err != nil {
 				return err
 			}

@@ -84,7 +84,7 @@ var errFrameExists = errors.New("frame already logged")
 // false, which makes a retried delivery a no-op.
 func (s *Store) AppendFrame(ctx context.Context, f agent.Frame) (agent.Frame, bool, error) {
 	var out agent.Frame
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		var inserted bool
 		var err error
 		out, inserted, err = s.appendFrameTx(ctx, tx, f)

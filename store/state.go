@@ -19,7 +19,7 @@ import (
 func (s *Store) AdvanceStateLane(ctx context.Context, k inbox.ThreadKey, lane, cacheKey, mode string, now time.Time) (next agent.StateLane, prev *agent.StateLane, skipped bool, err error) {
 	// Compared with the stored (cleaned) key, so a resend with the same key still matches.
 	cacheKey = cleanText(cacheKey)
-	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err = s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		if err := s.lockThread(ctx, tx, k, now); err != nil {
 			return err
 		}

@@ -67,7 +67,7 @@ func (s *Store) forUpdate() string {
 func (s *Store) TargetFailed(ctx context.Context, agentID string, now time.Time, threshold int, probeAt time.Time, retryAt *time.Time, msg string) (delivery.TargetState, bool, error) {
 	var row targetRow
 	var down bool
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		// The upsert takes the row lock, so replicas failing at once count one by one.
 		// A target seen failing for the first time has been up since an unknown time (0).
 		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO targets (agent, state, since, failures, last_error, last_error_at)
@@ -103,7 +103,7 @@ func (s *Store) TargetFailed(ctx context.Context, agentID string, now time.Time,
 // records waiting for a retry are due now.
 func (s *Store) TargetSucceeded(ctx context.Context, agentID string, now time.Time) (bool, error) {
 	var up bool
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		var state string
 		err := tx.GetContext(ctx, &state, s.q(`SELECT state FROM targets WHERE agent = ?`+s.forUpdate()), agentID)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -139,7 +139,7 @@ func (s *Store) TargetSucceeded(ctx context.Context, agentID string, now time.Ti
 // ClaimProbe moves a down target's due probe to next; exactly one caller succeeds.
 func (s *Store) ClaimProbe(ctx context.Context, agentID string, now, next time.Time) (bool, error) {
 	var n int64
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, s.q(`UPDATE targets SET next_probe_at = ?
 			WHERE agent = ? AND state = 'down' AND (next_probe_at IS NULL OR next_probe_at <= ?)`),
 			micros(next), agentID, micros(now))
@@ -163,7 +163,7 @@ func (s *Store) ClaimProbeThread(ctx context.Context, agentID, owner string, now
 		lock = ` FOR UPDATE OF t SKIP LOCKED`
 	}
 	var rows []threadKeyRow
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		return tx.SelectContext(ctx, &rows, s.q(`UPDATE threads SET lease_owner = ?, lease_until = ?
 			WHERE (agent, resource_id, thread_id) IN (
 				SELECT t.agent, t.resource_id, t.thread_id FROM records r

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -35,6 +36,7 @@ type gatewayProc struct {
 	url    string
 	stderr *lockedBuffer
 	exited chan struct{}
+	child  int // the gateway's pid when cmd is a wrapper
 }
 
 // startGateway starts `gateway serve --config cfg` and returns once it listens.
@@ -48,7 +50,21 @@ func startGateway(t *testing.T, cfg string) *gatewayProc {
 // launchGateway is startGateway for goroutines other than the test's: it returns the
 // failure instead of ending the test.
 func launchGateway(t *testing.T, cfg string) (*gatewayProc, error) {
-	cmd := exec.Command(os.Args[0], "serve", "--config", cfg)
+	return launchGatewayUnder(t, cfg)
+}
+
+// startGatewayUnder starts the gateway as the child of a wrapper (strace) and returns
+// once it listens; kill ends the gateway itself, and with it the wrapper.
+func startGatewayUnder(t *testing.T, cfg string, wrapper ...string) *gatewayProc {
+	t.Helper()
+	p, err := launchGatewayUnder(t, cfg, wrapper...)
+	require.NoError(t, err)
+	return p
+}
+
+func launchGatewayUnder(t *testing.T, cfg string, wrapper ...string) (*gatewayProc, error) {
+	args := append(wrapper, os.Args[0], "serve", "--config", cfg)
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "SIGNALGATE_TEST_RUN_MAIN=1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -77,6 +93,21 @@ func launchGateway(t *testing.T, cfg string) (*gatewayProc, error) {
 			return nil, fmt.Errorf("gateway did not start: %q\n%s", line, p.stderr.String())
 		}
 		p.url = u
+		if len(wrapper) > 0 {
+			// The gateway is the wrapper's only child; killing the wrapper would leave it
+			// running (strace detaches).
+			children, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid))
+			if err != nil {
+				p.kill()
+				return nil, fmt.Errorf("find the gateway under %s: %w", wrapper[0], err)
+			}
+			pid, err := strconv.Atoi(strings.TrimSpace(string(children)))
+			if err != nil {
+				p.kill()
+				return nil, fmt.Errorf("find the gateway under %s: children %q", wrapper[0], children)
+			}
+			p.child = pid
+		}
 	case <-time.After(procWait):
 		p.kill()
 		return nil, fmt.Errorf("gateway did not start within %s:\n%s", procWait, p.stderr.String())
@@ -90,6 +121,15 @@ func (p *gatewayProc) kill() {
 	case <-p.exited:
 		return
 	default:
+	}
+	if p.child != 0 {
+		// The wrapper ends with its child, after writing out what it saw.
+		_ = syscall.Kill(p.child, syscall.SIGKILL)
+		select {
+		case <-p.exited:
+			return
+		case <-time.After(procWait):
+		}
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	<-p.exited

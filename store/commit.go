@@ -1,0 +1,220 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Group commit (SQLite). A 2xx means the event is on disk, so the writer commits with
+// synchronous=FULL: an fsync of the WAL per commit. Rather than one fsync per request,
+// the write transactions of concurrent callers run one after another inside a single
+// immediate transaction, each in its own savepoint, and share its commit. A batch is
+// whatever queued while the previous one was committing (up to maxBatch): no timer,
+// so a lone request waits for nobody. Each caller is answered after the commit that
+// holds its writes; one caller's error rolls back only its savepoint, and a failed
+// commit fails only the callers of that batch.
+//
+// Ingest, the one write a stranger can drive at will, queues in its own lane: the
+// dispatcher's claims and completions (and the agent API's writes) go first in every
+// batch, so a flood of webhooks delays their delivery by at most the batch in progress.
+
+const (
+	// maxBatch bounds the callers sharing one commit (and so one batch's latency).
+	maxBatch = 16
+	// batchTimeout bounds one batch's transaction; busy_timeout is 10 s.
+	batchTimeout = 30 * time.Second
+)
+
+var errStoreClosed = errors.New("store closed")
+
+// txFunc is one caller's part of a write transaction. ctx is the batch's: it outlives
+// the caller's request, so a client hanging up cannot interrupt the shared transaction.
+type txFunc func(ctx context.Context, tx *sqlx.Tx) error
+
+type commitJob struct {
+	ctx  context.Context // the caller's: a job whose caller gave up before it ran is skipped
+	fn   txFunc
+	done chan error // buffered: the committer never blocks on a caller
+}
+
+// committer owns the goroutine that runs batches on the writer connection.
+type committer struct {
+	w    *sqlx.DB
+	jobs chan *commitJob // first in every batch
+	bulk chan *commitJob // ingest: fills the rest
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+	// Test hooks: queued sees each job taken, batched each batch's size.
+	queued  func()
+	batched func(size int)
+}
+
+func newCommitter(w *sqlx.DB) *committer {
+	c := &committer{w: w, jobs: make(chan *commitJob, maxBatch), bulk: make(chan *commitJob, maxBatch),
+		stop: make(chan struct{}), done: make(chan struct{}), queued: func() {}, batched: func(int) {}}
+	go c.loop()
+	return c
+}
+
+// run queues fn for the next batch and waits for that batch's commit; bulk puts it in
+// the ingest lane.
+func (c *committer) run(ctx context.Context, bulk bool, fn txFunc) error {
+	j := &commitJob{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	lane := c.jobs
+	if bulk {
+		lane = c.bulk
+	}
+	select {
+	case lane <- j:
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the writer: %w", ctx.Err())
+	case <-c.stop:
+		return errStoreClosed
+	}
+	c.queued()
+	// Once queued the job may already be in a transaction: its outcome is only known
+	// after the commit, so wait for it whatever ctx does.
+	select {
+	case err := <-j.done:
+		return err
+	case <-c.done:
+		// The loop answers every job it took before it ends.
+		select {
+		case err := <-j.done:
+			return err
+		default:
+			return errStoreClosed
+		}
+	}
+}
+
+// close stops taking jobs, lets the batch in progress finish and waits for it.
+func (c *committer) close() {
+	c.once.Do(func() { close(c.stop) })
+	<-c.done
+}
+
+func (c *committer) loop() {
+	defer close(c.done)
+	batch := make([]*commitJob, 0, maxBatch)
+	for {
+		select {
+		case <-c.stop:
+			return
+		case j := <-c.jobs:
+			batch = append(batch[:0], j)
+			batch = drain(batch, c.jobs)
+		case j := <-c.bulk:
+			// Whoever queued in the first lane meanwhile still goes first.
+			batch = drain(batch[:0], c.jobs)
+			batch = append(batch, j)
+		}
+		// Everyone who queued while the last batch committed joins this one, the
+		// ingest lane last.
+		batch = drain(batch, c.bulk)
+		c.commit(batch)
+		clear(batch)
+	}
+}
+
+// drain adds what is queued in lane, up to maxBatch.
+func drain(batch []*commitJob, lane chan *commitJob) []*commitJob {
+	for len(batch) < maxBatch {
+		select {
+		case j := <-lane:
+			batch = append(batch, j)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// commit runs one batch in one transaction and answers every job in it.
+func (c *committer) commit(batch []*commitJob) {
+	c.batched(len(batch))
+	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
+	defer cancel()
+	results := make([]error, len(batch))
+	answer := func(batchErr error) {
+		for i, j := range batch {
+			if batchErr != nil && results[i] == nil {
+				results[i] = batchErr
+			}
+			j.done <- results[i]
+		}
+	}
+	tx, err := c.w.BeginTxx(ctx, nil)
+	if err != nil {
+		answer(fmt.Errorf("begin transaction: %w", err))
+		return
+	}
+	ran := 0
+	for i, j := range batch {
+		if err := j.ctx.Err(); err != nil {
+			results[i] = fmt.Errorf("wait for the writer: %w", err)
+			continue
+		}
+		if err := runSavepoint(ctx, tx, j.fn); err != nil {
+			results[i] = err
+			if errors.Is(err, errTxLost) {
+				// The transaction is gone (an I/O error, an interrupt): nothing in
+				// this batch was written.
+				_ = tx.Rollback()
+				answer(err)
+				return
+			}
+			continue
+		}
+		ran++
+	}
+	if ran == 0 {
+		_ = tx.Rollback()
+		answer(nil)
+		return
+	}
+	if err := tx.Commit(); err != nil {
+		answer(fmt.Errorf("commit: %w", err))
+		return
+	}
+	answer(nil)
+}
+
+var errTxLost = errors.New("write transaction aborted")
+
+// runSavepoint runs fn so that its failure undoes only its own writes.
+func runSavepoint(ctx context.Context, tx *sqlx.Tx, fn txFunc) error {
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT job`); err != nil {
+		return fmt.Errorf("%w: savepoint: %w", errTxLost, err)
+	}
+	if err := callJob(ctx, tx, fn); err != nil {
+		if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO job`); rerr != nil {
+			return fmt.Errorf("%w: %w (roll back: %w)", errTxLost, err, rerr)
+		}
+		if _, rerr := tx.ExecContext(ctx, `RELEASE job`); rerr != nil {
+			return fmt.Errorf("%w: %w (release: %w)", errTxLost, err, rerr)
+		}
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `RELEASE job`); err != nil {
+		return fmt.Errorf("%w: release savepoint: %w", errTxLost, err)
+	}
+	return nil
+}
+
+// callJob turns a panic in one caller's part into that caller's error: the committer
+// serves everyone.
+func callJob(ctx context.Context, tx *sqlx.Tx, fn txFunc) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("write transaction panicked: %v", p)
+		}
+	}()
+	return fn(ctx, tx)
+}
