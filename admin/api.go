@@ -153,6 +153,9 @@ func New(cfg Config, d Deps) (*API, error) {
 		{Route{http.MethodGet, "/targets", ScopeRead}, a.listTargets},
 		{Route{http.MethodPost, "/explain", ScopeRead}, a.explain},
 	}
+	if cfg.Pprof {
+		a.routes = append(a.routes, route{Route{http.MethodGet, pprofPath, ScopeWrite}, servePprof})
+	}
 	return a, nil
 }
 

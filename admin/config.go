@@ -16,6 +16,8 @@ const (
 // Config is the `admin:` section of config.yaml.
 type Config struct {
 	Tokens []Token `yaml:"tokens"`
+	// Pprof serves Go's runtime profiles under /admin/v1/debug/pprof/ (write scope).
+	Pprof bool `yaml:"pprof"`
 }
 
 // Token is one named bearer token with its scopes.

@@ -70,6 +70,7 @@ type envOpts struct {
 	routes  []connectors.RouteConfig
 	policy  inbox.PolicyConfig
 	pollers []admin.Poller
+	pprof   bool
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -101,7 +102,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		},
 		Log: log, Now: en.clock.Now,
 	}
-	en.api = en.newAPI(en.deps)
+	en.api = en.newAPIWith(en.deps, o.pprof)
 	return en
 }
 
@@ -113,12 +114,14 @@ func router(t testing.TB, routes []connectors.RouteConfig) *connectors.Router {
 	return r
 }
 
-func (en *env) newAPI(d admin.Deps) *admin.API {
+func (en *env) newAPI(d admin.Deps) *admin.API { return en.newAPIWith(d, false) }
+
+func (en *env) newAPIWith(d admin.Deps, pprof bool) *admin.API {
 	en.t.Helper()
 	api, err := admin.New(admin.Config{Tokens: []admin.Token{
 		{Name: "ops", Token: opsToken, Scopes: []string{admin.ScopeRead, admin.ScopeWrite}},
 		{Name: "viewer", Token: viewerToken, Scopes: []string{admin.ScopeRead}},
-	}}, d)
+	}, Pprof: pprof}, d)
 	require.NoError(en.t, err)
 	srv := server.New(server.Config{}, storetest.Logger(en.t))
 	api.Mount(srv.Echo())
