@@ -2,7 +2,7 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: run test vet fixtures build bench fuzz load
+.PHONY: run test vet fixtures build bench fuzz load load-table
 
 run:
 	$(GO) run ./cmd/gateway
@@ -30,4 +30,8 @@ fuzz:
 
 # The standard load scenario against a freshly built gateway (SQLite; STORAGE=postgres REPLICAS=3 for scale-out).
 load: fixtures
-	bash scripts/load.sh
+	bash scripts/load.sh $(if $(SCENARIO),--scenario $(SCENARIO))
+
+# Every row of the load table (max, rate1000, rate50, threads10k), one JSON report per line.
+load-table: fixtures
+	bash scripts/load.sh table

@@ -4,6 +4,7 @@
 //
 //	loadgen config > scenario.yaml     # the agents/connectors/routes the gateway needs
 //	loadgen --url http://127.0.0.1:8080 --events 20000 --threads 100 --ceiling
+//	loadgen --url http://127.0.0.1:8080 --scenario threads10k --json
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sort"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -34,8 +36,9 @@ func main() {
 
 // report is the JSON output: the gateway run, and the verify-only ceiling when asked.
 type report struct {
-	Gateway *load.Result `json:"gateway"`
-	Ceiling *load.Result `json:"ceiling,omitempty"`
+	Scenario string       `json:"scenario,omitempty"`
+	Gateway  *load.Result `json:"gateway"`
+	Ceiling  *load.Result `json:"ceiling,omitempty"`
 	// Ratio is gateway req/s over ceiling req/s.
 	Ratio float64 `json:"ratio,omitempty"`
 }
@@ -64,6 +67,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ceiling  = fs.Bool("ceiling", false, "first run the same traffic against an in-process verify-only handler")
 		asJSON   = fs.Bool("json", false, "print JSON instead of a table")
 		token    = fs.String("agent-token", sc.AgentToken, "the stream agent's bearer token")
+		preset   = fs.String("scenario", "", "a named row of the load table, setting the flags it names: "+strings.Join(scenarioNames(), ", "))
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: loadgen [config] [flags]\n\n`loadgen config` prints the gateway config the traffic expects.\n\n")
@@ -75,13 +79,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
+	if *preset != "" {
+		if err := applyScenario(fs, *preset); err != nil {
+			fmt.Fprintf(stderr, "loadgen: %v\n", err)
+			return 2
+		}
+	}
 	sc.AgentToken = *token
 	cfg := load.Config{
 		Scenario: sc, URLs: split(*urls), Sources: split(*sources), Threads: *threads, Subscribers: *subs,
 		Events: *events, Duration: *duration, Rate: *rate, Clients: *clients, Drain: *drain, Busy: *busy,
 		Retries: *retries, PID: *pid,
 	}
-	var rep report
+	rep := report{Scenario: *preset}
 	if *ceiling {
 		c, err := runCeiling(ctx, cfg)
 		if err != nil {
@@ -180,4 +190,50 @@ func printTable(w io.Writer, rep report) {
 		single("gateway / verify-only req/s", fmt.Sprintf("%.2f", rep.Ratio))
 	}
 	_ = tw.Flush()
+}
+
+// scenarios are the rows of the load table (issue "Durable and fast"), by name: the
+// flags each sets unless given explicitly.
+var scenarios = map[string][]string{
+	// Throughput with fsync, next to the verify-only ceiling.
+	"max": {"--events", "20000", "--threads", "100", "--clients", "32", "--ceiling"},
+	// Latency at a fixed offered rate.
+	"rate1000": {"--rate", "1000", "--events", "20000", "--threads", "100", "--clients", "64"},
+	"rate50":   {"--rate", "50", "--events", "1500", "--threads", "20", "--clients", "8"},
+	// Many threads, a tenth of them followed: dispatch and memory per idle thread.
+	"threads10k": {"--events", "20000", "--threads", "10000", "--subscribers", "1000", "--clients", "32"},
+}
+
+func scenarioNames() []string {
+	names := make([]string, 0, len(scenarios))
+	for n := range scenarios {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// applyScenario sets the named scenario's flags that were not given explicitly.
+func applyScenario(fs *flag.FlagSet, name string) error {
+	args, ok := scenarios[name]
+	if !ok {
+		return fmt.Errorf("--scenario: unknown %q (one of %s)", name, strings.Join(scenarioNames(), ", "))
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for i := 0; i < len(args); i++ {
+		name := strings.TrimPrefix(args[i], "--")
+		value := "true"
+		if i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+			value = args[i+1]
+			i++
+		}
+		if given[name] {
+			continue
+		}
+		if err := fs.Set(name, value); err != nil {
+			return fmt.Errorf("scenario %s: %w", name, err)
+		}
+	}
+	return nil
 }
