@@ -115,27 +115,22 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 	if o.SummaryAt != nil {
 		bump = 1
 	}
+	w := s.writeTx(tx)
 	// Only our own lease is released (or held); a lease that lapsed and was taken over
 	// belongs to its new owner.
-	lease := `lease_until = CASE WHEN lease_owner = ? THEN NULL ELSE lease_until END,
-		lease_owner = CASE WHEN lease_owner = ? THEN NULL ELSE lease_owner END`
-	leaseArgs := []any{owner, owner}
+	update, leaseArgs := qThreadRelease, []any{owner, owner}
 	if o.HoldUntil != nil {
-		lease = `lease_until = CASE WHEN lease_owner = ? THEN ? ELSE lease_until END`
-		leaseArgs = []any{owner, micros(*o.HoldUntil)}
+		update, leaseArgs = qThreadHold, []any{owner, micros(*o.HoldUntil)}
 	}
 	// The same statement takes the seqs of the pass's frames.
 	args := append([]any{len(o.Frames), nullMicros(o.SummaryAt), bump}, leaseArgs...)
 	args = append(args, k.Agent, k.Resource, k.Thread)
-	update := s.q(`UPDATE threads SET last_seq = last_seq + ?,
-		last_summary_at = COALESCE(?, last_summary_at), summaries = summaries + ?, ` + lease + `
-		WHERE agent = ? AND resource_id = ? AND thread_id = ? RETURNING last_seq`)
 	var last int64
-	err := tx.GetContext(ctx, &last, update, args...)
+	err := w.get(ctx, &last, update, args...)
 	if errors.Is(err, sql.ErrNoRows) {
 		// A signal sent through the API to a thread nothing else touched yet.
 		if err = s.lockThread(ctx, tx, k, o.Now); err == nil {
-			err = tx.GetContext(ctx, &last, update, args...)
+			err = w.get(ctx, &last, update, args...)
 		}
 	}
 	if err != nil {
@@ -151,11 +146,7 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 	}
 	for _, d := range o.Delivered {
 		// attempts counts the one that succeeded; a pass that knows none keeps the count.
-		_, err := tx.ExecContext(ctx, s.q(`UPDATE records SET status = 'delivered', delivered_signal_id = ?, delivered_at = ?,
-			updated_at = ?, due_at = NULL, next_attempt_at = NULL, last_error = '', lease_owner = NULL, lease_until = NULL,
-			attempts = CASE WHEN ? > attempts THEN ? ELSE attempts END
-			WHERE id = ? AND status = 'pending' AND updated_at = ? AND coalesced_count = ?`),
-			d.SignalID, now, now, d.Attempts, d.Attempts, d.RecordID, micros(d.UpdatedAt), d.Coalesced)
+		_, err := w.exec(ctx, qMarkDelivered, d.SignalID, now, now, d.Attempts, d.Attempts, d.RecordID, micros(d.UpdatedAt), d.Coalesced)
 		if err != nil {
 			return fmt.Errorf("mark record %s delivered: %w", d.RecordID, err)
 		}
@@ -163,40 +154,29 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 	for _, d := range o.Summarized {
 		// Summarised records stay pending (they keep absorbing duplicates); their summary
 		// is done unless a merge asked for a new one meanwhile.
-		res, err := tx.ExecContext(ctx, s.q(`UPDATE records SET summary_signal_id = ?, summary_at = NULL, due_at = deliver_at,
-			attempts = 0, next_attempt_at = NULL, first_attempt_at = NULL, last_error = ''
-			WHERE id = ? AND status = 'pending' AND updated_at = ? AND coalesced_count = ?`),
-			d.SignalID, d.RecordID, micros(d.UpdatedAt), d.Coalesced)
+		res, err := w.exec(ctx, qMarkSummarized, d.SignalID, d.RecordID, micros(d.UpdatedAt), d.Coalesced)
 		if err != nil {
 			return fmt.Errorf("mark record %s summarised: %w", d.RecordID, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			if _, err := tx.ExecContext(ctx, s.q(`UPDATE records SET summary_signal_id = ? WHERE id = ? AND status = 'pending'`),
-				d.SignalID, d.RecordID); err != nil {
+			if _, err := w.exec(ctx, qMarkSummaryID, d.SignalID, d.RecordID); err != nil {
 				return fmt.Errorf("mark record %s summarised: %w", d.RecordID, err)
 			}
 		}
 	}
 	for _, f := range o.Failures {
-		query := `UPDATE records SET attempts = ?, next_attempt_at = ?, due_at = ?, last_error = ?,
-			first_attempt_at = COALESCE(first_attempt_at, ?) WHERE id = ? AND status = 'pending'`
+		query := qRecordRetry
 		args := []any{f.Attempts, nullMicros(f.NextAttemptAt), nullMicros(f.NextAttemptAt), f.Error, micros(f.FirstAttemptAt), f.RecordID}
 		if f.Failed {
-			query = `UPDATE records SET status = 'failed', attempts = ?, last_error = ?, updated_at = ?, due_at = NULL,
-				next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = ? AND status = 'pending'`
+			query = qRecordFailed
 			args = []any{f.Attempts, f.Error, now, f.RecordID}
 		}
-		if _, err := tx.ExecContext(ctx, s.q(query), args...); err != nil {
+		if _, err := w.exec(ctx, query, args...); err != nil {
 			return fmt.Errorf("record failure of %s: %w", f.RecordID, err)
 		}
 	}
 	for _, r := range o.Reschedules {
-		set := `due_at = ?`
-		if r.FullWhenIdle {
-			set += `, full_when_idle = ` + s.trueLit()
-		}
-		if _, err := tx.ExecContext(ctx, s.q(`UPDATE records SET `+set+`
-			WHERE id = ? AND status = 'pending' AND updated_at = ? AND coalesced_count = ?`),
+		if _, err := w.exec(ctx, rescheduleQuery(r.FullWhenIdle, s.trueLit()),
 			nullMicros(r.DueAt), r.RecordID, micros(r.UpdatedAt), r.Coalesced); err != nil {
 			return fmt.Errorf("reschedule record %s: %w", r.RecordID, err)
 		}
@@ -259,10 +239,7 @@ func (s *Store) insertAttempts(ctx context.Context, tx *sqlx.Tx, attempts []deli
 		if err != nil {
 			return fmt.Errorf("encode record ids: %w", err)
 		}
-		_, err = tx.ExecContext(ctx, s.q(`INSERT INTO delivery_attempts
-			(agent, resource_id, thread_id, target, signal_id, record_ids, attempt, outcome, status_code, error, duration_us, attempted_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-			a.Thread.Agent, a.Thread.Resource, a.Thread.Thread, a.Target, a.SignalID, string(idsJSON), a.Attempt,
+		_, err = s.writeTx(tx).exec(ctx, qInsertAttempt, a.Thread.Agent, a.Thread.Resource, a.Thread.Thread, a.Target, a.SignalID, string(idsJSON), a.Attempt,
 			a.Outcome, a.StatusCode, cleanText(a.Error), a.Duration.Microseconds(), micros(a.At))
 		if err != nil {
 			return fmt.Errorf("log delivery attempt: %w", err)

@@ -35,6 +35,45 @@ const (
 		priority_rank = ?, due_at = ? WHERE id = ?`
 )
 
+// The dispatcher's completion statements (CompleteThread), prepared like the ingest's.
+const (
+	qThreadRelease = `UPDATE threads SET last_seq = last_seq + ?,
+		last_summary_at = COALESCE(?, last_summary_at), summaries = summaries + ?,
+		lease_until = CASE WHEN lease_owner = ? THEN NULL ELSE lease_until END,
+		lease_owner = CASE WHEN lease_owner = ? THEN NULL ELSE lease_owner END
+		WHERE agent = ? AND resource_id = ? AND thread_id = ? RETURNING last_seq`
+	qThreadHold = `UPDATE threads SET last_seq = last_seq + ?,
+		last_summary_at = COALESCE(?, last_summary_at), summaries = summaries + ?,
+		lease_until = CASE WHEN lease_owner = ? THEN ? ELSE lease_until END
+		WHERE agent = ? AND resource_id = ? AND thread_id = ? RETURNING last_seq`
+	qMarkDelivered = `UPDATE records SET status = 'delivered', delivered_signal_id = ?, delivered_at = ?,
+		updated_at = ?, due_at = NULL, next_attempt_at = NULL, last_error = '', lease_owner = NULL, lease_until = NULL,
+		attempts = CASE WHEN ? > attempts THEN ? ELSE attempts END
+		WHERE id = ? AND status = 'pending' AND updated_at = ? AND coalesced_count = ?`
+	qMarkSummarized = `UPDATE records SET summary_signal_id = ?, summary_at = NULL, due_at = deliver_at,
+		attempts = 0, next_attempt_at = NULL, first_attempt_at = NULL, last_error = ''
+		WHERE id = ? AND status = 'pending' AND updated_at = ? AND coalesced_count = ?`
+	qMarkSummaryID = `UPDATE records SET summary_signal_id = ? WHERE id = ? AND status = 'pending'`
+	qRecordRetry   = `UPDATE records SET attempts = ?, next_attempt_at = ?, due_at = ?, last_error = ?,
+		first_attempt_at = COALESCE(first_attempt_at, ?) WHERE id = ? AND status = 'pending'`
+	qRecordFailed = `UPDATE records SET status = 'failed', attempts = ?, last_error = ?, updated_at = ?, due_at = NULL,
+		next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = ? AND status = 'pending'`
+	qInsertAttempt = `INSERT INTO delivery_attempts
+		(agent, resource_id, thread_id, target, signal_id, record_ids, attempt, outcome, status_code, error, duration_us, attempted_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qInsertFrame = `INSERT INTO signals (` + frameColumns + `)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent, resource_id, thread_id, id) DO NOTHING`
+)
+
+// rescheduleQuery moves a record's due time; trueLit is the dialect's boolean true.
+func rescheduleQuery(fullWhenIdle bool, trueLit string) string {
+	set := `due_at = ?`
+	if fullWhenIdle {
+		set += `, full_when_idle = ` + trueLit
+	}
+	return `UPDATE records SET ` + set + ` WHERE id = ? AND status = 'pending' AND updated_at = ? AND coalesced_count = ?`
+}
+
 // mergeQuery finds the record a notification merges into; one of three fixed shapes,
 // so each can stay prepared.
 func mergeQuery(dedupe, coalesce bool) string {
@@ -52,7 +91,9 @@ func mergeQuery(dedupe, coalesce bool) string {
 
 func hotQueries() []string {
 	return []string{qInsertEvent, qRedelivered, qRedeliveredBody, qTouchThread, qPresence, qInsertRecord, qUpdateRecord,
-		mergeQuery(true, false), mergeQuery(false, true), mergeQuery(true, true)}
+		mergeQuery(true, false), mergeQuery(false, true), mergeQuery(true, true),
+		qThreadRelease, qThreadHold, qMarkDelivered, qMarkSummarized, qMarkSummaryID, qRecordRetry, qRecordFailed,
+		qInsertAttempt, qInsertFrame, rescheduleQuery(false, "1"), rescheduleQuery(true, "1")}
 }
 
 // prepareHot prepares the ingest statements on the writer connection. It runs outside

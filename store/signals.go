@@ -145,9 +145,7 @@ func (s *Store) insertFrameTx(ctx context.Context, tx *sqlx.Tx, f agent.Frame) (
 	if err != nil {
 		return false, fmt.Errorf("encode record ids: %w", err)
 	}
-	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO signals (`+frameColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent, resource_id, thread_id, id) DO NOTHING`),
-		cleanText(k.Agent), cleanText(k.Resource), cleanText(k.Thread), seq, cleanText(f.ID), f.Event, cleanText(f.RunID),
+	res, err := s.writeTx(tx).exec(ctx, qInsertFrame, cleanText(k.Agent), cleanText(k.Resource), cleanText(k.Thread), seq, cleanText(f.ID), f.Event, cleanText(f.RunID),
 		string(f.Action), cleanText(string(f.Signal.Type)), cleanText(f.Signal.TagName), cleanText(f.Signal.Contents),
 		string(attrs), string(metaJSON), cleanText(f.XML), string(idsJSON), f.RunStatus, f.Origin, nullTime(f.Signal.CreatedAt), nullTime(f.Signal.AcceptedAt), micros(f.CreatedAt))
 	if err != nil {
