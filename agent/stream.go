@@ -79,7 +79,9 @@ func (a *API) serveStream(c echo.Context, k inbox.ThreadKey) error {
 	h.Set(echo.HeaderConnection, "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(w, 16<<10)
+	// Small: it lives as long as the subscriber, mostly idle, and the response writer
+	// buffers again below it; a frame larger than it goes straight through.
+	bw := bufio.NewWriterSize(w, 2<<10)
 	flush := func() error {
 		if err := bw.Flush(); err != nil {
 			return err
