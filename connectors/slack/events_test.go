@@ -32,7 +32,14 @@ func TestSubscriptionsAreWhatTheMappingMaps(t *testing.T) {
 	want := slices.Sorted(slices.Values(mappedInner()))
 	assert.Equal(t, want, slices.Sorted(slices.Values(typed)), "typed events the mapping reads")
 	assert.Equal(t, want, slices.Sorted(slices.Values(raw)), "raw events the mapping reads")
+	var events []string
 	for _, s := range Subscriptions() {
 		assert.NotEmpty(t, s.Scope, s.Event)
+		events = append(events, s.Event)
+	}
+	// Slack sends message events per conversation type, each its own subscription:
+	// the mapping reads all four (channel chatter, private channels, DMs, group DMs).
+	for _, sub := range []string{"message.channels", "message.groups", "message.im", "message.mpim"} {
+		assert.Contains(t, events, sub)
 	}
 }
