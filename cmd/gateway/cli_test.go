@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,8 +62,8 @@ func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdo
 }
 
 func TestCLIHelpShowsAnExample(t *testing.T) {
-	for _, cmd := range []string{"explain", "replay", "send", "tail"} {
-		code, stdout, stderr := runCLI(t, nil, cmd, "--help")
+	for _, cmd := range []string{"check", "explain", "replay", "send", "tail", "slack manifest", "github webhook"} {
+		code, stdout, stderr := runCLI(t, nil, append(strings.Fields(cmd), "--help")...)
 		require.Equal(t, exitOK, code, cmd)
 		require.Empty(t, stdout)
 		require.Contains(t, stderr, "Usage: gateway "+cmd, cmd)
@@ -71,7 +72,7 @@ func TestCLIHelpShowsAnExample(t *testing.T) {
 	}
 	code, stdout, _ := runCLI(t, nil, "help")
 	require.Equal(t, exitOK, code)
-	for _, cmd := range []string{"explain", "replay", "send", "tail"} {
+	for _, cmd := range []string{"check", "explain", "replay", "send", "tail", "slack manifest", "github webhook"} {
 		require.Contains(t, stdout, "\n  "+cmd+" ")
 	}
 }
