@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 
@@ -65,9 +66,10 @@ func slackCmd(args []string, stdout, stderr io.Writer, lookup func(string) (stri
 		fs.Usage()
 		return exitConfig
 	}
-	cfg, code := loadOrReport(*path, stderr, lookup)
-	if cfg == nil {
-		return code
+	cfg, err := readSetup(*path)
+	if err != nil {
+		fmt.Fprintf(stderr, "gateway slack manifest: %v\n", err)
+		return exitConfig
 	}
 	i := slices.IndexFunc(cfg.Connectors.Slack, func(c slack.Config) bool { return c.Name == *name })
 	if i < 0 {
@@ -88,6 +90,38 @@ func slackCmd(args []string, stdout, stderr io.Writer, lookup func(string) (stri
 	}
 	_, _ = stdout.Write(out)
 	return exitOK
+}
+
+// readSetup reads only the connectors' names and socket_mode from the config file,
+// without interpolating or validating: the setup helpers run before the app or the
+// webhook exists, so before its secrets do (`gateway check` validates).
+func readSetup(path string) (*Config, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	var doc struct {
+		Connectors struct {
+			GitHub []struct {
+				Name string `yaml:"name"`
+			} `yaml:"github"`
+			Slack []struct {
+				Name       string `yaml:"name"`
+				SocketMode bool   `yaml:"socket_mode"`
+			} `yaml:"slack"`
+		} `yaml:"connectors"`
+	}
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	cfg := &Config{}
+	for _, c := range doc.Connectors.GitHub {
+		cfg.Connectors.GitHub = append(cfg.Connectors.GitHub, github.Config{Name: c.Name})
+	}
+	for _, c := range doc.Connectors.Slack {
+		cfg.Connectors.Slack = append(cfg.Connectors.Slack, slack.Config{Name: c.Name, SocketMode: c.SocketMode})
+	}
+	return cfg, nil
 }
 
 // subcommand reports whether args name want; otherwise it prints usage and says
@@ -230,9 +264,10 @@ func githubCmd(args []string, stdout, stderr io.Writer, lookup func(string) (str
 		fmt.Fprintf(stderr, "gateway github webhook: --url: %v\n", err)
 		return exitConfig
 	}
-	cfg, code := loadOrReport(*path, stderr, lookup)
-	if cfg == nil {
-		return code
+	cfg, err := readSetup(*path)
+	if err != nil {
+		fmt.Fprintf(stderr, "gateway github webhook: %v\n", err)
+		return exitConfig
 	}
 	i := slices.IndexFunc(cfg.Connectors.GitHub, func(c github.Config) bool { return c.Name == *name })
 	if i < 0 {

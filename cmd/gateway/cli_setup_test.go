@@ -131,6 +131,22 @@ func TestSetupGitHubWebhook(t *testing.T) {
 	assert.Equal(t, map[string]string{"url": "https://hooks.example.com/webhooks/github/acme", "content_type": "json", "insecure_ssl": "0"}, body.Config)
 }
 
+// TestSetupBeforeSecretsExist: the helpers run before the Slack app or the GitHub
+// webhook exists, so before their secrets are in the environment.
+func TestSetupBeforeSecretsExist(t *testing.T) {
+	path := writeConfig(t, t.TempDir(), `
+connectors:
+  github: [ { name: acme, secret: "${GITHUB_WEBHOOK_SECRET}" } ]
+  slack: [ { name: acme, signing_secret: "${SLACK_SIGNING_SECRET}", bot_token: "${SLACK_BOT_TOKEN}" } ]
+`)
+	code, out, errOut := runCLI(t, nil, "slack", "manifest", "--config", path, "--connector", "acme", "--url", "https://hooks.example.com")
+	require.Equal(t, exitOK, code, errOut)
+	golden(t, "slack-manifest.yaml", out)
+	code, out, errOut = runCLI(t, nil, "github", "webhook", "--config", path, "--connector", "acme", "--url", "https://hooks.example.com")
+	require.Equal(t, exitOK, code, errOut)
+	golden(t, "github-webhook.txt", out)
+}
+
 func TestSetupCommandsRefuseBadInput(t *testing.T) {
 	path := writeConfig(t, t.TempDir(), setupConnectors)
 	for _, tc := range []struct {
