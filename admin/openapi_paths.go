@@ -110,9 +110,10 @@ func agentPaths() obj {
 	notifID := pathParam("id", "Record id.")
 	return obj{
 		base + "/stream": obj{"get": operation("agent", "streamThread", "Follow the thread's signals and runs (SSE)",
-			"text/event-stream: `id:` the thread's sequence, `event: signal | run`, `data:` one JSON object (Frame); `: keep-alive` every 25 s. Resume with Last-Event-ID or ?after=<seq>|latest.",
+			"text/event-stream: `id:` the thread's sequence, `event: signal | run`, `data:` one JSON object (Frame); `: keep-alive` every 25 s. Resume with Last-Event-ID or ?after=<seq>|latest; ?after=latest first writes an `id:` line (no data) with the position it resolved to. At most agents[].max_streams streams per agent token and max_streams_per_thread per thread are open at once.",
 			with(header("Last-Event-ID", "Sequence of the last frame received.", false), query("after", "A sequence, or latest.", obj{"type": "string"})),
-			nil, obj{"200": obj{"description": "The stream.", "content": obj{"text/event-stream": obj{"schema": ref("Frame")}}}}, "400", "401", "403", "404")},
+			nil, obj{"200": obj{"description": "The stream.", "content": obj{"text/event-stream": obj{"schema": ref("Frame")}}},
+				"429": errorResponse("The agent token's or the thread's open streams are at their cap (rate_limited).")}, "400", "401", "403", "404")},
 		base + "/runs": obj{"post": operation("agent", "openRun", "Open a run (the thread turns active)",
 			"Returns the live run when there is one (200), or a new one (201).", thread, nil,
 			obj{"200": jsonResponse("The live run.", ref("Run")), "201": jsonResponse("A new run.", ref("Run"))}, "400", "401", "403", "404")},
@@ -123,7 +124,7 @@ func agentPaths() obj {
 			obj{"200": jsonResponse("The run.", ref("Run"))}, "400", "401", "403", "404", "409")},
 		base + "/signals": obj{"post": operation("agent", "sendSignal", "Send a signal to the thread", "Options as Mastra's: ifActive, ifIdle.", thread,
 			jsonBody("The signal and its delivery options.", ref("SignalRequest"), true),
-			obj{"200": jsonResponse("What was done.", ref("SignalResponse")), "502": errorResponse("The agent's target did not take the signal.")}, "400", "401", "403", "404")},
+			obj{"200": jsonResponse("What was done (also for the same signal sent again under its id).", ref("SignalResponse")), "502": errorResponse("The agent's target did not take the signal.")}, "400", "401", "403", "404", "409")},
 		base + "/notifications": obj{
 			"post": operation("agent", "createNotification", "Create a notification on the thread",
 				"The connectors' path: an event with one notification, deduplicated, coalesced and decided by the policy.", with(header("Idempotency-Key", "Makes a retried create a no-op.", false)),
@@ -153,7 +154,9 @@ func ingestPaths() obj {
 		return obj{
 			"200": jsonResponse("Stored and routed, or a redelivery (duplicate).", ref("IngestOutcome")),
 			"202": jsonResponse("Stored; no route wanted it (unrouted or ignored), or a verified body the connector cannot read (invalid, kept for replay).", ref("IngestOutcome")),
+			"408": errorResponse("The body did not arrive within server.body_timeout; the connection is closed."),
 			"413": errorResponse("Over server.body_limit."),
+			"503": errorResponse("server.max_body_reads bodies are being received already (Retry-After: 5)."),
 		}
 	}
 	raw := obj{"description": "The provider's request body, verbatim.", "required": true, "content": obj{
@@ -168,7 +171,7 @@ func ingestPaths() obj {
 			[]obj{connector, header("X-Slack-Signature", "v0= signature.", true), header("X-Slack-Request-Timestamp", "Unix seconds.", true)},
 			raw, answers(), "400", "401", "404")},
 		"/webhooks/generic/{connector}": obj{"post": operation("ingest", "genericWebhook", "Generic signed webhook (Standard Webhooks)",
-			"webhook-id is the delivery id; webhook-timestamp within 5 minutes.",
+			"webhook-id is the delivery id; webhook-timestamp within 5 minutes. Without a mapping the body is a native notification (kind or summary) or a Standard Webhooks envelope {type, timestamp, data}.",
 			[]obj{connector, header("webhook-id", "Delivery id.", true), header("webhook-timestamp", "Unix seconds.", true),
 				header("webhook-signature", "v1,<base64 HMAC-SHA256>.", true)}, raw, answers(), "400", "401", "404")},
 	}
@@ -176,12 +179,12 @@ func ingestPaths() obj {
 
 func operationPaths() obj {
 	status := func(desc string) obj {
-		return jsonResponse(desc, object(obj{"status": str(""), "error": str("")}, "status"))
+		return jsonResponse(desc, object(obj{"status": str("")}, "status"))
 	}
 	return obj{
 		"/healthz": obj{"get": operation("operations", "healthz", "The process is up", "", nil, nil, obj{"200": status("ok")})},
 		"/readyz": obj{"get": operation("operations", "readyz", "The database is reachable and migrated", "", nil, nil,
-			obj{"200": status("ready"), "503": status("unavailable, with the reason")})},
+			obj{"200": status("ready"), "503": status("unavailable (the cause is logged, not served)")})},
 		"/metrics": obj{"get": operation("operations", "metrics", "Prometheus metrics", "", nil, nil,
 			obj{"200": obj{"description": "Prometheus text format.", "content": obj{"text/plain": obj{"schema": obj{"type": "string"}}}}})},
 		"/openapi.json": obj{"get": operation("operations", "openapi", "This document", "", nil, nil,
