@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -135,13 +136,18 @@ func TestDockerignoreKeepsStateOut(t *testing.T) {
 	}
 }
 
-// CI installs from the machine's configured registries: no script names a registry host.
+// CI installs from the machine's configured registries: no script names a registry, and
+// the only URLs a script writes are the loopback database it starts.
 func TestCIScriptsNameNoRegistry(t *testing.T) {
+	url := regexp.MustCompile(`[a-z+]+://[^\s"']*`)
 	for _, path := range []string{"../../.ci/run", "../../.ci/mastra.sh", "../../.ci/postgres.sh", "../../.ci/dovecot.sh", "../../Makefile"} {
 		raw, err := os.ReadFile(path)
 		require.NoError(t, err)
-		for _, bad := range []string{"--registry", "registry.npmjs.org", "registry="} {
+		for _, bad := range []string{"--registry", "registry="} {
 			require.NotContains(t, string(raw), bad, path)
+		}
+		for _, u := range url.FindAllString(string(raw), -1) {
+			require.Regexp(t, `^postgres://[^/]*@127\.0\.0\.1[:/]`, u, "%s names an outside host", path)
 		}
 	}
 }
