@@ -192,21 +192,24 @@ func printTable(w io.Writer, rep report) {
 	_ = tw.Flush()
 }
 
-// scenarios are the rows of the load table (issue "Durable and fast"), by name: the
-// flags each sets unless given explicitly.
-var scenarios = map[string][]string{
-	// Throughput with fsync, next to the verify-only ceiling.
-	"max": {"--events", "20000", "--threads", "100", "--clients", "32", "--ceiling"},
-	// Latency at a fixed offered rate.
-	"rate1000": {"--rate", "1000", "--events", "20000", "--threads", "100", "--clients", "64"},
-	"rate50":   {"--rate", "50", "--events", "1500", "--threads", "20", "--clients", "8"},
-	// Many threads, a tenth of them followed: dispatch and memory per idle thread.
-	"threads10k": {"--events", "20000", "--threads", "10000", "--subscribers", "1000", "--clients", "32"},
+// scenarios are the rows of the load table, by name: the flags each sets unless given
+// explicitly.
+func scenarios() map[string][]string {
+	return map[string][]string{
+		// Throughput with fsync, next to the verify-only ceiling.
+		"max": {"--events", "20000", "--threads", "100", "--clients", "32", "--ceiling"},
+		// Latency at a fixed offered rate.
+		"rate1000": {"--rate", "1000", "--events", "20000", "--threads", "100", "--clients", "64"},
+		"rate50":   {"--rate", "50", "--events", "1500", "--threads", "20", "--clients", "8"},
+		// Many threads, a tenth of them followed: dispatch and memory per idle thread.
+		"threads10k": {"--events", "20000", "--threads", "10000", "--subscribers", "1000", "--clients", "32"},
+	}
 }
 
 func scenarioNames() []string {
-	names := make([]string, 0, len(scenarios))
-	for n := range scenarios {
+	all := scenarios()
+	names := make([]string, 0, len(all))
+	for n := range all {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -215,7 +218,7 @@ func scenarioNames() []string {
 
 // applyScenario sets the named scenario's flags that were not given explicitly.
 func applyScenario(fs *flag.FlagSet, name string) error {
-	args, ok := scenarios[name]
+	args, ok := scenarios()[name]
 	if !ok {
 		return fmt.Errorf("--scenario: unknown %q (one of %s)", name, strings.Join(scenarioNames(), ", "))
 	}
