@@ -1,8 +1,6 @@
 package inbox
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -27,8 +25,7 @@ func HashKey(k string) string {
 	if len(k) <= MaxKeyBytes {
 		return k
 	}
-	sum := sha256.Sum256([]byte(k))
-	return "sha256:" + hex.EncodeToString(sum[:])
+	return "sha256:" + Digest([]byte(k))
 }
 
 // CheckBounds reports the thread ids, source, kind or route over their bounds: values

@@ -2,8 +2,6 @@ package email
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -366,8 +364,7 @@ func deliveryID(messageID string, raw []byte, validity, uid uint32, mailbox stri
 	case messageID != "":
 		return messageID
 	case len(raw) > 0:
-		sum := sha256.Sum256(raw)
-		return "sha256:" + hex.EncodeToString(sum[:])
+		return "sha256:" + inbox.Digest(raw)
 	}
 	return fmt.Sprintf("%d:%d@%s", validity, uid, mailbox)
 }
