@@ -60,24 +60,34 @@ func (c *targetCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *targetCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	states, err := c.r.TargetStates(ctx)
-	if err == nil {
-		var backlog map[string]int
-		if backlog, err = c.r.Backlog(ctx, time.Now()); err == nil {
-			down := map[string]bool{}
-			for _, st := range states {
-				down[st.Agent] = st.State == delivery.TargetDown
-			}
-			for _, a := range c.agents {
-				up := 1.0
-				if down[a] {
-					up = 0
-				}
-				ch <- prometheus.MustNewConstMetric(targetUpDesc, prometheus.GaugeValue, up, a)
-				ch <- prometheus.MustNewConstMetric(targetBacklogDesc, prometheus.GaugeValue, float64(backlog[a]), a)
-			}
-			return
-		}
+	down, backlog, err := c.read(ctx)
+	if err != nil {
+		c.log.Warn("metrics: read target health", "component", "metrics", "error", err.Error())
+		return
 	}
-	c.log.Warn("metrics: read target health", "component", "metrics", "error", err.Error())
+	for _, a := range c.agents {
+		up := 1.0
+		if down[a] {
+			up = 0
+		}
+		ch <- prometheus.MustNewConstMetric(targetUpDesc, prometheus.GaugeValue, up, a)
+		ch <- prometheus.MustNewConstMetric(targetBacklogDesc, prometheus.GaugeValue, float64(backlog[a]), a)
+	}
+}
+
+// read returns which agents' targets are down and each agent's backlog.
+func (c *targetCollector) read(ctx context.Context) (map[string]bool, map[string]int, error) {
+	states, err := c.r.TargetStates(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	backlog, err := c.r.Backlog(ctx, time.Now())
+	if err != nil {
+		return nil, nil, err
+	}
+	down := make(map[string]bool, len(states))
+	for _, st := range states {
+		down[st.Agent] = st.State == delivery.TargetDown
+	}
+	return down, backlog, nil
 }
