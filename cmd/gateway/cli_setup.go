@@ -13,6 +13,7 @@ import (
 	gh "github.com/google/go-github/v62/github"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/github"
 	"github.com/signalgate/signalgate/connectors/slack"
 )
@@ -206,9 +207,7 @@ func slackManifest(conn slack.Config, base, appName string) ([]byte, error) {
 	if appName == "" {
 		appName = "signalgate " + conn.Name
 	}
-	if len(appName) > 35 { // Slack's limit for display_information.name
-		appName = appName[:35]
-	}
+	appName = connectors.Truncate(appName, 35) // Slack's limit for display_information.name, in characters
 	m.DisplayInformation.Name = appName
 	m.DisplayInformation.Description = "Mentions, direct messages and channel messages for AI agents, through signalgate"
 	// The messages tab lets people DM the bot (message.im).

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -171,4 +172,23 @@ func TestSetupCommandsRefuseBadInput(t *testing.T) {
 		assert.Equal(t, exitOK, code, args)
 		assert.Contains(t, errOut, "Example:", args)
 	}
+}
+
+// Slack caps an app's display name at 35 characters: a longer --app-name is cut on a
+// character boundary, so the manifest stays valid UTF-8.
+func TestSetupSlackManifestLongAppName(t *testing.T) {
+	path := writeConfig(t, t.TempDir(), setupConnectors)
+	name := strings.Repeat("é", 40)
+	code, out, errOut := runCLI(t, nil, "slack", "manifest", "--config", path, "--connector", "acme",
+		"--url", "https://hooks.example.com", "--app-name", name)
+	require.Equal(t, exitOK, code, errOut)
+	var m struct {
+		Display struct {
+			Name string `yaml:"name"`
+		} `yaml:"display_information"`
+	}
+	require.NoError(t, yaml.Unmarshal([]byte(out), &m))
+	assert.True(t, utf8.ValidString(m.Display.Name))
+	assert.LessOrEqual(t, utf8.RuneCountInString(m.Display.Name), 35)
+	assert.True(t, strings.HasPrefix(m.Display.Name, strings.Repeat("é", 30)))
 }
