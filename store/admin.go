@@ -87,10 +87,7 @@ func (s *Store) EventByDelivery(ctx context.Context, source, connector, delivery
 // FindMergeable returns the pending record n would merge into, as Ingest would choose
 // it, or nil. It reads in a read-only transaction and changes nothing.
 func (s *Store) FindMergeable(ctx context.Context, n inbox.Notification) (*inbox.Record, error) {
-	for _, f := range []*string{&n.Thread.Agent, &n.Thread.Resource, &n.Thread.Thread, &n.Source, &n.Kind, &n.DedupeKey, &n.CoalesceKey} {
-		*f = cleanText(*f)
-	}
-	n.DedupeKey, n.CoalesceKey = inbox.HashKey(n.DedupeKey), inbox.HashKey(n.CoalesceKey)
+	storedKeys(&n)
 	tx, err := s.r.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("begin read: %w", err)

@@ -204,11 +204,8 @@ func storable(ev *inbox.Event, ns []inbox.Notification) []inbox.Notification {
 	}
 	out := make([]inbox.Notification, 0, len(ns))
 	for i, n := range ns {
-		for _, f := range []*string{&n.Thread.Agent, &n.Thread.Resource, &n.Thread.Thread, &n.Route, &n.Source, &n.Kind,
-			&n.Summary, &n.DedupeKey, &n.CoalesceKey, &n.DeliverAs} {
-			*f = cleanText(*f)
-		}
-		n.DedupeKey, n.CoalesceKey = inbox.HashKey(n.DedupeKey), inbox.HashKey(n.CoalesceKey)
+		storedKeys(&n)
+		n.Summary, n.DeliverAs = cleanText(n.Summary), cleanText(n.DeliverAs)
 		n.Payload = cleanJSON(n.Payload)
 		if err := n.CheckBounds(); err != nil {
 			errs = append(errs, fmt.Errorf("notification %d: %w", i, err))

@@ -107,6 +107,16 @@ func (row *recordRow) record() (inbox.Record, error) {
 
 func cleanText(s string) string { return inbox.CleanText(s) }
 
+// storedKeys turns n's indexed fields into what is stored: clean text, and over-long
+// dedupe and coalesce keys hashed. Ingest writes them so and FindMergeable looks them up so.
+func storedKeys(n *inbox.Notification) {
+	for _, f := range []*string{&n.Thread.Agent, &n.Thread.Resource, &n.Thread.Thread, &n.Route, &n.Source, &n.Kind,
+		&n.DedupeKey, &n.CoalesceKey} {
+		*f = cleanText(*f)
+	}
+	n.DedupeKey, n.CoalesceKey = inbox.HashKey(n.DedupeKey), inbox.HashKey(n.CoalesceKey)
+}
+
 // cleanJSON keeps valid JSON valid and storable: invalid UTF-8 can only sit inside its
 // strings, where U+FFFD replaces it; a raw NUL cannot occur in valid JSON at all.
 func cleanJSON(raw json.RawMessage) json.RawMessage {
