@@ -25,7 +25,7 @@ func OpenAPI() ([]byte, error) {
 		},
 		"tags": []obj{
 			{"name": "admin", "description": "Operators: events, notifications, threads, deliveries, connectors, explain. Bearer admin token; reads need scope read, changes need write."},
-			{"name": "agent", "description": "Agents: a thread's stream, runs (presence), signals and inbox. Bearer token of the agent."},
+			{"name": "agent", "description": "Agents: a thread's stream, runs (presence), signals and inbox. Bearer token of the agent. An unknown field in a request body is a 400 naming the field."},
 			{"name": "ingest", "description": "Webhooks from GitHub, Slack and generic senders, verified by signature."},
 			{"name": "operations", "description": "Health, readiness, metrics and this document."},
 		},
