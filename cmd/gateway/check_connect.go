@@ -42,13 +42,7 @@ func connectChecks(cfg *Config, hc *http.Client, log *slog.Logger) []connectChec
 		}})
 		if c.SocketMode {
 			out = append(out, connectCheck{"slack/" + c.Name + " socket mode", func(ctx context.Context) (string, error) {
-				if err := slack.ProbeSocket(ctx, c, hc); err != nil {
-					if !slack.Refused(err) {
-						return "", unreachableSlack(err, key)
-					}
-					return "", fmt.Errorf("%w: check %s.app_token (an app-level token with connections:write, and Socket Mode enabled in the app)", err, key)
-				}
-				return "apps.connections.open ok", nil
+				return checkSlackSocket(ctx, c, hc, key)
 			}})
 		}
 	}
@@ -144,6 +138,17 @@ func checkSlackBot(ctx context.Context, c slack.Config, hc *http.Client, key str
 		return "", fmt.Errorf("the bot token is bot user %s, but %s.bot_user_id is %s: set it to %s", id.UserID, key, c.BotUserID, id.UserID)
 	}
 	return fmt.Sprintf("auth.test ok: bot user %s (%s) in team %s (%s)", id.UserID, id.User, id.Team, id.TeamID), nil
+}
+
+func checkSlackSocket(ctx context.Context, c slack.Config, hc *http.Client, key string) (string, error) {
+	err := slack.ProbeSocket(ctx, c, hc)
+	switch {
+	case err == nil:
+		return "apps.connections.open ok", nil
+	case !slack.Refused(err):
+		return "", unreachableSlack(err, key)
+	}
+	return "", fmt.Errorf("%w: check %s.app_token (an app-level token with connections:write, and Socket Mode enabled in the app)", err, key)
 }
 
 func unreachableSlack(err error, key string) error {
