@@ -108,7 +108,7 @@ func crashRun(t *testing.T, st store.Config, kills, events int) {
 	t.Logf("%d acked of %d sent, %d retried, %.0f req/s, e2e p99 %.1f ms, stream reconnects %d",
 		res.Acked, res.Sent, res.Retried, res.ReqPerSec, res.EndToEnd.P99, res.Reconnects)
 
-	require.Equal(t, events, res.Acked, "every event is eventually acknowledged")
+	require.Equal(t, events, res.Acked, "every event is eventually acknowledged; answers: %v", res.Status)
 	require.Zero(t, res.Lost, "acknowledged but never streamed: %v", res.LostExamples)
 	require.Zero(t, res.Duplicated, "one event in two signals")
 	require.Zero(t, res.DupFrames, "a subscriber got a signal id twice")
