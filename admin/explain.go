@@ -14,6 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/signalgate/signalgate/condition"
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
@@ -79,6 +80,8 @@ type RouteResult struct {
 	// SameThreadAs names an earlier route that already feeds this thread: one
 	// notification per item and thread.
 	SameThreadAs string `json:"sameThreadAs,omitempty"`
+	// When is the route's match.when, evaluated once the other match fields held.
+	When string `json:"when,omitempty"`
 }
 
 // Outcome is what one notification would do in the inbox now.
@@ -159,17 +162,18 @@ func (x *Explainer) Explain(ctx context.Context, s Sample) (*Explanation, error)
 			out.DuplicateOf = id
 		}
 	}
-	ns, routeErrs := x.router.Route(items)
+	payload := condition.DecodePayload(ev.Body) // as routes' and rules' `when` see it
+	ns, routeErrs := x.router.RouteEvent(payload, items)
 	out.Status, out.Reason = connectors.EventStatus(status, reason, items, ns, routeErrs)
 	for i, it := range items {
 		out.Items = append(out.Items, explainItem(it))
 		if it.Skip == "" {
-			out.Routes = append(out.Routes, x.routeResults(i, it)...)
+			out.Routes = append(out.Routes, x.routeResults(i, it, payload)...)
 		}
 	}
 	var touched []inbox.Record // records this event itself would create or change
 	for _, n := range ns {
-		o, err := x.outcome(ctx, n, now, &touched)
+		o, err := x.outcome(ctx, n, payload, now, &touched)
 		if err != nil {
 			return nil, err
 		}
@@ -255,12 +259,15 @@ func eventType(ev *inbox.Event, items []connectors.Item) string {
 	return ""
 }
 
-func (x *Explainer) routeResults(item int, it connectors.Item) []RouteResult {
+func (x *Explainer) routeResults(item int, it connectors.Item, payload any) []RouteResult {
 	var out []RouteResult
-	for _, tr := range x.router.Trace(it) {
-		rr := RouteResult{Route: tr.Route, Item: item, Matched: tr.Matched, Thread: tr.Thread, SameThreadAs: tr.SameThreadAs}
+	for _, tr := range x.router.TraceEvent(payload, it) {
+		rr := RouteResult{Route: tr.Route, Item: item, Matched: tr.Matched, Thread: tr.Thread, SameThreadAs: tr.SameThreadAs, When: tr.When}
 		if tr.Err != nil {
 			rr.Error = tr.Err.Error()
+		}
+		if tr.WhenErr != nil {
+			rr.Error = tr.WhenErr.Error()
 		}
 		out = append(out, rr)
 	}
@@ -270,7 +277,7 @@ func (x *Explainer) routeResults(item int, it connectors.Item) []RouteResult {
 // outcome finds the record n would merge into (one this event already touched, else
 // a pending one in the store), samples presence and asks the policy, as Ingest would.
 // touched gets the record as it would be after n.
-func (x *Explainer) outcome(ctx context.Context, n inbox.Notification, now time.Time, touched *[]inbox.Record) (Outcome, error) {
+func (x *Explainer) outcome(ctx context.Context, n inbox.Notification, payload any, now time.Time, touched *[]inbox.Record) (Outcome, error) {
 	o := Outcome{Route: n.Route, Thread: n.Thread, Notification: n, Presence: inbox.PresenceIdle}
 	run, err := x.st.LiveRun(ctx, n.Thread, now)
 	if err != nil {
@@ -290,6 +297,7 @@ func (x *Explainer) outcome(ctx context.Context, n inbox.Notification, now time.
 		}
 	}
 	sub := n.Subject()
+	sub.Payload = payload
 	if existing != nil && sub.Priority == "" {
 		sub.Priority = existing.Priority
 	}

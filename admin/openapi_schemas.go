@@ -117,7 +117,8 @@ func schemas() obj {
 			}, "kind", "summary", "attributes", "fields")),
 			"routes": array(object(obj{
 				"route": str(""), "item": integer(""), "matched": boolean(""), "thread": ref("ThreadKey"),
-				"error": str("Matched, but the thread did not render."), "sameThreadAs": str("An earlier route feeds this thread already."),
+				"error": str("Matched, but the thread did not render; or why match.when could not be evaluated (a non-match)."), "sameThreadAs": str("An earlier route feeds this thread already."),
+				"when": str("The route's match.when expression, evaluated once its other match fields held."),
 			}, "route", "item", "matched")),
 			"notifications": array(object(obj{
 				"route": str(""), "thread": ref("ThreadKey"), "notification": ref("Notification"), "presence": enum("", "active", "idle"),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/signalgate/signalgate/condition"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
 )
@@ -55,7 +56,11 @@ func (p *Pipeline) Ingest(ctx context.Context, ev *inbox.Event, items []Item) (O
 	var ns []inbox.Notification
 	var routeErrs []error
 	if p.router != nil {
-		ns, routeErrs = p.router.Route(items)
+		var payload any
+		if p.router.UsesPayload() {
+			payload = condition.DecodePayload(ev.Body)
+		}
+		ns, routeErrs = p.router.RouteEvent(payload, items)
 	}
 	ev.Status, ev.Error = EventStatus(ev.Status, ev.Error, items, ns, routeErrs)
 	res, err := p.ingester.Ingest(ctx, ev, ns)

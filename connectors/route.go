@@ -13,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/signalgate/signalgate/condition"
 	"github.com/signalgate/signalgate/inbox"
 )
 
@@ -54,6 +55,8 @@ type RouteMatch struct {
 	Subject     inbox.StringList `yaml:"subject" json:"subject,omitempty"`
 	// Extra matches connector-specific fields (Fields.Extra), e.g. generic field paths.
 	Extra map[string]inbox.StringList `yaml:"extra" json:"extra,omitempty"`
+	// When is an expression (package condition, RouteEnv) that must also hold.
+	When string `yaml:"when" json:"when,omitempty"`
 }
 
 // ThreadConfig names the thread a route feeds; each part is a text/template over
@@ -169,6 +172,11 @@ func (rc RouteConfig) Validate(agents []string) error {
 			}
 		}
 	}
+	if rc.Match.When != "" {
+		if _, err := condition.Compile(rc.Match.When, condition.RouteEnv{}); err != nil {
+			add("match.when: %w", err)
+		}
+	}
 	for _, part := range []struct{ key, text string }{
 		{"agent", rc.Thread.Agent}, {"resource", rc.Thread.Resource}, {"thread", rc.Thread.Thread},
 	} {
@@ -281,6 +289,7 @@ type Router struct {
 type compiledRoute struct {
 	cfg                     RouteConfig
 	agent, resource, thread *template.Template
+	when                    *condition.Condition
 }
 
 // NewRouter validates and compiles routes. Errors name the entry: routes[2].thread.agent.
@@ -303,6 +312,9 @@ func NewRouter(routes []RouteConfig, agents []string) (*Router, error) {
 		cr.agent, _ = parseThreadTemplate("agent", rc.Thread.Agent)
 		cr.resource, _ = parseThreadTemplate("resource", rc.Thread.Resource)
 		cr.thread, _ = parseThreadTemplate("thread", rc.Thread.Thread)
+		if rc.Match.When != "" {
+			cr.when, _ = condition.Compile(rc.Match.When, condition.RouteEnv{})
+		}
 		r.routes = append(r.routes, cr)
 	}
 	if len(errs) > 0 {
@@ -331,11 +343,23 @@ func PrefixErrors(prefix string, err error) error {
 // item not marked Skip. A route whose thread renders empty (or names an unknown
 // agent) is skipped for that item and reported in errs.
 func (r *Router) Route(items []Item) (ns []inbox.Notification, errs []error) {
+	return r.RouteEvent(nil, items)
+}
+
+// UsesPayload reports whether a route has a `when`, so callers decode the event
+// body for it only then.
+func (r *Router) UsesPayload() bool {
+	return slices.ContainsFunc(r.routes, func(rt compiledRoute) bool { return rt.when != nil })
+}
+
+// RouteEvent is Route with the event's decoded body (condition.DecodePayload) as
+// `payload` for routes' `when`.
+func (r *Router) RouteEvent(payload any, items []Item) (ns []inbox.Notification, errs []error) {
 	for _, it := range items {
 		if it.Skip != "" {
 			continue
 		}
-		for i, tr := range r.Trace(it) {
+		for i, tr := range r.TraceEvent(payload, it) {
 			switch {
 			case tr.Err != nil:
 				errs = append(errs, fmt.Errorf("route %q: %w", tr.Route, tr.Err))
@@ -353,6 +377,10 @@ type Trace struct {
 	Matched bool
 	Thread  *inbox.ThreadKey // when matched and rendered
 	Err     error            // matched, but the thread did not render
+	// When is the route's expression, and WhenErr why it could not be evaluated
+	// (a non-match), for explain.
+	When    string
+	WhenErr error
 	// SameThreadAs names an earlier route that already feeds this thread: one
 	// notification per item and thread.
 	SameThreadAs string
@@ -360,7 +388,10 @@ type Trace struct {
 
 // Trace runs every route against it, in config order: what Route does, and why a
 // route did not match or make a notification (explain shows it).
-func (r *Router) Trace(it Item) []Trace {
+func (r *Router) Trace(it Item) []Trace { return r.TraceEvent(nil, it) }
+
+// TraceEvent is Trace with the event's decoded body as `payload`.
+func (r *Router) TraceEvent(payload any, it Item) []Trace {
 	f := it.Fields
 	if f.Kind == "" {
 		f.Kind = it.Kind
@@ -369,7 +400,12 @@ func (r *Router) Trace(it Item) []Trace {
 	claimed := map[inbox.ThreadKey]string{}
 	for i, rt := range r.routes {
 		tr := Trace{Route: rt.cfg.Name}
-		if rt.cfg.Match.matches(r.fields, &f) {
+		matched := rt.cfg.Match.matches(r.fields, &f)
+		if matched && rt.when != nil {
+			tr.When = rt.when.String()
+			matched, tr.WhenErr = rt.when.Match(rt.env(payload, &it, &f))
+		}
+		if matched {
 			tr.Matched = true
 			key, err := rt.threadKey(&f, r.agents)
 			switch first, dup := claimed[key]; {
@@ -385,6 +421,18 @@ func (r *Router) Trace(it Item) []Trace {
 		out[i] = tr
 	}
 	return out
+}
+
+func (rt *compiledRoute) env(payload any, it *Item, f *Fields) *condition.RouteEnv {
+	attrs := make(map[string]any, len(it.Attributes))
+	for _, kv := range it.Attributes {
+		attrs[kv.Key] = kv.Value
+	}
+	return &condition.RouteEnv{
+		Record: condition.Record{Source: f.Source, Kind: f.Kind, Priority: string(cmp.Or(rt.cfg.Priority, it.Priority, inbox.PriorityMedium)),
+			Route: rt.cfg.Name, Attributes: attrs, Metadata: it.Metadata, Payload: payload},
+		Fields: f.Values(),
+	}
 }
 
 func (rt *compiledRoute) threadKey(f *Fields, agents []string) (inbox.ThreadKey, error) {

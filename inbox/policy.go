@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/signalgate/signalgate/condition"
 )
 
 // Action is what the policy decides for a record.
@@ -76,9 +78,11 @@ type RuleMatch struct {
 	Attributes map[string]string `yaml:"attributes" json:"attributes,omitempty"`
 }
 
-// Rule is a match plus the action it forces.
+// Rule is a match plus the action it forces. When, if set, is an expression
+// (package condition) that must also hold.
 type Rule struct {
 	Match      RuleMatch `yaml:"match" json:"match"`
+	When       string    `yaml:"when" json:"when,omitempty"`
 	ActionSpec `yaml:",inline"`
 }
 
@@ -109,6 +113,11 @@ func (c *PolicyConfig) Validate() error {
 	for i, r := range c.Rules {
 		p := fmt.Sprintf("rules[%d]", i)
 		errs = append(errs, r.ActionSpec.validate(p)...)
+		if r.When != "" {
+			if _, err := condition.Compile(r.When, condition.PolicyEnv{}); err != nil {
+				errs = append(errs, fmt.Errorf("%s.when: %w", p, err))
+			}
+		}
 		for _, pr := range r.Match.Priority {
 			if !Priority(pr).Valid() {
 				errs = append(errs, fmt.Errorf("%s.match.priority: unknown priority %q", p, pr))
@@ -156,8 +165,9 @@ func (s *ActionSpec) validate(path string) []error {
 
 // Policy decides what happens to records. It is pure: the clock is passed in.
 type Policy struct {
-	cfg PolicyConfig
-	loc *time.Location
+	cfg  PolicyConfig
+	loc  *time.Location
+	when []*condition.Condition // per rule, nil when the rule has none
 }
 
 // NewPolicy validates cfg and builds a Policy.
@@ -172,7 +182,13 @@ func NewPolicy(cfg PolicyConfig) (*Policy, error) {
 	if cfg.Timezone != "" {
 		loc, _ = time.LoadLocation(cfg.Timezone)
 	}
-	return &Policy{cfg: cfg, loc: loc}, nil
+	p := &Policy{cfg: cfg, loc: loc, when: make([]*condition.Condition, len(cfg.Rules))}
+	for i, r := range cfg.Rules {
+		if r.When != "" {
+			p.when[i], _ = condition.Compile(r.When, condition.PolicyEnv{}) // Validate compiled it
+		}
+	}
+	return p, nil
 }
 
 // SummaryInterval is the pacing of a thread's summaries.
@@ -186,6 +202,16 @@ type Subject struct {
 	Route      string
 	Attributes Attributes
 	DeliverAs  string
+	Metadata   map[string]any
+	Thread     ThreadKey
+	// Payload is the event's body decoded (condition.DecodePayload), for `when`.
+	Payload any
+}
+
+// UsesExpressions reports whether any rule has a `when`, so callers decode the
+// event body only then.
+func (p *Policy) UsesExpressions() bool {
+	return slices.ContainsFunc(p.when, func(c *condition.Condition) bool { return c != nil })
 }
 
 // Decide applies the layers first-match: rules, sources, priorities, default, then
@@ -197,10 +223,25 @@ func (p *Policy) Decide(s Subject, presence Presence, now time.Time) Decision {
 	if s.DeliverAs != DeliverAsNotification {
 		return Decision{Action: ActionDeliver, DeliverAt: ptr(now), Reason: "message: delivered as user input, never summarised"}
 	}
+	var env *condition.PolicyEnv
 	for i, r := range p.cfg.Rules {
-		if r.Match.matches(s) {
-			return p.apply(r.ActionSpec, now, fmt.Sprintf("rule[%d] %s", i, r.Match.describe()))
+		if !r.Match.matches(s) {
+			continue
 		}
+		why := fmt.Sprintf("rule[%d] %s", i, r.Match.describe())
+		if c := p.when[i]; c != nil {
+			if env == nil {
+				env = policyEnv(s, presence, now)
+			}
+			if ok, _ := c.Match(env); !ok {
+				continue
+			}
+			why = fmt.Sprintf("rule[%d] when %s", i, c)
+			if d := r.Match.describe(); d != "(any)" {
+				why += " and " + d
+			}
+		}
+		return p.apply(r.ActionSpec, now, why)
 	}
 	if spec, ok := p.cfg.Sources[s.Source]; ok {
 		return p.apply(spec, now, "source "+s.Source)
@@ -212,6 +253,24 @@ func (p *Policy) Decide(s Subject, presence Presence, now time.Time) Decision {
 		return p.apply(*p.cfg.Default, now, "policy default")
 	}
 	return defaultTable(s.Priority, presence, now)
+}
+
+func policyEnv(s Subject, presence Presence, now time.Time) *condition.PolicyEnv {
+	attrs := make(map[string]any, len(s.Attributes))
+	for _, kv := range s.Attributes {
+		attrs[kv.Key] = kv.Value
+	}
+	pres := string(presence)
+	if pres == "" {
+		pres = string(PresenceIdle)
+	}
+	return &condition.PolicyEnv{
+		Record: condition.Record{Source: s.Source, Kind: s.Kind, Priority: string(s.Priority), Route: s.Route,
+			Attributes: attrs, Metadata: s.Metadata, Payload: s.Payload},
+		Presence: pres,
+		Thread:   condition.Thread{Agent: s.Thread.Agent, Resource: s.Thread.Resource, ID: s.Thread.Thread},
+		Now:      now,
+	}
 }
 
 func (p *Policy) apply(spec ActionSpec, now time.Time, why string) Decision {

@@ -92,7 +92,8 @@ func (r *Record) apply(d Decision) {
 
 // Subject is what the policy sees of a notification.
 func (n *Notification) Subject() Subject {
-	return Subject{Source: n.Source, Kind: n.Kind, Priority: n.Priority, Route: n.Route, Attributes: n.Attributes, DeliverAs: n.DeliverAs}
+	return Subject{Source: n.Source, Kind: n.Kind, Priority: n.Priority, Route: n.Route, Attributes: n.Attributes, DeliverAs: n.DeliverAs,
+		Metadata: n.Metadata, Thread: n.Thread}
 }
 
 func earlier(a, b *time.Time) *time.Time {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/signalgate/signalgate/condition"
 )
 
 // ErrNotFound is returned for unknown ids.
@@ -85,7 +87,12 @@ func (s *Service) Ingest(ctx context.Context, ev *Event, ns []Notification) (Ing
 			ev.Status = EventRouted
 		}
 	}
+	var payload any
+	if s.policy.UsesExpressions() {
+		payload = condition.DecodePayload(ev.Body) // once per event, not per record
+	}
 	decide := func(sub Subject, p Presence, _ time.Time) Decision {
+		sub.Payload = payload
 		return s.policy.Decide(sub, p, ev.ReceivedAt)
 	}
 	res, err := s.store.Ingest(ctx, ev, ns, decide, s.newID)

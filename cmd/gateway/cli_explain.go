@@ -259,12 +259,18 @@ func printExplanation(w io.Writer, x *admin.Explanation) {
 	for _, r := range x.Routes {
 		name := "  " + r.Route
 		switch {
+		case !r.Matched && r.When != "" && r.Error != "":
+			p(name, "no match: %s", r.Error)
+		case !r.Matched && r.When != "":
+			p(name, "no match: when %s is false", r.When)
 		case !r.Matched:
 			p(name, "no match")
 		case r.Error != "":
 			p(name, "matches, but %s", r.Error)
 		case r.SameThreadAs != "":
 			p(name, "matches %s, already fed by route %s", r.Thread, r.SameThreadAs)
+		case r.When != "":
+			p(name, "matches (when %s) → %s", r.When, r.Thread)
 		default:
 			p(name, "matches → %s", r.Thread)
 		}

@@ -254,3 +254,22 @@ connectors:
 		"hooks-token-0123", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "gh-secret-0123456789", "slack-secret", "xoxb-1",
 		"imap-pw", "whsec_c2VjcmV0c2VjcmV0c2VjcmV0"}, cfg.Secrets())
 }
+
+func TestBadExpressionNamesKeyAndPosition(t *testing.T) {
+	got := problems(t, minimal+`
+routes:
+  - name: lint
+    match: { source: github, when: 'payload.check_run.name matchs "^lint"' }
+    thread: { agent: coder, resource: r, thread: t }
+policy:
+  rules:
+    - when: 'metadata.author_is_bot && kind == "comment"'
+      action: discard
+    - when: 'presence == "active" && priorty == "medium"'
+      action: defer
+      after: 30m
+`, env("CODER_TOKEN", "a-long-enough-token"))
+	require.Len(t, got, 2, got)
+	require.Contains(t, got[0], "routes[0].match.when: line 1, column 24: ", got[0])
+	require.Equal(t, "policy.rules[1].when: line 1, column 25: unknown name priorty", got[1])
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// Through the real webhook path: routes' and rules' `when` see the event's body as
+// `payload`, the record stores which expression decided.
+func TestPolicyWhenOnIngest(t *testing.T) {
+	m := startMain(t, `
+connectors:
+  generic: [ { name: billing, secret: "`+billingSecret+`" } ]
+routes:
+  - name: billing
+    match: { source: generic, when: 'payload.kind startsWith "invoice-"' }
+    thread: { agent: coder, resource: billing, thread: invoices }
+policy:
+  rules:
+    - when: '(payload.attributes?.amount ?? 0) < 100 && presence == "idle"'
+      action: discard
+`)
+	for id, body := range map[string]string{
+		"small": `{"kind":"invoice-failed","summary":"Invoice 7 failed","dedupeKey":"7","attributes":{"amount":20}}`,
+		"big":   `{"kind":"invoice-failed","summary":"Invoice 8 failed","dedupeKey":"8","attributes":{"amount":2000}}`,
+		"other": `{"kind":"payout","summary":"Payout sent","dedupeKey":"9"}`,
+	} {
+		code, out := postGeneric(t, m, id, []byte(body), true)
+		if id == "other" {
+			require.Equal(t, http.StatusAccepted, code, out)
+			require.Equal(t, "unrouted", out["status"], "the route's when is false")
+			continue
+		}
+		require.Equal(t, http.StatusOK, code, out)
+	}
+	recs, err := m.Store.ThreadRecords(context.Background(), inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "invoices"})
+	require.NoError(t, err)
+	require.Len(t, recs, 2, "the payout matches no route")
+	by := map[string]inbox.Record{}
+	for _, r := range recs {
+		by[r.Summary] = r
+	}
+	require.Equal(t, inbox.StatusDiscarded, by["Invoice 7 failed"].Status)
+	require.Equal(t, `rule[0] when (payload.attributes?.amount ?? 0) < 100 && presence == "idle" → discard`, by["Invoice 7 failed"].Reason)
+	require.Equal(t, inbox.ActionDeliver, by["Invoice 8 failed"].Action)
+}
+
+// The README's expression examples load as written.
+func TestReadmeExpressionExamplesLoad(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(readme), "#### Expressions")
+	require.True(t, ok)
+	_, rest, ok = strings.Cut(rest, "```yaml\n")
+	require.True(t, ok)
+	block, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+	require.Contains(t, block, `payload.check_run.name matches "^lint"`)
+	cfg, err := ParseConfig("readme.yaml", []byte(minimal+block), env("CODER_TOKEN", "a-long-enough-token"))
+	require.NoError(t, err)
+	require.Len(t, cfg.Policy.Rules, 3)
+}
+
+func TestExplainPrintsWhen(t *testing.T) {
+	k := inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "acme"}
+	x := &admin.Explanation{Routes: []admin.RouteResult{
+		{Route: "big", Matched: true, Thread: &k, When: "payload.amount > 1000"},
+		{Route: "small", When: "payload.amount < 10"},
+		{Route: "odd", When: `payload.name matches "^x"`, Error: `when "payload.name matches \"^x\"": interface conversion`},
+	}}
+	var b strings.Builder
+	printExplanation(&b, x)
+	out := b.String()
+	require.Contains(t, out, "  big         matches (when payload.amount > 1000) → coder/billing/acme\n")
+	require.Contains(t, out, "  small       no match: when payload.amount < 10 is false\n")
+	require.Contains(t, out, "  odd         no match: when \"payload.name matches \\\"^x\\\"\": interface conversion\n")
+}
