@@ -89,3 +89,26 @@ func TestSummaryThenFullWhenBothDue(t *testing.T) {
 		require.Equal(t, inbox.StatusDelivered, e.Record(rec.RecordID).Status)
 	})
 }
+
+// TestDetailedSummaryThroughStream: with policy.summary_format: detailed, the same
+// paced summary reaches the subscriber with the same tag and attributes, and
+// contents naming the kinds and the most important item.
+func TestDetailedSummaryThroughStream(t *testing.T) {
+	cfg := deliverytest.Config{Policy: inbox.PolicyConfig{SummaryFormat: inbox.SummaryFormatDetailed}}
+	forBackends(t, cfg, func(t *testing.T, e *deliverytest.Env) {
+		k := key("detailed")
+		ci := map[string]any{"source": "github", "kind": "ci-failure", "summary": "lint failed", "priority": "low",
+			"attributes": map[string]any{"repo": "acme/api", "number": 7, "check": "lint"}}
+		review := map[string]any{"source": "github", "kind": "review-requested", "summary": "review asked", "priority": "low",
+			"attributes": map[string]any{"repo": "acme/api", "number": 9}}
+		create(t, e, k, ci)
+		create(t, e, k, review)
+		e.Pass()
+		require.Empty(t, signals(e, k))
+		e.Clock.Advance(inbox.DefaultSummaryInterval)
+		e.Pass()
+		got := signals(e, k)
+		require.Len(t, got, 1)
+		require.Equal(t, `<notification-summary pending="2" priority="low">github: 2 (ci-failure on acme/api#7 "lint"; review-requested on acme/api#9)</notification-summary>`, got[0].XML)
+	})
+}

@@ -39,6 +39,7 @@ type Dispatcher struct {
 	rnd      func() float64
 	owner    string
 	interval time.Duration
+	detailed bool
 	lease    time.Duration
 	poll     time.Duration
 	errWait  time.Duration
@@ -70,6 +71,10 @@ func WithLogger(l *slog.Logger) Option { return func(d *Dispatcher) { d.log = l 
 
 // WithSummaryInterval paces the summaries of a thread (policy.summary_interval).
 func WithSummaryInterval(iv time.Duration) Option { return func(d *Dispatcher) { d.interval = iv } }
+
+// WithDetailedSummaries renders summaries' contents per kind and item
+// (policy.summary_format: detailed) instead of Mastra's counts per source.
+func WithDetailedSummaries(on bool) Option { return func(d *Dispatcher) { d.detailed = on } }
 
 // WithLease sets how long a claimed thread stays leased to this dispatcher.
 func WithLease(l time.Duration) Option { return func(d *Dispatcher) { d.lease = l } }
@@ -321,6 +326,13 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, clai
 		return d.complete(o, d.owner)
 	}
 	p := planThread(w, now, d.interval)
+	if d.detailed {
+		for i := range p.items {
+			if p.items[i].summary {
+				p.items[i].signal.Contents = agent.DetailedSummary(p.items[i].records)
+			}
+		}
+	}
 	o.Reschedules = p.reschedules
 	runID := w.RunID
 	for i, it := range p.items {

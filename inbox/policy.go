@@ -1,6 +1,7 @@
 package inbox
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -88,13 +89,22 @@ type Rule struct {
 
 // PolicyConfig is the `policy:` section of config.yaml.
 type PolicyConfig struct {
-	SummaryInterval time.Duration           `yaml:"summary_interval" json:"summaryInterval"`
-	Timezone        string                  `yaml:"timezone" json:"timezone,omitempty"`
-	Rules           []Rule                  `yaml:"rules" json:"rules,omitempty"`
-	Sources         map[string]ActionSpec   `yaml:"sources" json:"sources,omitempty"`
-	Priorities      map[Priority]ActionSpec `yaml:"priorities" json:"priorities,omitempty"`
-	Default         *ActionSpec             `yaml:"default" json:"default,omitempty"`
+	SummaryInterval time.Duration `yaml:"summary_interval" json:"summaryInterval"`
+	// SummaryFormat is mastra (counts per source, as Mastra renders) or detailed
+	// (kinds and the most important item per source).
+	SummaryFormat string                  `yaml:"summary_format" json:"summaryFormat,omitempty"`
+	Timezone      string                  `yaml:"timezone" json:"timezone,omitempty"`
+	Rules         []Rule                  `yaml:"rules" json:"rules,omitempty"`
+	Sources       map[string]ActionSpec   `yaml:"sources" json:"sources,omitempty"`
+	Priorities    map[Priority]ActionSpec `yaml:"priorities" json:"priorities,omitempty"`
+	Default       *ActionSpec             `yaml:"default" json:"default,omitempty"`
 }
+
+// Summary formats (policy.summary_format).
+const (
+	SummaryFormatMastra   = "mastra"
+	SummaryFormatDetailed = "detailed"
+)
 
 // DefaultSummaryInterval paces the summaries of a thread, active or idle.
 const DefaultSummaryInterval = 10 * time.Second
@@ -104,6 +114,11 @@ func (c *PolicyConfig) Validate() error {
 	var errs []error
 	if c.SummaryInterval < 0 {
 		errs = append(errs, errors.New("summary_interval: must not be negative"))
+	}
+	switch c.SummaryFormat {
+	case "", SummaryFormatMastra, SummaryFormatDetailed:
+	default:
+		errs = append(errs, fmt.Errorf("summary_format: unknown %q (want mastra or detailed)", c.SummaryFormat))
 	}
 	if c.Timezone != "" {
 		if _, err := time.LoadLocation(c.Timezone); err != nil {
@@ -190,6 +205,9 @@ func NewPolicy(cfg PolicyConfig) (*Policy, error) {
 	}
 	return p, nil
 }
+
+// SummaryFormat is mastra or detailed.
+func (p *Policy) SummaryFormat() string { return cmp.Or(p.cfg.SummaryFormat, SummaryFormatMastra) }
 
 // SummaryInterval is the pacing of a thread's summaries.
 func (p *Policy) SummaryInterval() time.Duration { return p.cfg.SummaryInterval }

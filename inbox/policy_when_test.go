@@ -62,3 +62,10 @@ func TestPolicyWhenConfigErrors(t *testing.T) {
 	require.Contains(t, err.Error(), "rules[2].when: expected bool, but got string")
 	require.NotContains(t, err.Error(), "rules[0]")
 }
+
+func TestSummaryFormat(t *testing.T) {
+	require.Equal(t, SummaryFormatMastra, mustPolicy(t, PolicyConfig{}).SummaryFormat())
+	require.Equal(t, SummaryFormatDetailed, mustPolicy(t, PolicyConfig{SummaryFormat: "detailed"}).SummaryFormat())
+	_, err := NewPolicy(PolicyConfig{SummaryFormat: "verbose"})
+	require.EqualError(t, err, `summary_format: unknown "verbose" (want mastra or detailed)`)
+}

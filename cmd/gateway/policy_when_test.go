@@ -83,3 +83,10 @@ func TestExplainPrintsWhen(t *testing.T) {
 	require.Contains(t, out, "  small       no match: when payload.amount < 10 is false\n")
 	require.Contains(t, out, "  odd         no match: when \"payload.name matches \\\"^x\\\"\": interface conversion\n")
 }
+
+func TestSummaryFormatNamesKey(t *testing.T) {
+	got := problems(t, minimal+`
+policy: { summary_format: verbose }
+`, env("CODER_TOKEN", "a-long-enough-token"))
+	require.Equal(t, []string{`policy.summary_format: unknown "verbose" (want mastra or detailed)`}, got)
+}

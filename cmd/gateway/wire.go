@@ -99,7 +99,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	}
 	m.Dispatcher = delivery.New(st, m.Runs, m.Broker, routes, cfg.Dispatch.options(
 		delivery.WithClock(m.Now), delivery.WithLogger(m.Log),
-		delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithSecrets(cfg.Secrets()),
+		delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithDetailedSummaries(policy.SummaryFormat() == inbox.SummaryFormatDetailed),
+		delivery.WithSecrets(cfg.Secrets()),
 		delivery.WithObserver(m.Metrics), delivery.WithHealth(st))...)
 	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now), inbox.WithChangeHook(m.Dispatcher.Notify))
 	m.services = append(m.services, serviceFuncs{name: "stream broker", start: m.Broker.Start, stop: stopWithin(m.Broker.Stop)})

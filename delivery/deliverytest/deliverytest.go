@@ -125,7 +125,8 @@ func New(t testing.TB, cfg Config) *Env {
 		q = cfg.Queue(e.Store)
 	}
 	opts := append([]delivery.Option{delivery.WithClock(e.Now), delivery.WithLogger(storetest.Logger(t)),
-		delivery.WithSummaryInterval(pol.SummaryInterval()), delivery.WithRandom(func() float64 { return 0.5 }),
+		delivery.WithSummaryInterval(pol.SummaryInterval()), delivery.WithDetailedSummaries(pol.SummaryFormat() == inbox.SummaryFormatDetailed),
+		delivery.WithRandom(func() float64 { return 0.5 }),
 		delivery.WithHealth(e.Store)}, cfg.Dispatch...)
 	e.Dispatcher = delivery.New(q, e.Runs, e.Broker, routes, opts...)
 	e.Inbox = inbox.NewService(e.Store, pol, inbox.WithClock(e.Now), inbox.WithChangeHook(e.Dispatcher.Notify))
