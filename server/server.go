@@ -15,6 +15,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"golang.org/x/net/netutil"
 )
 
 // Config is the `server:` section of config.yaml.
@@ -33,6 +34,11 @@ type Config struct {
 	// MaxBodyReads caps the request bodies being received at once (each holds memory as
 	// it arrives); beyond it requests are answered 503 with Retry-After.
 	MaxBodyReads int `yaml:"max_body_reads"`
+	// MaxConnections caps open client connections (each holds buffers and, while its
+	// headers arrive, up to MaxHeaderBytes); further connections wait to be accepted.
+	MaxConnections int `yaml:"max_connections"`
+	// MaxHeaderBytes bounds a request's line and headers; larger get 431.
+	MaxHeaderBytes ByteSize `yaml:"max_header_bytes"`
 }
 
 // Defaults for the server section.
@@ -44,6 +50,10 @@ const (
 	DefaultBodyTimeout    = 15 * time.Second
 	DefaultIdleTimeout    = 60 * time.Second
 	DefaultMaxBodyReads   = 8
+	// Above the default stream cap of one agent (agents[].max_streams, 1024), so an
+	// agent's streams alone cannot take every connection.
+	DefaultMaxConnections = 4096
+	DefaultMaxHeaderBytes = 64 << 10
 	// headerTimeout bounds receiving a request's headers.
 	headerTimeout = 10 * time.Second
 )
@@ -71,6 +81,12 @@ func (c Config) WithDefaults() Config {
 	if c.MaxBodyReads == 0 {
 		c.MaxBodyReads = DefaultMaxBodyReads
 	}
+	if c.MaxConnections == 0 {
+		c.MaxConnections = DefaultMaxConnections
+	}
+	if c.MaxHeaderBytes == 0 {
+		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
 	return c
 }
 
@@ -97,6 +113,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBodyReads < 0 {
 		errs = append(errs, errors.New("max_body_reads: must not be negative"))
+	}
+	if c.MaxConnections < 0 {
+		errs = append(errs, errors.New("max_connections: must not be negative"))
+	}
+	if c.MaxHeaderBytes < 0 {
+		errs = append(errs, errors.New("max_header_bytes: must not be negative"))
 	}
 	return errors.Join(errs...)
 }
@@ -170,6 +192,7 @@ func New(cfg Config, log *slog.Logger, opts ...Option) *Server {
 		Skipper: IsStream,
 	}))
 	e.Server.ReadHeaderTimeout = headerTimeout
+	e.Server.MaxHeaderBytes = int(cfg.MaxHeaderBytes)
 	e.Server.IdleTimeout = cfg.IdleTimeout
 	// Counted from the end of the headers, so it covers receiving the body too. Streams
 	// clear their own deadline.
@@ -203,6 +226,9 @@ func (s *Server) Listen() (net.Addr, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", s.cfg.Listen, err)
 	}
+	// Beyond the cap a connection waits in the kernel's accept queue until one closes:
+	// idle and slow connections are closed by their timeouts, so the wait is bounded.
+	ln = netutil.LimitListener(ln, s.cfg.MaxConnections)
 	s.ln = ln
 	s.echo.Listener = ln
 	return ln.Addr(), nil

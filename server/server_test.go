@@ -294,3 +294,43 @@ func TestRefusedBodyCannotStall(t *testing.T) {
 	resp, _ := readAnswer(t, conn, true)
 	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 }
+
+// A stranger holding connections open takes at most server.max_connections of them: the
+// next connection is not served (not even read) until one of those closes.
+func TestConnectionsAreCapped(t *testing.T) {
+	_, addr := startServer(t, Config{MaxConnections: 2}, func(e *echo.Echo) {
+		e.GET("/healthz", func(c echo.Context) error { return c.NoContent(http.StatusOK) })
+	})
+	held := make([]net.Conn, 2)
+	for i := range held {
+		held[i] = rawRequest(t, addr, "GET /healthz HTTP/1.1\r\nHost: x\r\n", "")
+		resp, _ := readAnswer(t, held[i], false) // served, and kept alive
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	waiting := rawRequest(t, addr, "GET /healthz HTTP/1.1\r\nHost: x\r\n", "")
+	// Proving a negative needs some wait; this one only bounds how long we look.
+	require.NoError(t, waiting.SetReadDeadline(time.Now().Add(300*time.Millisecond)))
+	_, err := bufio.NewReader(waiting).ReadByte()
+	var netErr net.Error
+	require.ErrorAs(t, err, &netErr, "a third connection must wait")
+	require.True(t, netErr.Timeout())
+
+	require.NoError(t, held[0].Close())
+	require.NoError(t, waiting.SetReadDeadline(time.Now().Add(failsafe)))
+	resp, _ := readAnswer(t, waiting, false)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "served once a held connection closed")
+}
+
+// Headers beyond server.max_header_bytes are refused with 431 before any handler runs.
+func TestHeaderSizeBounded(t *testing.T) {
+	_, addr := startServer(t, Config{MaxHeaderBytes: 4 << 10}, func(e *echo.Echo) {
+		e.GET("/healthz", func(c echo.Context) error { return c.NoContent(http.StatusOK) })
+	})
+	conn := rawRequest(t, addr, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: "+strings.Repeat("a", 64<<10)+"\r\n", "")
+	resp, _ := readAnswer(t, conn, false)
+	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+
+	conn = rawRequest(t, addr, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: "+strings.Repeat("a", 1<<10)+"\r\n", "")
+	resp, _ = readAnswer(t, conn, false)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
