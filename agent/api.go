@@ -163,31 +163,68 @@ const threadKeyCtx = "signalgate.thread"
 // which paths exist.
 func (a *API) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		caller, ok := a.caller(c.Request().Header.Get(echo.HeaderAuthorization))
-		if !ok {
-			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="signalgate"`)
-			return server.Unauthorized()
-		}
-		name, err := pathParam(c, "agent")
+		caller, err := a.Caller(c.Request().Header.Get(echo.HeaderAuthorization))
 		if err != nil {
+			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="signalgate"`)
 			return err
 		}
-		if name != caller {
-			if _, known := a.agents[name]; !known {
-				return server.NotFound("unknown agent %q", name)
-			}
-			return server.Forbidden("the token of agent %q cannot access agent %q's threads", caller, name)
-		}
-		k := inbox.ThreadKey{Agent: name}
-		if k.Resource, err = pathID(c, "resourceId"); err != nil {
+		var name, resource, thread string
+		if name, err = pathParam(c, "agent"); err != nil {
 			return err
 		}
-		if k.Thread, err = pathID(c, "threadId"); err != nil {
+		if err := a.Authorize(caller, name); err != nil {
+			return err
+		}
+		if resource, err = pathParam(c, "resourceId"); err != nil {
+			return err
+		}
+		if thread, err = pathParam(c, "threadId"); err != nil {
+			return err
+		}
+		k, err := a.Thread(caller, name, resource, thread)
+		if err != nil {
 			return err
 		}
 		c.Set(threadKeyCtx, k)
 		return next(c)
 	}
+}
+
+// Caller is the agent whose token an Authorization header presents, or the 401 error.
+// Every other front to the agent inbox (the MCP server) authenticates through it.
+func (a *API) Caller(header string) (string, error) {
+	caller, ok := a.caller(header)
+	if !ok {
+		return "", server.Unauthorized()
+	}
+	return caller, nil
+}
+
+// Authorize decides whether the caller may address agent's threads: an agent id that
+// is not configured is 404, another configured agent's threads 403.
+func (a *API) Authorize(caller, agent string) error {
+	if agent == caller {
+		return nil
+	}
+	if _, known := a.agents[agent]; !known {
+		return server.NotFound("unknown agent %q", agent)
+	}
+	return server.Forbidden("the token of agent %q cannot access agent %q's threads", caller, agent)
+}
+
+// Thread is the thread the caller addresses, once authorized and its ids checked
+// (400 naming resourceId or threadId).
+func (a *API) Thread(caller, agent, resource, thread string) (inbox.ThreadKey, error) {
+	if err := a.Authorize(caller, agent); err != nil {
+		return inbox.ThreadKey{}, err
+	}
+	if err := checkID(resource); err != nil {
+		return inbox.ThreadKey{}, server.BadRequest("resourceId: %v", err)
+	}
+	if err := checkID(thread); err != nil {
+		return inbox.ThreadKey{}, server.BadRequest("threadId: %v", err)
+	}
+	return inbox.ThreadKey{Agent: agent, Resource: resource, Thread: thread}, nil
 }
 
 // caller finds the agent whose token is presented. Every token is compared, in constant

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -33,38 +34,54 @@ type notificationRequest struct {
 	DeliveryID string `json:"deliveryId"`
 }
 
-type notificationResponse struct {
+// NotificationResult is what creating a notification did.
+type NotificationResult struct {
 	EventID   string         `json:"eventId"`
 	Duplicate bool           `json:"duplicate"`
 	RecordID  string         `json:"recordId,omitempty"`
 	Merged    bool           `json:"merged"`
 	Decision  inbox.Decision `json:"decision"`
+	// Created is true when a new record was made (201 on the agent API).
+	Created bool `json:"-"`
 }
 
-// createNotification takes the connectors' path: the body becomes one event (source the
-// body's source or agent-api, connector the agent id) with one notification for this
-// thread, stored and decided in one transaction; the dispatcher is woken by the inbox.
 func (a *API) createNotification(c echo.Context, k inbox.ThreadKey) error {
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
 		return err
 	}
+	res, err := a.CreateNotification(c.Request().Context(), k, body, c.Request().Header.Get("Idempotency-Key"))
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if res.Created {
+		status = http.StatusCreated
+	}
+	return c.JSON(status, res)
+}
+
+// CreateNotification takes the connectors' path: body (the agent API's JSON request) becomes
+// one event (source the body's source or agent-api, connector the agent id) with one
+// notification for thread k, stored and decided in one transaction; the dispatcher is
+// woken by the inbox. idempotencyKey stands in for a body without deliveryId.
+func (a *API) CreateNotification(ctx context.Context, k inbox.ThreadKey, body []byte, idempotencyKey string) (NotificationResult, error) {
 	var req notificationRequest
 	if err := decodeJSON(body, &req, false); err != nil {
-		return err
+		return NotificationResult{}, err
 	}
 	cfg := a.agents[k.Agent]
 	if len(req.Summary) > int(cfg.MaxContents) {
-		return server.NewError(http.StatusRequestEntityTooLarge, "payload_too_large",
+		return NotificationResult{}, server.NewError(http.StatusRequestEntityTooLarge, "payload_too_large",
 			"summary is %d bytes, over the limit of %d bytes", len(req.Summary), cfg.MaxContents)
 	}
 	attrs, err := NormalizeAttributes(req.Attributes)
 	if err != nil {
-		return server.BadRequest("attributes: %v", err)
+		return NotificationResult{}, server.BadRequest("attributes: %v", err)
 	}
 	pr, err := inbox.ParsePriority(req.Priority)
 	if err != nil {
-		return server.BadRequest("priority: %v", err)
+		return NotificationResult{}, server.BadRequest("priority: %v", err)
 	}
 	if req.Source == "" {
 		req.Source = APISource
@@ -84,30 +101,27 @@ func (a *API) createNotification(c echo.Context, k inbox.ThreadKey) error {
 		n.Priority = "" // a merge keeps the record's priority; a new record defaults to medium
 	}
 	if err := errors.Join(n.Validate(), n.CheckBounds()); err != nil {
-		return server.BadRequest("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
+		return NotificationResult{}, server.BadRequest("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	delivery := req.DeliveryID
 	if delivery == "" {
-		delivery = c.Request().Header.Get("Idempotency-Key")
+		delivery = idempotencyKey
 	}
 	if err := checkOptionalID(delivery); err != nil {
-		return server.BadRequest("deliveryId: %v", err)
+		return NotificationResult{}, server.BadRequest("deliveryId: %v", err)
 	}
 	ev := &inbox.Event{Source: req.Source, Connector: k.Agent, DeliveryID: delivery, Type: "notification", Body: body}
-	res, err := a.Inbox.Ingest(c.Request().Context(), ev, []inbox.Notification{n})
+	res, err := a.Inbox.Ingest(ctx, ev, []inbox.Notification{n})
 	if err != nil {
-		return err
+		return NotificationResult{}, err
 	}
-	out := notificationResponse{EventID: res.EventID, Duplicate: res.Duplicate}
-	status := http.StatusOK
+	out := NotificationResult{EventID: res.EventID, Duplicate: res.Duplicate}
 	if len(res.Records) > 0 {
 		r := res.Records[0]
 		out.RecordID, out.Merged, out.Decision = r.RecordID, r.Merged, r.Decision
-		if !r.Merged {
-			status = http.StatusCreated
-		}
+		out.Created = !r.Merged
 	}
-	return c.JSON(status, out)
+	return out, nil
 }
 
 // Provenance metadata of notifications created through the agent API; the keys are the
@@ -146,40 +160,40 @@ const (
 	maxListLimit     = 200
 )
 
-type listResponse struct {
+// InboxPage is one page of a thread's inbox.
+type InboxPage struct {
 	Notifications []inbox.Record `json:"notifications"`
 	NextCursor    string         `json:"nextCursor,omitempty"`
 }
 
-// listNotifications is GET …/notifications: newest first, by default the pending and
-// delivered records (status=all or a comma list picks others), q= a case-insensitive
-// substring of summary, kind or source, cursor= from nextCursor. Listing and searching
-// change nothing, as Mastra's list and search: a pending record keeps its scheduled
-// delivery until the agent reads it (POST …/read) or moves it. markSeen=false, which
-// older clients send to only look, is accepted; markSeen=true is refused, so a client
-// relying on the old side effect learns it is gone.
+// ListParams select a page of a thread's inbox, as GET …/notifications takes them.
+type ListParams struct {
+	Status  string   // "" for pending and delivered, "all", or a comma list of statuses
+	Sources []string // any of these sources; none: every source
+	Kinds   []string // any of these kinds; none: every kind
+	Search  string   // case-insensitive substring of summary, kind or source
+	Limit   int      // 1 to 200; 0 for the default, 50
+	Cursor  string   // nextCursor of the previous page
+}
+
+// Bounds of a listing's filters: they become query arguments.
+const (
+	maxFilterValues = 20
+	maxSearchLen    = 512
+)
+
+// listNotifications is GET …/notifications (see ListInbox). markSeen=false, which older
+// clients send to only look, is accepted; markSeen=true is refused, so a client relying
+// on the old side effect learns it is gone.
 func (a *API) listNotifications(c echo.Context, k inbox.ThreadKey) error {
-	q := RecordQuery{Thread: k, Statuses: []inbox.Status{inbox.StatusPending, inbox.StatusDelivered}, Search: c.QueryParam("q"), Limit: defaultListLimit}
-	if raw := c.QueryParam("status"); raw != "" {
-		st, err := parseStatuses(raw)
-		if err != nil {
-			return err
-		}
-		q.Statuses = st
-	}
+	p := ListParams{Status: c.QueryParam("status"), Search: c.QueryParam("q"), Cursor: c.QueryParam("cursor"),
+		Sources: commaList(c.QueryParam("source")), Kinds: commaList(c.QueryParam("kind"))}
 	if raw := c.QueryParam("limit"); raw != "" {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 1 || n > maxListLimit {
 			return server.BadRequest("limit: want 1 to %d, got %q", maxListLimit, raw)
 		}
-		q.Limit = n
-	}
-	if raw := c.QueryParam("cursor"); raw != "" {
-		cur, err := ParseRecordCursor(raw)
-		if err != nil {
-			return server.BadRequest("%v", err)
-		}
-		q.After = &cur
+		p.Limit = n
 	}
 	if raw := c.QueryParam("markSeen"); raw != "" {
 		if v, err := strconv.ParseBool(raw); err != nil || v {
@@ -187,13 +201,67 @@ func (a *API) listNotifications(c echo.Context, k inbox.ThreadKey) error {
 				"POST …/notifications/read or …/notifications/{id}/seen moves them", raw)
 		}
 	}
-	limit := q.Limit
-	q.Limit++ // one more tells whether there is a next page
-	recs, err := a.Records.ListThreadRecords(c.Request().Context(), q)
+	page, err := a.ListInbox(c.Request().Context(), k, p)
 	if err != nil {
 		return err
 	}
-	out := listResponse{Notifications: recs}
+	return c.JSON(http.StatusOK, page)
+}
+
+func commaList(raw string) []string {
+	if raw == "" {
+		return nil
+	}
+	out := strings.Split(raw, ",")
+	for i := range out {
+		out[i] = strings.TrimSpace(out[i])
+	}
+	return out
+}
+
+// ListInbox lists thread k's records newest first: by default the pending and delivered
+// ones, filtered by source, kind and a search, continuing after a cursor. Listing and
+// searching change nothing, as Mastra's list and search: a pending record keeps its
+// scheduled delivery until the agent reads it or moves it.
+func (a *API) ListInbox(ctx context.Context, k inbox.ThreadKey, p ListParams) (InboxPage, error) {
+	q := RecordQuery{Thread: k, Statuses: []inbox.Status{inbox.StatusPending, inbox.StatusDelivered}, Search: p.Search, Limit: defaultListLimit}
+	if p.Status != "" {
+		st, err := parseStatuses(p.Status)
+		if err != nil {
+			return InboxPage{}, err
+		}
+		q.Statuses = st
+	}
+	var err error
+	if q.Sources, err = filterValues("source", p.Sources); err != nil {
+		return InboxPage{}, err
+	}
+	if q.Kinds, err = filterValues("kind", p.Kinds); err != nil {
+		return InboxPage{}, err
+	}
+	if len(p.Search) > maxSearchLen {
+		return InboxPage{}, server.BadRequest("q: longer than %d bytes", maxSearchLen)
+	}
+	if p.Limit != 0 {
+		if p.Limit < 1 || p.Limit > maxListLimit {
+			return InboxPage{}, server.BadRequest("limit: want 1 to %d, got %d", maxListLimit, p.Limit)
+		}
+		q.Limit = p.Limit
+	}
+	if p.Cursor != "" {
+		cur, err := ParseRecordCursor(p.Cursor)
+		if err != nil {
+			return InboxPage{}, server.BadRequest("%v", err)
+		}
+		q.After = &cur
+	}
+	limit := q.Limit
+	q.Limit++ // one more tells whether there is a next page
+	recs, err := a.Records.ListThreadRecords(ctx, q)
+	if err != nil {
+		return InboxPage{}, err
+	}
+	out := InboxPage{Notifications: recs}
 	if len(recs) > limit {
 		out.Notifications = recs[:limit]
 		last := out.Notifications[limit-1]
@@ -202,7 +270,19 @@ func (a *API) listNotifications(c echo.Context, k inbox.ThreadKey) error {
 	if out.Notifications == nil {
 		out.Notifications = []inbox.Record{}
 	}
-	return c.JSON(http.StatusOK, out)
+	return out, nil
+}
+
+func filterValues(name string, vs []string) ([]string, error) {
+	if len(vs) > maxFilterValues {
+		return nil, server.BadRequest("%s: at most %d values", name, maxFilterValues)
+	}
+	for _, v := range vs {
+		if err := checkID(v); err != nil {
+			return nil, server.BadRequest("%s: %v", name, err)
+		}
+	}
+	return vs, nil
 }
 
 func parseStatuses(raw string) ([]inbox.Status, error) {
@@ -220,29 +300,26 @@ func parseStatuses(raw string) ([]inbox.Status, error) {
 	return out, nil
 }
 
-func (a *API) markSeen(c echo.Context, recs []inbox.Record) error {
+func (a *API) markSeen(ctx context.Context, recs []inbox.Record) error {
 	var ids []string
 	for _, r := range recs {
 		if r.Status == inbox.StatusPending || r.Status == inbox.StatusDelivered {
 			ids = append(ids, r.ID)
 		}
 	}
-	return a.Records.MarkSeen(c.Request().Context(), ids, a.now().UTC())
+	return a.Records.MarkSeen(ctx, ids, a.now().UTC())
 }
 
 // maxRead bounds one read.
 const maxRead = 100
 
-type readNotification struct {
+// ReadNotification is a record read in full with the XML of its full notification.
+type ReadNotification struct {
 	inbox.Record
 	XML string `json:"xml"`
 }
 
-// readNotifications is POST …/notifications/read: it returns unread notifications in
-// full — every field, payload included, and the XML of the full notification as the model
-// would see it — and marks them seen, so the dispatcher will not deliver them as well.
-// Unread means pending (not yet delivered in full, summarised or not), oldest first, at
-// most 100; {"ids": [...]} reads those records instead, whatever their status.
+// readNotifications is POST …/notifications/read (see ReadInbox).
 func (a *API) readNotifications(c echo.Context, k inbox.ThreadKey) error {
 	var req struct {
 		IDs []string `json:"ids"`
@@ -250,35 +327,47 @@ func (a *API) readNotifications(c echo.Context, k inbox.ThreadKey) error {
 	if err := decodeBody(c, &req, true); err != nil {
 		return err
 	}
-	if len(req.IDs) > maxRead {
-		return server.BadRequest("ids: at most %d per read", maxRead)
+	out, err := a.ReadInbox(c.Request().Context(), k, req.IDs)
+	if err != nil {
+		return err
 	}
-	ctx := c.Request().Context()
+	return c.JSON(http.StatusOK, map[string]any{"notifications": out})
+}
+
+// ReadInbox returns unread notifications of thread k in full — every field, payload
+// included, and the XML of the full notification as the model would see it — and marks
+// them seen, so the dispatcher will not deliver them as well. Unread means pending (not
+// yet delivered in full, summarised or not), oldest first, at most 100; ids reads those
+// records instead, whatever their status (404 naming any not on this thread).
+func (a *API) ReadInbox(ctx context.Context, k inbox.ThreadKey, ids []string) ([]ReadNotification, error) {
+	if len(ids) > maxRead {
+		return nil, server.BadRequest("ids: at most %d per read", maxRead)
+	}
 	var recs []inbox.Record
 	var err error
-	if len(req.IDs) > 0 {
-		recs, err = a.Records.ThreadRecordsByID(ctx, k, req.IDs)
+	if len(ids) > 0 {
+		recs, err = a.Records.ThreadRecordsByID(ctx, k, ids)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if len(recs) != len(req.IDs) {
-			return server.NotFound("notifications not found on this thread: %s", strings.Join(missing(req.IDs, recs), ", "))
+		if len(recs) != len(ids) {
+			return nil, server.NotFound("notifications not found on this thread: %s", strings.Join(missing(ids, recs), ", "))
 		}
 	} else {
 		recs, err = a.Records.ListThreadRecords(ctx, RecordQuery{Thread: k, Statuses: []inbox.Status{inbox.StatusPending}, Oldest: true, Limit: maxRead})
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
 	now := a.now().UTC()
-	out := make([]readNotification, len(recs))
+	out := make([]ReadNotification, len(recs))
 	for i, r := range recs {
-		out[i] = readNotification{Record: r, XML: RenderXML(NotificationSignal(r, "", now))}
+		out[i] = ReadNotification{Record: r, XML: RenderXML(NotificationSignal(r, "", now))}
 	}
-	if err := a.markSeen(c, recs); err != nil {
-		return err
+	if err := a.markSeen(ctx, recs); err != nil {
+		return nil, err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"notifications": out})
+	return out, nil
 }
 
 func missing(ids []string, recs []inbox.Record) []string {
@@ -325,10 +414,9 @@ func transition(action string) (to inbox.Status, from []inbox.Status, ok bool) {
 	return "", nil, false
 }
 
-// actOnNotification is POST …/notifications/{id}/{seen|dismiss|archive}. Repeating an
-// action is fine; an action the record's status does not allow is 409.
+// actOnNotification is POST …/notifications/{id}/{seen|dismiss|archive} (see ActOn).
 func (a *API) actOnNotification(c echo.Context, k inbox.ThreadKey) error {
-	id, err := pathID(c, "id")
+	id, err := pathParam(c, "id")
 	if err != nil {
 		return err
 	}
@@ -336,19 +424,33 @@ func (a *API) actOnNotification(c echo.Context, k inbox.ThreadKey) error {
 	if err != nil {
 		return err
 	}
-	to, from, ok := transition(action)
-	if !ok {
-		return server.NotFound("unknown action %q (want seen, dismiss or archive)", action)
-	}
-	rec, changed, err := a.Records.TransitionRecord(c.Request().Context(), k, id, to, from, a.now().UTC())
-	if errors.Is(err, inbox.ErrNotFound) {
-		return server.NotFound("notification %q not found on this thread", id)
-	}
+	rec, err := a.ActOn(c.Request().Context(), k, id, action)
 	if err != nil {
 		return err
 	}
-	if !changed && rec.Status != to {
-		return server.NewError(http.StatusConflict, "conflict", "notification %q is %s and cannot be marked %s", id, rec.Status, to)
-	}
 	return c.JSON(http.StatusOK, rec)
+}
+
+// ActOn moves record id of thread k: action seen, dismiss or archive. Repeating an
+// action is fine; an action the record's status does not allow is 409, a record not on
+// this thread 404.
+func (a *API) ActOn(ctx context.Context, k inbox.ThreadKey, id, action string) (inbox.Record, error) {
+	if err := checkID(id); err != nil {
+		return inbox.Record{}, server.BadRequest("id: %v", err)
+	}
+	to, from, ok := transition(action)
+	if !ok {
+		return inbox.Record{}, server.NotFound("unknown action %q (want seen, dismiss or archive)", action)
+	}
+	rec, changed, err := a.Records.TransitionRecord(ctx, k, id, to, from, a.now().UTC())
+	if errors.Is(err, inbox.ErrNotFound) {
+		return inbox.Record{}, server.NotFound("notification %q not found on this thread", id)
+	}
+	if err != nil {
+		return inbox.Record{}, err
+	}
+	if !changed && rec.Status != to {
+		return inbox.Record{}, server.NewError(http.StatusConflict, "conflict", "notification %q is %s and cannot be marked %s", id, rec.Status, to)
+	}
+	return rec, nil
 }

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,6 +89,14 @@ func TestInboxList(t *testing.T) {
 	require.Equal(t, []string{d}, recIDs(search.Notifications))
 	require.Equal(t, http.StatusOK, e.Do(http.MethodGet, u+"?markSeen=false&status=all", e.Token(k), nil, &search))
 	require.Len(t, search.Notifications, 4)
+	require.Equal(t, http.StatusOK, e.Do(http.MethodGet, u+"?source=github&kind=comment,ci-failure", e.Token(k), nil, &search))
+	require.Equal(t, []string{c, a}, recIDs(search.Notifications), "source and kind filters")
+	require.Equal(t, http.StatusOK, e.Do(http.MethodGet, u+"?source=slack,email", e.Token(k), nil, &search))
+	require.Equal(t, []string{b}, recIDs(search.Notifications))
+	var tooMany apiError
+	require.Equal(t, http.StatusBadRequest, e.Do(http.MethodGet, u+"?kind="+strings.Repeat("x,", 20)+"x", e.Token(k), nil, &tooMany),
+		"filters are bounded")
+	require.Equal(t, "kind: at most 20 values", tooMany.Error.Message)
 
 	// Listing and searching change nothing.
 	for _, q := range []string{"", "?q=jane", "?status=all", "?markSeen=false"} {

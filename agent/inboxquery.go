@@ -14,6 +14,8 @@ import (
 type RecordQuery struct {
 	Thread   inbox.ThreadKey
 	Statuses []inbox.Status // empty: every status
+	Sources  []string       // empty: every source
+	Kinds    []string       // empty: every kind
 	Search   string         // case-insensitive substring of summary, kind or source
 	After    *RecordCursor  // continue after this record in the listing order
 	Oldest   bool           // oldest first instead of newest first

@@ -12,8 +12,8 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 )
 
-// ListThreadRecords lists a thread's records for its agent's inbox: filtered by status
-// and a case-insensitive substring of summary, kind or source, newest first (or oldest
+// ListThreadRecords lists a thread's records for its agent's inbox: filtered by status,
+// source, kind and a case-insensitive substring of summary, kind or source, newest first (or oldest
 // first), continuing after a cursor.
 func (s *Store) ListThreadRecords(ctx context.Context, q agent.RecordQuery) ([]inbox.Record, error) {
 	k := q.Thread
@@ -21,6 +21,20 @@ func (s *Store) ListThreadRecords(ctx context.Context, q agent.RecordQuery) ([]i
 	args := []any{k.Agent, k.Resource, k.Thread}
 	if len(q.Statuses) > 0 {
 		in, inArgs, err := sqlx.In(` AND status IN (?)`, q.Statuses)
+		if err != nil {
+			return nil, fmt.Errorf("list records: %w", err)
+		}
+		query += in
+		args = append(args, inArgs...)
+	}
+	for _, f := range []struct {
+		col  string
+		vals []string
+	}{{"source", q.Sources}, {"kind", q.Kinds}} {
+		if len(f.vals) == 0 {
+			continue
+		}
+		in, inArgs, err := sqlx.In(` AND `+f.col+` IN (?)`, f.vals)
 		if err != nil {
 			return nil, fmt.Errorf("list records: %w", err)
 		}

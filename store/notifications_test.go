@@ -45,6 +45,10 @@ func TestListThreadRecords(t *testing.T) {
 		require.Equal(t, []string{ids[2]}, list(agent.RecordQuery{Search: "_"}), "_ is literal")
 		require.Equal(t, []string{ids[3]}, list(agent.RecordQuery{Search: "slack"}), "source matches")
 		require.Len(t, list(agent.RecordQuery{Search: "comment"}), 4, "kind matches")
+		require.Equal(t, []string{ids[3]}, list(agent.RecordQuery{Sources: []string{"slack"}}), "source filter")
+		require.Equal(t, []string{ids[3], ids[2], ids[1], ids[0]}, list(agent.RecordQuery{Sources: []string{"github", "slack"}}))
+		require.Equal(t, []string{ids[2], ids[1], ids[0]}, list(agent.RecordQuery{Sources: []string{"github"}, Kinds: []string{"comment"}}))
+		require.Empty(t, list(agent.RecordQuery{Kinds: []string{"push"}}), "kind filter")
 
 		recs, err := s.ListThreadRecords(ctx, agent.RecordQuery{Thread: thread, Limit: 2})
 		require.NoError(t, err)
