@@ -47,7 +47,7 @@ func recordFilterParams(withStatus bool) []obj {
 		limitParam(),
 	}
 	if withStatus {
-		ps = append(ps, query("status", "Comma list of pending, delivered, seen, dismissed, archived, discarded, failed.", obj{"type": "string"}), cursorParam())
+		ps = append(ps, query("status", "Comma list of pending, delivered, seen, dismissed, archived, discarded, failed, superseded.", obj{"type": "string"}), cursorParam())
 	}
 	return ps
 }
@@ -132,7 +132,7 @@ func agentPaths() obj {
 				obj{"200": jsonResponse("Merged, or a duplicate.", ref("NotificationResponse")), "201": jsonResponse("Created.", ref("NotificationResponse"))}, "400", "401", "403", "404"),
 			"get": operation("agent", "listThreadNotifications", "List the thread's notifications, newest first",
 				"Pending and delivered by default. Read-only: listing and searching change nothing.",
-				with(query("status", "all, or a comma list of statuses.", obj{"type": "string"}), query("q", "Substring of summary, kind or source (at most 512 bytes).", obj{"type": "string"}),
+				with(query("status", "all, or a comma list of pending, delivered, seen, dismissed, archived, discarded, failed, superseded (default pending,delivered).", obj{"type": "string"}), query("q", "Substring of summary, kind or source (at most 512 bytes).", obj{"type": "string"}),
 					query("source", "A comma list of sources (at most 20).", obj{"type": "string"}), query("kind", "A comma list of kinds (at most 20).", obj{"type": "string"}),
 					query("limit", "1 to 200.", obj{"type": "integer"}), query("cursor", "nextCursor of the previous page.", obj{"type": "string"}),
 					query("markSeen", "Deprecated: only false is accepted (listing never marks records seen).", obj{"type": "boolean"})),
@@ -172,7 +172,7 @@ func ingestPaths() obj {
 			[]obj{connector, header("X-Slack-Signature", "v0= signature.", true), header("X-Slack-Request-Timestamp", "Unix seconds.", true)},
 			raw, answers(), "400", "401", "404")},
 		"/webhooks/generic/{connector}": obj{"post": operation("ingest", "genericWebhook", "Generic signed webhook (Standard Webhooks)",
-			"webhook-id is the delivery id; webhook-timestamp within 5 minutes. Without a mapping the body is a native notification (kind or summary) or a Standard Webhooks envelope {type, timestamp, data}.",
+			"webhook-id is the delivery id; webhook-timestamp within 5 minutes. Without a mapping the body is a native notification (kind or summary; source, summary, priority, payload, dedupeKey, coalesceKey, attributes, metadata, and netKey, state, restState for a net-state lane) or a Standard Webhooks envelope {type, timestamp, data}.",
 			[]obj{connector, header("webhook-id", "Delivery id.", true), header("webhook-timestamp", "Unix seconds.", true),
 				header("webhook-signature", "v1,<base64 HMAC-SHA256>.", true)}, raw, answers(), "400", "401", "404")},
 	}

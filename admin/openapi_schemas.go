@@ -4,7 +4,17 @@ func schemas() obj {
 	attrs := obj{"type": "object", "description": "Attributes in insertion order; values are strings, numbers or booleans."}
 	meta := obj{"type": "object", "description": "Free-form metadata; never shown to the model."}
 	priority := enum("", "low", "medium", "high", "urgent")
-	status := enum("", "pending", "delivered", "seen", "dismissed", "archived", "discarded", "failed")
+	status := enum("", "pending", "delivered", "seen", "dismissed", "archived", "discarded", "failed", "superseded")
+	netKey := str("Net-state lane: the thing whose state this reports (at most 255 bytes, longer keys are stored hashed). A newer record of the lane supersedes a pending one.")
+	netState := str("Net-state lane: the state reported (at most 200 bytes); needs netKey.")
+	restState := str("Net-state lane: the state that needs no attention (at most 200 bytes); needs netKey.")
+	netDecision := object(obj{
+		"netKey": str(""), "state": str(""), "restState": str(""),
+		"told": str("The state the model was last told in the lane."), "hasTold": boolean("False: nothing told, the state is compared with restState."),
+		"supersedes": array(obj{"type": "string"}), "coalescedCount": integer("The new record's count, carried on from what it supersedes."),
+		"unchanged": boolean("The state is what the model knows: the record is superseded on arrival and reaches nothing."),
+		"reason":    str("e.g. net state unchanged: success"),
+	}, "netKey", "hasTold", "coalescedCount", "unchanged", "reason")
 	eventStatus := enum("", "routed", "unrouted", "ignored", "invalid")
 	action := enum("", "deliver", "summarize", "defer", "persist", "discard")
 	next := str("Pass as cursor for the next page; absent on the last page.")
@@ -36,12 +46,15 @@ func schemas() obj {
 			"thread": ref("ThreadKey"), "route": str(""), "source": str(""), "kind": str(""), "priority": priority,
 			"summary": str(""), "payload": obj{}, "dedupeKey": str(""), "coalesceKey": str(""), "attributes": attrs,
 			"metadata": meta, "deliverAs": enum("", "message", "queued-message"),
+			"netKey": netKey, "state": netState, "restState": restState,
 		}, "thread", "source", "kind", "summary"),
 		"Record": object(obj{
 			"id": str(""), "thread": ref("ThreadKey"), "eventId": str(""), "route": str(""), "source": str(""), "kind": str(""),
 			"priority": priority, "summary": str("What the model reads."), "payload": obj{"description": "Hidden from the model."},
 			"dedupeKey": str(""), "coalesceKey": str(""), "attributes": attrs, "metadata": meta, "deliverAs": str(""),
-			"status": status, "coalescedCount": integer(""), "action": action,
+			"netKey": netKey, "state": netState, "restState": restState,
+			"supersededBy": str("The newer record of the net-state lane that replaced this one."),
+			"status":       status, "coalescedCount": integer(""), "action": action,
 			"deliveryReason": str("The policy decision's reason."), "deliverAt": timestamp(""), "summaryAt": timestamp(""),
 			"fullWhenIdle": boolean(""), "attempts": integer("Delivery attempts so far."), "nextAttemptAt": timestamp(""),
 			"lastError": str("The last delivery error."), "deliveredSignalId": str(""), "summarySignalId": str(""),
@@ -49,7 +62,8 @@ func schemas() obj {
 		}, "id", "thread", "source", "kind", "priority", "summary", "status", "coalescedCount", "action", "deliveryReason", "attempts", "createdAt", "updatedAt"),
 		"RecordList": object(obj{"notifications": array(ref("Record")), "nextCursor": next}, "notifications"),
 		"RecordOutcome": object(obj{"recordId": str(""), "thread": ref("ThreadKey"), "merged": boolean("Absorbed by a pending record."),
-			"decision": ref("Decision")}, "recordId", "thread", "merged", "decision"),
+			"decision": ref("Decision"), "net": ref("NetDecision")}, "recordId", "thread", "merged", "decision"),
+		"NetDecision": netDecision,
 		"ReplayResult": object(obj{"replayOf": str(""), "eventId": str("The new event."), "status": eventStatus, "error": str(""),
 			"records": array(ref("RecordOutcome"))}, "replayOf", "eventId", "status", "records"),
 		"ReplayList": object(obj{"replayed": array(ref("ReplayResult")), "skipped": integer("Listed replays not replayed again."),
@@ -153,8 +167,9 @@ func schemas() obj {
 			"source": str("Default agent-api."), "kind": str(""), "summary": str(""), "priority": priority, "payload": obj{},
 			"dedupeKey": str(""), "coalesceKey": str(""), "attributes": attrs, "metadata": meta,
 			"deliverAs": enum("", "message", "queued-message"), "deliveryId": str("Makes a retried create a no-op."),
+			"netKey": netKey, "state": netState, "restState": restState,
 		}, "kind", "summary"),
 		"NotificationResponse": object(obj{"eventId": str(""), "duplicate": boolean(""), "recordId": str(""), "merged": boolean(""),
-			"decision": ref("Decision")}, "eventId", "duplicate", "merged", "decision"),
+			"decision": ref("Decision"), "net": ref("NetDecision")}, "eventId", "duplicate", "merged", "decision"),
 	}
 }

@@ -149,7 +149,7 @@ func (p *params) statuses(name string) []inbox.Status {
 	for _, s := range strings.Split(raw, ",") {
 		st := inbox.Status(strings.TrimSpace(s))
 		if !st.Valid() {
-			p.fail("%s: unknown %q (want a comma list of pending, delivered, seen, dismissed, archived, discarded, failed)", name, st)
+			p.fail("%s: unknown %q (want a comma list of pending, delivered, seen, dismissed, archived, discarded, failed, superseded)", name, st)
 			return nil
 		}
 		out = append(out, st)

@@ -30,6 +30,10 @@ type notificationRequest struct {
 	Attributes  inbox.Attributes `json:"attributes"`
 	Metadata    map[string]any   `json:"metadata"`
 	DeliverAs   string           `json:"deliverAs"`
+	// NetKey, State and RestState put the notification in a net-state lane.
+	NetKey    string `json:"netKey"`
+	State     string `json:"state"`
+	RestState string `json:"restState"`
 	// DeliveryID makes a retried create a no-op (also the Idempotency-Key header).
 	DeliveryID string `json:"deliveryId"`
 }
@@ -43,6 +47,8 @@ type NotificationResult struct {
 	Decision  inbox.Decision `json:"decision"`
 	// Created is true when a new record was made (201 on the agent API).
 	Created bool `json:"-"`
+	// Net is the net-state verdict when the notification has a netKey.
+	Net *inbox.NetDecision `json:"net,omitempty"`
 }
 
 func (a *API) createNotification(c echo.Context, k inbox.ThreadKey) error {
@@ -96,6 +102,7 @@ func (a *API) CreateNotification(ctx context.Context, k inbox.ThreadKey, body []
 	n := inbox.Notification{
 		Thread: k, Source: req.Source, Kind: req.Kind, Priority: pr, Summary: req.Summary, Payload: req.Payload,
 		DedupeKey: req.DedupeKey, CoalesceKey: req.CoalesceKey, Attributes: attrs, Metadata: meta, DeliverAs: req.DeliverAs,
+		NetKey: req.NetKey, State: req.State, RestState: req.RestState,
 	}
 	if req.Priority == "" {
 		n.Priority = "" // a merge keeps the record's priority; a new record defaults to medium
@@ -118,7 +125,7 @@ func (a *API) CreateNotification(ctx context.Context, k inbox.ThreadKey, body []
 	out := NotificationResult{EventID: res.EventID, Duplicate: res.Duplicate}
 	if len(res.Records) > 0 {
 		r := res.Records[0]
-		out.RecordID, out.Merged, out.Decision = r.RecordID, r.Merged, r.Decision
+		out.RecordID, out.Merged, out.Decision, out.Net = r.RecordID, r.Merged, r.Decision, r.Net
 		out.Created = !r.Merged
 	}
 	return out, nil
@@ -293,7 +300,7 @@ func parseStatuses(raw string) ([]inbox.Status, error) {
 	for _, s := range strings.Split(raw, ",") {
 		st := inbox.Status(strings.TrimSpace(s))
 		if !st.Valid() {
-			return nil, server.BadRequest("status: unknown %q (want all or a comma list of pending, delivered, seen, dismissed, archived, discarded, failed)", st)
+			return nil, server.BadRequest("status: unknown %q (want all or a comma list of pending, delivered, seen, dismissed, archived, discarded, failed, superseded)", st)
 		}
 		out = append(out, st)
 	}

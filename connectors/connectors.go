@@ -29,6 +29,9 @@ type Item struct {
 	Attributes  inbox.Attributes // repo, number, url, author, channel…
 	Metadata    map[string]any   // provenance (Meta* keys)
 	Fields      Fields           // what routes match on and thread templates read
+	// NetKey, State and RestState put the item in a net-state lane (inbox.DecideNet):
+	// the thing whose state it reports, that state, and the state needing no attention.
+	NetKey, State, RestState string
 	// Message is the user-authored text and its author, used when a route says
 	// deliver_as: message | queued-message.
 	Message *Message

@@ -31,6 +31,11 @@ type RouteConfig struct {
 	Attributes RouteAttributes `yaml:"attributes" json:"attributes,omitempty"`
 	// DeliverAs turns the item into user-authored input: message | queued-message.
 	DeliverAs string `yaml:"deliver_as" json:"deliverAs,omitempty"`
+	// NetKey, State and RestState, when set, are templates over Fields (like thread's)
+	// that put the item in a net-state lane, each replacing the connector's value.
+	NetKey    string `yaml:"net_key" json:"netKey,omitempty"`
+	State     string `yaml:"state" json:"state,omitempty"`
+	RestState string `yaml:"rest_state" json:"restState,omitempty"`
 }
 
 // RouteMatch selects items. Empty fields match anything; a list matches any of
@@ -192,6 +197,16 @@ func (rc RouteConfig) Validate(agents []string) error {
 			add("thread.agent: unknown agent %q", part.text)
 		}
 	}
+	for _, part := range []struct{ key, text string }{
+		{"net_key", rc.NetKey}, {"state", rc.State}, {"rest_state", rc.RestState},
+	} {
+		if part.text == "" {
+			continue
+		}
+		if _, err := parseThreadTemplate(part.key, part.text); err != nil {
+			add("%s: %w", part.key, err)
+		}
+	}
 	if rc.Priority != "" && !rc.Priority.Valid() {
 		add("priority: unknown %q (want low, medium, high or urgent)", rc.Priority)
 	}
@@ -290,6 +305,8 @@ type compiledRoute struct {
 	cfg                     RouteConfig
 	agent, resource, thread *template.Template
 	when                    *condition.Condition
+	// net_key, state and rest_state templates; nil when not set
+	netKey, state, restState *template.Template
 }
 
 // NewRouter validates and compiles routes. Errors name the entry: routes[2].thread.agent.
@@ -314,6 +331,14 @@ func NewRouter(routes []RouteConfig, agents []string) (*Router, error) {
 		cr.thread, _ = parseThreadTemplate("thread", rc.Thread.Thread)
 		if rc.Match.When != "" {
 			cr.when, _ = condition.Compile(rc.Match.When, condition.RouteEnv{})
+		}
+		for _, t := range []struct {
+			dst        **template.Template
+			name, text string
+		}{{&cr.netKey, "net_key", rc.NetKey}, {&cr.state, "state", rc.State}, {&cr.restState, "rest_state", rc.RestState}} {
+			if t.text != "" {
+				*t.dst, _ = parseThreadTemplate(t.name, t.text)
+			}
 		}
 		r.routes = append(r.routes, cr)
 	}
@@ -466,6 +491,20 @@ func (rt *compiledRoute) notification(it *Item, key inbox.ThreadKey) inbox.Notif
 		CoalesceKey: it.CoalesceKey,
 		Attributes:  it.Attributes.Clone(),
 		Metadata:    maps.Clone(it.Metadata),
+		NetKey:      it.NetKey,
+		State:       it.State,
+		RestState:   it.RestState,
+	}
+	for _, t := range []struct {
+		tmpl *template.Template
+		dst  *string
+	}{{rt.netKey, &n.NetKey}, {rt.state, &n.State}, {rt.restState, &n.RestState}} {
+		if t.tmpl != nil {
+			*t.dst = render(t.tmpl, &it.Fields)
+		}
+	}
+	if n.NetKey == "" {
+		n.State, n.RestState = "", "" // a state belongs to a lane
 	}
 	if rt.cfg.Priority != "" {
 		n.Priority = rt.cfg.Priority
@@ -532,3 +571,13 @@ func anyMatch(want inbox.StringList, have string) bool {
 }
 
 func isPattern(s string) bool { return strings.ContainsAny(s, "*?[") }
+
+// render executes a route's net-state template; a template that fails to render leaves
+// the value out, as an empty render does.
+func render(t *template.Template, f *Fields) string {
+	var b strings.Builder
+	if err := t.Execute(&b, f); err != nil {
+		return ""
+	}
+	return strings.TrimSpace(b.String())
+}

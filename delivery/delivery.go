@@ -153,6 +153,9 @@ type Sent struct {
 	Coalesced int
 	SignalID  string
 	Attempts  int // the successful attempt counts too
+	// NetKey, State and RestState are the record's net-state lane: a record delivered
+	// in full tells the model its state (see inbox.DecideNet).
+	NetKey, State, RestState string
 }
 
 // Failure is a record whose signal was not accepted.

@@ -403,7 +403,8 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 		o.Attempts = append(o.Attempts, att)
 		o.Frames = append(o.Frames, agent.SignalFrame(del, o.Now))
 		for _, r := range it.records {
-			sent := Sent{RecordID: r.ID, UpdatedAt: r.UpdatedAt, Coalesced: r.CoalescedCount, SignalID: it.signal.ID, Attempts: attempt}
+			sent := Sent{RecordID: r.ID, UpdatedAt: r.UpdatedAt, Coalesced: r.CoalescedCount, SignalID: it.signal.ID, Attempts: attempt,
+				NetKey: r.NetKey, State: r.State, RestState: r.RestState}
 			if it.summary {
 				o.Summarized = append(o.Summarized, sent)
 			} else {

@@ -10,7 +10,7 @@ import (
 // B-tree entry over 2704 bytes (a third of a page) and several indexes combine a
 // thread's ids with a key, so each part is bounded well below that.
 const (
-	// MaxKeyBytes bounds provider delivery ids and dedupe/coalesce keys; a longer one
+	// MaxKeyBytes bounds provider delivery ids and dedupe/coalesce/net keys; a longer one
 	// is stored as HashKey of it, which keeps equality (redeliveries, merges) intact.
 	MaxKeyBytes = 255
 	// MaxIDBytes bounds a thread's resource and thread ids (the agent API's limit on
@@ -43,6 +43,8 @@ func (n *Notification) CheckBounds() error {
 		{"source", n.Source, MaxLabelBytes},
 		{"kind", n.Kind, MaxLabelBytes},
 		{"route", n.Route, MaxLabelBytes},
+		{"state", n.State, MaxLabelBytes},
+		{"restState", n.RestState, MaxLabelBytes},
 	} {
 		if len(f.v) > f.max {
 			errs = append(errs, fmt.Errorf("%s: %d bytes, over the limit of %d", f.name, len(f.v), f.max))

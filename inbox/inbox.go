@@ -64,12 +64,17 @@ const (
 	StatusArchived  Status = "archived"
 	StatusDiscarded Status = "discarded"
 	StatusFailed    Status = "failed"
+	// StatusSuperseded ends a record of a net-state lane that a newer record of the
+	// same lane replaced while it was pending, or that arrived with the state the
+	// model was last told (see DecideNet). It is kept, and listed, like every other.
+	StatusSuperseded Status = "superseded"
 )
 
 // Valid reports whether s is a known status.
 func (s Status) Valid() bool {
 	switch s {
-	case StatusPending, StatusDelivered, StatusSeen, StatusDismissed, StatusArchived, StatusDiscarded, StatusFailed:
+	case StatusPending, StatusDelivered, StatusSeen, StatusDismissed, StatusArchived, StatusDiscarded, StatusFailed,
+		StatusSuperseded:
 		return true
 	}
 	return false
@@ -162,6 +167,12 @@ type Notification struct {
 	Attributes  Attributes      `json:"attributes,omitempty"`
 	Metadata    map[string]any  `json:"metadata,omitempty"`
 	DeliverAs   string          `json:"deliverAs,omitempty"`
+	// NetKey names the thing whose state this notification reports (a CI check of a
+	// pull request, a review request of one reviewer); State is that state and
+	// RestState the state that needs no attention. See DecideNet.
+	NetKey    string `json:"netKey,omitempty"`
+	State     string `json:"state,omitempty"`
+	RestState string `json:"restState,omitempty"`
 }
 
 // Validate checks what the inbox needs; connectors and the agent API call it too.
@@ -187,41 +198,49 @@ func (n *Notification) Validate() error {
 	if len(n.Payload) > 0 && !json.Valid(n.Payload) {
 		errs = append(errs, errors.New("payload: not valid JSON"))
 	}
+	if n.NetKey == "" && (n.State != "" || n.RestState != "") {
+		errs = append(errs, errors.New("state, restState: need a netKey (the lane they belong to)"))
+	}
 	return errors.Join(errs...)
 }
 
 // Record is an inbox row for one thread.
 type Record struct {
-	ID             string          `json:"id"`
-	Thread         ThreadKey       `json:"thread"`
-	EventID        string          `json:"eventId,omitempty"`
-	Route          string          `json:"route,omitempty"`
-	Source         string          `json:"source"`
-	Kind           string          `json:"kind"`
-	Priority       Priority        `json:"priority"`
-	Summary        string          `json:"summary"`
-	Payload        json.RawMessage `json:"payload,omitempty"`
-	DedupeKey      string          `json:"dedupeKey,omitempty"`
-	CoalesceKey    string          `json:"coalesceKey,omitempty"`
-	Attributes     Attributes      `json:"attributes"`
-	Metadata       map[string]any  `json:"metadata"`
-	DeliverAs      string          `json:"deliverAs,omitempty"`
-	Status         Status          `json:"status"`
-	CoalescedCount int             `json:"coalescedCount"`
-	Action         Action          `json:"action"`
-	Reason         string          `json:"deliveryReason"`
-	DeliverAt      *time.Time      `json:"deliverAt,omitempty"`
-	SummaryAt      *time.Time      `json:"summaryAt,omitempty"`
-	FullWhenIdle   bool            `json:"fullWhenIdle,omitempty"`
-	Attempts       int             `json:"attempts"`
-	NextAttemptAt  *time.Time      `json:"nextAttemptAt,omitempty"`
-	FirstAttemptAt *time.Time      `json:"firstAttemptAt,omitempty"` // a failed record gives up max_age after it
-	LastError      string          `json:"lastError,omitempty"`
-	SignalID       string          `json:"deliveredSignalId,omitempty"`
-	SummarySignal  string          `json:"summarySignalId,omitempty"`
-	CreatedAt      time.Time       `json:"createdAt"`
-	UpdatedAt      time.Time       `json:"updatedAt"`
-	DeliveredAt    *time.Time      `json:"deliveredAt,omitempty"`
+	ID          string          `json:"id"`
+	Thread      ThreadKey       `json:"thread"`
+	EventID     string          `json:"eventId,omitempty"`
+	Route       string          `json:"route,omitempty"`
+	Source      string          `json:"source"`
+	Kind        string          `json:"kind"`
+	Priority    Priority        `json:"priority"`
+	Summary     string          `json:"summary"`
+	Payload     json.RawMessage `json:"payload,omitempty"`
+	DedupeKey   string          `json:"dedupeKey,omitempty"`
+	CoalesceKey string          `json:"coalesceKey,omitempty"`
+	Attributes  Attributes      `json:"attributes"`
+	Metadata    map[string]any  `json:"metadata"`
+	DeliverAs   string          `json:"deliverAs,omitempty"`
+	NetKey      string          `json:"netKey,omitempty"`
+	State       string          `json:"state,omitempty"`
+	RestState   string          `json:"restState,omitempty"`
+	// SupersededBy is the newer record of the lane that replaced this one.
+	SupersededBy   string     `json:"supersededBy,omitempty"`
+	Status         Status     `json:"status"`
+	CoalescedCount int        `json:"coalescedCount"`
+	Action         Action     `json:"action"`
+	Reason         string     `json:"deliveryReason"`
+	DeliverAt      *time.Time `json:"deliverAt,omitempty"`
+	SummaryAt      *time.Time `json:"summaryAt,omitempty"`
+	FullWhenIdle   bool       `json:"fullWhenIdle,omitempty"`
+	Attempts       int        `json:"attempts"`
+	NextAttemptAt  *time.Time `json:"nextAttemptAt,omitempty"`
+	FirstAttemptAt *time.Time `json:"firstAttemptAt,omitempty"` // a failed record gives up max_age after it
+	LastError      string     `json:"lastError,omitempty"`
+	SignalID       string     `json:"deliveredSignalId,omitempty"`
+	SummarySignal  string     `json:"summarySignalId,omitempty"`
+	CreatedAt      time.Time  `json:"createdAt"`
+	UpdatedAt      time.Time  `json:"updatedAt"`
+	DeliveredAt    *time.Time `json:"deliveredAt,omitempty"`
 }
 
 // DueAt is when the dispatcher next has work for the record: min(deliverAt, summaryAt),
@@ -255,6 +274,8 @@ type RecordOutcome struct {
 	Thread   ThreadKey `json:"thread"`
 	Merged   bool      `json:"merged"` // absorbed by an existing pending record
 	Decision Decision  `json:"decision"`
+	// Net is the net-state verdict of a notification with a netKey.
+	Net *NetDecision `json:"net,omitempty"`
 }
 
 // Digest is the hex SHA-256 of a body: a bounded index key for any body size.

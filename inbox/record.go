@@ -22,6 +22,9 @@ func NewRecord(id, eventID string, n Notification, d Decision, now time.Time) Re
 		Attributes:     n.Attributes.Clone(),
 		Metadata:       maps.Clone(n.Metadata),
 		DeliverAs:      n.DeliverAs,
+		NetKey:         n.NetKey,
+		State:          n.State,
+		RestState:      n.RestState,
 		Status:         StatusPending,
 		CoalescedCount: 1,
 		CreatedAt:      now,
@@ -45,8 +48,12 @@ func NewRecord(id, eventID string, n Notification, d Decision, now time.Time) Re
 
 // Mergeable reports whether a pending record absorbs n: same thread, source and kind,
 // and an equal non-empty dedupeKey or coalesceKey.
+//
+// Records of net-state lanes never merge: a newer record of a lane supersedes the
+// pending one instead (see DecideNet), and a record without a netKey stays out of lanes.
 func (r *Record) Mergeable(n Notification) bool {
-	if r.Status != StatusPending || r.Thread != n.Thread || r.Source != n.Source || r.Kind != n.Kind {
+	if r.Status != StatusPending || r.Thread != n.Thread || r.Source != n.Source || r.Kind != n.Kind ||
+		r.NetKey != "" || n.NetKey != "" {
 		return false
 	}
 	return (n.DedupeKey != "" && r.DedupeKey == n.DedupeKey) ||

@@ -123,7 +123,7 @@ func New(stats StatsReader, log *slog.Logger, opts ...Option) *Metrics {
 		}, []string{"route", "method", "code"}),
 		retained: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "signalgate_retention_deleted_total",
-			Help: "Rows the retention cleaner deleted, by kind (events, records).",
+			Help: "Rows the retention cleaner deleted, by kind (events, records, net_states).",
 		}, []string{"kind"}),
 	}
 	m.sources, m.connectors = map[string]bool{}, map[string]bool{}

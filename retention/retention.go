@@ -28,7 +28,8 @@ type Config struct {
 	// Events is how long events are kept after they were received.
 	Events *time.Duration `yaml:"events"`
 	// Records is how long records in a terminal status (delivered, seen, dismissed,
-	// archived, discarded, failed) are kept after their last change.
+	// archived, discarded, failed, superseded) are kept after their last change, and
+	// a thread's told state of a net-state lane after it was last told.
 	Records *time.Duration `yaml:"records"`
 	// Interval is the time between two cleaning passes; the first runs at start.
 	Interval time.Duration `yaml:"interval"`
@@ -69,12 +70,14 @@ func (c Config) Validate() error {
 type Store interface {
 	DeleteEventsBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error)
 	DeleteTerminalRecordsBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error)
+	DeleteNetStatesBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error)
 }
 
 // Result is what one pass deleted.
 type Result struct {
-	Events  int64
-	Records int64
+	Events    int64
+	Records   int64
+	NetStates int64 // told states of net-state lanes
 }
 
 // Cleaner runs passes every interval in a goroutine it owns, between Start and Stop.
@@ -106,7 +109,7 @@ func WithWait(wait func(ctx context.Context, d time.Duration) bool) Option {
 // WithPassHook is called after every pass of the loop (tests wait on it).
 func WithPassHook(fn func(Result, error)) Option { return func(c *Cleaner) { c.hook = fn } }
 
-// WithObserver is told how many rows of a kind (events, records) a pass deleted;
+// WithObserver is told how many rows of a kind (events, records, net_states) a pass deleted;
 // metrics count them.
 func WithObserver(fn func(kind string, n int64)) Option { return func(c *Cleaner) { c.deleted = fn } }
 
@@ -190,6 +193,12 @@ func (c *Cleaner) RunOnce(ctx context.Context) (Result, error) {
 	if age := *c.cfg.Records; age > 0 {
 		res.Records, err = drain(ctx, now.Add(-age), c.st.DeleteTerminalRecordsBefore)
 		c.report("records", res.Records)
+		if err != nil {
+			return res, err
+		}
+		// A lane's told state is request-made memory too: it ages with the records.
+		res.NetStates, err = drain(ctx, now.Add(-age), c.st.DeleteNetStatesBefore)
+		c.report("net_states", res.NetStates)
 		if err != nil {
 			return res, err
 		}

@@ -135,6 +135,10 @@ func (f *fakeStore) DeleteTerminalRecordsBefore(context.Context, time.Time, int)
 	return 0, nil
 }
 
+func (f *fakeStore) DeleteNetStatesBefore(context.Context, time.Time, int) (int64, error) {
+	return 0, nil
+}
+
 func TestRunOnceDrainsInBatches(t *testing.T) {
 	st := &fakeStore{events: 2500}
 	c := retention.New(retention.Config{Events: dur(time.Hour)}, st, nil, retention.WithClock(func() time.Time { return t0 }))

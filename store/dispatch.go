@@ -146,9 +146,14 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 	}
 	for _, d := range o.Delivered {
 		// attempts counts the one that succeeded; a pass that knows none keeps the count.
-		_, err := w.exec(ctx, qMarkDelivered, d.SignalID, now, now, d.Attempts, d.Attempts, d.RecordID, micros(d.UpdatedAt), d.Coalesced)
+		res, err := w.exec(ctx, qMarkDelivered, d.SignalID, now, now, d.Attempts, d.Attempts, d.RecordID, micros(d.UpdatedAt), d.Coalesced)
 		if err != nil {
 			return fmt.Errorf("mark record %s delivered: %w", d.RecordID, err)
+		}
+		if d.NetKey != "" {
+			if err := s.deliveredNet(ctx, tx, k, d, res, o.Now); err != nil {
+				return err
+			}
 		}
 	}
 	for _, d := range o.Summarized {

@@ -113,11 +113,16 @@ func (s *Store) ingestOne(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, n i
 	if err != nil {
 		return inbox.RecordOutcome{}, err
 	}
+	sub := n.Subject()
+	if n.NetKey != "" {
+		// A lane's records never merge; the thread row upserted above serialises the
+		// lane's writers on PostgreSQL.
+		return s.ingestNet(ctx, tx, ev, n, decide(sub, presence, now), newID)
+	}
 	existing, err := s.findMergeable(ctx, s.writeTx(tx), n)
 	if err != nil {
 		return inbox.RecordOutcome{}, err
 	}
-	sub := n.Subject()
 	if existing != nil {
 		if sub.Priority == "" {
 			sub.Priority = existing.Priority

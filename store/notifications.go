@@ -96,17 +96,28 @@ func (s *Store) ThreadRecordsByID(ctx context.Context, k inbox.ThreadKey, ids []
 }
 
 // MarkSeen moves those of ids still pending or delivered to seen: the agent has looked at
-// them, so a pending one is no longer dispatched.
+// them, so a pending one is no longer dispatched. A pending record of a net-state lane
+// read so has told the model its state.
 func (s *Store) MarkSeen(ctx context.Context, ids []string, now time.Time) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	in, args, err := sqlx.In(`UPDATE records SET status = 'seen', updated_at = ?, due_at = NULL, lease_owner = NULL, lease_until = NULL
-		WHERE id IN (?) AND status IN ('pending', 'delivered')`, micros(now), ids)
+	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
+		told, err := s.pendingNet(ctx, tx, ids, now)
+		if err != nil {
+			return err
+		}
+		in, args, err := sqlx.In(`UPDATE records SET status = 'seen', updated_at = ?, due_at = NULL, lease_owner = NULL, lease_until = NULL
+			WHERE id IN (?) AND status IN ('pending', 'delivered')`, micros(now), ids)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.q(in), args...); err != nil {
+			return err
+		}
+		return s.tellRecords(ctx, tx, told, now)
+	})
 	if err != nil {
-		return fmt.Errorf("mark records seen: %w", err)
-	}
-	if _, err := s.w.ExecContext(ctx, s.q(in), args...); err != nil {
 		return fmt.Errorf("mark records seen: %w", err)
 	}
 	return nil
@@ -119,6 +130,13 @@ func (s *Store) TransitionRecord(ctx context.Context, k inbox.ThreadKey, id stri
 	var out inbox.Record
 	var changed bool
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
+		var told []netRecord
+		if to == inbox.StatusSeen {
+			var err error
+			if told, err = s.pendingNet(ctx, tx, []string{id}, now); err != nil {
+				return err
+			}
+		}
 		in, args, err := sqlx.In(`UPDATE records SET status = ?, updated_at = ?, due_at = NULL, lease_owner = NULL, lease_until = NULL
 			WHERE id = ? AND agent = ? AND resource_id = ? AND thread_id = ? AND status IN (?)`,
 			string(to), micros(now), id, k.Agent, k.Resource, k.Thread, from)
@@ -131,6 +149,11 @@ func (s *Store) TransitionRecord(ctx context.Context, k inbox.ThreadKey, id stri
 		}
 		n, _ := res.RowsAffected()
 		changed = n > 0
+		if changed {
+			if err := s.tellRecords(ctx, tx, told, now); err != nil {
+				return err
+			}
+		}
 		recs, err := s.selectRecords(ctx, tx, `SELECT `+recordColumns+` FROM records
 			WHERE id = ? AND agent = ? AND resource_id = ? AND thread_id = ?`, id, k.Agent, k.Resource, k.Thread)
 		if err != nil {

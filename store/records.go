@@ -18,7 +18,8 @@ import (
 const recordColumns = `id, agent, resource_id, thread_id, event_id, route, source, kind, priority, summary, payload,
 	dedupe_key, coalesce_key, attributes, metadata, deliver_as, status, coalesced_count, action, reason,
 	deliver_at, summary_at, full_when_idle, attempts, next_attempt_at, last_error,
-	delivered_signal_id, summary_signal_id, created_at, updated_at, delivered_at`
+	delivered_signal_id, summary_signal_id, created_at, updated_at, delivered_at,
+	net_key, net_state, rest_state, superseded_by`
 
 // recordReadColumns adds what only the dispatcher and single-record reads need; inserts
 // and merges never write it.
@@ -58,6 +59,10 @@ type recordRow struct {
 	CreatedAt      int64          `db:"created_at"`
 	UpdatedAt      int64          `db:"updated_at"`
 	DeliveredAt    sql.NullInt64  `db:"delivered_at"`
+	NetKey         string         `db:"net_key"`
+	NetState       string         `db:"net_state"`
+	RestState      string         `db:"rest_state"`
+	SupersededBy   string         `db:"superseded_by"`
 }
 
 func (row *recordRow) record() (inbox.Record, error) {
@@ -89,6 +94,10 @@ func (row *recordRow) record() (inbox.Record, error) {
 		CreatedAt:      fromMicros(row.CreatedAt),
 		UpdatedAt:      fromMicros(row.UpdatedAt),
 		DeliveredAt:    fromNullMicros(row.DeliveredAt),
+		NetKey:         row.NetKey,
+		State:          row.NetState,
+		RestState:      row.RestState,
+		SupersededBy:   row.SupersededBy,
 	}
 	if row.Payload.Valid {
 		r.Payload = json.RawMessage(row.Payload.String)
@@ -108,13 +117,13 @@ func (row *recordRow) record() (inbox.Record, error) {
 func cleanText(s string) string { return inbox.CleanText(s) }
 
 // storedKeys turns n's indexed fields into what is stored: clean text, and over-long
-// dedupe and coalesce keys hashed. Ingest writes them so and FindMergeable looks them up so.
+// dedupe, coalesce and net keys hashed. Ingest writes them so and FindMergeable looks them up so.
 func storedKeys(n *inbox.Notification) {
 	for _, f := range []*string{&n.Thread.Agent, &n.Thread.Resource, &n.Thread.Thread, &n.Route, &n.Source, &n.Kind,
-		&n.DedupeKey, &n.CoalesceKey} {
+		&n.DedupeKey, &n.CoalesceKey, &n.NetKey, &n.State, &n.RestState} {
 		*f = cleanText(*f)
 	}
-	n.DedupeKey, n.CoalesceKey = inbox.HashKey(n.DedupeKey), inbox.HashKey(n.CoalesceKey)
+	n.DedupeKey, n.CoalesceKey, n.NetKey = inbox.HashKey(n.DedupeKey), inbox.HashKey(n.CoalesceKey), inbox.HashKey(n.NetKey)
 }
 
 // cleanJSON keeps valid JSON valid and storable: invalid UTF-8 can only sit inside its
@@ -159,7 +168,8 @@ func recordArgs(r *inbox.Record) ([]any, error) {
 		string(attrs), string(meta), r.DeliverAs, string(r.Status), r.CoalescedCount, string(r.Action), cleanText(r.Reason),
 		nullMicros(r.DeliverAt), nullMicros(r.SummaryAt), r.FullWhenIdle, r.Attempts, nullMicros(r.NextAttemptAt),
 		cleanText(r.LastError), nullString(r.SignalID), nullString(r.SummarySignal),
-		micros(r.CreatedAt), micros(r.UpdatedAt), nullMicros(r.DeliveredAt)}, nil
+		micros(r.CreatedAt), micros(r.UpdatedAt), nullMicros(r.DeliveredAt),
+		r.NetKey, r.State, r.RestState, r.SupersededBy}, nil
 }
 
 func (s *Store) insertRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) error {

@@ -181,6 +181,10 @@ type notificationBody struct {
 	CoalesceKey string           `json:"coalesceKey"`
 	Attributes  inbox.Attributes `json:"attributes"`
 	Metadata    map[string]any   `json:"metadata"`
+	// NetKey, State and RestState put the notification in a net-state lane.
+	NetKey    string `json:"netKey"`
+	State     string `json:"state"`
+	RestState string `json:"restState"`
 }
 
 func (c *connector) notification(body []byte) (connectors.Item, error) {
@@ -200,6 +204,9 @@ func (c *connector) notification(body []byte) (connectors.Item, error) {
 	} else if !prio.Valid() {
 		return connectors.Item{}, fmt.Errorf("priority: unknown %q (want low, medium, high or urgent)", nb.Priority)
 	}
+	if nb.NetKey == "" && (nb.State != "" || nb.RestState != "") {
+		return connectors.Item{}, errors.New("state, restState: need a netKey (the lane they belong to)")
+	}
 	attrs := nb.Attributes.Clone()
 	if nb.Source != "" {
 		attrs = inbox.Attributes{}.Set("origin", nb.Source).Merge(attrs)
@@ -213,6 +220,9 @@ func (c *connector) notification(body []byte) (connectors.Item, error) {
 		Attributes:  attrs,
 		Metadata:    nb.Metadata,
 		Fields:      fieldsFromAttributes(attrs),
+		NetKey:      nb.NetKey,
+		State:       nb.State,
+		RestState:   nb.RestState,
 	}
 	if len(nb.Payload) > 0 && !bytes.Equal(nb.Payload, []byte("null")) {
 		it.Payload = nb.Payload

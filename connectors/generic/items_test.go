@@ -42,3 +42,18 @@ func TestItemsReparseStoredEvent(t *testing.T) {
 	var nm *connectors.NotMapped
 	assert.NotErrorAs(t, err, &nm)
 }
+
+// A native body may put its notification in a net-state lane; a state needs the lane.
+func TestNativeBodyNetState(t *testing.T) {
+	h := newHarness(t, 0)
+	rec := h.post(t, "msg_1", `{"kind":"invoice-status","summary":"Invoice 42 is overdue","netKey":"invoice:42","state":"overdue","restState":"paid"}`)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	call, _ := h.ing.Last()
+	require.Len(t, call.Notifications, 1)
+	n := call.Notifications[0]
+	assert.Equal(t, "invoice:42", n.NetKey)
+	assert.Equal(t, "overdue", n.State)
+	assert.Equal(t, "paid", n.RestState)
+
+	assert.Contains(t, h.invalid(t, "msg_2", `{"kind":"invoice-status","state":"overdue"}`), "state, restState: need a netKey")
+}
