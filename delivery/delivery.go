@@ -86,9 +86,10 @@ type Queue interface {
 	// ClaimThreads leases up to limit threads that have due records and no live lease,
 	// earliest due first, until `until`. A crashed owner's leases lapse and are reclaimed.
 	ClaimThreads(ctx context.Context, owner string, now, until time.Time, limit int) ([]inbox.ThreadKey, error)
-	// ThreadWork reads what a pass over a claimed thread needs: presence, summary pacing
-	// and up to limit due records, most urgent first, then oldest.
-	ThreadWork(ctx context.Context, k inbox.ThreadKey, now time.Time, limit int) (Work, error)
+	// ThreadsWork reads what a pass over claimed threads needs, one Work per key in
+	// order: presence, summary pacing and up to limit due records each, most urgent
+	// first, then oldest. A pass reads all its threads at once.
+	ThreadsWork(ctx context.Context, keys []inbox.ThreadKey, now time.Time, limit int) ([]Work, error)
 	// CompleteThread applies a pass's outcome in one transaction and releases (or holds)
 	// owner's lease. An empty owner holds no lease.
 	CompleteThread(ctx context.Context, owner string, o Outcome) error

@@ -18,7 +18,7 @@ const (
 	DefaultLease        = time.Minute
 	DefaultBatch        = 64
 	DefaultPerThread    = 200
-	DefaultWorkers      = 8
+	DefaultWorkers      = DefaultBatch
 	DefaultPollInterval = 30 * time.Second
 	DefaultErrorBackoff = 5 * time.Second
 )
@@ -227,10 +227,11 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 		isProbe[k] = true
 	}
 	keys = append(probes, keys...)
+	work := d.readWork(ctx, keys, now)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, d.workers)
-	for _, k := range keys {
+	for i, k := range keys {
 		probe := isProbe[k]
 		wg.Add(1)
 		go func() {
@@ -244,7 +245,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 			defer release()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if err := d.dispatchThread(ctx, k, now, probe); err != nil {
+			if err := d.dispatchThread(ctx, k, work[i], now, probe); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("dispatch %s: %w", k, err))
 				mu.Unlock()
@@ -253,6 +254,33 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	}
 	wg.Wait()
 	return len(keys), errors.Join(errs...)
+}
+
+// readWork reads the claimed threads' work in one go, except for threads of a route with
+// a concurrency bound: those may wait for a slot, so their pass reads its thread once it
+// has one (nil here) and plans with presence and records as they are then.
+func (d *Dispatcher) readWork(ctx context.Context, keys []inbox.ThreadKey, now time.Time) []*Work {
+	out := make([]*Work, len(keys))
+	var idx []int
+	var batch []inbox.ThreadKey
+	for i, k := range keys {
+		if _, bounded := d.slots[k.Agent]; !bounded {
+			idx, batch = append(idx, i), append(batch, k)
+		}
+	}
+	if len(batch) == 0 {
+		return out
+	}
+	ws, err := d.q.ThreadsWork(ctx, batch, now, d.perPass)
+	if err != nil {
+		// Each pass then reads its own thread (and holds it if that fails too).
+		d.log.Warn("read claimed threads", "threads", len(batch), "error", err.Error())
+		return out
+	}
+	for j, i := range idx {
+		out[i] = &ws[j]
+	}
+	return out
 }
 
 // claimProbes takes the probe slot of every down target whose probe is due and leases
@@ -302,20 +330,25 @@ func (d *Dispatcher) acquire(ctx context.Context, agentID string) (func(), error
 	}
 }
 
-// dispatchThread runs one pass over a claimed thread and commits its outcome. claimed is
+// dispatchThread runs one pass over a claimed thread and commits its outcome. read is its
+// work when the pass read it already (nil: read it now). claimed is
 // when its lease began: nothing is sent once half the lease is gone, since a lapsed lease
 // lets another replica claim the thread and send the same records. probe marks the pass
 // that probes a down target: its first send is the probe.
-func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, claimed time.Time, probe bool) error {
+func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read *Work, claimed time.Time, probe bool) error {
 	now := d.now()
 	stale := claimed.Add(d.lease / 2)
 	o := Outcome{Thread: k, Now: now}
-	w, err := d.q.ThreadWork(ctx, k, now, d.perPass)
-	if err != nil {
-		hold := now.Add(d.errWait)
-		o.HoldUntil = &hold
-		return errors.Join(err, d.complete(o, d.owner))
+	if read == nil {
+		ws, err := d.q.ThreadsWork(ctx, []inbox.ThreadKey{k}, now, d.perPass)
+		if err != nil {
+			hold := now.Add(d.errWait)
+			o.HoldUntil = &hold
+			return errors.Join(err, d.complete(o, d.owner))
+		}
+		read = &ws[0]
 	}
+	w := *read
 	route, ok := d.routes[k.Agent]
 	if !ok || route.Target == nil {
 		msg := fmt.Sprintf("agent %q has no delivery target configured", k.Agent)

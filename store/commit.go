@@ -25,7 +25,7 @@ import (
 
 const (
 	// maxBatch bounds the callers sharing one commit (and so one batch's latency).
-	maxBatch = 16
+	maxBatch = 64
 	// batchTimeout bounds one batch's transaction; busy_timeout is 10 s.
 	batchTimeout = 30 * time.Second
 )

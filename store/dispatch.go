@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -41,14 +42,16 @@ func (s *Store) ClaimThreads(ctx context.Context, owner string, now, until time.
 				FOR UPDATE OF t SKIP LOCKED)
 			RETURNING agent, resource_id, thread_id`
 	} else {
+		// Walking the due index in order and keeping each thread's first row stops after
+		// limit threads; grouping (MIN(due_at) per thread) would read every due record,
+		// a cost per pass that grows with the backlog.
 		query = `UPDATE threads SET lease_owner = ?, lease_until = ?
 			WHERE (agent, resource_id, thread_id) IN (
-				SELECT r.agent, r.resource_id, r.thread_id FROM records r
+				SELECT DISTINCT r.agent, r.resource_id, r.thread_id FROM records r
 				JOIN threads t ON t.agent = r.agent AND t.resource_id = r.resource_id AND t.thread_id = r.thread_id
 				WHERE r.status = 'pending' AND r.due_at IS NOT NULL AND r.due_at <= ?
 				  AND (t.lease_until IS NULL OR t.lease_until <= ?) AND ` + notDown("t") + `
-				GROUP BY r.agent, r.resource_id, r.thread_id
-				ORDER BY MIN(r.due_at) LIMIT ?)
+				ORDER BY r.due_at LIMIT ?)
 			RETURNING agent, resource_id, thread_id`
 	}
 	var rows []threadKeyRow
@@ -65,34 +68,119 @@ func (s *Store) ClaimThreads(ctx context.Context, owner string, now, until time.
 	return out, nil
 }
 
-// ThreadWork reads a claimed thread: its live run, summary pacing and due records.
+// ThreadWork reads one claimed thread (see ThreadsWork).
 func (s *Store) ThreadWork(ctx context.Context, k inbox.ThreadKey, now time.Time, limit int) (delivery.Work, error) {
-	w := delivery.Work{Thread: k}
-	var th struct {
+	ws, err := s.ThreadsWork(ctx, []inbox.ThreadKey{k}, now, limit)
+	if err != nil {
+		return delivery.Work{Thread: k}, err
+	}
+	return ws[0], nil
+}
+
+// workChunk bounds the threads one statement of ThreadsWork names (3 parameters each).
+const workChunk = 256
+
+// ThreadsWork reads claimed threads: their live runs, summary pacing and up to limit due
+// records each, in a few statements for all of them (one read snapshot), not a few per
+// thread: a pass over many threads costs about what a pass over one does.
+func (s *Store) ThreadsWork(ctx context.Context, keys []inbox.ThreadKey, now time.Time, limit int) ([]delivery.Work, error) {
+	out := make([]delivery.Work, len(keys))
+	at := make(map[inbox.ThreadKey]int, len(keys))
+	for i, k := range keys {
+		out[i].Thread = k
+		at[k] = i
+	}
+	tx, err := s.r.BeginTxx(ctx, &sql.TxOptions{ReadOnly: s.driver == DriverPostgres})
+	if err != nil {
+		return nil, fmt.Errorf("read claimed threads: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	seen := make([]bool, len(keys))
+	for lo := 0; lo < len(keys); lo += workChunk {
+		chunk := keys[lo:min(lo+workChunk, len(keys))]
+		if err := s.readWork(ctx, tx, chunk, now, limit, out, at, seen); err != nil {
+			return nil, err
+		}
+	}
+	for i, ok := range seen {
+		if !ok {
+			return nil, fmt.Errorf("read thread %s: %w", keys[i], sql.ErrNoRows)
+		}
+	}
+	return out, nil
+}
+
+// claimedKeys is a CTE naming the threads of keys: joined first, it lets each statement
+// use the per-thread indexes for every thread (a row-value IN list makes SQLite scan).
+func claimedKeys(keys []inbox.ThreadKey) (string, []any) {
+	var b strings.Builder
+	args := make([]any, 0, 3*len(keys))
+	b.WriteString(`WITH k (agent, resource_id, thread_id) AS (VALUES `)
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(`, `)
+		}
+		b.WriteString(`(?, ?, ?)`)
+		args = append(args, k.Agent, k.Resource, k.Thread)
+	}
+	b.WriteString(`) `)
+	return b.String(), args
+}
+
+func (s *Store) readWork(ctx context.Context, tx *sqlx.Tx, keys []inbox.ThreadKey, now time.Time, limit int,
+	out []delivery.Work, at map[inbox.ThreadKey]int, seen []bool) error {
+	with, kargs := claimedKeys(keys)
+	var ths []struct {
+		threadKeyRow
 		CreatedAt     int64         `db:"created_at"`
 		LastSummaryAt sql.NullInt64 `db:"last_summary_at"`
 		Summaries     int64         `db:"summaries"`
 	}
-	err := s.r.GetContext(ctx, &th, s.q(`SELECT created_at, last_summary_at, summaries FROM threads
-		WHERE agent = ? AND resource_id = ? AND thread_id = ?`), k.Agent, k.Resource, k.Thread)
+	err := tx.SelectContext(ctx, &ths, s.q(with+`SELECT t.agent, t.resource_id, t.thread_id, t.created_at, t.last_summary_at, t.summaries
+		FROM k JOIN threads t ON t.agent = k.agent AND t.resource_id = k.resource_id AND t.thread_id = k.thread_id`), kargs...)
 	if err != nil {
-		return w, fmt.Errorf("read thread %s: %w", k, err)
+		return fmt.Errorf("read claimed threads: %w", err)
 	}
-	w.CreatedAt, w.LastSummaryAt, w.Summaries = fromMicros(th.CreatedAt), fromNullMicros(th.LastSummaryAt), th.Summaries
-	run, err := s.liveRun(ctx, s.r, k, now)
+	for _, th := range ths {
+		i := at[th.key()]
+		w := &out[i]
+		w.CreatedAt, w.LastSummaryAt, w.Summaries = fromMicros(th.CreatedAt), fromNullMicros(th.LastSummaryAt), th.Summaries
+		seen[i] = true
+	}
+	var runs []struct {
+		threadKeyRow
+		ID string `db:"id"`
+	}
+	// The newest live run of each thread, as liveRun picks it.
+	err = tx.SelectContext(ctx, &runs, s.q(with+`SELECT r.agent, r.resource_id, r.thread_id, r.id
+		FROM k JOIN runs r ON r.agent = k.agent AND r.resource_id = k.resource_id AND r.thread_id = k.thread_id
+		WHERE r.status = 'open' AND r.lease_until > ? ORDER BY r.opened_at DESC, r.id DESC`), append(kargs, micros(now))...)
 	if err != nil {
-		return w, err
+		return fmt.Errorf("read live runs of claimed threads: %w", err)
 	}
-	if run != nil {
-		w.RunID = run.ID
+	for _, r := range runs {
+		if w := &out[at[r.key()]]; w.RunID == "" {
+			w.RunID = r.ID
+		}
 	}
-	w.Records, err = s.selectRecords(ctx, s.r, `SELECT `+recordReadColumns+` FROM records
-		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND status = 'pending' AND due_at IS NOT NULL AND due_at <= ?
-		ORDER BY priority_rank DESC, created_at, id LIMIT ?`, k.Agent, k.Resource, k.Thread, micros(now), limit)
+	recs, err := s.selectRecords(ctx, tx, with+`SELECT `+recordReadColumns+` FROM (
+		SELECT r.*, ROW_NUMBER() OVER (PARTITION BY r.agent, r.resource_id, r.thread_id
+			ORDER BY r.priority_rank DESC, r.created_at, r.id) AS rn
+		FROM k JOIN records r ON r.agent = k.agent AND r.resource_id = k.resource_id AND r.thread_id = k.thread_id
+		WHERE r.status = 'pending' AND r.due_at IS NOT NULL AND r.due_at <= ?) d
+		WHERE rn <= ? ORDER BY agent, resource_id, thread_id, priority_rank DESC, created_at, id`, append(kargs, micros(now), limit)...)
 	if err != nil {
-		return w, fmt.Errorf("read due records of %s: %w", k, err)
+		return fmt.Errorf("read due records of claimed threads: %w", err)
 	}
-	return w, nil
+	for _, r := range recs {
+		w := &out[at[r.Thread]]
+		w.Records = append(w.Records, r)
+	}
+	return nil
+}
+
+func (r threadKeyRow) key() inbox.ThreadKey {
+	return inbox.ThreadKey{Agent: r.Agent, Resource: r.Resource, Thread: r.Thread}
 }
 
 // CompleteThread applies a pass in one transaction: the thread row first (pacing, lease),

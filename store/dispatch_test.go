@@ -209,3 +209,53 @@ func TestCompleteThreadHold(t *testing.T) {
 		require.Empty(t, keys)
 	})
 }
+
+func TestThreadsWorkReadsManyThreadsAtOnce(t *testing.T) {
+	ctx := context.Background()
+	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+		_, _, err := s.OpenRun(ctx, newRun("run-1", t0.Add(-time.Second), 5*time.Minute))
+		require.NoError(t, err)
+		ingest(t, svc, "a1", comment("on the active thread", "", ""))
+		busy := threadN(1)
+		for i, p := range []inbox.Priority{inbox.PriorityMedium, inbox.PriorityUrgent, inbox.PriorityHigh} {
+			n := comment("busy "+string(p), "", "")
+			n.Thread, n.Priority = busy, p
+			ingest(t, svc, "b"+string(rune('1'+i)), n)
+		}
+		quiet := threadN(2)
+		n := comment("quiet", "", "")
+		n.Thread = quiet
+		ingest(t, svc, "c1", n)
+
+		// One Work per key, in the keys' order, each with its own run and at most limit
+		// records, most urgent first.
+		ws, err := s.ThreadsWork(ctx, []inbox.ThreadKey{quiet, thread, busy}, t0, 2)
+		require.NoError(t, err)
+		require.Len(t, ws, 3)
+		require.Equal(t, quiet, ws[0].Thread)
+		require.Empty(t, ws[0].RunID)
+		require.Len(t, ws[0].Records, 1)
+		require.Equal(t, "quiet", ws[0].Records[0].Summary)
+		require.Equal(t, thread, ws[1].Thread)
+		require.Equal(t, "run-1", ws[1].RunID)
+		require.Len(t, ws[1].Records, 1)
+		require.Equal(t, busy, ws[2].Thread)
+		require.Empty(t, ws[2].RunID)
+		require.Len(t, ws[2].Records, 2, "the limit is per thread")
+		require.Equal(t, []inbox.Priority{inbox.PriorityUrgent, inbox.PriorityHigh},
+			[]inbox.Priority{ws[2].Records[0].Priority, ws[2].Records[1].Priority})
+		for _, w := range ws {
+			require.False(t, w.CreatedAt.IsZero(), "thread row read for %s", w.Thread)
+			for _, r := range w.Records {
+				require.Equal(t, w.Thread, r.Thread)
+			}
+		}
+		// Nothing due yet: the threads are read, with no records.
+		ws, err = s.ThreadsWork(ctx, []inbox.ThreadKey{busy}, t0.Add(-time.Hour), 10)
+		require.NoError(t, err)
+		require.Empty(t, ws[0].Records)
+
+		_, err = s.ThreadsWork(ctx, []inbox.ThreadKey{busy, threadN(9)}, t0, 10)
+		require.Error(t, err, "a thread that does not exist")
+	})
+}
