@@ -65,6 +65,23 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent, resource_id, thread_id, id) DO NOTHING`
 )
 
+// Runs and the thread log (opening a run, a wake, a frame appended outside a pass).
+const (
+	qLockThread = `INSERT INTO threads (agent, resource_id, thread_id, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent, resource_id, thread_id) DO UPDATE SET updated_at = threads.updated_at`
+	qNextSeq = `INSERT INTO threads (agent, resource_id, thread_id, last_seq, created_at, updated_at)
+		VALUES (?, ?, ?, 1, ?, ?)
+		ON CONFLICT (agent, resource_id, thread_id) DO UPDATE SET last_seq = threads.last_seq + 1
+		RETURNING last_seq`
+	qLiveRun = `SELECT ` + runColumns + ` FROM runs
+		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND status = 'open' AND lease_until > ?
+		ORDER BY opened_at DESC, id DESC LIMIT 1`
+	qLapsedRuns = `SELECT ` + runColumns + ` FROM runs
+		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND status = 'open' AND lease_until <= ?
+		ORDER BY lease_until, id`
+	qInsertRun = `INSERT INTO runs (` + runColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)`
+)
+
 // rescheduleQuery moves a record's due time; trueLit is the dialect's boolean true.
 func rescheduleQuery(fullWhenIdle bool, trueLit string) string {
 	set := `due_at = ?`
@@ -93,25 +110,63 @@ func hotQueries() []string {
 	return []string{qInsertEvent, qRedelivered, qRedeliveredBody, qTouchThread, qPresence, qInsertRecord, qUpdateRecord,
 		mergeQuery(true, false), mergeQuery(false, true), mergeQuery(true, true),
 		qThreadRelease, qThreadHold, qMarkDelivered, qMarkSummarized, qMarkSummaryID, qRecordRetry, qRecordFailed,
-		qInsertAttempt, qInsertFrame, rescheduleQuery(false, "1"), rescheduleQuery(true, "1")}
+		qInsertAttempt, qInsertFrame, rescheduleQuery(false, "1"), rescheduleQuery(true, "1"),
+		qLockThread, qNextSeq, qLiveRun, qLapsedRuns, qInsertRun}
 }
 
-// prepareHot prepares the ingest statements on the writer connection. It runs outside
+// Reads made for every run opened and every stream woken, prepared on the read pool.
+const (
+	qFramesAfter = `SELECT ` + frameColumns + ` FROM signals
+		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND seq > ? ORDER BY seq LIMIT ?`
+)
+
+// pendingRecoveriesQuery reads a thread's in-flight signals to recover, oldest first.
+func pendingRecoveriesQuery() string {
+	return `SELECT ` + prefixed("s.", frameColumns) + ` FROM recoveries r
+		JOIN signals s ON s.agent = r.agent AND s.resource_id = r.resource_id AND s.thread_id = r.thread_id AND s.id = r.signal_id
+		WHERE r.agent = ? AND r.resource_id = ? AND r.thread_id = ?
+		ORDER BY s.seq LIMIT ?`
+}
+
+func hotReads() []string { return []string{qFramesAfter, pendingRecoveriesQuery()} }
+
+// readSelect runs a read on the read pool, prepared when it is one of hotReads.
+func (s *Store) readSelect(ctx context.Context, dest any, query string, args ...any) error {
+	if m := s.hot.Load(); m != nil {
+		if st := (*m)[query]; st != nil {
+			return st.SelectContext(ctx, dest, args...)
+		}
+	}
+	return s.r.SelectContext(ctx, dest, s.q(query), args...)
+}
+
+// prepareHot prepares the ingest statements on the writer connection and the hot reads
+// on the read pool. It runs outside
 // any transaction (the writer has one connection) after migrations.
 func (s *Store) prepareHot(ctx context.Context) error {
 	if s.driver != DriverSQLite || s.hot.Load() != nil {
 		return nil
 	}
 	m := make(map[string]*sqlx.Stmt)
-	for _, q := range hotQueries() {
-		st, err := s.w.PreparexContext(ctx, q)
-		if err != nil {
-			for _, p := range m {
-				_ = p.Close()
+	prepare := func(db *sqlx.DB, qs []string) error {
+		for _, q := range qs {
+			st, err := db.PreparexContext(ctx, q)
+			if err != nil {
+				for _, p := range m {
+					_ = p.Close()
+				}
+				return fmt.Errorf("prepare statement: %w", err)
 			}
-			return fmt.Errorf("prepare statement: %w", err)
+			m[q] = st
 		}
-		m[q] = st
+		return nil
+	}
+	if err := prepare(s.w, hotQueries()); err != nil {
+		return err
+	}
+	// On the read pool database/sql prepares a statement once per connection it runs on.
+	if err := prepare(s.r, hotReads()); err != nil {
+		return err
 	}
 	if !s.hot.CompareAndSwap(nil, &m) {
 		for _, p := range m {
@@ -162,6 +217,13 @@ func (t txq) exec(ctx context.Context, query string, args ...any) (sql.Result, e
 		return st.ExecContext(ctx, args...)
 	}
 	return t.tx.ExecContext(ctx, t.s.q(query), args...)
+}
+
+func (t txq) sel(ctx context.Context, dest any, query string, args ...any) error {
+	if st := t.stmt(ctx, query); st != nil {
+		return st.SelectContext(ctx, dest, args...)
+	}
+	return t.tx.SelectContext(ctx, dest, t.s.q(query), args...)
 }
 
 func (t txq) get(ctx context.Context, dest any, query string, args ...any) error {

@@ -31,10 +31,7 @@ func (s *Store) markInFlightTx(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadK
 // order, up to limit.
 func (s *Store) PendingRecoveries(ctx context.Context, k inbox.ThreadKey, limit int) ([]agent.Frame, error) {
 	var rows []frameRow
-	err := s.r.SelectContext(ctx, &rows, s.q(`SELECT `+prefixed("s.", frameColumns)+` FROM recoveries r
-		JOIN signals s ON s.agent = r.agent AND s.resource_id = r.resource_id AND s.thread_id = r.thread_id AND s.id = r.signal_id
-		WHERE r.agent = ? AND r.resource_id = ? AND r.thread_id = ?
-		ORDER BY s.seq LIMIT ?`), k.Agent, k.Resource, k.Thread, limit)
+	err := s.readSelect(ctx, &rows, pendingRecoveriesQuery(), k.Agent, k.Resource, k.Thread, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read pending recoveries of %s: %w", k, err)
 	}

@@ -48,7 +48,7 @@ func (s *Store) OpenRun(ctx context.Context, r agent.Run) (agent.Run, bool, erro
 		if err := s.lockThread(ctx, tx, r.Thread, r.OpenedAt); err != nil {
 			return err
 		}
-		live, err := s.liveRun(ctx, tx, r.Thread, r.OpenedAt)
+		live, err := s.liveRunTx(ctx, tx, r.Thread, r.OpenedAt)
 		if err != nil {
 			return err
 		}
@@ -68,8 +68,7 @@ func (s *Store) OpenRun(ctx context.Context, r agent.Run) (agent.Run, bool, erro
 			return err
 		}
 		k := r.Thread
-		_, err = tx.ExecContext(ctx, s.q(`INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)`),
-			r.ID, k.Agent, k.Resource, k.Thread, agent.RunOpen, r.Origin, micros(r.OpenedAt), micros(r.LeaseUntil))
+		_, err = s.writeTx(tx).exec(ctx, qInsertRun, r.ID, k.Agent, k.Resource, k.Thread, agent.RunOpen, r.Origin, micros(r.OpenedAt), micros(r.LeaseUntil))
 		if err != nil {
 			return fmt.Errorf("insert run: %w", err)
 		}
@@ -220,9 +219,7 @@ func (s *Store) expireRunTx(ctx context.Context, tx *sqlx.Tx, r agent.Run, now t
 // thread lock.
 func (s *Store) expireLapsedTx(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) error {
 	var rows []runRow
-	if err := tx.SelectContext(ctx, &rows, s.q(`SELECT `+runColumns+` FROM runs
-		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND status = 'open' AND lease_until <= ?
-		ORDER BY lease_until, id`), k.Agent, k.Resource, k.Thread, micros(now)); err != nil {
+	if err := s.writeTx(tx).sel(ctx, &rows, qLapsedRuns, k.Agent, k.Resource, k.Thread, micros(now)); err != nil {
 		return fmt.Errorf("find lapsed runs of %s: %w", k, err)
 	}
 	for _, row := range rows {
@@ -240,9 +237,17 @@ func (s *Store) LiveRun(ctx context.Context, k inbox.ThreadKey, now time.Time) (
 
 func (s *Store) liveRun(ctx context.Context, q sqlx.QueryerContext, k inbox.ThreadKey, now time.Time) (*agent.Run, error) {
 	var row runRow
-	err := sqlx.GetContext(ctx, q, &row, s.q(`SELECT `+runColumns+` FROM runs
-		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND status = 'open' AND lease_until > ?
-		ORDER BY opened_at DESC, id DESC LIMIT 1`), k.Agent, k.Resource, k.Thread, micros(now))
+	return row.live(sqlx.GetContext(ctx, q, &row, s.q(qLiveRun), k.Agent, k.Resource, k.Thread, micros(now)), k)
+}
+
+// liveRunTx is liveRun in a write transaction, through the prepared statement.
+func (s *Store) liveRunTx(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) (*agent.Run, error) {
+	var row runRow
+	return row.live(s.writeTx(tx).get(ctx, &row, qLiveRun, k.Agent, k.Resource, k.Thread, micros(now)), k)
+}
+
+// live is the run read into row by a query that returned err.
+func (row *runRow) live(err error, k inbox.ThreadKey) (*agent.Run, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -258,7 +263,7 @@ func (s *Store) liveRun(ctx context.Context, q sqlx.QueryerContext, k inbox.Thre
 // the transition and the dispatch loses nothing. A record backing off after a failure
 // keeps its retry time.
 func (s *Store) promoteIfIdle(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) (bool, error) {
-	live, err := s.liveRun(ctx, tx, k, now)
+	live, err := s.liveRunTx(ctx, tx, k, now)
 	if err != nil || live != nil {
 		return false, err
 	}

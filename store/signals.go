@@ -110,10 +110,7 @@ func (s *Store) AppendFrame(ctx context.Context, f agent.Frame) (agent.Frame, bo
 func (s *Store) appendFrameTx(ctx context.Context, tx *sqlx.Tx, f agent.Frame) (agent.Frame, bool, error) {
 	k := f.Thread
 	var seq int64
-	err := tx.GetContext(ctx, &seq, s.q(`INSERT INTO threads (agent, resource_id, thread_id, last_seq, created_at, updated_at)
-		VALUES (?, ?, ?, 1, ?, ?)
-		ON CONFLICT (agent, resource_id, thread_id) DO UPDATE SET last_seq = threads.last_seq + 1
-		RETURNING last_seq`), k.Agent, k.Resource, k.Thread, micros(f.CreatedAt), micros(f.CreatedAt))
+	err := s.writeTx(tx).get(ctx, &seq, qNextSeq, k.Agent, k.Resource, k.Thread, micros(f.CreatedAt), micros(f.CreatedAt))
 	if err != nil {
 		return f, false, fmt.Errorf("next seq of %s: %w", k, err)
 	}
@@ -183,9 +180,7 @@ func (s *Store) GetFrame(ctx context.Context, k inbox.ThreadKey, id string) (age
 // FramesAfter returns up to limit frames of k with seq > after, in order.
 func (s *Store) FramesAfter(ctx context.Context, k inbox.ThreadKey, after int64, limit int) ([]agent.Frame, error) {
 	var rows []frameRow
-	err := s.r.SelectContext(ctx, &rows, s.q(`SELECT `+frameColumns+` FROM signals
-		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
-		k.Agent, k.Resource, k.Thread, after, limit)
+	err := s.readSelect(ctx, &rows, qFramesAfter, k.Agent, k.Resource, k.Thread, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read log of %s after %d: %w", k, after, err)
 	}
@@ -215,9 +210,7 @@ func (s *Store) LastSeq(ctx context.Context, k inbox.ThreadKey) (int64, error) {
 // transaction. Everything that changes a thread's runs, records or log takes this lock
 // first, so they never deadlock on one another.
 func (s *Store) lockThread(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) error {
-	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO threads (agent, resource_id, thread_id, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent, resource_id, thread_id) DO UPDATE SET updated_at = threads.updated_at`),
-		k.Agent, k.Resource, k.Thread, micros(now), micros(now))
+	_, err := s.writeTx(tx).exec(ctx, qLockThread, k.Agent, k.Resource, k.Thread, micros(now), micros(now))
 	if err != nil {
 		return fmt.Errorf("lock thread %s: %w", k, err)
 	}
