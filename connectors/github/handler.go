@@ -152,17 +152,21 @@ func (h *Handler) Serve(c echo.Context) error {
 // a payload that is not JSON or not even leniently of its event's shape (kept: a
 // later version may replay it).
 func (h *Handler) parse(ctx context.Context, cfg *Config, eventType, delivery string, payload []byte, ci CIState) ([]connectors.Item, inbox.EventStatus, string) {
-	if !json.Valid(payload) {
-		return nil, inbox.EventInvalid, "malformed JSON payload"
-	}
 	if !mappedEvent(eventType) {
 		// Not decoded at all: nothing of it is read.
+		if !json.Valid(payload) {
+			return nil, inbox.EventInvalid, "malformed JSON payload"
+		}
 		if eventType == "ping" {
 			return nil, "", ""
 		}
 		return nil, inbox.EventIgnored, fmt.Sprintf("event type %q is not mapped", eventType)
 	}
+	// Decoding checks the syntax first: one pass over the body, not a separate json.Valid.
 	parsed, err := gh.ParseWebHook(eventType, payload)
+	if _, bad := errors.AsType[*json.SyntaxError](err); bad {
+		return nil, inbox.EventInvalid, "malformed JSON payload"
+	}
 	if err != nil {
 		// A field go-github's types refuse must not make the whole event unreadable:
 		// the mapping reads a few fields, the rest is tolerated.
