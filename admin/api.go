@@ -197,8 +197,17 @@ func (a *API) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 // time over fixed-length digests, so timing reveals neither which token nor how close.
 func (a *API) caller(header string) (Token, bool) {
 	scheme, raw, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return Token{}, false
+	}
+	return a.Authenticate(raw)
+}
+
+// Authenticate finds the configured admin token raw is, for callers that take the token
+// once and keep a session (the console).
+func (a *API) Authenticate(raw string) (Token, bool) {
 	raw = strings.TrimSpace(raw)
-	if !ok || !strings.EqualFold(scheme, "Bearer") || raw == "" {
+	if raw == "" {
 		return Token{}, false
 	}
 	sum := sha256.Sum256([]byte(raw))

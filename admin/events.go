@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -37,26 +38,37 @@ func eventFilter(p *params) inbox.EventFilter {
 	return f
 }
 
-type eventList struct {
+// EventPage is one page of GET /events.
+type EventPage struct {
 	Events     []inbox.Event `json:"events"`
 	NextCursor string        `json:"nextCursor,omitempty"`
 }
 
-// listEvents is GET /events: newest first, bodies omitted.
-func (a *API) listEvents(c echo.Context) error {
-	p := readParams(c, eventParams...)
+// Events lists events newest first, bodies omitted, with GET /events' query
+// parameters; a bad parameter is a 400 naming it.
+func (a *API) Events(ctx context.Context, q url.Values) (EventPage, error) {
+	p := readParams(q, eventParams...)
 	f := eventFilter(p)
 	if p.err != nil {
-		return p.err
+		return EventPage{}, p.err
 	}
-	events, next, err := a.d.Store.ListEvents(c.Request().Context(), f)
+	events, next, err := a.d.Store.ListEvents(ctx, f)
 	if err != nil {
-		return err
+		return EventPage{}, err
 	}
 	if events == nil {
 		events = []inbox.Event{}
 	}
-	return c.JSON(http.StatusOK, eventList{Events: events, NextCursor: next})
+	return EventPage{Events: events, NextCursor: next}, nil
+}
+
+// listEvents is GET /events.
+func (a *API) listEvents(c echo.Context) error {
+	page, err := a.Events(c.Request().Context(), c.QueryParams())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, page)
 }
 
 // EventDetail is one stored event with its body: text when it is UTF-8 (JSON, mail),
@@ -74,14 +86,26 @@ func (a *API) getEvent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
+	out, err := a.Event(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// Event is GET /events/{id}: the event with its body and the records it created.
+func (a *API) Event(ctx context.Context, id string) (EventDetail, error) {
+	id, err := checkID("id", id)
+	if err != nil {
+		return EventDetail{}, err
+	}
 	ev, err := a.d.Store.GetEvent(ctx, id)
 	if err != nil {
-		return notFound(err, "event", id)
+		return EventDetail{}, notFound(err, "event", id)
 	}
 	recs, _, err := a.d.Store.ListRecords(ctx, inbox.RecordFilter{EventID: id, Limit: inbox.MaxPageSize})
 	if err != nil {
-		return err
+		return EventDetail{}, err
 	}
 	out := EventDetail{Event: ev, CreatedRecords: recs}
 	if out.CreatedRecords == nil {
@@ -93,7 +117,7 @@ func (a *API) getEvent(c echo.Context) error {
 	} else {
 		out.BodyBase64 = base64.StdEncoding.EncodeToString(ev.Body)
 	}
-	return c.JSON(http.StatusOK, out)
+	return out, nil
 }
 
 // ReplayResult is what one replay stored: a new event (replayOf the original) and the
@@ -112,18 +136,30 @@ func (a *API) replayEvent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	ev, err := a.d.Store.GetEvent(ctx, id)
-	if err != nil {
-		return notFound(err, "event", id)
-	}
-	res, err := a.replay(ctx, ev)
+	res, err := a.ReplayEvent(c.Request().Context(), id, tokenName(c))
 	if err != nil {
 		return err
 	}
-	a.log.Info("event replayed", "token", tokenName(c), "event_id", id, "replay_id", res.EventID,
-		"status", string(res.Status), "records", len(res.Records))
 	return c.JSON(http.StatusOK, res)
+}
+
+// ReplayEvent replays one stored event; by names the admin token in the log.
+func (a *API) ReplayEvent(ctx context.Context, id, by string) (ReplayResult, error) {
+	id, err := checkID("id", id)
+	if err != nil {
+		return ReplayResult{}, err
+	}
+	ev, err := a.d.Store.GetEvent(ctx, id)
+	if err != nil {
+		return ReplayResult{}, notFound(err, "event", id)
+	}
+	res, err := a.replay(ctx, ev)
+	if err != nil {
+		return ReplayResult{}, err
+	}
+	a.log.Info("event replayed", "token", by, "event_id", id, "replay_id", res.EventID,
+		"status", string(res.Status), "records", len(res.Records))
+	return res, nil
 }
 
 type replayList struct {
@@ -138,7 +174,7 @@ type replayList struct {
 // their original order. nextCursor continues with older events; the replays are newer
 // than every listed event, so they never show up in later pages.
 func (a *API) replayEvents(c echo.Context) error {
-	p := readParams(c, append(eventParams, "replays")...)
+	p := readParams(c.QueryParams(), append(eventParams, "replays")...)
 	f := eventFilter(p)
 	replays := p.boolean("replays")
 	if p.err != nil {

@@ -350,9 +350,14 @@ func (a *API) explain(c echo.Context) error {
 	if err := json.Unmarshal(body, &s); err != nil {
 		return server.BadRequest("request body: want a JSON object with eventId, or source, connector, headers and body")
 	}
-	out, err := a.explainer.Explain(c.Request().Context(), s)
+	out, err := a.Explain(c.Request().Context(), s)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, out)
+}
+
+// Explain dry-runs a sample or stored event through today's routes and policy.
+func (a *API) Explain(ctx context.Context, s Sample) (*Explanation, error) {
+	return a.explainer.Explain(ctx, s)
 }

@@ -1,9 +1,11 @@
 package admin
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/labstack/echo/v4"
 
@@ -25,27 +27,36 @@ func recordFilter(p *params) inbox.RecordFilter {
 	}
 }
 
-type recordList struct {
+// RecordPage is one page of GET /notifications.
+type RecordPage struct {
 	Notifications []inbox.Record `json:"notifications"`
 	NextCursor    string         `json:"nextCursor,omitempty"`
 }
 
-// listNotifications is GET /notifications: records newest first, every status unless
-// filtered. Unlike the agent's listing it never marks anything seen.
-func (a *API) listNotifications(c echo.Context) error {
-	p := readParams(c, recordParams...)
+// Notifications lists records newest first, every status unless filtered, with GET
+// /notifications' query parameters. Unlike the agent's listing it never marks anything seen.
+func (a *API) Notifications(ctx context.Context, q url.Values) (RecordPage, error) {
+	p := readParams(q, recordParams...)
 	f := recordFilter(p)
 	if p.err != nil {
-		return p.err
+		return RecordPage{}, p.err
 	}
-	recs, next, err := a.d.Store.ListRecords(c.Request().Context(), f)
+	recs, next, err := a.d.Store.ListRecords(ctx, f)
 	if err != nil {
-		return err
+		return RecordPage{}, err
 	}
 	if recs == nil {
 		recs = []inbox.Record{}
 	}
-	return c.JSON(http.StatusOK, recordList{Notifications: recs, NextCursor: next})
+	return RecordPage{Notifications: recs, NextCursor: next}, nil
+}
+
+func (a *API) listNotifications(c echo.Context) error {
+	page, err := a.Notifications(c.Request().Context(), c.QueryParams())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, page)
 }
 
 // NotificationDetail is a record with everything that explains its fate: the decision
@@ -63,10 +74,22 @@ func (a *API) getNotification(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
+	out, err := a.Notification(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// Notification is GET /notifications/{id}.
+func (a *API) Notification(ctx context.Context, id string) (NotificationDetail, error) {
+	id, err := checkID("id", id)
+	if err != nil {
+		return NotificationDetail{}, err
+	}
 	rec, err := a.d.Store.GetRecord(ctx, id)
 	if err != nil {
-		return notFound(err, "notification", id)
+		return NotificationDetail{}, notFound(err, "notification", id)
 	}
 	out := NotificationDetail{Record: rec}
 	if rec.EventID != "" {
@@ -75,14 +98,14 @@ func (a *API) getNotification(c echo.Context) error {
 		case err == nil:
 			out.Event = &store.EventRef{ID: ev.ID, Type: ev.Type, Status: ev.Status, Error: ev.Error, ReceivedAt: ev.ReceivedAt}
 		case !errors.Is(err, inbox.ErrNotFound):
-			return err
+			return NotificationDetail{}, err
 		}
 	}
 	if out.Deliveries, err = a.d.Store.ListAttempts(ctx, store.AttemptFilter{RecordID: id, Limit: inbox.MaxPageSize}); err != nil {
-		return err
+		return NotificationDetail{}, err
 	}
 	if out.Signals, err = a.d.Store.RecordSignals(ctx, rec.Thread, id); err != nil {
-		return err
+		return NotificationDetail{}, err
 	}
 	if out.Deliveries == nil {
 		out.Deliveries = []delivery.Attempt{}
@@ -90,61 +113,87 @@ func (a *API) getNotification(c echo.Context) error {
 	if out.Signals == nil {
 		out.Signals = []agent.Frame{}
 	}
-	return c.JSON(http.StatusOK, out)
+	return out, nil
 }
 
-// dismiss is POST /notifications/{id}/dismiss, the agent's dismiss on the operator's
-// behalf: pending, delivered, seen and failed records can be dismissed.
+// dismiss is POST /notifications/{id}/dismiss.
 func (a *API) dismiss(c echo.Context) error {
 	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
+	rec, err := a.Dismiss(c.Request().Context(), id, tokenName(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, rec)
+}
+
+// Dismiss is the agent's dismiss on the operator's behalf: pending, delivered, seen and
+// failed records can be dismissed (409 otherwise). by names the admin token in the log.
+func (a *API) Dismiss(ctx context.Context, id, by string) (inbox.Record, error) {
+	id, err := checkID("id", id)
+	if err != nil {
+		return inbox.Record{}, err
+	}
 	rec, err := a.d.Store.GetRecord(ctx, id)
 	if err != nil {
-		return notFound(err, "notification", id)
+		return inbox.Record{}, notFound(err, "notification", id)
 	}
 	from := []inbox.Status{inbox.StatusPending, inbox.StatusDelivered, inbox.StatusSeen, inbox.StatusFailed}
 	rec, changed, err := a.d.Store.TransitionRecord(ctx, rec.Thread, id, inbox.StatusDismissed, from, a.d.Now().UTC())
 	if err != nil {
-		return notFound(err, "notification", id)
+		return inbox.Record{}, notFound(err, "notification", id)
 	}
 	if !changed && rec.Status != inbox.StatusDismissed {
-		return server.NewError(http.StatusConflict, "conflict", "notification %q is %s and cannot be dismissed", id, rec.Status)
+		return inbox.Record{}, server.NewError(http.StatusConflict, "conflict", "notification %q is %s and cannot be dismissed", id, rec.Status)
 	}
-	a.log.Info("notification dismissed", "token", tokenName(c), "record_id", id, "thread", rec.Thread.String())
-	return c.JSON(http.StatusOK, rec)
+	a.log.Info("notification dismissed", "token", by, "record_id", id, "thread", rec.Thread.String())
+	return rec, nil
 }
 
 // redeliverable are the statuses a record may be queued again from.
 func redeliverable() []inbox.Status { return []inbox.Status{inbox.StatusFailed, inbox.StatusDelivered} }
 
-// redeliver is POST /notifications/{id}/redeliver: a failed or delivered record is
-// pending again, due now, with a fresh attempt count.
+// redeliver is POST /notifications/{id}/redeliver.
 func (a *API) redeliver(c echo.Context) error {
 	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}
-	rec, changed, err := a.d.Store.RequeueRecord(c.Request().Context(), id, redeliverable(), requeueReason(c), a.d.Now().UTC())
+	rec, err := a.Redeliver(c.Request().Context(), id, tokenName(c))
 	if err != nil {
-		return notFound(err, "notification", id)
+		return err
 	}
-	if !changed {
-		return server.NewError(http.StatusConflict, "conflict",
-			"notification %q is %s: only failed or delivered notifications are redelivered", id, rec.Status)
-	}
-	a.d.Notify([]inbox.ThreadKey{rec.Thread})
-	a.log.Info("notification redelivered", "token", tokenName(c), "record_id", id, "thread", rec.Thread.String())
 	return c.JSON(http.StatusOK, rec)
 }
 
-func requeueReason(c echo.Context) string {
-	return fmt.Sprintf("admin: redelivered by %q, deliver now", tokenName(c))
+// Redeliver makes a failed or delivered record pending again, due now, with a fresh
+// attempt count (409 for another status).
+func (a *API) Redeliver(ctx context.Context, id, by string) (inbox.Record, error) {
+	id, err := checkID("id", id)
+	if err != nil {
+		return inbox.Record{}, err
+	}
+	rec, changed, err := a.d.Store.RequeueRecord(ctx, id, redeliverable(), requeueReason(by), a.d.Now().UTC())
+	if err != nil {
+		return inbox.Record{}, notFound(err, "notification", id)
+	}
+	if !changed {
+		return inbox.Record{}, server.NewError(http.StatusConflict, "conflict",
+			"notification %q is %s: only failed or delivered notifications are redelivered", id, rec.Status)
+	}
+	a.d.Notify([]inbox.ThreadKey{rec.Thread})
+	a.log.Info("notification redelivered", "token", by, "record_id", id, "thread", rec.Thread.String())
+	return rec, nil
 }
 
-type redeliverList struct {
+func requeueReason(by string) string {
+	return fmt.Sprintf("admin: redelivered by %q, deliver now", by)
+}
+
+// RedeliverResult lists the dead letters queued again.
+type RedeliverResult struct {
 	Redelivered []string `json:"redelivered"`
 	// More is set when more failed records matched than the limit.
 	More bool `json:"more"`
@@ -154,31 +203,40 @@ type redeliverList struct {
 // /notifications (status is always failed): up to limit dead letters are queued again.
 // Requeued records leave the failed set, so repeating the call continues.
 func (a *API) redeliverFailed(c echo.Context) error {
+	out, err := a.RedeliverFailed(c.Request().Context(), c.QueryParams(), tokenName(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// RedeliverFailed queues up to limit failed records matching q (GET /notifications'
+// filters but status and cursor) again.
+func (a *API) RedeliverFailed(ctx context.Context, q url.Values, by string) (RedeliverResult, error) {
 	allowed := make([]string, 0, len(recordParams))
 	for _, name := range recordParams {
 		if name != "status" && name != "cursor" {
 			allowed = append(allowed, name)
 		}
 	}
-	p := readParams(c, allowed...)
+	p := readParams(q, allowed...)
 	f := recordFilter(p)
 	if p.err != nil {
-		return p.err
+		return RedeliverResult{}, p.err
 	}
 	f.Status = []inbox.Status{inbox.StatusFailed}
-	ctx := c.Request().Context()
 	recs, next, err := a.d.Store.ListRecords(ctx, f)
 	if err != nil {
-		return err
+		return RedeliverResult{}, err
 	}
-	out := redeliverList{Redelivered: []string{}, More: next != ""}
+	out := RedeliverResult{Redelivered: []string{}, More: next != ""}
 	var threads []inbox.ThreadKey
 	seen := map[inbox.ThreadKey]bool{}
-	now, reason := a.d.Now().UTC(), requeueReason(c)
+	now, reason := a.d.Now().UTC(), requeueReason(by)
 	for _, r := range recs {
 		_, changed, err := a.d.Store.RequeueRecord(ctx, r.ID, []inbox.Status{inbox.StatusFailed}, reason, now)
 		if err != nil && !errors.Is(err, inbox.ErrNotFound) { // deleted meanwhile: nothing to do
-			return err
+			return RedeliverResult{}, err
 		}
 		if !changed {
 			continue
@@ -192,6 +250,6 @@ func (a *API) redeliverFailed(c echo.Context) error {
 	if len(threads) > 0 {
 		a.d.Notify(threads)
 	}
-	a.log.Info("failed notifications redelivered", "token", tokenName(c), "records", len(out.Redelivered), "more", out.More)
-	return c.JSON(http.StatusOK, out)
+	a.log.Info("failed notifications redelivered", "token", by, "records", len(out.Redelivered), "more", out.More)
+	return out, nil
 }

@@ -30,9 +30,8 @@ type params struct {
 	err  error
 }
 
-func readParams(c echo.Context, allowed ...string) *params {
+func readParams(q url.Values, allowed ...string) *params {
 	p := &params{vals: map[string]string{}}
-	q := c.QueryParams()
 	names := make([]string, 0, len(q))
 	for name := range q {
 		names = append(names, name)
@@ -178,6 +177,11 @@ func pathID(c echo.Context, name string) (string, error) {
 		}
 		v = u
 	}
+	return checkID(name, v)
+}
+
+// checkID checks an event or record id.
+func checkID(name, v string) (string, error) {
 	if v == "" {
 		return "", server.BadRequest("%s: must not be empty", name)
 	}

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -27,27 +28,35 @@ type targetList struct {
 	Targets []TargetStatus `json:"targets"`
 }
 
-// listTargets is GET /targets: every configured agent's target health (shared by all
-// replicas) and backlog, by agent id.
+// listTargets is GET /targets.
 func (a *API) listTargets(c echo.Context) error {
-	p := readParams(c)
+	p := readParams(c.QueryParams())
 	if p.err != nil {
 		return p.err
 	}
-	ctx := c.Request().Context()
-	states, err := a.d.Store.TargetStates(ctx)
+	out, err := a.Targets(c.Request().Context())
 	if err != nil {
 		return err
 	}
+	return c.JSON(http.StatusOK, targetList{Targets: out})
+}
+
+// Targets is every configured agent's target health (shared by all replicas) and
+// backlog, by agent id.
+func (a *API) Targets(ctx context.Context) ([]TargetStatus, error) {
+	states, err := a.d.Store.TargetStates(ctx)
+	if err != nil {
+		return nil, err
+	}
 	backlog, err := a.d.Store.Backlog(ctx, a.d.Now().UTC())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	byAgent := make(map[string]delivery.TargetState, len(states))
 	for _, st := range states {
 		byAgent[st.Agent] = st
 	}
-	out := targetList{Targets: make([]TargetStatus, 0, len(a.d.Agents))}
+	out := make([]TargetStatus, 0, len(a.d.Agents))
 	for _, id := range a.d.Agents {
 		ts := TargetStatus{Agent: id, Kind: a.d.TargetKinds[id], State: delivery.TargetUp, Backlog: backlog[id]}
 		if st, ok := byAgent[id]; ok {
@@ -58,9 +67,9 @@ func (a *API) listTargets(c echo.Context) error {
 			}
 			ts.LastErrorAt, ts.NextProbeAt = utcPtr(st.LastErrorAt), utcPtr(st.NextProbeAt)
 		}
-		out.Targets = append(out.Targets, ts)
+		out = append(out, ts)
 	}
-	return c.JSON(http.StatusOK, out)
+	return out, nil
 }
 
 func utcPtr(t *time.Time) *time.Time {

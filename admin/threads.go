@@ -1,7 +1,9 @@
 package admin
 
 import (
+	"context"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -12,15 +14,25 @@ import (
 	"github.com/signalgate/signalgate/store"
 )
 
-type threadList struct {
+// ThreadPage is one page of GET /threads.
+type ThreadPage struct {
 	Threads    []store.Thread `json:"threads"`
 	NextCursor string         `json:"nextCursor,omitempty"`
 }
 
-// listThreads is GET /threads: presence (the live run, since when, its lease) and
-// pending counts per priority, most recently active first.
+// listThreads is GET /threads.
 func (a *API) listThreads(c echo.Context) error {
-	p := readParams(c, "agent", "resource", "thread", "presence", "pending", "limit", "cursor")
+	page, err := a.Threads(c.Request().Context(), c.QueryParams())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, page)
+}
+
+// Threads lists threads with presence (the live run, since when, its lease) and pending
+// counts per priority, most recently active first, with GET /threads' query parameters.
+func (a *API) Threads(ctx context.Context, q url.Values) (ThreadPage, error) {
+	p := readParams(q, "agent", "resource", "thread", "presence", "pending", "limit", "cursor")
 	f := store.ThreadFilter{Agent: p.text("agent"), Resource: p.text("resource"), Thread: p.text("thread"),
 		Limit: p.limit(), Cursor: p.cursor()}
 	switch pr := inbox.Presence(p.vals["presence"]); pr {
@@ -33,28 +45,38 @@ func (a *API) listThreads(c echo.Context) error {
 		f.Pending = *pending
 	}
 	if p.err != nil {
-		return p.err
+		return ThreadPage{}, p.err
 	}
-	threads, next, err := a.d.Store.ListThreads(c.Request().Context(), f, a.d.Now().UTC())
+	threads, next, err := a.d.Store.ListThreads(ctx, f, a.d.Now().UTC())
 	if err != nil {
-		return err
+		return ThreadPage{}, err
 	}
 	if threads == nil {
 		threads = []store.Thread{}
 	}
-	return c.JSON(http.StatusOK, threadList{Threads: threads, NextCursor: next})
+	return ThreadPage{Threads: threads, NextCursor: next}, nil
 }
 
-type deliveryList struct {
+// DeliveryPage is one page of the attempt log.
+type DeliveryPage struct {
 	Deliveries []delivery.Attempt `json:"deliveries"`
 	NextCursor string             `json:"nextCursor,omitempty"`
 }
 
-// listDeliveries is GET /deliveries: the attempt log, newest first, of one record
-// (record=), one signal (signal=), one thread (agent=, resource=, thread=) or all.
+// listDeliveries is GET /deliveries.
 func (a *API) listDeliveries(c echo.Context) error {
-	p := readParams(c, "record", "signal", "agent", "resource", "thread", "limit", "cursor")
-	q := store.AttemptFilter{RecordID: p.text("record"), SignalID: p.text("signal"), Limit: p.limit()}
+	page, err := a.Deliveries(c.Request().Context(), c.QueryParams())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, page)
+}
+
+// Deliveries is the attempt log, newest first, of one record (record=), one signal
+// (signal=), one thread (agent=, resource=, thread=) or all.
+func (a *API) Deliveries(ctx context.Context, q url.Values) (DeliveryPage, error) {
+	p := readParams(q, "record", "signal", "agent", "resource", "thread", "limit", "cursor")
+	f := store.AttemptFilter{RecordID: p.text("record"), SignalID: p.text("signal"), Limit: p.limit()}
 	k := inbox.ThreadKey{Agent: p.text("agent"), Resource: p.text("resource"), Thread: p.text("thread")}
 	if k != (inbox.ThreadKey{}) {
 		for _, part := range [][2]string{{"agent", k.Agent}, {"resource", k.Resource}, {"thread", k.Thread}} {
@@ -62,34 +84,33 @@ func (a *API) listDeliveries(c echo.Context) error {
 				p.fail("%s: required: a thread is named by agent, resource and thread together", part[0])
 			}
 		}
-		q.Thread = &k
+		f.Thread = &k
 	}
 	if raw := p.vals["cursor"]; raw != "" {
 		n, err := strconv.ParseInt(raw, 10, 64)
 		if err != nil || n < 1 {
 			p.fail("cursor: not a cursor this API returned")
 		}
-		q.BeforeID = n
+		f.BeforeID = n
 	}
 	if p.err != nil {
-		return p.err
+		return DeliveryPage{}, p.err
 	}
-	if q.Limit == 0 {
-		q.Limit = inbox.DefaultPageSize
+	if f.Limit == 0 {
+		f.Limit = inbox.DefaultPageSize
 	}
-	ctx := c.Request().Context()
-	if q.RecordID != "" {
-		if _, err := a.d.Store.GetRecord(ctx, q.RecordID); err != nil {
-			return notFound(err, "notification", q.RecordID)
+	if f.RecordID != "" {
+		if _, err := a.d.Store.GetRecord(ctx, f.RecordID); err != nil {
+			return DeliveryPage{}, notFound(err, "notification", f.RecordID)
 		}
 	}
-	limit := q.Limit
-	q.Limit++ // one more tells whether there is a next page
-	attempts, err := a.d.Store.ListAttempts(ctx, q)
+	limit := f.Limit
+	f.Limit++ // one more tells whether there is a next page
+	attempts, err := a.d.Store.ListAttempts(ctx, f)
 	if err != nil {
-		return err
+		return DeliveryPage{}, err
 	}
-	out := deliveryList{Deliveries: attempts}
+	out := DeliveryPage{Deliveries: attempts}
 	if len(attempts) > limit {
 		out.Deliveries = attempts[:limit]
 		out.NextCursor = strconv.FormatInt(out.Deliveries[limit-1].ID, 10)
@@ -97,7 +118,7 @@ func (a *API) listDeliveries(c echo.Context) error {
 	if out.Deliveries == nil {
 		out.Deliveries = []delivery.Attempt{}
 	}
-	return c.JSON(http.StatusOK, out)
+	return out, nil
 }
 
 // ConnectorHealth is one configured connector as the stored events and, for email,
@@ -113,10 +134,18 @@ type ConnectorHealth struct {
 
 // listConnectors is GET /connectors.
 func (a *API) listConnectors(c echo.Context) error {
-	if p := readParams(c); p.err != nil {
+	if p := readParams(c.QueryParams()); p.err != nil {
 		return p.err
 	}
-	ctx := c.Request().Context()
+	out, err := a.Connectors(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"connectors": out})
+}
+
+// Connectors is every configured connector's health, in config order.
+func (a *API) Connectors(ctx context.Context) ([]ConnectorHealth, error) {
 	status := map[string]email.Status{}
 	for _, p := range a.d.Pollers {
 		st := p.Status()
@@ -126,16 +155,16 @@ func (a *API) listConnectors(c echo.Context) error {
 	for _, ref := range a.d.Connectors {
 		act, err := a.d.Store.ConnectorActivity(ctx, ref.Source, ref.Name)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		h := ConnectorHealth{ConnectorRef: ref, ConnectorActivity: act}
 		if ref.Source == email.Source {
 			h.Mailboxes = status[ref.Name].Mailboxes
 			if h.Cursors, err = a.d.Store.ConnectorStates(ctx, email.Source+"/"+ref.Name); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		out = append(out, h)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"connectors": out})
+	return out, nil
 }

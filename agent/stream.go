@@ -181,3 +181,18 @@ func writeFrame(w *bufio.Writer, f Frame) error {
 	_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", f.Seq, f.Event, data)
 	return err
 }
+
+// ServeStream serves k's stream to a caller the agent API did not authenticate (the
+// console, under its operator session): the same log, cursor and stream caps as
+// GET …/stream. An unconfigured agent is 404.
+func (a *API) ServeStream(c echo.Context, k inbox.ThreadKey) error {
+	if _, ok := a.agents[k.Agent]; !ok {
+		return server.NotFound("unknown agent %q", k.Agent)
+	}
+	for _, part := range [][2]string{{"resource", k.Resource}, {"thread", k.Thread}} {
+		if err := checkID(part[1]); err != nil {
+			return server.BadRequest("%s: %v", part[0], err)
+		}
+	}
+	return a.serveStream(c, k)
+}

@@ -71,6 +71,11 @@ func describe(w io.Writer, path string, cfg *Config) {
 		tokens = append(tokens, fmt.Sprintf("%s [%s]", t.Name, strings.Join(t.Scopes, ",")))
 	}
 	p("admin:    %d token(s) %s", len(tokens), strings.Join(tokens, ", "))
+	key := "session key from console.session_key"
+	if cfg.Console.SessionKey == "" {
+		key = "random session key per process (sessions end at restart)"
+	}
+	p("console:  /console, sign-ins last %s, %s", cfg.Console.SessionTTL, key)
 	p("agents:   %d", len(cfg.Agents))
 	for _, a := range cfg.Agents {
 		target := a.Target.Kind

@@ -21,6 +21,7 @@ import (
 	"github.com/signalgate/signalgate/connectors/generic"
 	"github.com/signalgate/signalgate/connectors/github"
 	"github.com/signalgate/signalgate/connectors/slack"
+	"github.com/signalgate/signalgate/console"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/retention"
 	"github.com/signalgate/signalgate/server"
@@ -33,6 +34,7 @@ type Config struct {
 	Storage    store.Config             `yaml:"storage"`
 	Log        LogConfig                `yaml:"log"`
 	Admin      admin.Config             `yaml:"admin"`
+	Console    console.Config           `yaml:"console"`
 	Agents     []agent.Config           `yaml:"agents"`
 	Connectors ConnectorsConfig         `yaml:"connectors"`
 	Routes     []connectors.RouteConfig `yaml:"routes"`
@@ -138,6 +140,7 @@ func (c *Config) applyDefaults() {
 		c.Policy.SummaryInterval = inbox.DefaultSummaryInterval
 	}
 	c.Retention = c.Retention.WithDefaults()
+	c.Console = c.Console.WithDefaults()
 	c.Dispatch = c.Dispatch.WithDefaults()
 }
 
@@ -162,6 +165,7 @@ func (c *Config) Validate() []string {
 		out = append(out, fmt.Sprintf("log.format: unknown %q (want auto, json or text)", c.Log.Format))
 	}
 	add("admin.", c.Admin.Validate())
+	add("console.", c.Console.Validate())
 	ids := map[string]bool{}
 	for i, a := range c.Agents {
 		p := fmt.Sprintf("agents[%d].", i)
@@ -200,6 +204,7 @@ func (c *Config) Secrets() []string {
 	for _, t := range c.Admin.Tokens {
 		add(t.Token)
 	}
+	add(c.Console.SessionKey)
 	for _, a := range c.Agents {
 		add(a.Token, a.Target.Secret)
 		for _, h := range a.Target.Headers {

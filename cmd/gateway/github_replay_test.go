@@ -21,23 +21,7 @@ const githubReplaySecret = "gh-webhook-secret-0123456789"
 // delivery: without X-GitHub-Delivery it is refused, and under a new delivery id it
 // is acknowledged as the redelivery it is, changing nothing.
 func TestGitHubReplayIsDuplicate(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "connectors", "github", "testdata", "octokit", "api.github.com", "index.json"))
-	if os.IsNotExist(err) {
-		t.Skip("octokit examples missing: run scripts/fetch-github-examples.sh (make test does)")
-	}
-	require.NoError(t, err)
-	var index []struct {
-		Name     string            `json:"name"`
-		Examples []json.RawMessage `json:"examples"`
-	}
-	require.NoError(t, json.Unmarshal(raw, &index))
-	var body []byte
-	for _, e := range index {
-		if e.Name == "issue_comment" {
-			body = e.Examples[0]
-		}
-	}
-	require.NotNil(t, body)
+	body := octokitExample(t, "issue_comment")
 
 	m := startMain(t, `
 connectors:
@@ -80,4 +64,26 @@ routes:
 	require.Equal(t, true, again["duplicate"])
 	require.Equal(t, first["eventId"], again["eventId"])
 	require.EqualValues(t, 0, again["records"])
+}
+
+// octokitExample is the first octokit example of a GitHub event.
+func octokitExample(t *testing.T, event string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "connectors", "github", "testdata", "octokit", "api.github.com", "index.json"))
+	if os.IsNotExist(err) {
+		t.Skip("octokit examples missing: run scripts/fetch-github-examples.sh (make test does)")
+	}
+	require.NoError(t, err)
+	var index []struct {
+		Name     string            `json:"name"`
+		Examples []json.RawMessage `json:"examples"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &index))
+	for _, e := range index {
+		if e.Name == event {
+			return e.Examples[0]
+		}
+	}
+	t.Fatalf("no octokit example of %s", event)
+	return nil
 }

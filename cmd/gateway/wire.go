@@ -17,6 +17,7 @@ import (
 	"github.com/signalgate/signalgate/connectors/generic"
 	"github.com/signalgate/signalgate/connectors/github"
 	"github.com/signalgate/signalgate/connectors/slack"
+	"github.com/signalgate/signalgate/console"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/metrics"
@@ -138,6 +139,12 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return err
 	}
 	adm.Mount(e)
+	con, err := console.New(cfg.Console, console.Deps{Admin: adm, Stream: api, Tokens: cfg.Admin.Tokens,
+		Agents: cfg.AgentIDs(), Connectors: deps.Connectors, Log: m.Log, Now: m.Now})
+	if err != nil {
+		return err
+	}
+	con.Mount(e)
 	m.services = append(m.services, retention.New(cfg.Retention, st, m.Log, retention.WithClock(m.Now), retention.WithObserver(m.Metrics.RetentionDeleted)))
 
 	addr, err := m.Server.Listen()

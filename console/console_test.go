@@ -1,0 +1,346 @@
+package console
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/server"
+)
+
+const (
+	opsToken    = "ops-token-0123456789abcdef"
+	viewerToken = "viewer-token-0123456789abcdef"
+	testKey     = "console-session-key-0123456789abcdef"
+)
+
+var testTokens = []admin.Token{
+	{Name: "ops", Token: opsToken, Scopes: []string{admin.ScopeRead, admin.ScopeWrite}},
+	{Name: "viewer", Token: viewerToken, Scopes: []string{admin.ScopeRead}},
+}
+
+// fakeAdmin answers the console's queries from fixed data and records the actions.
+type fakeAdmin struct {
+	mu      sync.Mutex
+	events  []inbox.Event
+	event   admin.EventDetail
+	actions []string
+}
+
+func (f *fakeAdmin) did(a string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.actions = append(f.actions, a)
+}
+
+func (f *fakeAdmin) done() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.actions...)
+}
+
+func (f *fakeAdmin) Authenticate(raw string) (admin.Token, bool) {
+	for _, t := range testTokens {
+		if t.Token == raw {
+			return t, true
+		}
+	}
+	return admin.Token{}, false
+}
+func (f *fakeAdmin) Threads(context.Context, url.Values) (admin.ThreadPage, error) {
+	return admin.ThreadPage{}, nil
+}
+func (f *fakeAdmin) Notifications(context.Context, url.Values) (admin.RecordPage, error) {
+	return admin.RecordPage{}, nil
+}
+func (f *fakeAdmin) Notification(_ context.Context, id string) (admin.NotificationDetail, error) {
+	return admin.NotificationDetail{}, server.NotFound("notification %q not found", id)
+}
+func (f *fakeAdmin) Dismiss(_ context.Context, id, by string) (inbox.Record, error) {
+	f.did("dismiss " + id + " by " + by)
+	return inbox.Record{}, nil
+}
+func (f *fakeAdmin) Redeliver(_ context.Context, id, by string) (inbox.Record, error) {
+	f.did("redeliver " + id + " by " + by)
+	return inbox.Record{}, nil
+}
+func (f *fakeAdmin) RedeliverFailed(_ context.Context, q url.Values, by string) (admin.RedeliverResult, error) {
+	f.did("redeliver-all " + q.Encode() + " by " + by)
+	return admin.RedeliverResult{}, nil
+}
+func (f *fakeAdmin) Events(_ context.Context, q url.Values) (admin.EventPage, error) {
+	if q.Get("status") == "bogus" {
+		return admin.EventPage{}, server.BadRequest("status: unknown %q", "bogus")
+	}
+	return admin.EventPage{Events: f.events}, nil
+}
+func (f *fakeAdmin) Event(context.Context, string) (admin.EventDetail, error) { return f.event, nil }
+func (f *fakeAdmin) ReplayEvent(_ context.Context, id, by string) (admin.ReplayResult, error) {
+	f.did("replay " + id + " by " + by)
+	return admin.ReplayResult{EventID: "new-id"}, nil
+}
+func (f *fakeAdmin) Deliveries(context.Context, url.Values) (admin.DeliveryPage, error) {
+	return admin.DeliveryPage{}, nil
+}
+func (f *fakeAdmin) Connectors(context.Context) ([]admin.ConnectorHealth, error) { return nil, nil }
+func (f *fakeAdmin) Targets(context.Context) ([]admin.TargetStatus, error)       { return nil, nil }
+func (f *fakeAdmin) Explain(context.Context, admin.Sample) (*admin.Explanation, error) {
+	return nil, server.BadRequest("source: required")
+}
+
+type fakeStream struct{}
+
+func (fakeStream) ServeStream(c echo.Context, k inbox.ThreadKey) error {
+	return c.String(http.StatusOK, "stream of "+k.String())
+}
+
+type fixture struct {
+	t     *testing.T
+	srv   *httptest.Server
+	admin *fakeAdmin
+	now   time.Time
+	mu    sync.Mutex
+}
+
+func (f *fixture) clock() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+func (f *fixture) advance(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.now = f.now.Add(d)
+}
+
+func newFixture(t *testing.T, tokens []admin.Token) *fixture {
+	f := &fixture{t: t, admin: &fakeAdmin{}, now: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)}
+	c, err := New(Config{SessionKey: testKey, SessionTTL: time.Hour},
+		Deps{Admin: f.admin, Stream: fakeStream{}, Tokens: tokens, Now: f.clock})
+	require.NoError(t, err)
+	e := echo.New()
+	c.Mount(e)
+	f.srv = httptest.NewServer(e)
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+type resp struct {
+	status int
+	body   string
+	header http.Header
+}
+
+// do sends a request as the browser would from a console page (same origin).
+func (f *fixture) do(method, path string, form url.Values, cookie *http.Cookie, header map[string]string) resp {
+	f.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, f.srv.URL+path, body)
+	require.NoError(f.t, err)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	if cookie != nil {
+		req.AddCookie(cookie)
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	r, err := client.Do(req)
+	require.NoError(f.t, err)
+	defer r.Body.Close()
+	b, err := io.ReadAll(r.Body)
+	require.NoError(f.t, err)
+	return resp{status: r.StatusCode, body: string(b), header: r.Header}
+}
+
+// signIn returns the session cookie.
+func (f *fixture) signIn(token string) *http.Cookie {
+	f.t.Helper()
+	r := f.do(http.MethodPost, "/console/signin", url.Values{"token": {token}, "next": {"/console/events"}}, nil, nil)
+	require.Equal(f.t, http.StatusSeeOther, r.status, r.body)
+	require.Equal(f.t, "/console/events", r.header.Get("Location"))
+	cookies := (&http.Response{Header: r.header}).Cookies()
+	require.Len(f.t, cookies, 1)
+	return cookies[0]
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+func (f *fixture) csrf(ck *http.Cookie) string {
+	f.t.Helper()
+	r := f.do(http.MethodGet, "/console/threads", nil, ck, nil)
+	require.Equal(f.t, http.StatusOK, r.status)
+	m := csrfField.FindStringSubmatch(r.body)
+	require.NotNil(f.t, m, "no CSRF field on the page")
+	return m[1]
+}
+
+func TestSessionCookie(t *testing.T) {
+	f := newFixture(t, testTokens)
+	r := f.do(http.MethodGet, "/console/threads", nil, nil, nil)
+	require.Equal(t, http.StatusSeeOther, r.status)
+	require.Equal(t, "/console/signin?next=%2Fconsole%2Fthreads", r.header.Get("Location"))
+
+	r = f.do(http.MethodPost, "/console/signin", url.Values{"token": {"wrong-token-0123456789"}}, nil, nil)
+	require.Equal(t, http.StatusUnauthorized, r.status)
+	require.Contains(t, r.body, "not a configured admin token")
+	require.Empty(t, r.header.Values("Set-Cookie"))
+
+	ck := f.signIn(opsToken)
+	require.True(t, ck.HttpOnly)
+	require.Equal(t, http.SameSiteStrictMode, ck.SameSite)
+	require.Equal(t, "/console", ck.Path)
+	require.NotContains(t, ck.Value, opsToken)
+	require.Equal(t, http.StatusOK, f.do(http.MethodGet, "/console/threads", nil, ck, nil).status)
+
+	// A tampered cookie is no session.
+	bad := *ck
+	bad.Value = ck.Value[:len(ck.Value)-4] + "AAAA"
+	require.Equal(t, http.StatusSeeOther, f.do(http.MethodGet, "/console/threads", nil, &bad, nil).status)
+
+	// The session ends at its expiry (session_ttl), by the injected clock.
+	f.advance(59 * time.Minute)
+	require.Equal(t, http.StatusOK, f.do(http.MethodGet, "/console/threads", nil, ck, nil).status)
+	f.advance(time.Minute)
+	require.Equal(t, http.StatusSeeOther, f.do(http.MethodGet, "/console/threads", nil, ck, nil).status)
+}
+
+// A token taken out of the config (or given another value or fewer scopes) ends its
+// sessions even under the same session key.
+func TestSessionEndsWithItsToken(t *testing.T) {
+	ck := newFixture(t, testTokens).signIn(opsToken)
+	for name, tokens := range map[string][]admin.Token{
+		"removed":     {testTokens[1]},
+		"new value":   {{Name: "ops", Token: "another-ops-token-0123456789", Scopes: testTokens[0].Scopes}, testTokens[1]},
+		"fewer scope": {{Name: "ops", Token: opsToken, Scopes: []string{admin.ScopeRead}}, testTokens[1]},
+	} {
+		f := newFixture(t, tokens)
+		require.Equal(t, http.StatusSeeOther, f.do(http.MethodGet, "/console/threads", nil, ck, nil).status, name)
+	}
+	f := newFixture(t, testTokens)
+	require.Equal(t, http.StatusOK, f.do(http.MethodGet, "/console/threads", nil, ck, nil).status, "same config")
+}
+
+func TestWriteActionsNeedCSRFAndWriteScope(t *testing.T) {
+	f := newFixture(t, testTokens)
+	ops := f.signIn(opsToken)
+	token := f.csrf(ops)
+	const id = "01a20cce-e67a-7ed7-9c39-4c4cce4cac3e"
+
+	for name, form := range map[string]url.Values{"no token": {}, "wrong token": {"csrf": {"x" + token}}} {
+		r := f.do(http.MethodPost, "/console/notifications/"+id+"/dismiss", form, ops, nil)
+		require.Equal(t, http.StatusForbidden, r.status, name)
+	}
+	// A cross-site form post is refused whatever it carries.
+	r := f.do(http.MethodPost, "/console/notifications/"+id+"/dismiss", url.Values{"csrf": {token}}, ops,
+		map[string]string{"Sec-Fetch-Site": "cross-site"})
+	require.Equal(t, http.StatusForbidden, r.status)
+	require.Empty(t, f.admin.done())
+
+	r = f.do(http.MethodPost, "/console/notifications/"+id+"/dismiss",
+		url.Values{"csrf": {token}, "back": {"https://evil.example/x"}}, ops, nil)
+	require.Equal(t, http.StatusSeeOther, r.status)
+	require.Equal(t, "/console/threads", r.header.Get("Location"), "a form's back link stays in the console")
+	require.Equal(t, []string{"dismiss " + id + " by ops"}, f.admin.done())
+
+	// A read-only session renders no write buttons and its posts are refused.
+	viewer := f.signIn(viewerToken)
+	vtoken := f.csrf(viewer)
+	f.admin.event = admin.EventDetail{Event: inbox.Event{ID: id, Source: "github", Status: inbox.EventRouted}}
+	page := f.do(http.MethodGet, "/console/events/"+id, nil, viewer, nil)
+	require.Equal(t, http.StatusOK, page.status)
+	require.NotContains(t, page.body, `id="replay"`)
+	require.Contains(t, f.do(http.MethodGet, "/console/events/"+id, nil, ops, nil).body, `id="replay"`)
+	for _, path := range []string{"/console/events/" + id + "/replay", "/console/notifications/" + id + "/redeliver", "/console/notifications/redeliver"} {
+		r := f.do(http.MethodPost, path, url.Values{"csrf": {vtoken}}, viewer, nil)
+		require.Equal(t, http.StatusForbidden, r.status, path)
+		require.Contains(t, r.body, "read-only")
+	}
+	require.Len(t, f.admin.done(), 1)
+
+	// Signing out clears the cookie.
+	r = f.do(http.MethodPost, "/console/signout", url.Values{"csrf": {token}}, ops, nil)
+	require.Equal(t, http.StatusSeeOther, r.status)
+	cookies := (&http.Response{Header: r.header}).Cookies()
+	require.Len(t, cookies, 1)
+	require.Empty(t, cookies[0].Value)
+	require.Less(t, cookies[0].MaxAge, 0)
+}
+
+// Everything an event carries is attacker-controlled: it renders as text.
+func TestPagesEscapeWhatTheyShow(t *testing.T) {
+	f := newFixture(t, testTokens)
+	ck := f.signIn(opsToken)
+	evil := `<script>alert(1)</script><img src=x onerror=alert(2)>`
+	f.admin.events = []inbox.Event{{ID: "e1", Source: "generic", Connector: "billing", Type: evil, Status: inbox.EventInvalid, Error: evil, DeliveryID: evil}}
+	body := `{"summary":"` + evil + `"}`
+	f.admin.event = admin.EventDetail{Event: inbox.Event{ID: "e1", Source: "generic", Type: evil, Headers: map[string]string{"X-Evil": evil}}, Body: &body}
+	for _, path := range []string{"/console/events", "/console/events/e1"} {
+		r := f.do(http.MethodGet, path, nil, ck, nil)
+		require.Equal(t, http.StatusOK, r.status)
+		require.NotContains(t, r.body, "<script>alert", path)
+		require.NotContains(t, r.body, "<img src=x", path)
+		require.Contains(t, r.body, "&lt;script&gt;alert(1)&lt;/script&gt;", path)
+		require.Equal(t, csp, r.header.Get("Content-Security-Policy"))
+		require.Equal(t, "nosniff", r.header.Get("X-Content-Type-Options"))
+	}
+	// The admin API's 400 shows as a page naming the parameter.
+	r := f.do(http.MethodGet, "/console/events?status=bogus", nil, ck, nil)
+	require.Equal(t, http.StatusBadRequest, r.status)
+	require.Contains(t, r.body, "status: unknown")
+}
+
+func TestLocalPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/console/events?source=github": "/console/events?source=github",
+		"":                              "/console/threads",
+		"https://evil.example/":         "/console/threads",
+		"//evil.example/console/":       "/console/threads",
+		"/console/\\evil":               "/console/threads",
+		"/consoleevil":                  "/console/threads",
+		"/console/signin":               "/console/threads",
+	} {
+		require.Equal(t, want, localPath(in), in)
+	}
+}
+
+// The vendored script is the one VENDOR.md names.
+func TestVendoredHTMX(t *testing.T) {
+	raw, err := os.ReadFile("static/htmx.min.js")
+	require.NoError(t, err)
+	sum := sha256.Sum256(raw)
+	vendor, err := os.ReadFile("static/VENDOR.md")
+	require.NoError(t, err)
+	require.Contains(t, string(vendor), "| htmx.min.js |")
+	require.Contains(t, string(vendor), hex.EncodeToString(sum[:]))
+	require.Contains(t, string(raw), "2.0.11")
+}
+
+func TestConfig(t *testing.T) {
+	require.ErrorContains(t, Config{SessionKey: "short"}.Validate(), "session_key: must be at least 32 characters")
+	require.ErrorContains(t, Config{SessionTTL: -time.Second}.Validate(), "session_ttl")
+	require.Equal(t, DefaultSessionTTL, Config{}.WithDefaults().SessionTTL)
+	require.NoError(t, Config{SessionKey: testKey}.Validate())
+}
