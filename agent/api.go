@@ -80,6 +80,8 @@ type API struct {
 	// subscribers is told +1 when a stream opens and -1 when it closes (a gauge).
 	subscribers func(delta int)
 	streams     *streamCaps
+	// viewerStreams counts ServeStream's streams (the console's) apart from the agents'.
+	viewerStreams *streamCaps
 }
 
 type tokenHash struct {
@@ -108,7 +110,7 @@ func WithSubscriberGauge(fn func(delta int)) APIOption { return func(a *API) { a
 
 // NewAPI builds the agent API for the configured agents.
 func NewAPI(cfgs []Config, deps Deps, opts ...APIOption) (*API, error) {
-	a := &API{agents: map[string]Config{}, Deps: deps, now: time.Now, newID: inbox.NewID, keepAlive: DefaultKeepAlive, subscribers: func(int) {}, streams: newStreamCaps()}
+	a := &API{agents: map[string]Config{}, Deps: deps, now: time.Now, newID: inbox.NewID, keepAlive: DefaultKeepAlive, subscribers: func(int) {}, streams: newStreamCaps(), viewerStreams: newStreamCaps()}
 	for _, c := range cfgs {
 		c = c.WithDefaults()
 		if err := c.Validate(); err != nil {

@@ -52,11 +52,15 @@ const streamPage = 256
 // position it resolved to, which an EventSource keeps as its last event id, so a client
 // cut off before its first frame resumes there instead of skipping to a later "latest".
 func (a *API) serveStream(c echo.Context, k inbox.ThreadKey) error {
+	return a.serveStreamCapped(c, k, a.streams)
+}
+
+func (a *API) serveStreamCapped(c echo.Context, k inbox.ThreadKey, caps *streamCaps) error {
 	after, latest, err := a.streamCursor(c, k)
 	if err != nil {
 		return err
 	}
-	release, err := a.streams.open(a.agents[k.Agent], k)
+	release, err := caps.open(a.agents[k.Agent], k)
 	if err != nil {
 		return err
 	}
@@ -183,8 +187,9 @@ func writeFrame(w *bufio.Writer, f Frame) error {
 }
 
 // ServeStream serves k's stream to a caller the agent API did not authenticate (the
-// console, under its operator session): the same log, cursor and stream caps as
-// GET …/stream. An unconfigured agent is 404.
+// console, under its operator session): the same log and cursor as GET …/stream, under
+// the same caps counted apart, so viewers never crowd out the agent's own streams. An
+// unconfigured agent is 404.
 func (a *API) ServeStream(c echo.Context, k inbox.ThreadKey) error {
 	if _, ok := a.agents[k.Agent]; !ok {
 		return server.NotFound("unknown agent %q", k.Agent)
@@ -194,5 +199,5 @@ func (a *API) ServeStream(c echo.Context, k inbox.ThreadKey) error {
 			return server.BadRequest("%s: %v", part[0], err)
 		}
 	}
-	return a.serveStream(c, k)
+	return a.serveStreamCapped(c, k, a.viewerStreams)
 }
