@@ -344,3 +344,14 @@ func TestConfig(t *testing.T) {
 	require.Equal(t, DefaultSessionTTL, Config{}.WithDefaults().SessionTTL)
 	require.NoError(t, Config{SessionKey: testKey}.Validate())
 }
+
+// Paging and filters are links: a cursor keeps the filters, a new filter starts over.
+func TestLinks(t *testing.T) {
+	q := url.Values{"source": {"github"}, "cursor": {"abc"}}
+	require.Equal(t, "/console/events?cursor=next&source=github", withParam("/console/events", q, "cursor", "next"))
+	require.Equal(t, "/console/events?source=slack", withParam("/console/events", q, "source", "slack"))
+	require.Equal(t, "/console/events", withParam("/console/events", url.Values{"source": {"github"}}, "source", ""))
+	require.Equal(t, url.Values{"source": {"github"}}, cleanQuery(url.Values{"source": {"github"}, "status": {""}, "since": {""}}))
+	require.Equal(t, "/console/thread?agent=coder&resource=acme%2Fapi&thread=acme%2Fapi%237",
+		threadURL(inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: "acme/api#7"}))
+}
