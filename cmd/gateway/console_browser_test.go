@@ -258,6 +258,8 @@ routes:
 	code = agentPost(t, base+agentPath+"/runs", `{}`)
 	require.Equal(t, http.StatusCreated, code)
 	b.waitJS("the thread turns active", row+`.querySelector('.presence.active') !== null`)
+	// Times are shown in the browser's zone, in live updates too.
+	b.waitJS("times are local", `document.querySelectorAll('time').length > 0 && document.querySelectorAll('time:not([data-local])').length === 0`)
 	b.shot("03-threads-active")
 
 	// A signed GitHub webhook's signal arrives live in the thread's log.

@@ -69,6 +69,7 @@
     localTimes(document);
     var log = document.getElementById("log");
     if (log && log.getAttribute("data-stream")) { follow(log); }
-    document.body.addEventListener("htmx:afterSettle", function (e) { localTimes(e.target); });
+    // An outerHTML swap settles on the element it replaced: look at the whole page.
+    document.body.addEventListener("htmx:afterSettle", function () { localTimes(document); });
   });
 })();
