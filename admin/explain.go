@@ -68,6 +68,9 @@ type ExplainedItem struct {
 	Attributes  inbox.Attributes `json:"attributes"`
 	Fields      map[string]any   `json:"fields"` // route match keys (snake_case) with values
 	Skip        string           `json:"skip,omitempty"`
+	NetKey      string           `json:"netKey,omitempty"`
+	State       string           `json:"state,omitempty"`
+	RestState   string           `json:"restState,omitempty"`
 }
 
 // RouteResult is one configured route against one item, in config order.
@@ -92,8 +95,10 @@ type Outcome struct {
 	Presence     inbox.Presence     `json:"presence"`
 	ActiveRun    *store.ActiveRun   `json:"activeRun,omitempty"`
 	// Merge is the pending record it would dedupe or coalesce into.
-	Merge    *Merge         `json:"merge,omitempty"`
-	Decision inbox.Decision `json:"decision"`
+	Merge *Merge `json:"merge,omitempty"`
+	// Net is the net-state verdict of a notification with a netKey (which never merges).
+	Net      *inbox.NetDecision `json:"net,omitempty"`
+	Decision inbox.Decision     `json:"decision"`
 	// Record is the record as it would be after this event (no id when new).
 	Record inbox.Record `json:"record"`
 }
@@ -287,6 +292,9 @@ func (x *Explainer) outcome(ctx context.Context, n inbox.Notification, payload a
 		o.Presence = inbox.PresenceActive
 		o.ActiveRun = &store.ActiveRun{RunID: run.ID, Origin: run.Origin, Since: run.OpenedAt, LeaseUntil: run.LeaseUntil}
 	}
+	if n.NetKey != "" {
+		return x.netOutcome(ctx, o, n, payload, now)
+	}
 	var existing *inbox.Record
 	at := slices.IndexFunc(*touched, func(r inbox.Record) bool { return r.Mergeable(n) })
 	if at >= 0 {
@@ -324,10 +332,33 @@ func (x *Explainer) outcome(ctx context.Context, n inbox.Notification, payload a
 	return o, nil
 }
 
+// netOutcome is outcome for a notification of a net-state lane, as Ingest decides it:
+// the policy, then the lane's verdict. (One event makes at most one notification per
+// thread, so no earlier notification of it is in the same lane.)
+func (x *Explainer) netOutcome(ctx context.Context, o Outcome, n inbox.Notification, payload any, now time.Time) (Outcome, error) {
+	lane, err := x.st.NetLane(ctx, n.Thread, n.NetKey)
+	if err != nil {
+		return o, err
+	}
+	sub := n.Subject()
+	sub.Payload = payload
+	o.Decision = x.policy.Decide(sub, o.Presence, now)
+	nd := inbox.DecideNet(n, lane)
+	o.Net = &nd
+	o.Record = inbox.NewRecord("", "", n, o.Decision, now)
+	if o.Record.Status == inbox.StatusPending {
+		o.Record.ApplyNet(nd)
+	} else {
+		o.Record.CoalescedCount = nd.CoalescedCount
+	}
+	return o, nil
+}
+
 // explainItem lists the item with the fields routes match, by their config keys.
 func explainItem(it connectors.Item) ExplainedItem {
 	out := ExplainedItem{Kind: it.Kind, Priority: it.Priority, Summary: it.Summary, DedupeKey: it.DedupeKey,
-		CoalesceKey: it.CoalesceKey, Attributes: it.Attributes, Skip: it.Skip, Fields: map[string]any{}}
+		CoalesceKey: it.CoalesceKey, Attributes: it.Attributes, Skip: it.Skip, Fields: map[string]any{},
+		NetKey: it.NetKey, State: it.State, RestState: it.RestState}
 	if out.Attributes == nil {
 		out.Attributes = inbox.Attributes{}
 	}

@@ -127,7 +127,7 @@ func schemas() obj {
 			"items": array(object(obj{
 				"kind": str(""), "priority": priority, "summary": str(""), "dedupeKey": str(""), "coalesceKey": str(""),
 				"attributes": attrs, "fields": obj{"type": "object", "description": "Route match keys and their values."},
-				"skip": str("Why the connector keeps it out of routing."),
+				"skip": str("Why the connector keeps it out of routing."), "netKey": netKey, "state": netState, "restState": restState,
 			}, "kind", "summary", "attributes", "fields")),
 			"routes": array(object(obj{
 				"route": str(""), "item": integer(""), "matched": boolean(""), "thread": ref("ThreadKey"),
@@ -140,6 +140,7 @@ func schemas() obj {
 				"merge": object(obj{"recordId": str(""), "on": enum("", "dedupeKey", "coalesceKey"), "record": ref("Record")},
 					"recordId", "on", "record"),
 				"decision": ref("Decision"), "record": ref("Record"),
+				"net": obj{"allOf": []obj{ref("NetDecision")}, "description": "A notification with a netKey: the lane's verdict (it never merges)."},
 			}, "route", "thread", "notification", "presence", "decision", "record")),
 		}, "at", "event", "status", "items", "routes", "notifications"),
 		"IngestOutcome": object(obj{"eventId": str(""), "duplicate": boolean(""), "status": eventStatus, "records": integer("")},

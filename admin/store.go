@@ -20,6 +20,8 @@ type ExplainStore interface {
 	// FindMergeable returns the pending record n would merge into, or nil.
 	FindMergeable(ctx context.Context, n inbox.Notification) (*inbox.Record, error)
 	LiveRun(ctx context.Context, k inbox.ThreadKey, now time.Time) (*agent.Run, error)
+	// NetLane reads a thread's net-state lane: its pending records and told state.
+	NetLane(ctx context.Context, k inbox.ThreadKey, netKey string) (inbox.NetLane, error)
 }
 
 // Store is the database behind the admin API (*store.Store).

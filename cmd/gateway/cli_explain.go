@@ -217,6 +217,10 @@ func (emptyInbox) LiveRun(context.Context, inbox.ThreadKey, time.Time) (*agent.R
 	return nil, nil
 }
 
+func (emptyInbox) NetLane(context.Context, inbox.ThreadKey, string) (inbox.NetLane, error) {
+	return inbox.NetLane{}, nil
+}
+
 func readInput(name string, stdin io.Reader) ([]byte, error) {
 	if name == "-" {
 		return io.ReadAll(stdin)
@@ -285,17 +289,37 @@ func printExplanation(w io.Writer, x *admin.Explanation) {
 			presence += fmt.Sprintf(" (run %s since %s, lease until %s)", run.RunID, run.Since.Format(time.RFC3339), run.LeaseUntil.Format(time.RFC3339))
 		}
 		p("  presence:", "%s", presence)
-		if m := o.Merge; m != nil {
+		if nd := o.Net; nd != nil {
+			told := "nothing told yet"
+			if nd.HasTold {
+				told = "last told " + nd.Told
+			}
+			p("  net state:", "lane %s, state %q (rest %q, %s): %s", nd.NetKey, nd.State, nd.RestState, told, nd.Reason)
+		}
+		switch m := o.Merge; {
+		case o.Net != nil && o.Net.Unchanged:
+			p("  inbox:", "creates a superseded record that reaches nothing%s", supersedes(o.Net))
+		case o.Net != nil:
+			p("  inbox:", "creates a new %s record%s", o.Record.Priority, supersedes(o.Net))
+		case m != nil:
 			target := "pending record " + m.RecordID
 			if m.RecordID == "" {
 				target = "the record an earlier notification of this event creates"
 			}
 			p("  inbox:", "merges into %s (same %s), coalescedCount %d → %d", target, m.On, m.Record.CoalescedCount, o.Record.CoalescedCount)
-		} else {
+		default:
 			p("  inbox:", "creates a new %s record", o.Record.Priority)
 		}
 		p("  decision:", "%s — %s", o.Decision.Action, o.Decision.Reason)
 	}
+}
+
+// supersedes says which pending records of the lane a new record would end.
+func supersedes(nd *inbox.NetDecision) string {
+	if len(nd.Supersedes) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", superseding pending %s (coalescedCount %d)", strings.Join(nd.Supersedes, ", "), nd.CoalescedCount)
 }
 
 func describeStatus(st inbox.EventStatus, reason string) string {

@@ -24,6 +24,7 @@ const (
 	KindPRClosed        = "pr-closed"
 	KindPRPushed        = "pr-pushed"
 	KindReviewRequested = "review-requested"
+	KindReviewRemoved   = "review-request-removed"
 	KindPRReview        = "pr-review"
 	KindComment         = "comment"
 	KindIssueOpened     = "issue-opened"
@@ -77,6 +78,9 @@ type spec struct {
 	payload     map[string]any
 	message     string // user-authored text, for deliver_as routes
 	skip        string
+	// lane, when set, puts the item in a net-state lane: "github:{repo}{scope}:{lane}"
+	// with state and rest (see inbox.DecideNet).
+	lane, state, rest string
 }
 
 func (m *mapper) items(ctx context.Context, parsed any) []connectors.Item {
@@ -177,6 +181,9 @@ func (m *mapper) item(s *spec) connectors.Item {
 	if s.message != "" {
 		it.Message = &connectors.Message{Name: login, From: "github", Text: s.message}
 	}
+	if s.lane != "" {
+		it.NetKey, it.State, it.RestState = "github:"+s.repo+scope+":"+s.lane, s.state, s.rest
+	}
 	if s.payload != nil {
 		s.payload["event"] = m.event
 		s.payload["repo"] = s.repo
@@ -270,7 +277,7 @@ func (m *mapper) pullRequest(e *gh.PullRequestEvent) *spec {
 	}
 	switch e.GetAction() {
 	case "opened":
-		s.kind = KindPROpened
+		s.kind, s.lane, s.state = KindPROpened, "pr", "open"
 		what := "opened pull request"
 		if pr.GetDraft() {
 			what = "opened draft pull request"
@@ -280,19 +287,21 @@ func (m *mapper) pullRequest(e *gh.PullRequestEvent) *spec {
 		s.message = messageText(pr.GetBody())
 	case "reopened":
 		s.kind, s.summary = KindPRReopened, period(fmt.Sprintf("%s reopened %s", who, ref))
+		s.lane, s.state = "pr", "open"
 	case "ready_for_review":
 		s.kind, s.summary = KindPRReady, fmt.Sprintf("%s marked %s ready for review.", who, ref)
 	case "closed":
+		s.lane = "pr"
 		if pr.GetMerged() {
-			s.kind = KindPRMerged
+			s.kind, s.state = KindPRMerged, "merged"
 			s.summary = fmt.Sprintf("%s merged %s into %s.", who, ref, pr.GetBase().GetRef())
 		} else {
-			s.kind, s.summary = KindPRClosed, fmt.Sprintf("%s closed %s without merging.", who, ref)
+			s.kind, s.state, s.summary = KindPRClosed, "closed", fmt.Sprintf("%s closed %s without merging.", who, ref)
 		}
 	case "synchronize":
 		s.kind, s.priority, s.objectID = KindPRPushed, inbox.PriorityLow, e.GetAfter()
 		s.summary = fmt.Sprintf("%s pushed to %s (branch %s, now at %s).", who, ref, pr.GetHead().GetRef(), short(e.GetAfter()))
-	case "review_requested":
+	case "review_requested", "review_request_removed":
 		reviewer, team := e.GetRequestedReviewer(), e.GetRequestedTeam()
 		var whom string
 		switch {
@@ -303,8 +312,16 @@ func (m *mapper) pullRequest(e *gh.PullRequestEvent) *spec {
 		default:
 			return nil
 		}
-		s.kind, s.priority = KindReviewRequested, inbox.PriorityHigh
-		s.summary = fmt.Sprintf("%s requested a review from %s on %s.", who, whom, ref)
+		// One lane per reviewer: a request withdrawn before the agent heard of it is
+		// nothing; withdrawn after, the agent learns it.
+		s.lane, s.rest = "review:"+s.objectID, "removed"
+		if e.GetAction() == "review_requested" {
+			s.kind, s.priority, s.state = KindReviewRequested, inbox.PriorityHigh, "requested"
+			s.summary = fmt.Sprintf("%s requested a review from %s on %s.", who, whom, ref)
+		} else {
+			s.kind, s.state = KindReviewRemoved, "removed"
+			s.summary = fmt.Sprintf("%s removed the review request for %s on %s.", who, whom, ref)
+		}
 		s.attrs = s.attrs.Set("reviewer", whom)
 	default:
 		return nil
@@ -423,13 +440,16 @@ func (m *mapper) issue(e *gh.IssuesEvent) *spec {
 	case "opened":
 		s.kind, s.summary = KindIssueOpened, withExcerpt(fmt.Sprintf("%s opened %s", who, ref), is.GetBody())
 		s.message = messageText(is.GetBody())
+		s.lane, s.state = "issue", "open"
 	case "closed":
 		s.kind, s.summary = KindIssueClosed, period(fmt.Sprintf("%s closed %s", who, ref))
+		s.lane, s.state = "issue", "closed"
 		if r := is.GetStateReason(); r != "" {
 			s.summary = fmt.Sprintf("%s closed %s as %s.", who, ref, strings.ReplaceAll(r, "_", " "))
 		}
 	case "reopened":
 		s.kind, s.summary = KindIssueReopened, period(fmt.Sprintf("%s reopened %s", who, ref))
+		s.lane, s.state = "issue", "open"
 	case "assigned":
 		if !m.cfg.isBotLogin(e.GetAssignee().GetLogin()) {
 			return nil

@@ -112,9 +112,15 @@ func (m *mapper) completedRun(ctx context.Context, r ciRun) *spec {
 		return nil
 	}
 
+	// One lane per pull request (or branch) and check: a failure that passes again before
+	// the agent heard of it is nothing; heard of, its recovery is news.
+	state := "success"
+	if kind == KindCIFailure {
+		state = "failure"
+	}
 	s := &spec{
 		kind: kind, priority: prio, repo: repo, where: "@" + r.branch, objectID: r.sha,
-		branch: r.branch, author: r.sender, url: r.url,
+		branch: r.branch, author: r.sender, url: r.url, lane: "ci:" + m.event + ":" + r.name, state: state, rest: "success",
 	}
 	where := fmt.Sprintf("%s branch %s (commit %s%s)", repo, r.branch, short(r.sha), quoted(r.title))
 	if len(r.prs) > 0 {

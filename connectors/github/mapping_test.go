@@ -31,6 +31,8 @@ type mappingCase struct {
 	priority inbox.Priority
 	dedupe   string
 	coalesce string
+	// net is the net-state lane "netKey state restState" ("" for none).
+	net string
 }
 
 func hasPRs(path string, want bool) func(map[string]any) bool {
@@ -50,26 +52,26 @@ func mappingCases() []mappingCase {
 		{golden: "check_run_failure", event: "check_run", action: "completed",
 			filter: func(m map[string]any) bool { return get(m, "check_run.conclusion") == "failure" },
 			kind:   KindCIFailure, priority: inbox.PriorityHigh,
-			dedupe: "github:" + repo + "#2:ci-failure:128620228", coalesce: "github:" + repo + "#2:ci-failure"},
+			dedupe: "github:" + repo + "#2:ci-failure:128620228", coalesce: "github:" + repo + "#2:ci-failure", net: "github:" + repo + "#2:ci:check_run:Octocoders-linter failure success"},
 		{golden: "check_run_timed_out", event: "check_run", action: "completed",
 			filter: func(m map[string]any) bool { return get(m, "check_run.conclusion") == "success" },
 			mutate: conclusion("check_run.conclusion", "timed_out"),
 			kind:   KindCIFailure, priority: inbox.PriorityHigh,
-			dedupe: "github:" + repo + "#2:ci-failure:128620228", coalesce: "github:" + repo + "#2:ci-failure"},
+			dedupe: "github:" + repo + "#2:ci-failure:128620228", coalesce: "github:" + repo + "#2:ci-failure", net: "github:" + repo + "#2:ci:check_run:Octocoders-linter failure success"},
 		{golden: "check_run_recovered", event: "check_run", action: "completed",
 			filter: func(m map[string]any) bool { return get(m, "check_run.conclusion") == "success" },
 			prior:  conclusion("check_run.conclusion", "failure"),
 			kind:   KindCIRecovered, priority: inbox.PriorityMedium,
-			dedupe: "github:" + repo + "#2:ci-recovered:128620228", coalesce: "github:" + repo + "#2:ci-recovered"},
+			dedupe: "github:" + repo + "#2:ci-recovered:128620228", coalesce: "github:" + repo + "#2:ci-recovered", net: "github:" + repo + "#2:ci:check_run:Octocoders-linter success success"},
 		{golden: "check_suite_failure_branch", event: "check_suite", action: "completed",
 			filter: hasPRs("check_suite.pull_requests", false), mutate: conclusion("check_suite.conclusion", "failure"),
 			kind: KindCIFailure, priority: inbox.PriorityHigh,
 			dedupe:   "github:" + repo + "@main:ci-failure:ec26c3e57ca3a959ca5aad62de7213c562f8c821",
-			coalesce: "github:" + repo + "@main:ci-failure"},
+			coalesce: "github:" + repo + "@main:ci-failure", net: "github:" + repo + "@main:ci:check_suite:octocoders-linter failure success"},
 		{golden: "check_suite_recovered_pr", event: "check_suite", action: "completed",
 			filter: hasPRs("check_suite.pull_requests", true), prior: conclusion("check_suite.conclusion", "startup_failure"),
 			kind: KindCIRecovered, priority: inbox.PriorityMedium,
-			dedupe: "github:" + repo + "#2:ci-recovered:118578147", coalesce: "github:" + repo + "#2:ci-recovered"},
+			dedupe: "github:" + repo + "#2:ci-recovered:118578147", coalesce: "github:" + repo + "#2:ci-recovered", net: "github:" + repo + "#2:ci:check_suite:octocoders-linter success success"},
 		{golden: "workflow_run_failure_branch", event: "workflow_run", action: "completed",
 			filter: func(m map[string]any) bool {
 				return get(m, "workflow_run.conclusion") == "success" && hasPRs("workflow_run.pull_requests", false)(m)
@@ -77,42 +79,46 @@ func mappingCases() []mappingCase {
 			mutate: conclusion("workflow_run.conclusion", "failure"),
 			kind:   KindCIFailure, priority: inbox.PriorityHigh,
 			dedupe:   "github:octo-org/octo-repo@master:ci-failure:3484a3fb816e0859fd6e1cea078d76385ff50625",
-			coalesce: "github:octo-org/octo-repo@master:ci-failure"},
+			coalesce: "github:octo-org/octo-repo@master:ci-failure", net: "github:octo-org/octo-repo@master:ci:workflow_run:test failure success"},
 		{golden: "workflow_run_failure_pr", event: "workflow_run", action: "completed",
 			filter: hasPRs("workflow_run.pull_requests", true), mutate: conclusion("workflow_run.conclusion", "failure"),
 			kind: KindCIFailure, priority: inbox.PriorityHigh,
-			dedupe: "github:octo-org/octo-repo#2:ci-failure:289782451", coalesce: "github:octo-org/octo-repo#2:ci-failure"},
+			dedupe: "github:octo-org/octo-repo#2:ci-failure:289782451", coalesce: "github:octo-org/octo-repo#2:ci-failure", net: "github:octo-org/octo-repo#2:ci:workflow_run:test failure success"},
 		{golden: "workflow_run_recovered", event: "workflow_run", action: "completed",
 			filter: hasPRs("workflow_run.pull_requests", true), prior: conclusion("workflow_run.conclusion", "failure"),
 			kind: KindCIRecovered, priority: inbox.PriorityMedium,
-			dedupe: "github:octo-org/octo-repo#2:ci-recovered:289782451", coalesce: "github:octo-org/octo-repo#2:ci-recovered"},
+			dedupe: "github:octo-org/octo-repo#2:ci-recovered:289782451", coalesce: "github:octo-org/octo-repo#2:ci-recovered", net: "github:octo-org/octo-repo#2:ci:workflow_run:test success success"},
 		{golden: "pr_opened", event: "pull_request", action: "opened",
 			filter: func(m map[string]any) bool { return get(m, "pull_request.body") != nil },
 			kind:   KindPROpened, priority: inbox.PriorityMedium,
-			dedupe: "github:" + repo + "#2:pr-opened:279147437", coalesce: "github:" + repo + "#2:pr-opened"},
+			dedupe: "github:" + repo + "#2:pr-opened:279147437", coalesce: "github:" + repo + "#2:pr-opened", net: "github:" + repo + "#2:pr open"},
 		{golden: "pr_reopened", event: "pull_request", action: "reopened", kind: KindPRReopened, priority: inbox.PriorityMedium,
-			dedupe: "github:" + repo + "#2:pr-reopened:279147437", coalesce: "github:" + repo + "#2:pr-reopened"},
+			dedupe: "github:" + repo + "#2:pr-reopened:279147437", coalesce: "github:" + repo + "#2:pr-reopened", net: "github:" + repo + "#2:pr open"},
 		{golden: "pr_ready", event: "pull_request", action: "ready_for_review", kind: KindPRReady, priority: inbox.PriorityMedium,
 			dedupe: "github:" + repo + "#2:pr-ready:279147437", coalesce: "github:" + repo + "#2:pr-ready"},
 		{golden: "pr_closed", event: "pull_request", action: "closed", kind: KindPRClosed, priority: inbox.PriorityMedium,
-			dedupe: "github:" + repo + "#2:pr-closed:279147437", coalesce: "github:" + repo + "#2:pr-closed"},
+			dedupe: "github:" + repo + "#2:pr-closed:279147437", coalesce: "github:" + repo + "#2:pr-closed", net: "github:" + repo + "#2:pr closed"},
 		{golden: "pr_merged", event: "pull_request", action: "closed",
 			mutate: func(m map[string]any) { set(m, "pull_request.merged", true) },
 			kind:   KindPRMerged, priority: inbox.PriorityMedium,
-			dedupe: "github:" + repo + "#2:pr-merged:279147437", coalesce: "github:" + repo + "#2:pr-merged"},
+			dedupe: "github:" + repo + "#2:pr-merged:279147437", coalesce: "github:" + repo + "#2:pr-merged", net: "github:" + repo + "#2:pr merged"},
 		{golden: "pr_pushed", event: "pull_request", action: "synchronize", kind: KindPRPushed, priority: inbox.PriorityLow,
 			dedupe:   "github:" + repo + "#2:pr-pushed:ec26c3e57ca3a959ca5aad62de7213c562f8c821",
 			coalesce: "github:" + repo + "#2:pr-pushed"},
 		{golden: "review_requested", event: "pull_request", action: "review_requested",
 			kind: KindReviewRequested, priority: inbox.PriorityHigh,
-			dedupe: "github:" + repo + "#2:review-requested:octocat", coalesce: "github:" + repo + "#2:review-requested"},
+			dedupe: "github:" + repo + "#2:review-requested:octocat", coalesce: "github:" + repo + "#2:review-requested", net: "github:" + repo + "#2:review:octocat requested removed"},
 		{golden: "review_requested_team", event: "pull_request", action: "review_requested",
 			mutate: func(m map[string]any) {
 				delete(m, "requested_reviewer")
 				m["requested_team"] = map[string]any{"id": 1, "name": "Bots", "slug": "bots"}
 			},
 			kind: KindReviewRequested, priority: inbox.PriorityHigh,
-			dedupe: "github:" + repo + "#2:review-requested:team:bots", coalesce: "github:" + repo + "#2:review-requested"},
+			dedupe: "github:" + repo + "#2:review-requested:team:bots", coalesce: "github:" + repo + "#2:review-requested", net: "github:" + repo + "#2:review:team:bots requested removed"},
+		{golden: "review_request_removed", event: "pull_request", action: "review_request_removed",
+			kind: KindReviewRemoved, priority: inbox.PriorityMedium,
+			dedupe: "github:" + repo + "#2:review-request-removed:octocat", coalesce: "github:" + repo + "#2:review-request-removed",
+			net: "github:" + repo + "#2:review:octocat removed removed"},
 		{golden: "review_commented", event: "pull_request_review", action: "submitted", kind: KindPRReview, priority: inbox.PriorityMedium,
 			dedupe: "github:" + repo + "#2:pr-review:237895671", coalesce: "github:" + repo + "#2:pr-review"},
 		{golden: "review_changes_requested", event: "pull_request_review", action: "submitted",
@@ -144,7 +150,7 @@ func mappingCases() []mappingCase {
 		{golden: "issue_opened", event: "issues", action: "opened",
 			filter: func(m map[string]any) bool { return get(m, "issue.body") != nil },
 			kind:   KindIssueOpened, priority: inbox.PriorityMedium,
-			dedupe: "github:" + repo + "#1:issue-opened:444500041", coalesce: "github:" + repo + "#1:issue-opened"},
+			dedupe: "github:" + repo + "#1:issue-opened:444500041", coalesce: "github:" + repo + "#1:issue-opened", net: "github:" + repo + "#1:issue open"},
 		{golden: "issue_closed", event: "issues", action: "reopened",
 			mutate: func(m map[string]any) {
 				m["action"] = "closed"
@@ -152,9 +158,9 @@ func mappingCases() []mappingCase {
 				set(m, "issue.state_reason", "completed")
 			},
 			kind: KindIssueClosed, priority: inbox.PriorityMedium,
-			dedupe: "github:" + repo + "#1:issue-closed:444500041", coalesce: "github:" + repo + "#1:issue-closed"},
+			dedupe: "github:" + repo + "#1:issue-closed:444500041", coalesce: "github:" + repo + "#1:issue-closed", net: "github:" + repo + "#1:issue closed"},
 		{golden: "issue_reopened", event: "issues", action: "reopened", kind: KindIssueReopened, priority: inbox.PriorityMedium,
-			dedupe: "github:" + repo + "#1:issue-reopened:444500041", coalesce: "github:" + repo + "#1:issue-reopened"},
+			dedupe: "github:" + repo + "#1:issue-reopened:444500041", coalesce: "github:" + repo + "#1:issue-reopened", net: "github:" + repo + "#1:issue open"},
 		{golden: "issue_assigned", event: "issues", action: "assigned",
 			mutate: func(m map[string]any) { set(m, "assignee.login", "octocat") },
 			kind:   KindIssueAssigned, priority: inbox.PriorityHigh,
@@ -232,6 +238,7 @@ func TestMappedEvents(t *testing.T) {
 			assert.Equal(t, tc.priority, n.Priority)
 			assert.Equal(t, tc.dedupe, n.DedupeKey)
 			assert.Equal(t, tc.coalesce, n.CoalesceKey)
+			assert.Equal(t, tc.net, strings.TrimSpace(n.NetKey+" "+n.State+" "+n.RestState), "net-state lane")
 			assert.Equal(t, VerifiedBy, n.Metadata[connectors.MetaVerifiedBy])
 			assert.NotEmpty(t, n.Attributes.String("repo"))
 			assert.Equal(t, n.Attributes.String("repo"), n.Thread.Resource)
