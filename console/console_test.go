@@ -355,3 +355,12 @@ func TestLinks(t *testing.T) {
 	require.Equal(t, "/console/thread?agent=coder&resource=acme%2Fapi&thread=acme%2Fapi%237",
 		threadURL(inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: "acme/api#7"}))
 }
+
+// Without admin tokens nobody can sign in, and the sign-in page says what to do.
+func TestSigninWithoutTokens(t *testing.T) {
+	f := newFixture(t, nil)
+	r := f.do(http.MethodGet, "/console/signin", nil, nil, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	require.Contains(t, r.body, "No admin tokens are configured")
+	require.NotContains(t, newFixture(t, testTokens).do(http.MethodGet, "/console/signin", nil, nil, nil).body, "No admin tokens")
+}

@@ -118,12 +118,13 @@ func (c *Console) signinForm(ec echo.Context) error {
 	if c.readSession(ec) != nil {
 		return ec.Redirect(http.StatusSeeOther, localPath(ec.QueryParam("next")))
 	}
-	return c.render(ec, http.StatusOK, "signin", signinPage{Next: localPath(ec.QueryParam("next"))})
+	return c.render(ec, http.StatusOK, "signin", signinPage{Next: localPath(ec.QueryParam("next")), NoTokens: len(c.prints) == 0})
 }
 
 type signinPage struct {
-	Next  string
-	Error string
+	Next     string
+	Error    string
+	NoTokens bool
 }
 
 func (c *Console) signin(ec echo.Context) error {
@@ -131,7 +132,7 @@ func (c *Console) signin(ec echo.Context) error {
 	tok, ok := c.d.Admin.Authenticate(ec.FormValue("token"))
 	if !ok {
 		c.log.Info("console sign-in refused", "remote_ip", ec.RealIP())
-		return c.render(ec, http.StatusUnauthorized, "signin", signinPage{Next: next,
+		return c.render(ec, http.StatusUnauthorized, "signin", signinPage{Next: next, NoTokens: len(c.prints) == 0,
 			Error: "That is not a configured admin token. Use a token from admin.tokens in config.yaml."})
 	}
 	csrf := make([]byte, 32)
