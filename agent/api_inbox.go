@@ -416,7 +416,7 @@ func transition(action string) (to inbox.Status, from []inbox.Status, ok bool) {
 		return inbox.StatusDismissed, []inbox.Status{inbox.StatusPending, inbox.StatusDelivered, inbox.StatusSeen, inbox.StatusFailed}, true
 	case "archive":
 		return inbox.StatusArchived, []inbox.Status{inbox.StatusPending, inbox.StatusDelivered, inbox.StatusSeen,
-			inbox.StatusDismissed, inbox.StatusFailed}, true
+			inbox.StatusDismissed, inbox.StatusFailed, inbox.StatusSuperseded}, true
 	}
 	return "", nil, false
 }

@@ -62,6 +62,13 @@ func TestNetStateThroughStream(t *testing.T) {
 			var list struct{ Notifications []inbox.Record }
 			require.Equal(t, http.StatusOK, e.Do(http.MethodGet, e.ThreadURL(k, "/notifications?status=superseded"), e.Token(k), nil, &list))
 			require.Len(t, list.Notifications, 2)
+
+			// The agent may archive a superseded record, as any other but a discarded one.
+			var rec inbox.Record
+			require.Equal(t, http.StatusOK, e.Do(http.MethodPost, e.ThreadURL(k, "/notifications/"+fail.RecordID+"/archive"), e.Token(k), nil, &rec))
+			require.Equal(t, inbox.StatusArchived, rec.Status)
+			require.Equal(t, http.StatusConflict, e.Do(http.MethodPost, e.ThreadURL(k, "/notifications/"+ok.RecordID+"/seen"), e.Token(k), nil, nil),
+				"a superseded record is not pending: it cannot be read into the model's knowledge")
 		})
 
 		t.Run("failure delivered, then success: the recovery", func(t *testing.T) {
