@@ -88,6 +88,10 @@ func errorResponse(desc string) obj {
 	return obj{"description": desc, "content": obj{"application/json": obj{"schema": ref("Error")}}}
 }
 
+func plainResponse(desc string) obj {
+	return obj{"description": desc, "content": obj{"text/plain": obj{"schema": obj{"type": "string"}}}}
+}
+
 func jsonResponse(desc string, schema obj) obj {
 	return obj{"description": desc, "content": obj{"application/json": obj{"schema": schema}}}
 }

@@ -143,6 +143,16 @@ func agentPaths() obj {
 			obj{"200": jsonResponse("The notifications with their XML.", object(obj{"notifications": array(ref("Record"))}, "notifications"))}, "400", "401", "403", "404")},
 		base + "/notifications/{id}": obj{"get": operation("agent", "getThreadNotification", "Get one of the thread's notifications", "", with(notifID), nil,
 			obj{"200": jsonResponse("The record.", ref("Record"))}, "400", "401", "403", "404")},
+		"/mcp": obj{"post": operation("agent", "mcp", "The agent inbox as MCP tools (streamable HTTP, stateless)",
+			"Model Context Protocol JSON-RPC messages (initialize, tools/list, tools/call) with the agent's bearer token; the answer is application/json. "+
+				"Tools: inbox_list, inbox_search, inbox_read, inbox_dismiss, inbox_archive, notify, each taking resourceId and threadId. "+
+				"No session is kept between requests (no Mcp-Session-Id); GET and DELETE are 405. A tool's failure is a result with isError, not an HTTP error.",
+			nil, jsonBody("A JSON-RPC message (or a batch of at most 16), at most 1 MiB.", obj{"type": "object"}, true),
+			obj{"200": jsonResponse("The JSON-RPC answer.", obj{"type": "object"}),
+				"400": plainResponse("Not a JSON-RPC message, a batch of more than 16 messages, or an unsupported MCP-Protocol-Version."),
+				"401": plainResponse("No or an unknown agent token (WWW-Authenticate: Bearer)."),
+				"413": plainResponse("Over 1 MiB."),
+				"415": plainResponse("Content-Type is not application/json.")})},
 		base + "/notifications/{id}/{action}": obj{"post": operation("agent", "actOnNotification", "Mark a notification seen, dismissed or archived", "",
 			with(notifID, obj{"name": "action", "in": "path", "required": true, "schema": enum("", "seen", "dismiss", "archive")}), nil,
 			obj{"200": jsonResponse("The record.", ref("Record"))}, "400", "401", "403", "404", "409")},

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/agent/inboxmcp"
 	"github.com/signalgate/signalgate/agent/targets"
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/email"
@@ -124,6 +125,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return err
 	}
 	api.Mount(e)
+	inboxmcp.New(api, inboxmcp.WithLogger(m.Log), inboxmcp.WithVersion(version),
+		inboxmcp.WithCallTimeout(cfg.Server.WithDefaults().RequestTimeout)).Mount(e)
 	parsers, err := m.mountConnectors(e)
 	if err != nil {
 		return err

@@ -1,0 +1,102 @@
+package inboxmcp_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/delivery/deliverytest"
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// TestTypeScriptClient runs the TypeScript MCP SDK's client (interop/mcp, installed by
+// .ci/mcp-interop.sh) against /mcp: a second, independent implementation of the protocol
+// lists the tools and calls each. Skipped unless the harness's node_modules exist or
+// SIGNALGATE_MCP_INTEROP names its folder.
+func TestTypeScriptClient(t *testing.T) {
+	dir := os.Getenv("SIGNALGATE_MCP_INTEROP")
+	if dir == "" {
+		_, file, _, _ := runtime.Caller(0)
+		dir = filepath.Join(filepath.Dir(file), "..", "..", "interop", "mcp")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		t.Skip("MCP interop harness not installed (run .ci/mcp-interop.sh)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not found")
+	}
+	e := newEnv(t)
+	k := coderThread
+	cmd := exec.CommandContext(t.Context(), node, "client.mjs", e.URL, deliverytest.CoderToken, k.Resource, k.Thread, "support")
+	cmd.Dir = dir
+	cmd.Stderr = os.Stderr
+	raw, err := cmd.Output()
+	require.NoError(t, err, "client output: %s", raw)
+
+	type result struct {
+		IsError bool            `json:"isError"`
+		Text    string          `json:"text"`
+		Result  json.RawMessage `json:"result"`
+	}
+	var out struct {
+		WrongToken string `json:"wrongToken"`
+		Server     struct{ Name string }
+		Tools      []struct {
+			Name     string   `json:"name"`
+			ReadOnly bool     `json:"readOnly"`
+			Required []string `json:"required"`
+		} `json:"tools"`
+		Notify, List, Search, Read, Archive, Dismiss, OtherAgent, Invalid result
+	}
+	require.NoError(t, json.Unmarshal(raw, &out), "%s", raw)
+
+	require.Contains(t, out.WrongToken, "invalid token: missing or invalid credentials", "a 401 before any session")
+	require.Equal(t, "signalgate", out.Server.Name)
+	require.Len(t, out.Tools, 6)
+	for _, tool := range out.Tools {
+		require.Subset(t, tool.Required, []string{"resourceId", "threadId"}, tool.Name)
+		require.Equal(t, tool.Name == "inbox_list" || tool.Name == "inbox_search", tool.ReadOnly, tool.Name)
+	}
+
+	for name, r := range map[string]result{"notify": out.Notify, "inbox_list": out.List, "inbox_search": out.Search, "inbox_read": out.Read, "inbox_archive": out.Archive} {
+		require.False(t, r.IsError, "%s: %s", name, r.Text)
+	}
+	var created struct {
+		RecordID string `json:"recordId"`
+	}
+	require.NoError(t, json.Unmarshal(out.Notify.Result, &created))
+	var list, search, read struct {
+		Notifications []struct {
+			ID      string          `json:"id"`
+			Payload json.RawMessage `json:"payload"`
+			XML     string          `json:"xml"`
+		} `json:"notifications"`
+	}
+	require.NoError(t, json.Unmarshal(out.List.Result, &list))
+	require.NoError(t, json.Unmarshal(out.Search.Result, &search))
+	require.NoError(t, json.Unmarshal(out.Read.Result, &read))
+	require.Len(t, list.Notifications, 1)
+	require.Equal(t, created.RecordID, list.Notifications[0].ID)
+	require.Len(t, search.Notifications, 1)
+	require.Equal(t, created.RecordID, search.Notifications[0].ID)
+	require.Len(t, read.Notifications, 1)
+	require.JSONEq(t, `{"test": "TestFlaky"}`, string(read.Notifications[0].Payload))
+	require.Contains(t, read.Notifications[0].XML, `>Pick up the flaky test on main</notification>`)
+
+	require.True(t, out.Dismiss.IsError, "an archived record cannot be dismissed")
+	require.Equal(t, `conflict: notification "`+created.RecordID+`" is archived and cannot be marked dismissed`, out.Dismiss.Text)
+	require.True(t, out.OtherAgent.IsError)
+	require.Equal(t, `forbidden: the token of agent "coder" cannot access agent "support"'s threads`, out.OtherAgent.Text)
+	require.True(t, out.Invalid.IsError, "schema validation is a tool error")
+	require.Contains(t, out.Invalid.Text, "validating")
+
+	rec := e.Record(created.RecordID)
+	require.Equal(t, inbox.StatusArchived, rec.Status)
+	require.Equal(t, "ts-client", rec.Source)
+}
