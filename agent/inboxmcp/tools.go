@@ -23,7 +23,7 @@ type threadArgs struct {
 }
 
 type filterArgs struct {
-	Status []string `json:"status,omitempty" jsonschema:"Statuses to include: pending (not yet delivered in full), delivered, seen, dismissed, archived, discarded, failed, or all."`
+	Status []string `json:"status,omitempty" jsonschema:"Statuses to include: pending (not yet delivered in full), delivered, seen, dismissed, archived, discarded, failed, superseded (replaced by a newer state of the same thing), or all."`
 	Source []string `json:"source,omitempty" jsonschema:"Only these sources (e.g. github, slack, email, or a generic connector's source)."`
 	Kind   []string `json:"kind,omitempty" jsonschema:"Only these kinds (e.g. ci-failure, review-requested, mention)."`
 	Limit  int      `json:"limit,omitempty" jsonschema:"Page size, 1 to 200 (default 50)."`
