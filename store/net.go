@@ -16,6 +16,17 @@ import (
 // Net-state lanes: a thread's records with one netKey, and the state the model was last
 // told in each (table net_states). See inbox.DecideNet for the rules.
 
+// The lane's queries, each served by an index (records_net_pending, records_net), so a
+// lane a sender fills with thousands of records costs the same per event as a new one.
+const (
+	qLanePending = `SELECT ` + recordColumns + ` FROM records
+		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND net_key = ? AND status = 'pending' AND net_key <> ''
+		ORDER BY created_at, id`
+	qLaneHead = `SELECT ` + recordReadColumns + ` FROM records
+		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND net_key = ? AND net_key <> ''
+		ORDER BY created_at DESC, id DESC LIMIT 1`
+)
+
 // NetLane reads the lane of netKey in thread k as ingest would see it now (explain).
 // netKey is taken as a notification carries it: it is cleaned and hashed like ingest does.
 func (s *Store) NetLane(ctx context.Context, k inbox.ThreadKey, netKey string) (inbox.NetLane, error) {
@@ -25,9 +36,7 @@ func (s *Store) NetLane(ctx context.Context, k inbox.ThreadKey, netKey string) (
 func (s *Store) netLane(ctx context.Context, q sqlx.QueryerContext, k inbox.ThreadKey, netKey string) (inbox.NetLane, error) {
 	var lane inbox.NetLane
 	var err error
-	lane.Pending, err = s.selectRecords(ctx, q, `SELECT `+recordColumns+` FROM records
-		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND net_key = ? AND status = 'pending'
-		ORDER BY created_at, id`, k.Agent, k.Resource, k.Thread, netKey)
+	lane.Pending, err = s.selectRecords(ctx, q, qLanePending, k.Agent, k.Resource, k.Thread, netKey)
 	if err != nil {
 		return lane, fmt.Errorf("read net-state lane of %s: %w", k, err)
 	}
@@ -115,9 +124,7 @@ func (s *Store) tellNet(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, r t
 // superseded; a record superseded on arrival as unchanged whose state now differs is
 // pending again, with the schedule the policy gave it.
 func (s *Store) settleNet(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, told toldRecord, now time.Time) error {
-	heads, err := s.selectRecords(ctx, tx, `SELECT `+recordReadColumns+` FROM records
-		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND net_key = ?
-		ORDER BY created_at DESC, id DESC LIMIT 1`, k.Agent, k.Resource, k.Thread, told.NetKey)
+	heads, err := s.selectRecords(ctx, tx, qLaneHead, k.Agent, k.Resource, k.Thread, told.NetKey)
 	if err != nil {
 		return fmt.Errorf("read newest record of a net-state lane of %s: %w", k, err)
 	}
