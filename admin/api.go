@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/inbox"
@@ -63,9 +64,11 @@ type Deps struct {
 	Agents []string
 	// TargetKinds is each agent's target kind (stream, mastra, webhook), by agent id.
 	TargetKinds map[string]string
-	Parsers     Parsers
-	Connectors  []ConnectorRef
-	Pollers     []Poller
+	// Wakes is each agent's wake budget and cap, by agent id (explain shows them).
+	Wakes      map[string]agent.WakeSettings
+	Parsers    Parsers
+	Connectors []ConnectorRef
+	Pollers    []Poller
 	// Notify is told of threads with records queued again (the dispatcher's Notify).
 	Notify func([]inbox.ThreadKey)
 	Log    *slog.Logger

@@ -14,6 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/condition"
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
@@ -101,6 +102,8 @@ type Outcome struct {
 	Decision inbox.Decision     `json:"decision"`
 	// Record is the record as it would be after this event (no id when new).
 	Record inbox.Record `json:"record"`
+	// Wake is the thread's wake budget and its agent's wake cap, when configured.
+	Wake *ExplainedWake `json:"wake,omitempty"`
 }
 
 // Merge names the pending record a notification would merge into and why.
@@ -117,6 +120,7 @@ type Explainer struct {
 	policy  *inbox.Policy
 	router  *connectors.Router
 	parsers Parsers
+	wakes   map[string]agent.WakeSettings
 	now     func() time.Time
 }
 
@@ -126,7 +130,7 @@ func NewExplainer(st ExplainStore, d Deps) (*Explainer, error) {
 	if st == nil {
 		return nil, errors.New("admin: a store is required")
 	}
-	x := &Explainer{st: st, policy: d.Policy, router: d.Router, parsers: d.Parsers, now: d.Now}
+	x := &Explainer{st: st, policy: d.Policy, router: d.Router, parsers: d.Parsers, wakes: d.Wakes, now: d.Now}
 	var err error
 	if x.router == nil {
 		if x.router, err = connectors.NewRouter(nil, nil); err != nil {
@@ -313,7 +317,8 @@ func (x *Explainer) outcome(ctx context.Context, n inbox.Notification, payload a
 	if existing == nil {
 		o.Record = inbox.NewRecord("", "", n, o.Decision, now)
 		*touched = append(*touched, o.Record)
-		return o, nil
+		o.Wake, err = x.explainWake(ctx, o, now)
+		return o, err
 	}
 	on := "coalesceKey"
 	if n.DedupeKey != "" && existing.DedupeKey == n.DedupeKey {
@@ -329,7 +334,8 @@ func (x *Explainer) outcome(ctx context.Context, n inbox.Notification, payload a
 	} else {
 		*touched = append(*touched, merged)
 	}
-	return o, nil
+	o.Wake, err = x.explainWake(ctx, o, now)
+	return o, err
 }
 
 // netOutcome is outcome for a notification of a net-state lane, as Ingest decides it:

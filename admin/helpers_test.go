@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/connectors/generic"
@@ -71,6 +72,7 @@ type envOpts struct {
 	policy  inbox.PolicyConfig
 	pollers []admin.Poller
 	pprof   bool
+	wakes   map[string]agent.WakeSettings
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -100,7 +102,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 			en.notified = append(en.notified, ks...)
 			en.mu.Unlock()
 		},
-		Log: log, Now: en.clock.Now,
+		Log: log, Now: en.clock.Now, Wakes: o.wakes,
 	}
 	en.api = en.newAPIWith(en.deps, o.pprof)
 	return en

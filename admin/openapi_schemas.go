@@ -141,6 +141,12 @@ func schemas() obj {
 					"recordId", "on", "record"),
 				"decision": ref("Decision"), "record": ref("Record"),
 				"net": obj{"allOf": []obj{ref("NetDecision")}, "description": "A notification with a netKey: the lane's verdict (it never merges)."},
+				"wake": object(obj{
+					"budget": str("agents[].wake_budget as max/per, e.g. 6/1h."), "used": integer("Wakes inside the budget's window."),
+					"spent": boolean(""), "freesAt": timestamp("When the oldest wake of the window leaves it (budget spent)."),
+					"maxConcurrent": integer("agents[].max_concurrent_wakes."), "openWakes": integer("The agent's wake runs open now."),
+					"queuedSince": timestamp("Set while the thread waits for a wake slot."), "note": str("What a wake would do."),
+				}, "used", "spent", "openWakes", "note"),
 			}, "route", "thread", "notification", "presence", "decision", "record")),
 		}, "at", "event", "status", "items", "routes", "notifications"),
 		"IngestOutcome": object(obj{"eventId": str(""), "duplicate": boolean(""), "status": eventStatus, "records": integer("")},

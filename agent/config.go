@@ -31,6 +31,12 @@ type Config struct {
 	// goroutine and buffers. Beyond either, a new stream is answered 429.
 	MaxStreams          int `yaml:"max_streams"`
 	MaxStreamsPerThread int `yaml:"max_streams_per_thread"`
+	// WakeBudget caps the wakes of each thread (nil: no budget). Beyond it a record that
+	// would wake an idle thread is held for the thread's next summary.
+	WakeBudget *WakeBudget `yaml:"wake_budget"`
+	// MaxConcurrentWakes caps the runs the gateway's wakes hold open at once for this
+	// agent (0: no cap); further wakes wait their turn.
+	MaxConcurrentWakes int `yaml:"max_concurrent_wakes"`
 }
 
 // TargetConfig says how signals reach the agent.
@@ -140,6 +146,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxContents < 0 {
 		errs = append(errs, errors.New("max_contents: must not be negative"))
+	}
+	if c.WakeBudget != nil {
+		errs = append(errs, c.WakeBudget.validate("wake_budget")...)
+	}
+	if c.MaxConcurrentWakes < 0 || c.MaxConcurrentWakes > MaxConcurrentWakesLimit {
+		errs = append(errs, fmt.Errorf("max_concurrent_wakes: must be between 0 (no cap) and %d", MaxConcurrentWakesLimit))
 	}
 	t := c.Target
 	switch t.Kind {

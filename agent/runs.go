@@ -35,6 +35,7 @@ type Runs struct {
 	store  RunStore
 	pub    Publisher
 	leases map[string]time.Duration
+	wakes  map[string]WakeSettings
 	now    func() time.Time
 	newID  func() string
 	onOpen OpenHook
@@ -63,9 +64,11 @@ func WithRunIDs(newID func() string) RunsOption { return func(r *Runs) { r.newID
 
 // NewRuns builds the presence service; cfgs give each agent's run lease.
 func NewRuns(store RunStore, pub Publisher, cfgs []Config, opts ...RunsOption) *Runs {
-	r := &Runs{store: store, pub: pub, leases: map[string]time.Duration{}, now: time.Now, newID: inbox.NewID, log: slog.Default()}
+	r := &Runs{store: store, pub: pub, leases: map[string]time.Duration{}, wakes: map[string]WakeSettings{}, now: time.Now,
+		newID: inbox.NewID, log: slog.Default()}
 	for _, c := range cfgs {
 		r.leases[c.ID] = c.WithDefaults().RunLease
+		r.wakes[c.ID] = WakeSettings{Budget: c.WakeBudget, Limit: c.MaxConcurrentWakes}
 	}
 	for _, o := range opts {
 		o(r)
@@ -92,14 +95,19 @@ func (r *Runs) Open(ctx context.Context, k inbox.ThreadKey, origin string) (Run,
 		return Run{}, false, fmt.Errorf("open run on %s: %w", k, err)
 	}
 	if created {
-		r.pub.Publish(k)
-		if r.onOpen != nil {
-			if err := r.onOpen(ctx, run); err != nil {
-				r.log.Error("open hook failed", "thread", k.String(), "run_id", run.ID, "error", err.Error())
-			}
-		}
+		r.opened(ctx, run)
 	}
 	return run, created, nil
+}
+
+// opened tells subscribers and the open hook about a new run.
+func (r *Runs) opened(ctx context.Context, run Run) {
+	r.pub.Publish(run.Thread)
+	if r.onOpen != nil {
+		if err := r.onOpen(ctx, run); err != nil {
+			r.log.Error("open hook failed", "thread", run.Thread.String(), "run_id", run.ID, "error", err.Error())
+		}
+	}
 }
 
 // Heartbeat renews a live run's lease.

@@ -106,7 +106,9 @@ type Publisher interface {
 // Runs is the presence the dispatcher needs: waking an idle thread opens a run, and lapsed
 // runs are closed on the dispatcher's clock (which turns their threads idle).
 type Runs interface {
-	Open(ctx context.Context, k inbox.ThreadKey, origin string) (agent.Run, bool, error)
+	// Wake opens a run on an idle thread within the agent's wake budget and
+	// max_concurrent_wakes (see agent.WakeRequest).
+	Wake(ctx context.Context, k inbox.ThreadKey, req agent.WakeRequest) (agent.WakeResult, error)
 	Expire(ctx context.Context) ([]inbox.ThreadKey, error)
 }
 
@@ -179,6 +181,15 @@ type Reschedule struct {
 	FullWhenIdle bool
 }
 
+// Hold turns a full notification that found the thread's wake budget spent into a
+// summary-only record: due for the thread's next summary at once, Reason appended.
+type Hold struct {
+	RecordID  string
+	UpdatedAt time.Time
+	Coalesced int
+	Reason    string
+}
+
 // Outcome is everything one pass over a thread changes, committed in one transaction.
 type Outcome struct {
 	Thread inbox.ThreadKey
@@ -191,7 +202,11 @@ type Outcome struct {
 	SummaryAt   *time.Time // a summary went out: paces the next one
 	Failures    []Failure
 	Reschedules []Reschedule
-	Attempts    []Attempt
+	Holds       []Hold
+	// WakeQueued says the pass found the thread waiting for a wake slot; any other pass
+	// takes the thread out of its agent's wake queue (it no longer waits).
+	WakeQueued bool
+	Attempts   []Attempt
 	// Recovered are in-flight signals of an unfinished run whose redelivery Frames log:
 	// their recovery is done.
 	Recovered []string

@@ -1,11 +1,13 @@
 package delivery
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -368,6 +370,7 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read
 	}
 	o.Reschedules = p.reschedules
 	runID := w.RunID
+	var spent string // the budget's reason once a wake found it spent
 	for i, it := range p.items {
 		if at := d.now(); at.After(stale) {
 			// Waiting for a route slot or slow sends used up the lease: commit what went
@@ -383,13 +386,36 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read
 			action = agent.ActionWake
 		}
 		if action == agent.ActionWake {
-			run, _, err := d.runs.Open(ctx, k, agent.OriginWake)
-			if err != nil {
-				d.log.Error("wake failed", "thread", k.String(), "error", err.Error())
-				d.postpone(&o, p.items[i:], now.Add(d.errWait))
+			exempt := it.exempt()
+			res := agent.WakeResult{Outcome: agent.WakeSpent}
+			if exempt || spent == "" {
+				var err error
+				if res, err = d.runs.Wake(ctx, k, agent.WakeRequest{Exempt: exempt, Rank: it.rank, Since: it.created}); err != nil {
+					d.log.Error("wake failed", "thread", k.String(), "error", err.Error())
+					d.postpone(&o, p.items[i:], now.Add(d.errWait))
+					break
+				}
+			}
+			switch res.Outcome {
+			case agent.WakeQueued:
+				// max_concurrent_wakes: the thread waits its turn; a closing wake run
+				// makes it due again, or res.Until at the latest.
+				d.postpone(&o, p.items[i:], res.Until)
+				o.WakeQueued = true
+			case agent.WakeSpent:
+				spent = cmp.Or(res.Reason, spent)
+				if it.summary {
+					action = agent.ActionPersist // paced like every summary, without waking
+					break
+				}
+				d.hold(&o, it, spent)
+				continue
+			default:
+				runID = res.Run.ID
+			}
+			if res.Outcome == agent.WakeQueued {
 				break
 			}
-			runID = run.ID
 		}
 		if d.send(ctx, &o, route, it, action, runID, probe && i == 0) {
 			continue
@@ -514,6 +540,17 @@ func (d *Dispatcher) attempt(ctx context.Context, route Route, del Delivery, at 
 		}
 	}
 	return att, retry, err
+}
+
+// hold turns the records of a full notification the wake budget refused into
+// summary-only records for the thread's next summary.
+func (d *Dispatcher) hold(o *Outcome, it item, reason string) {
+	for _, r := range it.records {
+		why, _, _ := strings.Cut(r.Reason, "; wake budget") // held again: one note, not two
+		o.Holds = append(o.Holds, Hold{RecordID: r.ID, UpdatedAt: r.UpdatedAt, Coalesced: r.CoalescedCount,
+			Reason: why + "; " + reason + " → held for the next summary"})
+	}
+	d.log.Debug("wake held", "thread", o.Thread.String(), "records", len(it.records), "reason", reason)
 }
 
 // postpone reschedules the records of items not attempted in this pass.

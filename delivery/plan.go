@@ -24,6 +24,20 @@ type item struct {
 	created   time.Time
 }
 
+// exempt reports whether the item wakes whatever the wake budget: a message, or one
+// carrying an urgent record.
+func (it item) exempt() bool {
+	if it.deliverAs != inbox.DeliverAsNotification {
+		return true
+	}
+	for _, r := range it.records {
+		if r.Priority == inbox.PriorityUrgent {
+			return true
+		}
+	}
+	return false
+}
+
 // plan is what one pass over a thread does: signals to send, in order, and due records
 // that wait (pacing, backoff, the thread turning idle).
 type plan struct {

@@ -274,6 +274,26 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 			return fmt.Errorf("reschedule record %s: %w", r.RecordID, err)
 		}
 	}
+	if !o.WakeQueued && owner != "" {
+		// A pass that did not find the thread waiting for a wake slot ends its wait: it
+		// was woken (the wake dequeued it), or needs no wake now (the agent opened a run,
+		// the records went), and then its turn passes to the next waiter.
+		left, err := s.leaveWakeQueue(ctx, tx, k)
+		if err != nil {
+			return err
+		}
+		if left {
+			if err := s.promoteWaiter(ctx, tx, k.Agent, o.Now); err != nil {
+				return err
+			}
+		}
+	}
+	for _, h := range o.Holds {
+		// Held for the next summary: no full notification, no wait for idle.
+		if _, err := w.exec(ctx, qHoldForSummary, cleanText(h.Reason), false, now, now, h.RecordID, micros(h.UpdatedAt), h.Coalesced); err != nil {
+			return fmt.Errorf("hold record %s for a summary: %w", h.RecordID, err)
+		}
+	}
 	if len(o.Summarized)+len(o.Reschedules)+len(o.Failures) > 0 {
 		// The pass planned with the presence it read; a run that closed since (its
 		// CloseRun waited on our thread lock) must still release what waits for idle,

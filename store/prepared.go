@@ -53,6 +53,8 @@ const (
 	qMarkSummarized = `UPDATE records SET summary_signal_id = ?, summary_at = NULL, due_at = deliver_at,
 		attempts = 0, next_attempt_at = NULL, first_attempt_at = NULL, last_error = ''
 		WHERE id = ? AND status = 'pending' AND updated_at = ? AND coalesced_count = ?`
+	qHoldForSummary = `UPDATE records SET action = 'summarize', reason = ?, deliver_at = NULL, full_when_idle = ?,
+		summary_at = ?, due_at = ? WHERE id = ? AND status = 'pending' AND updated_at = ? AND coalesced_count = ?`
 	qMarkSummaryID = `UPDATE records SET summary_signal_id = ? WHERE id = ? AND status = 'pending'`
 	qRecordRetry   = `UPDATE records SET attempts = ?, next_attempt_at = ?, due_at = ?, last_error = ?,
 		first_attempt_at = COALESCE(first_attempt_at, ?) WHERE id = ? AND status = 'pending'`
@@ -109,7 +111,7 @@ func mergeQuery(dedupe, coalesce bool) string {
 func hotQueries() []string {
 	return []string{qInsertEvent, qRedelivered, qRedeliveredBody, qTouchThread, qPresence, qInsertRecord, qUpdateRecord,
 		mergeQuery(true, false), mergeQuery(false, true), mergeQuery(true, true),
-		qThreadRelease, qThreadHold, qMarkDelivered, qMarkSummarized, qMarkSummaryID, qRecordRetry, qRecordFailed,
+		qThreadRelease, qThreadHold, qMarkDelivered, qMarkSummarized, qMarkSummaryID, qHoldForSummary, qRecordRetry, qRecordFailed,
 		qInsertAttempt, qInsertFrame, rescheduleQuery(false, "1"), rescheduleQuery(true, "1"),
 		qLockThread, qNextSeq, qLiveRun, qLapsedRuns, qInsertRun}
 }

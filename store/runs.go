@@ -43,45 +43,53 @@ func runFrame(r agent.Run, status string, now time.Time) agent.Frame {
 // OpenRun inserts r and logs a run frame, unless the thread has a live run: that one is
 // returned with its lease extended to r.LeaseUntil (created false).
 func (s *Store) OpenRun(ctx context.Context, r agent.Run) (agent.Run, bool, error) {
-	out, created := r, false
+	var out agent.Run
+	var created bool
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		if err := s.lockThread(ctx, tx, r.Thread, r.OpenedAt); err != nil {
 			return err
 		}
-		live, err := s.liveRunTx(ctx, tx, r.Thread, r.OpenedAt)
-		if err != nil {
-			return err
-		}
-		if live != nil {
-			out = *live
-			if r.LeaseUntil.After(live.LeaseUntil) {
-				out.LeaseUntil = r.LeaseUntil
-				if _, err := tx.ExecContext(ctx, s.q(`UPDATE runs SET lease_until = ? WHERE id = ?`), micros(r.LeaseUntil), live.ID); err != nil {
-					return fmt.Errorf("renew run %s: %w", live.ID, err)
-				}
-			}
-			return nil
-		}
-		// A run whose lease lapsed but that no expiry pass closed yet ends here, before the
-		// new one opens, so its in-flight signals are recovered into the new run.
-		if err := s.expireLapsedTx(ctx, tx, r.Thread, r.OpenedAt); err != nil {
-			return err
-		}
-		k := r.Thread
-		_, err = s.writeTx(tx).exec(ctx, qInsertRun, r.ID, k.Agent, k.Resource, k.Thread, agent.RunOpen, r.Origin, micros(r.OpenedAt), micros(r.LeaseUntil))
-		if err != nil {
-			return fmt.Errorf("insert run: %w", err)
-		}
-		if _, _, err := s.appendFrameTx(ctx, tx, runFrame(r, agent.RunOpen, r.OpenedAt)); err != nil {
-			return err
-		}
-		out.Status, created = agent.RunOpen, true
-		return nil
+		var err error
+		out, created, err = s.openRunTx(ctx, tx, r)
+		return err
 	})
 	if err != nil {
 		return agent.Run{}, false, fmt.Errorf("open run on %s: %w", r.Thread, err)
 	}
 	return out, created, nil
+}
+
+// openRunTx is OpenRun inside tx; the caller holds the thread lock.
+func (s *Store) openRunTx(ctx context.Context, tx *sqlx.Tx, r agent.Run) (agent.Run, bool, error) {
+	live, err := s.liveRunTx(ctx, tx, r.Thread, r.OpenedAt)
+	if err != nil {
+		return agent.Run{}, false, err
+	}
+	if live != nil {
+		out := *live
+		if r.LeaseUntil.After(live.LeaseUntil) {
+			out.LeaseUntil = r.LeaseUntil
+			if _, err := tx.ExecContext(ctx, s.q(`UPDATE runs SET lease_until = ? WHERE id = ?`), micros(r.LeaseUntil), live.ID); err != nil {
+				return agent.Run{}, false, fmt.Errorf("renew run %s: %w", live.ID, err)
+			}
+		}
+		return out, false, nil
+	}
+	// A run whose lease lapsed but that no expiry pass closed yet ends here, before the
+	// new one opens, so its in-flight signals are recovered into the new one.
+	if err := s.expireLapsedTx(ctx, tx, r.Thread, r.OpenedAt); err != nil {
+		return agent.Run{}, false, err
+	}
+	k := r.Thread
+	_, err = s.writeTx(tx).exec(ctx, qInsertRun, r.ID, k.Agent, k.Resource, k.Thread, agent.RunOpen, r.Origin, micros(r.OpenedAt), micros(r.LeaseUntil))
+	if err != nil {
+		return agent.Run{}, false, fmt.Errorf("insert run: %w", err)
+	}
+	if _, _, err := s.appendFrameTx(ctx, tx, runFrame(r, agent.RunOpen, r.OpenedAt)); err != nil {
+		return agent.Run{}, false, err
+	}
+	r.Status = agent.RunOpen
+	return r, true, nil
 }
 
 // HeartbeatRun extends a live run's lease to leaseUntil.
@@ -153,6 +161,11 @@ func (s *Store) CloseRun(ctx context.Context, k inbox.ThreadKey, id, status stri
 				return err
 			}
 		}
+		if out.Origin == agent.OriginWake {
+			if err := s.promoteWaiter(ctx, tx, k.Agent, now); err != nil {
+				return err
+			}
+		}
 		idle, err = s.promoteIfIdle(ctx, tx, k, now)
 		return err
 	})
@@ -211,6 +224,11 @@ func (s *Store) expireRunTx(ctx context.Context, tx *sqlx.Tx, r agent.Run, now t
 	}
 	if _, _, err := s.appendFrameTx(ctx, tx, runFrame(r, agent.RunExpired, now)); err != nil {
 		return false, err
+	}
+	if r.Origin == agent.OriginWake {
+		if err := s.promoteWaiter(ctx, tx, r.Thread.Agent, now); err != nil {
+			return false, err
+		}
 	}
 	return true, s.markInFlightTx(ctx, tx, r.Thread, r.ID, now)
 }

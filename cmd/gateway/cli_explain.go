@@ -49,10 +49,12 @@ func adminDeps(cfg *Config, st *store.Store, policy *inbox.Policy, parsers admin
 		add("generic", c.Name)
 	}
 	kinds := map[string]string{}
+	wakes := map[string]agent.WakeSettings{}
 	for _, a := range cfg.Agents {
 		kinds[a.ID] = a.WithDefaults().Target.Kind
+		wakes[a.ID] = agent.WakeSettings{Budget: a.WakeBudget, Limit: a.MaxConcurrentWakes}
 	}
-	return admin.Deps{Store: st, Policy: policy, Router: router, Agents: cfg.AgentIDs(), TargetKinds: kinds,
+	return admin.Deps{Store: st, Policy: policy, Router: router, Agents: cfg.AgentIDs(), TargetKinds: kinds, Wakes: wakes,
 		Parsers: parsers, Connectors: refs, Log: log, Now: now}, nil
 }
 
@@ -311,6 +313,9 @@ func printExplanation(w io.Writer, x *admin.Explanation) {
 			p("  inbox:", "creates a new %s record", o.Record.Priority)
 		}
 		p("  decision:", "%s — %s", o.Decision.Action, o.Decision.Reason)
+		if o.Wake != nil {
+			p("  wake:", "%s", o.Wake.Note)
+		}
 	}
 }
 
