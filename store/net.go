@@ -159,10 +159,27 @@ type netRecord struct {
 }
 
 // pendingNet reads those of ids pending in a net-state lane, about to be told to the
-// model (read by the agent), and locks their threads first, as everything that changes
-// a thread's records does, so the lane is not changed under the caller.
+// model (read by the agent). It locks their threads first, as everything that changes a
+// thread's records does, and reads them after: a lane's record superseded meanwhile is
+// not read as told.
 func (s *Store) pendingNet(ctx context.Context, tx *sqlx.Tx, ids []string, now time.Time) ([]netRecord, error) {
-	in, args, err := sqlx.In(`SELECT id, agent, resource_id, thread_id, net_key, net_state, rest_state FROM records
+	in, args, err := sqlx.In(`SELECT DISTINCT agent, resource_id, thread_id FROM records WHERE id IN (?) AND net_key <> ''`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read threads of net-state lanes: %w", err)
+	}
+	var threads []threadKeyRow
+	if err := tx.SelectContext(ctx, &threads, s.q(in), args...); err != nil {
+		return nil, fmt.Errorf("read threads of net-state lanes: %w", err)
+	}
+	if len(threads) == 0 {
+		return nil, nil
+	}
+	for _, k := range threads {
+		if err := s.lockThread(ctx, tx, inbox.ThreadKey{Agent: k.Agent, Resource: k.Resource, Thread: k.Thread}, now); err != nil {
+			return nil, err
+		}
+	}
+	in, args, err = sqlx.In(`SELECT id, agent, resource_id, thread_id, net_key, net_state, rest_state FROM records
 		WHERE id IN (?) AND status = 'pending' AND net_key <> '' AND net_state <> ''`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("read records of net-state lanes: %w", err)
@@ -170,15 +187,6 @@ func (s *Store) pendingNet(ctx context.Context, tx *sqlx.Tx, ids []string, now t
 	var rows []netRecord
 	if err := tx.SelectContext(ctx, &rows, s.q(in), args...); err != nil {
 		return nil, fmt.Errorf("read records of net-state lanes: %w", err)
-	}
-	locked := map[threadKeyRow]bool{}
-	for _, r := range rows {
-		if !locked[r.threadKeyRow] {
-			locked[r.threadKeyRow] = true
-			if err := s.lockThread(ctx, tx, inbox.ThreadKey{Agent: r.Agent, Resource: r.Resource, Thread: r.Thread}, now); err != nil {
-				return nil, err
-			}
-		}
 	}
 	return rows, nil
 }
