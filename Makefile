@@ -28,7 +28,8 @@ bench: fixtures
 fuzz:
 	bash scripts/fuzz.sh
 
-# The standard load scenario against a freshly built gateway (SQLite; STORAGE=postgres REPLICAS=3 for scale-out).
+# The standard load scenario, then the recorded storm (issue 16), against freshly built gateways
+# (SQLite; STORAGE=postgres REPLICAS=3 for scale-out). SCENARIO=storm runs the storm alone.
 load: fixtures
 	bash scripts/load.sh $(if $(SCENARIO),--scenario $(SCENARIO))
 

@@ -8,7 +8,10 @@
 #   scripts/load.sh --threads 10000 --subscribers 1000 --events 20000
 #   scripts/load.sh --scenario threads10k --json        # a named row of the load table: max, rate1000, rate50, threads10k
 #   scripts/load.sh table                              # every row, each on a fresh gateway: one JSON report per line
+#   scripts/load.sh storm [--json]                     # the recorded storm (issue 16) on a fresh gateway, tuned config
+#   scripts/load.sh storm --defaults [--json]          # the same storm on today's defaults (reports, never fails)
 #   STORAGE=postgres REPLICAS=3 scripts/load.sh        # 3 replicas on $SIGNALGATE_TEST_POSTGRES_DSN (a fresh schema)
+#   GATEWAY=/tmp/old/gateway scripts/load.sh storm --defaults   # another build of the gateway (before/after)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -28,7 +31,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-CGO_ENABLED=0 go build -o "$WORK/gateway" ./cmd/gateway
+# GATEWAY=/path/to/gateway measures another build (an older one, for a before/after).
+if [ -n "${GATEWAY:-}" ]; then cp "$GATEWAY" "$WORK/gateway"; else CGO_ENABLED=0 go build -o "$WORK/gateway" ./cmd/gateway; fi
 go build -o "$WORK/loadgen" ./cmd/loadgen
 
 case "$STORAGE" in
@@ -46,7 +50,9 @@ esac
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-# start_gateways starts REPLICAS gateways on STORE_DSN and sets URLS.
+# start_gateways starts REPLICAS gateways on STORE_DSN, configured by `loadgen $SCENARIO_CONFIG`,
+# and sets URLS.
+SCENARIO_CONFIG="config"
 start_gateways() {
   URLS=""
   for i in $(seq 1 "$REPLICAS"); do
@@ -55,7 +61,7 @@ start_gateways() {
       echo "server: { listen: \"127.0.0.1:$port\", body_limit: 1MB }"
       echo "storage: { driver: $STORAGE, dsn: \"$STORE_DSN\" }"
       echo "log: { level: warn, format: json }"
-      "$WORK/loadgen" config
+      "$WORK/loadgen" $SCENARIO_CONFIG
     } >"$WORK/config-$i.yaml"
     "$WORK/gateway" serve --config "$WORK/config-$i.yaml" >"$WORK/gateway-$i.log" 2>&1 &
     PIDS+=($!)
@@ -96,13 +102,43 @@ if [ "${1:-}" = table ]; then
   exit $status
 fi
 
-start_gateways
-if [ $# -eq 0 ]; then
-  set -- --scenario max
-fi
-status=0
-"$WORK/loadgen" --url "$URLS" --pid "${PIDS[0]}" "$@" || status=$?
-if [ $status -ne 0 ]; then
+show_logs() {
   for i in $(seq 1 "$REPLICAS"); do echo "--- gateway $i log (tail)" >&2; tail -20 "$WORK/gateway-$i.log" >&2; done
+}
+
+# run_storm [--defaults] [--json]: the recorded storm against one fresh gateway.
+run_storm() {
+  local defaults=""
+  for a in "$@"; do [ "$a" = --defaults ] && defaults="--defaults"; done
+  [ "$REPLICAS" = 1 ] || { echo "the storm runs on one gateway" >&2; exit 2; }
+  SCENARIO_CONFIG="storm-config $defaults"
+  case "$STORAGE" in
+    sqlite) STORE_DSN="$WORK/data-storm/gw.db" ;;
+    postgres) psql -q "$BASE_DSN" -c "DROP SCHEMA $SCHEMA CASCADE; CREATE SCHEMA $SCHEMA" >/dev/null ;;
+  esac
+  start_gateways
+  local st=0
+  "$WORK/loadgen" storm --url "$URLS" "$@" || st=$?
+  [ $st -eq 0 ] || show_logs
+  stop_gateways
+  return $st
+}
+
+if [ "${1:-}" = storm ] || { [ "${1:-}" = --scenario ] && [ "${2:-}" = storm ]; }; then
+  [ "$1" = storm ] && shift || shift 2
+  status=0
+  run_storm "$@" || status=$?
+  exit $status
 fi
+
+start_gateways
+status=0
+if [ $# -eq 0 ]; then
+  # `make load`: the standard scenario, then the recorded storm on a fresh gateway.
+  "$WORK/loadgen" --url "$URLS" --pid "${PIDS[0]}" --scenario max || { status=$?; show_logs; }
+  stop_gateways
+  run_storm || status=1
+  exit $status
+fi
+"$WORK/loadgen" --url "$URLS" --pid "${PIDS[0]}" "$@" || { status=$?; show_logs; }
 exit $status

@@ -5,6 +5,8 @@
 //	loadgen config > scenario.yaml     # the agents/connectors/routes the gateway needs
 //	loadgen --url http://127.0.0.1:8080 --events 20000 --threads 100 --ceiling
 //	loadgen --url http://127.0.0.1:8080 --scenario threads10k --json
+//	loadgen storm-config [--defaults] > storm.yaml  # the recorded storm's gateway config
+//	loadgen storm --url http://127.0.0.1:8080 [--defaults] [--json]
 package main
 
 import (
@@ -49,6 +51,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, sc.GatewayConfig())
 		return 0
 	}
+	if len(args) > 0 && args[0] == "storm-config" {
+		return stormConfig(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "storm" {
+		return runStorm(ctx, args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
@@ -70,7 +78,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		preset   = fs.String("scenario", "", "a named row of the load table, setting the flags it names: "+strings.Join(scenarioNames(), ", "))
 	)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: loadgen [config] [flags]\n\n`loadgen config` prints the gateway config the traffic expects.\n\n")
+		fmt.Fprintf(stderr, "Usage: loadgen [config] [flags] | loadgen storm-config [--defaults] | loadgen storm [flags]\n\n"+
+			"`loadgen config` prints the gateway config the traffic expects; `loadgen storm` runs the recorded storm.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

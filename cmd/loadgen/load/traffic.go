@@ -156,13 +156,8 @@ func (b *builder) build(n, ti int, now time.Time) (*request, error) {
 		if err != nil {
 			return nil, err
 		}
-		sts := strconv.FormatInt(now.Unix(), 10)
-		mac := hmac.New(sha256.New, []byte(b.s.SlackSecret))
-		fmt.Fprintf(mac, "v0:%s:", sts)
-		mac.Write(body)
 		r.path, r.body, r.delivery = "/webhooks/slack/"+b.s.Connector, body, "Ev"+delivery
-		r.header.Set("X-Slack-Request-Timestamp", sts)
-		r.header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(mac.Sum(nil)))
+		signSlack(r.header, b.s.SlackSecret, now, body)
 	case SourceGeneric:
 		_, k := b.s.ThreadFor(ti, b.sources)
 		body, err := json.Marshal(map[string]any{
@@ -201,6 +196,16 @@ func (b *builder) github(n, ti int, marker string) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// signSlack sets Slack's v0 request signature headers for body sent at now.
+func signSlack(h http.Header, secret string, now time.Time, body []byte) {
+	sts := strconv.FormatInt(now.Unix(), 10)
+	mac := hmac.New(sha256.New, []byte(secret))
+	fmt.Fprintf(mac, "v0:%s:", sts)
+	mac.Write(body)
+	h.Set("X-Slack-Request-Timestamp", sts)
+	h.Set("X-Slack-Signature", "v0="+hex.EncodeToString(mac.Sum(nil)))
 }
 
 func cloneMap(m map[string]any) map[string]any {

@@ -1,0 +1,217 @@
+package load
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// stormAgent is one thread's agent: it follows the thread's stream, finishes a run the
+// gateway's wake opened once it has handled it, and works on its own part of the time.
+type stormAgent struct {
+	cfg          *StormConfig
+	k            inbox.ThreadKey
+	client       *http.Client
+	streams      *http.Client
+	m            *stormMeter
+	urgentLabels []string
+
+	mu          sync.Mutex
+	activeSince time.Time // zero while idle
+	busy        time.Duration
+	handlers    sync.WaitGroup
+}
+
+// follow reads the thread's stream until ctx ends, resuming after a drop. ready gets one
+// value once the stream is placed (frames after it are counted).
+func (a *stormAgent) follow(ctx context.Context, ready chan<- struct{}) {
+	defer a.handlers.Wait()
+	var last int64 = -1
+	signalled := false
+	for ctx.Err() == nil {
+		err := a.read(ctx, &last, func() {
+			if !signalled {
+				signalled = true
+				ready <- struct{}{}
+			}
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		_ = err // a dropped stream resumes from the last id
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+func (a *stormAgent) read(ctx context.Context, last *int64, placed func()) error {
+	u := ThreadURL(a.cfg.URL, a.k, "/stream")
+	if *last < 0 {
+		u += "?after=latest"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+a.cfg.Scenario.AgentToken)
+	req.Header.Set("Accept", "text/event-stream")
+	if *last >= 0 {
+		req.Header.Set("Last-Event-ID", strconv.FormatInt(*last, 10))
+	}
+	resp, err := a.streams.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("stream %s: %s: %s", a.k, resp.Status, b)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	var id, event, data string
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if seq, err := strconv.ParseInt(id, 10, 64); err == nil {
+				*last = seq
+				placed()
+			}
+			if data != "" {
+				a.frame(ctx, event, data)
+			}
+			id, event, data = "", "", ""
+		case strings.HasPrefix(line, "id: "):
+			id = line[4:]
+		case strings.HasPrefix(line, "event: "):
+			event = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			data = line[6:]
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	return io.ErrUnexpectedEOF
+}
+
+func (a *stormAgent) frame(ctx context.Context, event, data string) {
+	var f struct {
+		Action   string `json:"action"`
+		Contents string `json:"contents"`
+		RunID    string `json:"runId"`
+		Status   string `json:"status"`
+		Origin   string `json:"origin"`
+	}
+	if json.Unmarshal([]byte(data), &f) != nil {
+		return
+	}
+	now := time.Now()
+	switch event {
+	case "signal":
+		a.m.signal(f.Action, f.Contents, a.urgentLabels, now)
+	case "run":
+		a.mu.Lock()
+		if f.Status == "open" && a.activeSince.IsZero() {
+			a.activeSince = now
+		} else if f.Status != "open" && !a.activeSince.IsZero() {
+			a.busy += now.Sub(a.activeSince)
+			a.activeSince = time.Time{}
+		}
+		a.mu.Unlock()
+		if f.Status == "open" && f.Origin == "wake" {
+			a.m.mu.Lock()
+			a.m.wakes++
+			a.m.mu.Unlock()
+			a.handlers.Add(1)
+			go func() {
+				defer a.handlers.Done()
+				if sleep(ctx, a.cfg.Handle) {
+					a.post(ctx, "/runs/"+url.PathEscape(f.RunID)+"/finish")
+				}
+			}()
+		}
+	}
+}
+
+// work keeps the agent busy on its own Busy of every BusyPeriod, starting after phase.
+func (a *stormAgent) work(ctx context.Context, phase time.Duration) {
+	if !sleep(ctx, phase) {
+		return
+	}
+	on := time.Duration(a.cfg.Busy * float64(a.cfg.BusyPeriod))
+	for ctx.Err() == nil {
+		var run struct {
+			RunID string `json:"runId"`
+		}
+		a.postJSON(ctx, "/runs", &run)
+		if !sleep(ctx, on) {
+			return
+		}
+		if run.RunID != "" {
+			a.post(ctx, "/runs/"+url.PathEscape(run.RunID)+"/finish")
+		}
+		if !sleep(ctx, a.cfg.BusyPeriod-on) {
+			return
+		}
+	}
+}
+
+// busyTotal is the time the thread had an open run, up to now.
+func (a *stormAgent) busyTotal(now time.Time) time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b := a.busy
+	if !a.activeSince.IsZero() {
+		b += now.Sub(a.activeSince)
+	}
+	return b
+}
+
+func (a *stormAgent) post(ctx context.Context, suffix string) { a.postJSON(ctx, suffix, nil) }
+
+func (a *stormAgent) postJSON(ctx context.Context, suffix string, out any) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ThreadURL(a.cfg.URL, a.k, suffix), strings.NewReader("{}"))
+	if err != nil {
+		return
+	}
+	req.Header.Set("Authorization", "Bearer "+a.cfg.Scenario.AgentToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := a.client.Do(req)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out)
+	} else {
+		_, _ = io.Copy(io.Discard, resp.Body)
+	}
+}
+
+// sleep waits d or until ctx ends; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
