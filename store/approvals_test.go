@@ -1,0 +1,196 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/approval"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
+)
+
+func newApproval(id, call string, at time.Time) approval.Approval {
+	return approval.Approval{ID: id, ThreadKey: thread, Origin: approval.OriginMastra, RunID: "run-1", ToolCallID: call,
+		Tool: "deploy", Arguments: json.RawMessage(`{"env":"prod"}`), Status: approval.StatusPending,
+		CreatedAt: at, ExpiresAt: at.Add(time.Hour), UpdatedAt: at}
+}
+
+func TestApprovalLifecycle(t *testing.T) {
+	forEach(t, func(t *testing.T, s *store.Store, _ *inbox.Service) {
+		ctx := context.Background()
+		a, created, err := s.CreateApproval(ctx, newApproval("a1", "call-1", t0))
+		require.NoError(t, err)
+		require.True(t, created)
+		require.Equal(t, approval.StatusPending, a.Status)
+		require.JSONEq(t, `{"env":"prod"}`, string(a.Arguments))
+		require.Equal(t, t0, a.CreatedAt)
+
+		again, created, err := s.CreateApproval(ctx, newApproval("a2", "call-1", t0.Add(time.Second)))
+		require.NoError(t, err)
+		require.False(t, created, "one approval per tool call of a thread")
+		require.Equal(t, "a1", again.ID)
+
+		require.NoError(t, s.SetApprovalMessage(ctx, "a1", "acme", "C1", "1700000000.000100", "1699999999.000001", "", t0))
+		got, err := s.GetApproval(ctx, "a1")
+		require.NoError(t, err)
+		require.Equal(t, "C1", got.Channel)
+		require.Equal(t, "1700000000.000100", got.MessageTS)
+
+		decided, changed, err := s.DecideApproval(ctx, "a1", approval.StatusApproved, "U1", "Jane", t0.Add(time.Minute))
+		require.NoError(t, err)
+		require.True(t, changed)
+		require.Equal(t, approval.StatusApproved, decided.Status)
+		require.Equal(t, "Jane", decided.DecidedByName)
+		require.Equal(t, t0.Add(time.Minute), *decided.DecidedAt)
+
+		second, changed, err := s.DecideApproval(ctx, "a1", approval.StatusDeclined, "U2", "Bob", t0.Add(2*time.Minute))
+		require.NoError(t, err)
+		require.False(t, changed, "decided once")
+		require.Equal(t, approval.StatusApproved, second.Status)
+		require.Equal(t, "U1", second.DecidedBy)
+
+		ok, err := s.ReopenApproval(ctx, "a1", approval.StatusDeclined, t0)
+		require.NoError(t, err)
+		require.False(t, ok, "reopens only from the status it was given")
+		ok, err = s.ReopenApproval(ctx, "a1", approval.StatusApproved, t0)
+		require.NoError(t, err)
+		require.True(t, ok)
+		got, err = s.GetApproval(ctx, "a1")
+		require.NoError(t, err)
+		require.Equal(t, approval.StatusPending, got.Status)
+		require.Nil(t, got.DecidedAt)
+
+		_, err = s.GetApproval(ctx, "missing")
+		require.ErrorIs(t, err, inbox.ErrNotFound)
+		_, _, err = s.DecideApproval(ctx, "missing", approval.StatusApproved, "U1", "", t0)
+		require.ErrorIs(t, err, inbox.ErrNotFound)
+	})
+}
+
+func TestApprovalExpiry(t *testing.T) {
+	forEach(t, func(t *testing.T, s *store.Store, _ *inbox.Service) {
+		ctx := context.Background()
+		for i, call := range []string{"c1", "c2", "c3"} {
+			a := newApproval("e"+call, call, t0.Add(time.Duration(i)*time.Minute))
+			if call == "c3" {
+				a.RunID = "run-2"
+			}
+			_, _, err := s.CreateApproval(ctx, a)
+			require.NoError(t, err)
+		}
+		none, err := s.ExpireApprovals(ctx, t0.Add(30*time.Minute), 10)
+		require.NoError(t, err)
+		require.Empty(t, none)
+		exp, err := s.ExpireApprovals(ctx, t0.Add(time.Hour+30*time.Second), 10)
+		require.NoError(t, err)
+		require.Len(t, exp, 1)
+		require.Equal(t, "ec1", exp[0].ID)
+		require.Equal(t, approval.StatusExpired, exp[0].Status)
+		require.Nil(t, exp[0].DecidedAt, "nobody decided")
+
+		exp, err = s.ExpireRunApprovals(ctx, thread, "run-2", "", t0)
+		require.NoError(t, err)
+		require.Len(t, exp, 1, "only the ended run's")
+		require.Equal(t, "ec3", exp[0].ID)
+		exp, err = s.ExpireRunApprovals(ctx, thread, "", "c2", t0)
+		require.NoError(t, err)
+		require.Len(t, exp, 1)
+		exp, err = s.ExpireRunApprovals(ctx, thread, "", "c2", t0)
+		require.NoError(t, err)
+		require.Empty(t, exp, "expired once")
+	})
+}
+
+func TestListApprovals(t *testing.T) {
+	forEach(t, func(t *testing.T, s *store.Store, _ *inbox.Service) {
+		ctx := context.Background()
+		for i := range 5 {
+			a := newApproval("l"+string(rune('a'+i)), "call-"+string(rune('a'+i)), t0.Add(time.Duration(i)*time.Second))
+			if i == 4 {
+				a.Tool = "rollback"
+			}
+			_, _, err := s.CreateApproval(ctx, a)
+			require.NoError(t, err)
+		}
+		_, _, err := s.DecideApproval(ctx, "lb", approval.StatusDeclined, "U1", "", t0)
+		require.NoError(t, err)
+
+		page, next, err := s.ListApprovals(ctx, approval.Filter{Limit: 2})
+		require.NoError(t, err)
+		require.Equal(t, []string{"le", "ld"}, ids(page))
+		page, next, err = s.ListApprovals(ctx, approval.Filter{Limit: 2, Cursor: next})
+		require.NoError(t, err)
+		require.Equal(t, []string{"lc", "lb"}, ids(page))
+		page, next, err = s.ListApprovals(ctx, approval.Filter{Limit: 2, Cursor: next})
+		require.NoError(t, err)
+		require.Equal(t, []string{"la"}, ids(page))
+		require.Empty(t, next)
+
+		page, _, err = s.ListApprovals(ctx, approval.Filter{Status: []approval.Status{approval.StatusDeclined}})
+		require.NoError(t, err)
+		require.Equal(t, []string{"lb"}, ids(page))
+		page, _, err = s.ListApprovals(ctx, approval.Filter{Tool: "rollback", Agent: thread.Agent, Thread: thread.Thread})
+		require.NoError(t, err)
+		require.Equal(t, []string{"le"}, ids(page))
+		_, _, err = s.ListApprovals(ctx, approval.Filter{Cursor: "not-a-cursor"})
+		require.ErrorIs(t, err, inbox.ErrBadCursor)
+	})
+}
+
+// Arguments a model wrote are stored within bounds; hostile text (NUL, invalid
+// UTF-8) does not break either database.
+func TestApprovalBoundsAndHostileText(t *testing.T) {
+	forEach(t, func(t *testing.T, s *store.Store, _ *inbox.Service) {
+		ctx := context.Background()
+		raw := json.RawMessage(`"` + strings.Repeat("x", 100_000) + `"`)
+		args, cut := approval.BoundArguments(raw)
+		require.True(t, cut)
+		require.LessOrEqual(t, len(args), approval.MaxArguments)
+		a := newApproval("h1", "call-\x00\xff", t0)
+		a.Arguments, a.Truncated, a.Tool = args, cut, "de\x00ploy"
+		got, created, err := s.CreateApproval(ctx, a)
+		require.NoError(t, err)
+		require.True(t, created)
+		require.True(t, got.Truncated)
+		require.True(t, json.Valid(got.Arguments))
+		require.NotContains(t, got.Tool, "\x00")
+	})
+}
+
+func TestLastSlackMessage(t *testing.T) {
+	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+		ctx := context.Background()
+		_, ok, err := s.LastSlackMessage(ctx, thread, "acme")
+		require.NoError(t, err)
+		require.False(t, ok)
+		for i, ts := range []string{"1700000000.000100", "1700000001.000200"} {
+			ev := &inbox.Event{Source: "slack", Connector: "acme", DeliveryID: "Ev" + ts, Type: "message", Body: []byte(`{}`)}
+			n := inbox.Notification{Thread: thread, Source: "slack", Kind: "dm", Summary: "hi",
+				Attributes: inbox.Attributes{}.Set("channel", "D0DM").Set("ts", ts),
+				Payload:    json.RawMessage(fmt.Sprintf(`{"channel_type":"im","n":%d}`, i))}
+			_, err := svc.Ingest(ctx, ev, []inbox.Notification{n})
+			require.NoError(t, err)
+		}
+		p, ok, err := s.LastSlackMessage(ctx, thread, "acme")
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, approval.SlackPlace{Channel: "D0DM", ChannelType: "im", TS: "1700000001.000200"}, p)
+		_, ok, err = s.LastSlackMessage(ctx, thread, "other")
+		require.NoError(t, err)
+		require.False(t, ok, "another connector's messages do not count")
+	})
+}
+
+func ids(as []approval.Approval) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = a.ID
+	}
+	return out
+}
