@@ -155,6 +155,8 @@ func New(cfg Config, d Deps) (*API, error) {
 		{Route{http.MethodGet, "/connectors", ScopeRead}, a.listConnectors},
 		{Route{http.MethodGet, "/targets", ScopeRead}, a.listTargets},
 		{Route{http.MethodPost, "/explain", ScopeRead}, a.explain},
+		{Route{http.MethodGet, "/approvals", ScopeRead}, a.listApprovals},
+		{Route{http.MethodGet, "/approvals/:id", ScopeRead}, a.getApproval},
 	}
 	if cfg.Pprof {
 		a.routes = append(a.routes, route{Route{http.MethodGet, pprofPath, ScopeWrite}, servePprof})

@@ -42,7 +42,7 @@ func OpenAPI() ([]byte, error) {
 				"NotFound":     errorResponse("Unknown id or path."),
 				"Conflict":     errorResponse("The record's status does not allow the action."),
 			},
-			"schemas": schemas(),
+			"schemas": withSchemas(schemas(), approvalSchemas()),
 		},
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")
@@ -54,6 +54,14 @@ func OpenAPI() ([]byte, error) {
 
 // obj is a JSON object of the document.
 type obj = map[string]any
+
+// withSchemas adds more to the schemas.
+func withSchemas(all obj, more obj) obj {
+	for k, v := range more {
+		all[k] = v
+	}
+	return all
+}
 
 func ref(schema string) obj { return obj{"$ref": "#/components/schemas/" + schema} }
 

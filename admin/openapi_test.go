@@ -26,7 +26,7 @@ func TestOpenAPICoversAdminAndAgentRoutes(t *testing.T) {
 	api, err := agent.NewAPI([]agent.Config{{ID: "coder", Token: "coder-token-0123456789"}}, agent.Deps{})
 	require.NoError(t, err)
 	api.Mount(e)
-	for _, p := range []string{github.RoutePath, slack.RoutePath, generic.RoutePath} {
+	for _, p := range []string{github.RoutePath, slack.RoutePath, slack.InteractionsPath, generic.RoutePath} {
 		e.POST(p, func(echo.Context) error { return nil })
 	}
 	missing, err := admin.MissingFromOpenAPI(e.Routes())

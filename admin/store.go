@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/store"
@@ -43,4 +44,7 @@ type Store interface {
 	// TargetStates and Backlog are the targets' shared health and what waits for them.
 	TargetStates(ctx context.Context) ([]delivery.TargetState, error)
 	Backlog(ctx context.Context, now time.Time) (map[string]int, error)
+	// ListApprovals and GetApproval read tool approvals.
+	ListApprovals(ctx context.Context, f approval.Filter) ([]approval.Approval, string, error)
+	GetApproval(ctx context.Context, id string) (approval.Approval, error)
 }

@@ -59,7 +59,9 @@ type Deps struct {
 	// Notify is told of presence changes (runs finished) so waiting records go out at
 	// once; the dispatcher's Notify.
 	Notify func([]inbox.ThreadKey)
-	Log    *slog.Logger
+	// Approvals takes POST …/approvals; nil: approvals are not configured.
+	Approvals Approvals
+	Log       *slog.Logger
 }
 
 // API serves the agent API under /v1/agents/{agent}/threads/{resourceId}/{threadId}.
@@ -157,6 +159,7 @@ func (a *API) Mount(e *echo.Echo) {
 	g.POST("/notifications/read", a.thread(a.readNotifications))
 	g.GET("/notifications/:id", a.thread(a.getNotification))
 	g.POST("/notifications/:id/:action", a.thread(a.actOnNotification))
+	g.POST("/approvals", a.thread(a.requestApproval))
 }
 
 const threadKeyCtx = "signalgate.thread"

@@ -25,8 +25,8 @@ type Service interface {
 // agents get their own target, bounded by target.concurrency. notify receives threads
 // that turned idle (the dispatcher's Notify; it may be a closure over a dispatcher built
 // after this call). The services must be started before the dispatcher and stopped
-// after it.
-func Routes(cfgs []agent.Config, runs *agent.Runs, stream delivery.Target, notify func([]inbox.ThreadKey), log *slog.Logger) (map[string]delivery.Route, []Service, error) {
+// after it. follow configures every Mastra presence follower (approvals).
+func Routes(cfgs []agent.Config, runs *agent.Runs, stream delivery.Target, notify func([]inbox.ThreadKey), log *slog.Logger, follow ...mastra.FollowerOption) (map[string]delivery.Route, []Service, error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -39,7 +39,7 @@ func Routes(cfgs []agent.Config, runs *agent.Runs, stream delivery.Target, notif
 		case agent.TargetStream:
 			r.Target = stream
 		case agent.TargetMastra:
-			f := mastra.NewFollower(c, runs, notify, mastra.WithFollowerLogger(log))
+			f := mastra.NewFollower(c, runs, notify, append([]mastra.FollowerOption{mastra.WithFollowerLogger(log)}, follow...)...)
 			t, err := mastra.New(c, mastra.WithFollower(f))
 			if err != nil {
 				return nil, nil, err

@@ -66,6 +66,7 @@ type Handler struct {
 	now           func() time.Time
 	httpClient    *http.Client
 	lookupTimeout time.Duration
+	decider       Decider // approval clicks; nil: approvals are off
 }
 
 // Option configures a Handler.
@@ -128,8 +129,11 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 	return h, nil
 }
 
-// Mount registers the route on e.
-func (h *Handler) Mount(e *echo.Echo) { e.POST(RoutePath, h.Serve) }
+// Mount registers the Events API and interactivity routes on e.
+func (h *Handler) Mount(e *echo.Echo) {
+	e.POST(RoutePath, h.Serve)
+	e.POST(InteractionsPath, h.ServeInteractions)
+}
 
 // Serve verifies, stores and routes one Events API request, answering
 // url_verification with its challenge. The event is stored before any 2xx; a

@@ -1,0 +1,133 @@
+package approval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// ToolApproval records a Mastra run's suspension on a tool that needs approval (a
+// `tool-call-approval` chunk) and posts it. The follower calls it for every such
+// chunk, replays included: the call's first approval stands.
+func (s *Service) ToolApproval(ctx context.Context, k inbox.ThreadKey, runID, toolCallID, tool string, args json.RawMessage) {
+	if toolCallID == "" {
+		s.Log.Warn("tool-call-approval chunk without toolCallId", "thread", k.String())
+		return
+	}
+	a, created, err := s.Request(ctx, Request{Thread: k, Origin: OriginMastra, RunID: runID, ToolCallID: toolCallID,
+		Tool: tool, Arguments: args})
+	if err != nil {
+		s.Log.Error("record tool approval", "thread", k.String(), "tool_call_id", toolCallID, "error", err.Error())
+		return
+	}
+	if created {
+		s.Log.Info("tool approval requested", "approval_id", a.ID, "thread", k.String(), "tool", a.Tool)
+	}
+}
+
+// ToolAnswered is told that a suspended call has its result: an approval still pending
+// was answered elsewhere (Mastra's own UI, another client) and expires.
+func (s *Service) ToolAnswered(ctx context.Context, k inbox.ThreadKey, toolCallID string) {
+	if toolCallID == "" {
+		return
+	}
+	s.expireRun(ctx, k, "", toolCallID, "the call was answered elsewhere")
+}
+
+// RunEnded is told that a Mastra run ended: its approvals still pending expire.
+func (s *Service) RunEnded(ctx context.Context, k inbox.ThreadKey, runID string) {
+	s.expireRun(ctx, k, runID, "", "the run ended")
+}
+
+func (s *Service) expireRun(ctx context.Context, k inbox.ThreadKey, runID, toolCallID, why string) {
+	as, err := s.Store.ExpireRunApprovals(ctx, k, runID, toolCallID, s.Now().UTC())
+	if err != nil {
+		s.Log.Error("expire approvals", "thread", k.String(), "error", err.Error())
+		return
+	}
+	for _, a := range as {
+		s.expired(ctx, a, why)
+	}
+}
+
+// Sweep expires pending approvals past their expiry, a batch at a time.
+func (s *Service) Sweep(ctx context.Context) error {
+	for {
+		as, err := s.Store.ExpireApprovals(ctx, s.Now().UTC(), sweepBatch)
+		if err != nil {
+			return err
+		}
+		for _, a := range as {
+			s.expired(ctx, a, "nobody decided within approvals.expire_after")
+		}
+		if len(as) < sweepBatch {
+			return nil
+		}
+	}
+}
+
+const sweepBatch = 100
+
+// Name names the service in logs.
+func (s *Service) Name() string { return "approvals" }
+
+// Start runs the expiry sweep until Stop.
+func (s *Service) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel != nil {
+		return errors.New("approvals already started")
+	}
+	ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	s.done = make(chan struct{})
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(s.sweepEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+					s.Log.Warn("expire approvals", "error", err.Error())
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+// Stop ends the sweep and waits for it, or for ctx.
+func (s *Service) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	cancel, done := s.cancel, s.done
+	s.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// RequestApproval takes an agent API request (POST …/approvals) of a stream or webhook
+// agent: the decision comes back to the thread as an <approval> signal.
+func (s *Service) RequestApproval(ctx context.Context, k inbox.ThreadKey, r agent.ApprovalRequest) (any, bool, error) {
+	a, created, err := s.Request(ctx, Request{Thread: k, Origin: OriginAPI, ToolCallID: r.ID, Tool: r.Tool,
+		Arguments: r.Arguments, Description: r.Description})
+	if err != nil {
+		return nil, false, err
+	}
+	return a, created, nil
+}
+
+var _ agent.Approvals = (*Service)(nil)

@@ -1,0 +1,370 @@
+package approval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// Slack is how approvals reach people (connectors/slack's Messenger).
+type Slack interface {
+	// PostApproval posts a's message with Approve and Decline buttons; threadTS
+	// threads it under a message. It returns the message's channel and ts.
+	PostApproval(ctx context.Context, connector, channel, threadTS string, a Approval) (string, string, error)
+	// UpdateApproval rewrites a's posted message to show its outcome (no buttons).
+	UpdateApproval(ctx context.Context, connector string, a Approval) error
+	// InGroup reports whether user is a member of the user group.
+	InGroup(ctx context.Context, connector, group, user string) (bool, error)
+}
+
+// Resumer answers a suspended Mastra tool call (agent/mastra's send-tool-approval).
+type Resumer interface {
+	SendToolApproval(ctx context.Context, k inbox.ThreadKey, toolCallID string, approved bool) error
+}
+
+// Emitter sends a gateway-made signal to a thread (the agent API).
+type Emitter interface {
+	Emit(ctx context.Context, k inbox.ThreadKey, sig agent.Signal) error
+}
+
+// ErrStale is a Resumer's answer when the run no longer waits on the call.
+var ErrStale = errors.New("the run no longer waits for this tool call")
+
+// Deps are what the service works with.
+type Deps struct {
+	Store   Store
+	Places  Places
+	Slack   Slack
+	Resumer Resumer // may be nil without mastra agents
+	Emitter Emitter
+	Log     *slog.Logger
+	Now     func() time.Time
+	NewID   func() string
+}
+
+// Service records, posts and decides approvals.
+type Service struct {
+	cfg Config
+	Deps
+	// sweepEvery paces the expiry sweep.
+	sweepEvery time.Duration
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// SweepEvery is how often pending approvals past expire_after are expired.
+const SweepEvery = 30 * time.Second
+
+// Timeouts of the calls made while a person or a stream waits.
+const (
+	slackTimeout  = 5 * time.Second
+	resumeTimeout = 10 * time.Second
+)
+
+// New builds the service; cfg must be valid and enabled.
+func New(cfg Config, deps Deps) *Service {
+	if deps.Log == nil {
+		deps.Log = slog.Default()
+	}
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	if deps.NewID == nil {
+		deps.NewID = inbox.NewID
+	}
+	deps.Log = deps.Log.With("component", "approvals")
+	return &Service{cfg: cfg.WithDefaults(), Deps: deps, sweepEvery: SweepEvery}
+}
+
+// Request is a new approval as the asker describes it.
+type Request struct {
+	Thread      inbox.ThreadKey
+	Origin      string
+	RunID       string
+	ToolCallID  string
+	Tool        string
+	Arguments   json.RawMessage
+	Description string
+}
+
+// Request records an approval and posts it to Slack. A second request for the same
+// call of the same thread (a replayed stream, a resent request) returns the first
+// one and posts nothing. created reports a new approval.
+func (s *Service) Request(ctx context.Context, r Request) (Approval, bool, error) {
+	now := s.Now().UTC()
+	args, cut := BoundArguments(r.Arguments)
+	a := Approval{ID: s.NewID(), ThreadKey: r.Thread, Origin: r.Origin, RunID: cut200(r.RunID),
+		ToolCallID: cut200(r.ToolCallID), Tool: truncate(r.Tool, MaxTool), Arguments: args, Truncated: cut,
+		Description: truncate(r.Description, MaxDescription), Status: StatusPending,
+		CreatedAt: now, ExpiresAt: now.Add(s.cfg.ExpireAfter), UpdatedAt: now}
+	if a.ToolCallID == "" {
+		a.ToolCallID = a.ID
+	}
+	got, created, err := s.Store.CreateApproval(ctx, a)
+	if err != nil {
+		return Approval{}, false, fmt.Errorf("record approval: %w", err)
+	}
+	if !created {
+		return got, false, nil
+	}
+	s.post(ctx, &got)
+	return got, true, nil
+}
+
+// post sends a's message to the configured channel, or to the DM or thread the
+// thread's last Slack message came from, and records where it went or why not.
+func (s *Service) post(ctx context.Context, a *Approval) {
+	ctx, cancel := context.WithTimeout(ctx, slackTimeout)
+	defer cancel()
+	channel, threadTS := s.cfg.Channel, ""
+	var postErr string
+	if channel == "" {
+		p, ok, err := s.Places.LastSlackMessage(ctx, a.ThreadKey, s.cfg.SlackConnector)
+		switch {
+		case err != nil:
+			postErr = "find the thread's Slack conversation: " + err.Error()
+		case !ok:
+			postErr = "no approvals.channel is set and no Slack message reached this thread through connector " + s.cfg.SlackConnector
+		default:
+			channel = p.Channel
+			// In a channel the approval answers in the message's thread; a DM is its own place.
+			if threadTS = p.ThreadTS; threadTS == "" && p.ChannelType != "im" {
+				threadTS = p.TS
+			}
+		}
+	}
+	var ts string
+	if postErr == "" {
+		var err error
+		if channel, ts, err = s.Slack.PostApproval(ctx, s.cfg.SlackConnector, channel, threadTS, *a); err != nil {
+			postErr = "post to Slack: " + err.Error()
+		}
+	}
+	if postErr != "" {
+		s.Log.Warn("approval not posted", "approval_id", a.ID, "thread", a.ThreadKey.String(), "error", postErr)
+		channel, threadTS = "", ""
+	}
+	a.Connector, a.Channel, a.MessageTS, a.ThreadTS, a.PostError = s.cfg.SlackConnector, channel, ts, threadTS, postErr
+	if err := s.Store.SetApprovalMessage(context.WithoutCancel(ctx), a.ID, a.Connector, channel, ts, threadTS, postErr, s.Now().UTC()); err != nil {
+		s.Log.Error("record approval message", "approval_id", a.ID, "error", err.Error())
+	}
+}
+
+// Click is a person's answer from Slack.
+type Click struct {
+	Connector  string
+	ApprovalID string
+	Approve    bool
+	UserID     string
+	UserName   string
+}
+
+// Decide applies a click. It returns what to tell the person privately ("" when the
+// updated message says it all). Only approvers decide; a decided, expired or unknown
+// approval changes nothing.
+func (s *Service) Decide(ctx context.Context, c Click) (string, error) {
+	a, err := s.Store.GetApproval(ctx, c.ApprovalID)
+	if errors.Is(err, ErrNotFound) {
+		return "This approval is no longer known to signalgate; nothing was changed.", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read approval: %w", err)
+	}
+	if c.Connector != a.Connector {
+		return "This approval belongs to another Slack app; nothing was changed.", nil
+	}
+	ok, err := s.approver(ctx, c.UserID)
+	if err != nil {
+		return "", fmt.Errorf("check approver: %w", err)
+	}
+	if !ok {
+		s.Log.Info("approval click refused: not an approver", "approval_id", a.ID, "user", c.UserID)
+		return "Sorry, you are not one of the approvers for this agent's tool calls, so your click changed nothing.", nil
+	}
+	now := s.Now().UTC()
+	if a.Status == StatusPending && !now.Before(a.ExpiresAt) {
+		s.expire(ctx, []Approval{a}, "it expired")
+		return "This approval expired before anyone decided; nothing was changed.", nil
+	}
+	if a.Status != StatusPending {
+		return already(a), nil
+	}
+	status := StatusDeclined
+	if c.Approve {
+		status = StatusApproved
+	}
+	decided, changed, err := s.Store.DecideApproval(ctx, a.ID, status, c.UserID, c.UserName, now)
+	if err != nil {
+		return "", fmt.Errorf("record decision: %w", err)
+	}
+	if !changed {
+		return already(decided), nil
+	}
+	if err := s.deliver(ctx, decided); err != nil {
+		if errors.Is(err, ErrStale) {
+			s.Log.Info("approval stale: the run no longer waits", "approval_id", a.ID, "error", err.Error())
+			if ok, rerr := s.Store.ReopenApproval(ctx, a.ID, status, now); rerr == nil && ok {
+				s.expire(ctx, []Approval{a}, "the run no longer waits")
+			}
+			return "The agent's run no longer waits for this tool call, so the approval has expired; nothing was changed.", nil
+		}
+		// Not delivered: the approval is pending again so a later click can try again.
+		if _, rerr := s.Store.ReopenApproval(context.WithoutCancel(ctx), a.ID, status, now); rerr != nil {
+			s.Log.Error("reopen approval", "approval_id", a.ID, "error", rerr.Error())
+		}
+		s.Log.Warn("approval decision not delivered", "approval_id", a.ID, "error", err.Error())
+		return "The decision could not reach the agent just now; the approval is still pending, please try again.", nil
+	}
+	s.Log.Info("approval decided", "approval_id", a.ID, "status", string(status), "user", c.UserID)
+	s.update(ctx, decided)
+	return "", nil
+}
+
+// already is the polite answer to a click on a decided or expired approval.
+func already(a Approval) string {
+	switch a.Status {
+	case StatusExpired:
+		return "This approval has expired; nothing was changed."
+	case StatusPending:
+		return "This approval is being decided right now; nothing was changed."
+	}
+	when := ""
+	if a.DecidedAt != nil {
+		when = " at " + a.DecidedAt.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	return fmt.Sprintf("This was already %s by %s%s; nothing was changed.", a.Status, a.Decider(), when)
+}
+
+// approver reports whether a Slack user may decide: listed, or in a listed group.
+func (s *Service) approver(ctx context.Context, user string) (bool, error) {
+	if user == "" {
+		return false, nil
+	}
+	if slices.Contains(s.cfg.Approvers, user) {
+		return true, nil
+	}
+	var errs []error
+	for _, a := range s.cfg.Approvers {
+		if !strings.HasPrefix(a, "S") {
+			continue
+		}
+		in, err := s.Slack.InGroup(ctx, s.cfg.SlackConnector, a, user)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if in {
+			return true, nil
+		}
+	}
+	return false, errors.Join(errs...)
+}
+
+// deliver hands a decision to whoever asked: Mastra's send-tool-approval, or the
+// thread as an <approval> signal.
+func (s *Service) deliver(ctx context.Context, a Approval) error {
+	ctx, cancel := context.WithTimeout(ctx, resumeTimeout)
+	defer cancel()
+	switch a.Origin {
+	case OriginMastra:
+		if s.Resumer == nil {
+			return errors.New("no Mastra client for approvals")
+		}
+		return s.Resumer.SendToolApproval(ctx, a.ThreadKey, a.ToolCallID, a.Status == StatusApproved)
+	default:
+		return s.Emitter.Emit(ctx, a.ThreadKey, Signal(a))
+	}
+}
+
+// TagApproval is the tag of a decision signal.
+const TagApproval = "approval"
+
+// Signal is the decision as the thread receives it:
+// <approval tool="deploy" decision="approved" by="Jane">description</approval>; the
+// approval and call ids ride in its metadata.
+func Signal(a Approval) agent.Signal {
+	attrs := inbox.Attributes{}.Set("tool", a.Tool).Set("decision", string(a.Status))
+	if by := a.Decider(); by != "" {
+		attrs = attrs.Set("by", by)
+	}
+	contents := a.Description
+	if contents == "" {
+		contents = a.Tool
+	}
+	meta := map[string]any{"approval": map[string]any{"id": a.ID, "toolCallId": a.ToolCallID, "tool": a.Tool,
+		"decision": string(a.Status), "decidedBy": a.DecidedBy}}
+	return agent.Signal{ID: "approval-" + a.ID, Type: agent.TypeReactive, TagName: TagApproval,
+		Contents: contents, Attributes: attrs, Metadata: meta}
+}
+
+// update rewrites the Slack message of a to its outcome.
+func (s *Service) update(ctx context.Context, a Approval) {
+	if a.MessageTS == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), slackTimeout)
+	defer cancel()
+	if err := s.Slack.UpdateApproval(ctx, a.Connector, a); err != nil {
+		s.Log.Warn("update approval message", "approval_id", a.ID, "error", err.Error())
+	}
+}
+
+// expire marks approvals expired (when still pending), updates their messages, and
+// tells API askers.
+func (s *Service) expire(ctx context.Context, as []Approval, why string) {
+	now := s.Now().UTC()
+	for _, a := range as {
+		if a.Status == StatusPending {
+			got, changed, err := s.Store.DecideApproval(ctx, a.ID, StatusExpired, "", "", now)
+			if err != nil {
+				s.Log.Error("expire approval", "approval_id", a.ID, "error", err.Error())
+				continue
+			}
+			if !changed {
+				continue
+			}
+			a = got
+		}
+		s.expired(ctx, a, why)
+	}
+}
+
+// expired tells Slack and an API asker that a is expired.
+func (s *Service) expired(ctx context.Context, a Approval, why string) {
+	s.Log.Info("approval expired", "approval_id", a.ID, "reason", why)
+	s.update(ctx, a)
+	if a.Origin == OriginAPI {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resumeTimeout)
+		defer cancel()
+		if err := s.Emitter.Emit(ctx, a.ThreadKey, Signal(a)); err != nil {
+			s.Log.Warn("tell the thread an approval expired", "approval_id", a.ID, "error", err.Error())
+		}
+	}
+}
+
+func cut200(s string) string { return truncate(s, MaxCallID) }
+
+// truncate cuts s to at most n bytes on a rune boundary, cleaned for storage.
+func truncate(s string, n int) string {
+	s = inbox.CleanText(strings.TrimSpace(s))
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,306 @@
+package approval_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/approval"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
+	"github.com/signalgate/signalgate/store/storetest"
+)
+
+var (
+	t0 = time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+	k  = inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "t1"}
+)
+
+type fakeSlack struct {
+	mu      sync.Mutex
+	posts   []string // channel/threadTS
+	updates []approval.Approval
+	groups  map[string][]string
+	postErr error
+}
+
+func (f *fakeSlack) PostApproval(_ context.Context, connector, channel, threadTS string, a approval.Approval) (string, string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.postErr != nil {
+		return "", "", f.postErr
+	}
+	f.posts = append(f.posts, channel+"/"+threadTS)
+	return channel, "1700000000.000001", nil
+}
+
+func (f *fakeSlack) UpdateApproval(_ context.Context, _ string, a approval.Approval) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.updates = append(f.updates, a)
+	return nil
+}
+
+func (f *fakeSlack) InGroup(_ context.Context, _, group, user string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, m := range f.groups[group] {
+		if m == user {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+type fakeResumer struct {
+	mu    sync.Mutex
+	calls []string
+	err   error
+}
+
+func (f *fakeResumer) SendToolApproval(_ context.Context, k inbox.ThreadKey, call string, approved bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return f.err
+	}
+	verdict := "declined"
+	if approved {
+		verdict = "approved"
+	}
+	f.calls = append(f.calls, call+" "+verdict)
+	return nil
+}
+
+type fakeEmitter struct {
+	mu      sync.Mutex
+	signals []agent.Signal
+}
+
+func (f *fakeEmitter) Emit(_ context.Context, _ inbox.ThreadKey, sig agent.Signal) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.signals = append(f.signals, sig)
+	return nil
+}
+
+type env struct {
+	svc     *approval.Service
+	st      *store.Store
+	slack   *fakeSlack
+	resumer *fakeResumer
+	emitter *fakeEmitter
+	now     time.Time
+}
+
+func newEnv(t *testing.T, cfg approval.Config) *env {
+	e := &env{st: storetest.OpenSQLite(t), slack: &fakeSlack{groups: map[string][]string{"S0OPS": {"U0BOB"}}},
+		resumer: &fakeResumer{}, emitter: &fakeEmitter{}, now: t0}
+	if cfg.SlackConnector == "" {
+		cfg.SlackConnector = "acme"
+	}
+	if cfg.Approvers == nil {
+		cfg.Approvers = []string{"U0JANE", "S0OPS"}
+	}
+	e.svc = approval.New(cfg, approval.Deps{Store: e.st, Places: e.st, Slack: e.slack, Resumer: e.resumer,
+		Emitter: e.emitter, Now: func() time.Time { return e.now }})
+	return e
+}
+
+func (e *env) mastraApproval(t *testing.T, call string) approval.Approval {
+	t.Helper()
+	e.svc.ToolApproval(context.Background(), k, "run-1", call, "deploy", json.RawMessage(`{"env":"prod"}`))
+	page, _, err := e.st.ListApprovals(context.Background(), approval.Filter{})
+	require.NoError(t, err)
+	for _, a := range page {
+		if a.ToolCallID == call {
+			return a
+		}
+	}
+	t.Fatalf("no approval for %s", call)
+	return approval.Approval{}
+}
+
+func (e *env) click(t *testing.T, id, user string, approve bool) string {
+	t.Helper()
+	notice, err := e.svc.Decide(context.Background(), approval.Click{Connector: "acme", ApprovalID: id, Approve: approve,
+		UserID: user, UserName: map[string]string{"U0JANE": "Jane", "U0BOB": "Bob"}[user]})
+	require.NoError(t, err)
+	return notice
+}
+
+func (e *env) get(t *testing.T, id string) approval.Approval {
+	t.Helper()
+	a, err := e.st.GetApproval(context.Background(), id)
+	require.NoError(t, err)
+	return a
+}
+
+func TestApproveFromSlack(t *testing.T) {
+	e := newEnv(t, approval.Config{Channel: "C0APPROVE"})
+	a := e.mastraApproval(t, "call-1")
+	require.Equal(t, approval.StatusPending, a.Status)
+	require.Equal(t, []string{"C0APPROVE/"}, e.slack.posts)
+	require.Equal(t, "1700000000.000001", a.MessageTS)
+
+	e.now = t0.Add(time.Minute)
+	require.Empty(t, e.click(t, a.ID, "U0JANE", true))
+	require.Equal(t, []string{"call-1 approved"}, e.resumer.calls)
+	got := e.get(t, a.ID)
+	require.Equal(t, approval.StatusApproved, got.Status)
+	require.Equal(t, "Jane", got.DecidedByName)
+	require.Equal(t, t0.Add(time.Minute), *got.DecidedAt)
+	require.Len(t, e.slack.updates, 1)
+	require.Equal(t, approval.StatusApproved, e.slack.updates[0].Status)
+
+	// The replayed click (or a second person's) changes nothing and says so.
+	notice := e.click(t, a.ID, "U0BOB", false)
+	require.Equal(t, "This was already approved by Jane at 2026-11-24 09:01 UTC; nothing was changed.", notice)
+	require.Len(t, e.resumer.calls, 1)
+	require.Len(t, e.slack.updates, 1)
+	require.Equal(t, approval.StatusApproved, e.get(t, a.ID).Status)
+
+	// A replayed chunk (the stream reconnected) posts nothing new.
+	e.svc.ToolApproval(context.Background(), k, "run-1", "call-1", "deploy", nil)
+	require.Len(t, e.slack.posts, 1)
+}
+
+func TestDeclineByGroupMember(t *testing.T) {
+	e := newEnv(t, approval.Config{Channel: "C0APPROVE"})
+	a := e.mastraApproval(t, "call-1")
+	require.Empty(t, e.click(t, a.ID, "U0BOB", false))
+	require.Equal(t, []string{"call-1 declined"}, e.resumer.calls)
+	require.Equal(t, approval.StatusDeclined, e.get(t, a.ID).Status)
+}
+
+func TestNotAnApprover(t *testing.T) {
+	e := newEnv(t, approval.Config{Channel: "C0APPROVE"})
+	a := e.mastraApproval(t, "call-1")
+	notice := e.click(t, a.ID, "U0EVE", true)
+	require.Contains(t, notice, "not one of the approvers")
+	require.Empty(t, e.resumer.calls)
+	require.Empty(t, e.slack.updates)
+	require.Equal(t, approval.StatusPending, e.get(t, a.ID).Status)
+	require.Contains(t, e.click(t, "unknown-id", "U0JANE", true), "no longer known")
+	_, err := e.svc.Decide(context.Background(), approval.Click{Connector: "other", ApprovalID: a.ID, UserID: "U0JANE"})
+	require.NoError(t, err)
+	require.Equal(t, approval.StatusPending, e.get(t, a.ID).Status, "a click through another Slack app changes nothing")
+}
+
+func TestExpiry(t *testing.T) {
+	e := newEnv(t, approval.Config{Channel: "C0APPROVE", ExpireAfter: time.Hour})
+	a := e.mastraApproval(t, "call-1")
+	b := e.mastraApproval(t, "call-2")
+	e.now = t0.Add(2 * time.Hour)
+	require.Contains(t, e.click(t, a.ID, "U0JANE", true), "expired")
+	require.Empty(t, e.resumer.calls)
+	require.Equal(t, approval.StatusExpired, e.get(t, a.ID).Status)
+	require.NoError(t, e.svc.Sweep(context.Background()))
+	require.Equal(t, approval.StatusExpired, e.get(t, b.ID).Status)
+	require.Len(t, e.slack.updates, 2, "both messages show the expiry")
+	require.Contains(t, e.click(t, b.ID, "U0JANE", true), "has expired")
+}
+
+// The run ended, or its call was answered in Mastra itself: the approval goes stale.
+func TestRunEndedOrAnsweredElsewhere(t *testing.T) {
+	e := newEnv(t, approval.Config{Channel: "C0APPROVE"})
+	a := e.mastraApproval(t, "call-1")
+	b := e.mastraApproval(t, "call-2")
+	e.svc.ToolAnswered(context.Background(), k, "call-1")
+	require.Equal(t, approval.StatusExpired, e.get(t, a.ID).Status)
+	require.Equal(t, approval.StatusPending, e.get(t, b.ID).Status)
+	e.svc.RunEnded(context.Background(), k, "run-1")
+	require.Equal(t, approval.StatusExpired, e.get(t, b.ID).Status)
+}
+
+func TestStaleAndUnreachableMastra(t *testing.T) {
+	e := newEnv(t, approval.Config{Channel: "C0APPROVE"})
+	a := e.mastraApproval(t, "call-1")
+	e.resumer.err = errors.New("connection refused")
+	require.Contains(t, e.click(t, a.ID, "U0JANE", true), "still pending, please try again")
+	require.Equal(t, approval.StatusPending, e.get(t, a.ID).Status, "not delivered: pending again")
+	require.Empty(t, e.slack.updates)
+
+	e.resumer.err = approval.ErrStale
+	require.Contains(t, e.click(t, a.ID, "U0JANE", true), "no longer waits")
+	require.Equal(t, approval.StatusExpired, e.get(t, a.ID).Status)
+
+	e.resumer.err = nil
+	require.Contains(t, e.click(t, a.ID, "U0JANE", true), "has expired")
+	require.Empty(t, e.resumer.calls)
+}
+
+// Without a channel the message goes where the thread's last Slack message came from:
+// in a channel, into that message's thread.
+func TestPostsWhereTheConversationIs(t *testing.T) {
+	e := newEnv(t, approval.Config{})
+	a := e.mastraApproval(t, "call-1")
+	require.Empty(t, e.slack.posts)
+	require.Contains(t, e.get(t, a.ID).PostError, "no approvals.channel is set")
+
+	svc := inbox.NewService(e.st, mustPolicy(t), inbox.WithClock(func() time.Time { return t0 }))
+	ev := &inbox.Event{Source: "slack", Connector: "acme", DeliveryID: "Ev1", Type: "app_mention", Body: []byte(`{}`)}
+	_, err := svc.Ingest(context.Background(), ev, []inbox.Notification{{Thread: k, Source: "slack", Kind: "mention",
+		Summary: "Jane: deploy please", Attributes: inbox.Attributes{}.Set("channel", "C0OPS").Set("ts", "1699999999.000100"),
+		Payload: json.RawMessage(`{"channel_type":"channel"}`)}})
+	require.NoError(t, err)
+	b := e.mastraApproval(t, "call-2")
+	require.Equal(t, []string{"C0OPS/1699999999.000100"}, e.slack.posts)
+	require.Equal(t, "C0OPS", e.get(t, b.ID).Channel)
+
+	e.slack.postErr = errors.New("chat.postMessage: not_in_channel")
+	c := e.mastraApproval(t, "call-3")
+	require.Contains(t, e.get(t, c.ID).PostError, "not_in_channel")
+	require.Equal(t, approval.StatusPending, e.get(t, c.ID).Status, "still decidable from the admin API's view")
+}
+
+// A stream or webhook agent's approval comes back as an <approval> signal.
+func TestAPIApprovalSignal(t *testing.T) {
+	e := newEnv(t, approval.Config{Channel: "C0APPROVE"})
+	out, created, err := e.svc.RequestApproval(context.Background(), k, agent.ApprovalRequest{ID: "rollback-7",
+		Tool: "rollback", Description: "Roll back api to v41", Arguments: json.RawMessage(`{"to":"v41"}`)})
+	require.NoError(t, err)
+	require.True(t, created)
+	a := out.(approval.Approval)
+	require.Equal(t, approval.OriginAPI, a.Origin)
+	_, created, err = e.svc.RequestApproval(context.Background(), k, agent.ApprovalRequest{ID: "rollback-7", Tool: "rollback"})
+	require.NoError(t, err)
+	require.False(t, created, "a resend returns the first")
+
+	require.Empty(t, e.click(t, a.ID, "U0JANE", true))
+	require.Empty(t, e.resumer.calls)
+	require.Len(t, e.emitter.signals, 1)
+	sig := e.emitter.signals[0]
+	require.Equal(t, `<approval tool="rollback" decision="approved" by="Jane">Roll back api to v41</approval>`, sig.XML())
+	require.Equal(t, "approval-"+a.ID, sig.ID, "a stable id: a resend is not delivered twice")
+}
+
+func mustPolicy(t *testing.T) *inbox.Policy {
+	p, err := inbox.NewPolicy(inbox.PolicyConfig{})
+	require.NoError(t, err)
+	return p
+}
+
+func TestConfigValidate(t *testing.T) {
+	slack := map[string]bool{"acme": true, "socket": false}
+	require.NoError(t, approval.Config{}.Validate(slack))
+	require.NoError(t, approval.Config{SlackConnector: "acme", Approvers: []string{"U0JANE", "S0OPS"}}.Validate(slack))
+	for cfg, want := range map[*approval.Config]string{
+		{Approvers: []string{"U1"}}:                                                    "slack_connector: required",
+		{SlackConnector: "nope", Approvers: []string{"U1"}}:                            `slack_connector: no connectors.slack entry named "nope"`,
+		{SlackConnector: "socket", Approvers: []string{"U1"}}:                          "slack_connector: connectors.slack \"socket\" needs bot_token",
+		{SlackConnector: "acme"}:                                                       "approvers: required",
+		{SlackConnector: "acme", Approvers: []string{"jane"}}:                          `approvers[0]: "jane" is not a Slack user id`,
+		{SlackConnector: "acme", Approvers: []string{"C0CHAN"}}:                        `approvers[0]: "C0CHAN" is not a Slack user id`,
+		{SlackConnector: "acme", Approvers: []string{"U1"}, Channel: "#ops"}:           `channel: "#ops" is not a Slack channel id`,
+		{SlackConnector: "acme", Approvers: []string{"U1"}, ExpireAfter: -time.Second}: "expire_after: must not be negative",
+	} {
+		require.ErrorContains(t, cfg.Validate(slack), want)
+	}
+}

@@ -1,0 +1,219 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/signalgate/signalgate/approval"
+)
+
+// Action ids of the approval buttons; the button's value is the approval id.
+const (
+	ActionApprove    = "signalgate_approve"
+	ActionDecline    = "signalgate_decline"
+	approvalBlockID  = "signalgate_approval"
+	maxShownArgs     = 2000 // of a section's 3000 characters
+	maxGroupMembers  = 10000
+	maxCachedGroups  = 64
+	approvalTimeFmt  = "2006-01-02 15:04 UTC"
+	approvalFallback = "%s asks to run %s: approve or decline in Slack"
+)
+
+// ApprovalScopes are the bot scopes approvals need: chat:write to post and update the
+// message and answer privately, usergroups:read to check group approvers.
+func ApprovalScopes() []string { return []string{"chat:write", "usergroups:read"} }
+
+// Messenger posts approval messages with a connector's bot token and checks user
+// group membership (approval.Slack).
+type Messenger struct {
+	h   *Handler
+	ttl time.Duration
+
+	mu     sync.Mutex
+	groups map[string]groupEntry // connector + "/" + group; at most maxCachedGroups
+}
+
+type groupEntry struct {
+	members map[string]bool
+	until   time.Time
+}
+
+var _ approval.Slack = (*Messenger)(nil)
+
+// Messenger returns the approvals' view of the connectors; group memberships are
+// trusted for ttl.
+func (h *Handler) Messenger(ttl time.Duration) *Messenger {
+	return &Messenger{h: h, ttl: ttl, groups: map[string]groupEntry{}}
+}
+
+func (m *Messenger) api(connector string) (*slack.Client, error) { return m.h.botAPI(connector) }
+
+// botAPI is the Web API client of a connector's bot token.
+func (h *Handler) botAPI(connector string) (*slack.Client, error) {
+	c, ok := h.conns[connector]
+	if !ok {
+		return nil, fmt.Errorf("no slack connector named %q", connector)
+	}
+	if c.resolver.api == nil {
+		return nil, fmt.Errorf("slack connector %q has no bot_token", connector)
+	}
+	return c.resolver.api, nil
+}
+
+// PostApproval posts a's message with Approve and Decline buttons.
+func (m *Messenger) PostApproval(ctx context.Context, connector, channel, threadTS string, a approval.Approval) (string, string, error) {
+	api, err := m.api(connector)
+	if err != nil {
+		return "", "", err
+	}
+	opts := []slack.MsgOption{slack.MsgOptionText(fmt.Sprintf(approvalFallback, a.Agent, a.Tool), false),
+		slack.MsgOptionBlocks(approvalBlocks(a, true)...)}
+	if threadTS != "" {
+		opts = append(opts, slack.MsgOptionTS(threadTS))
+	}
+	ch, ts, err := api.PostMessageContext(ctx, channel, opts...)
+	if err != nil {
+		return "", "", fmt.Errorf("chat.postMessage: %w", err)
+	}
+	return ch, ts, nil
+}
+
+// UpdateApproval rewrites the posted message to show a's outcome, without buttons.
+func (m *Messenger) UpdateApproval(ctx context.Context, connector string, a approval.Approval) error {
+	api, err := m.api(connector)
+	if err != nil {
+		return err
+	}
+	if _, _, _, err := api.UpdateMessageContext(ctx, a.Channel, a.MessageTS,
+		slack.MsgOptionText(outcome(a), false), slack.MsgOptionBlocks(approvalBlocks(a, false)...)); err != nil {
+		return fmt.Errorf("chat.update: %w", err)
+	}
+	return nil
+}
+
+// ephemeral answers one person privately in channel (threaded under threadTS).
+func (h *Handler) ephemeral(ctx context.Context, connector, channel, user, threadTS, text string) error {
+	api, err := h.botAPI(connector)
+	if err != nil {
+		return err
+	}
+	opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
+	if threadTS != "" {
+		opts = append(opts, slack.MsgOptionTS(threadTS))
+	}
+	if _, err := api.PostEphemeralContext(ctx, channel, user, opts...); err != nil {
+		return fmt.Errorf("chat.postEphemeral: %w", err)
+	}
+	return nil
+}
+
+// InGroup reports whether user is in the user group, from a membership list cached
+// for the messenger's ttl (usergroups.users.list).
+func (m *Messenger) InGroup(ctx context.Context, connector, group, user string) (bool, error) {
+	key := connector + "/" + group
+	now := m.h.now()
+	m.mu.Lock()
+	e, ok := m.groups[key]
+	m.mu.Unlock()
+	if ok && now.Before(e.until) {
+		return e.members[user], nil
+	}
+	api, err := m.api(connector)
+	if err != nil {
+		return false, err
+	}
+	ids, err := api.GetUserGroupMembersContext(ctx, group)
+	if err != nil {
+		return false, fmt.Errorf("usergroups.users.list %s: %w", group, err)
+	}
+	e = groupEntry{members: make(map[string]bool, min(len(ids), maxGroupMembers)), until: now.Add(m.ttl)}
+	for _, id := range ids[:min(len(ids), maxGroupMembers)] {
+		e.members[id] = true
+	}
+	m.mu.Lock()
+	if _, present := m.groups[key]; !present && len(m.groups) >= maxCachedGroups {
+		for k := range m.groups { // groups come from config: this only guards a misuse
+			delete(m.groups, k)
+			break
+		}
+	}
+	m.groups[key] = e
+	m.mu.Unlock()
+	return e.members[user], nil
+}
+
+// approvalBlocks is the Block Kit message of a: what the agent wants to do, then the
+// buttons while pending, or who decided and when.
+func approvalBlocks(a approval.Approval, buttons bool) []slack.Block {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%s* wants to run *%s*", escape(a.Agent), escape(a.Tool))
+	if a.Description != "" {
+		fmt.Fprintf(&b, "\n%s", escape(a.Description))
+	}
+	if len(a.Arguments) > 0 {
+		args := string(a.Arguments)
+		if len(args) > maxShownArgs {
+			args = args[:maxShownArgs] + "…"
+		}
+		fmt.Fprintf(&b, "\n```%s```", escape(strings.ReplaceAll(args, "```", "'''")))
+	}
+	blocks := []slack.Block{
+		slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, b.String(), false, false), nil, nil),
+		slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType,
+			escape(fmt.Sprintf("thread %s / %s · approval %s", a.Resource, a.Thread, a.ID)), false, false)),
+	}
+	if buttons {
+		approve := slack.NewButtonBlockElement(ActionApprove, a.ID, slack.NewTextBlockObject(slack.PlainTextType, "Approve", false, false))
+		approve.Style = slack.StylePrimary
+		decline := slack.NewButtonBlockElement(ActionDecline, a.ID, slack.NewTextBlockObject(slack.PlainTextType, "Decline", false, false))
+		decline.Style = slack.StyleDanger
+		return append(blocks, slack.NewActionBlock(approvalBlockID, approve, decline))
+	}
+	return append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, outcome(a), false, false), nil, nil))
+}
+
+// outcome says how a ended: "Approved by <@U1> (Jane) at …".
+func outcome(a approval.Approval) string {
+	switch a.Status {
+	case approval.StatusApproved, approval.StatusDeclined:
+		who := "<@" + a.DecidedBy + ">"
+		if a.DecidedByName != "" {
+			who += " (" + escape(a.DecidedByName) + ")"
+		}
+		when := ""
+		if a.DecidedAt != nil {
+			when = " at " + a.DecidedAt.UTC().Format(approvalTimeFmt)
+		}
+		verb := "Approved"
+		if a.Status == approval.StatusDeclined {
+			verb = "Declined"
+		}
+		return fmt.Sprintf("%s by %s%s", verb, who, when)
+	case approval.StatusExpired:
+		return "Expired: nobody decided, or the run stopped waiting"
+	}
+	return "Waiting for a decision"
+}
+
+// escape makes text safe in mrkdwn: no mentions or links slip in from arguments.
+func escape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// Decider applies a click on an approval button (approval.Service).
+type Decider interface {
+	Decide(ctx context.Context, c approval.Click) (string, error)
+}
+
+// errNoDecider: interactions arrive but approvals are not configured.
+var errNoDecider = errors.New("approvals are not configured")
+
+// isApprovalAction reports one of the approval buttons.
+func isApprovalAction(id string) bool { return slices.Contains([]string{ActionApprove, ActionDecline}, id) }

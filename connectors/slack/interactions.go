@@ -1,0 +1,106 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/slack-go/slack"
+
+	"github.com/signalgate/signalgate/approval"
+)
+
+// InteractionsPath is where Slack posts interactivity requests (button clicks) for a
+// connector: the app's Interactivity Request URL.
+const InteractionsPath = RoutePath + "/interactions"
+
+// maxApprovalID bounds the button value taken from a request before any lookup.
+const maxApprovalID = 64
+
+// SetDecider hands approval clicks to d; call it before serving.
+func (h *Handler) SetDecider(d Decider) { h.decider = d }
+
+// ServeInteractions verifies an interactivity request exactly like an Events API
+// request (same signature, window and body limit), reads the form's `payload`, and
+// applies a click on an approval button. The answer to the clicker goes back as an
+// ephemeral message; the request itself is always acknowledged once verified, since
+// Slack shows an error to the person otherwise.
+func (h *Handler) ServeInteractions(c echo.Context) error {
+	d, err := h.opening.Open(c)
+	if err != nil {
+		return noRetry(c, err)
+	}
+	conn := d.Conn
+	vals, err := url.ParseQuery(string(d.Body))
+	raw := vals.Get("payload")
+	var ic slack.InteractionCallback
+	if err == nil && raw != "" {
+		err = json.Unmarshal([]byte(raw), &ic)
+	}
+	if err != nil || raw == "" {
+		conn.log.Warn("interaction not readable", "error", problem(err, raw))
+		return c.JSON(http.StatusAccepted, map[string]string{"status": "invalid", "error": "want a form field payload holding an interaction JSON object"})
+	}
+	if ic.Type != slack.InteractionTypeBlockActions {
+		return c.JSON(http.StatusOK, map[string]string{"status": "ignored", "reason": "interaction type " + string(ic.Type) + " is not handled"})
+	}
+	var act *slack.BlockAction
+	for _, a := range ic.ActionCallback.BlockActions {
+		if a != nil && isApprovalAction(a.ActionID) {
+			act = a
+			break
+		}
+	}
+	if act == nil {
+		return c.JSON(http.StatusOK, map[string]string{"status": "ignored", "reason": "no approval action"})
+	}
+	if h.decider == nil {
+		conn.log.Warn("approval click but approvals are not configured", "user", ic.User.ID)
+		return c.JSON(http.StatusOK, map[string]string{"status": "ignored", "reason": errNoDecider.Error()})
+	}
+	if len(act.Value) > maxApprovalID || ic.User.ID == "" {
+		return c.JSON(http.StatusAccepted, map[string]string{"status": "invalid", "error": "approval action without a user or with an oversized value"})
+	}
+	ctx := c.Request().Context()
+	click := approval.Click{Connector: conn.cfg.Name, ApprovalID: act.Value, Approve: act.ActionID == ActionApprove,
+		UserID: ic.User.ID, UserName: h.userName(ctx, conn, &ic)}
+	notice, err := h.decider.Decide(ctx, click)
+	if err != nil {
+		return err
+	}
+	if notice != "" {
+		channel := ic.Channel.ID
+		if channel == "" {
+			channel = ic.Container.ChannelID
+		}
+		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := h.ephemeral(ectx, conn.cfg.Name, channel, ic.User.ID, ic.Message.ThreadTimestamp, notice); err != nil {
+			conn.log.Warn("answer approval click", "user", ic.User.ID, "error", err.Error())
+		}
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// userName is the clicker's display name: the Web API's, else the payload's.
+func (h *Handler) userName(ctx context.Context, conn *connector, ic *slack.InteractionCallback) string {
+	ctx, cancel := context.WithTimeout(ctx, conn.lookupTimeout)
+	defer cancel()
+	if n := conn.resolver.user(ctx, ic.User.ID); n != "" {
+		return n
+	}
+	return firstNonEmpty(ic.User.Name, ic.User.ID)
+}
+
+func problem(err error, raw string) string {
+	if err != nil {
+		return jsonProblem(err)
+	}
+	if raw == "" {
+		return "no payload field"
+	}
+	return "unexpected shape"
+}

@@ -1,0 +1,152 @@
+// Package webapitest is a Slack Web API for tests: slack-go's slacktest server with
+// chat.postMessage, chat.update, chat.postEphemeral and usergroups.users.list answered
+// in Slack's documented shapes and recorded, so a test sees exactly what was sent.
+package webapitest
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sync"
+	"testing"
+
+	"github.com/slack-go/slack/slacktest"
+)
+
+// Call is one recorded Web API call: its method and form values.
+type Call struct {
+	Method string
+	Form   url.Values
+}
+
+// Server is a running fake Web API.
+type Server struct {
+	srv *slacktest.Server
+	// Calls receives every recorded call (buffered); tests wait on it.
+	Calls chan Call
+
+	mu     sync.Mutex
+	seq    int
+	groups map[string][]string
+	fail   map[string]string // method → Slack error code
+}
+
+// New starts a server stopped at cleanup.
+func New(t testing.TB) *Server {
+	s := &Server{Calls: make(chan Call, 100), groups: map[string][]string{}, fail: map[string]string{}}
+	s.srv = slacktest.NewTestServer(func(c slacktest.Customize) {
+		c.Handle("/chat.postMessage", s.handler("chat.postMessage"))
+		c.Handle("/chat.update", s.handler("chat.update"))
+		c.Handle("/chat.postEphemeral", s.handler("chat.postEphemeral"))
+		c.Handle("/usergroups.users.list", s.handler("usergroups.users.list"))
+	})
+	s.srv.Start()
+	t.Cleanup(s.srv.Stop)
+	return s
+}
+
+// APIURL is the base URL for slack.OptionAPIURL (with its trailing slash).
+func (s *Server) APIURL() string { return s.srv.GetAPIURL() }
+
+// SetGroup sets a user group's members.
+func (s *Server) SetGroup(id string, members ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.groups[id] = members
+}
+
+// Fail makes method answer {"ok":false,"error":code}; "" answers normally again.
+func (s *Server) Fail(method, code string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail[method] = code
+}
+
+func (s *Server) handler(method string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		s.mu.Lock()
+		s.seq++
+		ts := fmt.Sprintf("1700000000.%06d", s.seq)
+		code := s.fail[method]
+		members := s.groups[r.Form.Get("usergroup")]
+		s.mu.Unlock()
+		select {
+		case s.Calls <- Call{Method: method, Form: r.Form}:
+		default:
+		}
+		w.Header().Set("Content-Type", "application/json")
+		var resp map[string]any
+		switch {
+		case code != "":
+			resp = map[string]any{"ok": false, "error": code}
+		case method == "chat.postMessage":
+			// https://api.slack.com/methods/chat.postMessage#examples
+			resp = map[string]any{"ok": true, "channel": r.Form.Get("channel"), "ts": ts,
+				"message": map[string]any{"type": "message", "text": r.Form.Get("text"), "ts": ts, "bot_id": "B0BOT"}}
+		case method == "chat.update":
+			resp = map[string]any{"ok": true, "channel": r.Form.Get("channel"), "ts": r.Form.Get("ts"), "text": r.Form.Get("text")}
+		case method == "chat.postEphemeral":
+			resp = map[string]any{"ok": true, "message_ts": ts}
+		case method == "usergroups.users.list":
+			if members == nil {
+				resp = map[string]any{"ok": false, "error": "no_such_subteam"}
+			} else {
+				resp = map[string]any{"ok": true, "users": members}
+			}
+		}
+		_ = json.NewEncoder(w).Encode(resp)
+	}
+}
+
+// Click describes one button click.
+type Click struct {
+	ActionID, Value    string
+	UserID, UserName   string
+	Channel, MessageTS string
+	ThreadTS           string
+}
+
+// BlockActions is the form body Slack posts for a click on a message button: a
+// `payload` field holding a block_actions interaction, in the shape of Slack's
+// reference (https://api.slack.com/reference/interaction-payloads/block-actions).
+func BlockActions(c Click) []byte {
+	message := map[string]any{"type": "message", "subtype": "bot_message", "text": "approval", "ts": c.MessageTS,
+		"bot_id": "B0BOT", "blocks": []any{}}
+	if c.ThreadTS != "" {
+		message["thread_ts"] = c.ThreadTS
+	}
+	payload := map[string]any{
+		"type":       "block_actions",
+		"team":       map[string]any{"id": "T9TK3CUKW", "domain": "example"},
+		"user":       map[string]any{"id": c.UserID, "username": c.UserName, "name": c.UserName, "team_id": "T9TK3CUKW"},
+		"api_app_id": "AABA1ABCD",
+		"token":      "9s8d9as89d8as9d8as989",
+		"container": map[string]any{"type": "message", "message_ts": c.MessageTS, "channel_id": c.Channel,
+			"is_ephemeral": false},
+		"trigger_id":   "12321423423.333649436676.d8c1bb837935619ccad0f624c448ffb3",
+		"channel":      map[string]any{"id": c.Channel, "name": "approvals"},
+		"message":      message,
+		"response_url": "https://hooks.slack.com/actions/AABA1ABCD/1232321423432/D09sSasdasdAS9091209",
+		"actions": []any{map[string]any{"action_id": c.ActionID, "block_id": "signalgate_approval",
+			"text": map[string]any{"type": "plain_text", "text": "Approve", "emoji": true}, "value": c.Value,
+			"type": "button", "action_ts": "1548426417.840180"}},
+	}
+	raw, _ := json.Marshal(payload)
+	return []byte(url.Values{"payload": {string(raw)}}.Encode())
+}
+
+// Sign is Slack's v0 request signature of body at unix time ts.
+func Sign(secret string, ts int64, body []byte) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	fmt.Fprintf(mac, "v0:%d:", ts)
+	mac.Write(body)
+	return "v0=" + hex.EncodeToString(mac.Sum(nil))
+}
