@@ -106,7 +106,7 @@ func (s *Service) Request(ctx context.Context, r Request) (Approval, bool, error
 	args, cut := BoundArguments(r.Arguments)
 	a := Approval{ID: s.NewID(), ThreadKey: r.Thread, Origin: r.Origin, RunID: cut200(r.RunID),
 		ToolCallID: cut200(r.ToolCallID), Tool: truncate(r.Tool, MaxTool), Arguments: args, Truncated: cut,
-		Description: truncate(r.Description, MaxDescription), Status: StatusPending,
+		Description: truncate(r.Description, MaxDescription), Status: StatusPending, Connector: s.cfg.SlackConnector,
 		CreatedAt: now, ExpiresAt: now.Add(s.cfg.ExpireAfter), UpdatedAt: now}
 	if a.ToolCallID == "" {
 		a.ToolCallID = a.ID

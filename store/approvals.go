@@ -77,12 +77,12 @@ func (s *Store) CreateApproval(ctx context.Context, a approval.Approval) (approv
 			trunc = 1
 		}
 		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO approvals (id, agent, resource_id, thread_id, origin, run_id,
-			tool_call_id, tool, arguments, truncated, description, status, created_at, expires_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			tool_call_id, tool, arguments, truncated, description, status, connector, created_at, expires_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (agent, resource_id, thread_id, tool_call_id) DO NOTHING`),
 			a.ID, cleanText(a.Agent), cleanText(a.Resource), cleanText(a.Thread), a.Origin, cleanText(a.RunID),
 			cleanText(a.ToolCallID), cleanText(a.Tool), args, trunc, cleanText(a.Description), string(a.Status),
-			micros(a.CreatedAt), micros(a.ExpiresAt), micros(a.UpdatedAt))
+			cleanText(a.Connector), micros(a.CreatedAt), micros(a.ExpiresAt), micros(a.UpdatedAt))
 		if err != nil {
 			return err
 		}

@@ -69,6 +69,8 @@ type Follower struct {
 	after    func(time.Duration) <-chan time.Time // the idle timer; it yields times of f.now's clock
 	exited   func(k inbox.ThreadKey)              // a thread's stream goroutine ended
 	resync   time.Duration
+	// approvals is told of tool approvals; nil: none.
+	approvals ApprovalHook
 	// maxFollowed caps the threads followed at once (each holds a goroutine and a
 	// connection to Mastra); 0: no cap.
 	maxFollowed int
@@ -366,8 +368,10 @@ type chunk struct {
 		StepResult struct {
 			Reason string `json:"reason"`
 		} `json:"stepResult"`
-		FinishReason string `json:"finishReason"`
-		ToolCallID   string `json:"toolCallId"`
+		FinishReason string          `json:"finishReason"`
+		ToolCallID   string          `json:"toolCallId"`
+		ToolName     string          `json:"toolName"`
+		Args         json.RawMessage `json:"args"`
 	} `json:"payload"`
 }
 
@@ -378,6 +382,8 @@ const (
 	chunkToolSuspended = "tool-call-suspended"
 	chunkToolResult    = "tool-result"
 	chunkToolError     = "tool-error"
+	// chunkToolDenied answers a declined approval: the call ends without running.
+	chunkToolDenied = "tool-output-denied"
 	// maxSuspended bounds the suspended calls remembered per thread; past it the run
 	// still counts as suspended.
 	maxSuspended = 256
@@ -538,8 +544,14 @@ func (f *Follower) handle(ctx context.Context, st *threadState, data string) {
 		if len(st.suspended) < maxSuspended {
 			st.suspended[c.Payload.ToolCallID] = true
 		}
+		if c.Type == chunkToolApproval && f.approvals != nil {
+			f.approvals.ToolApproval(ctx, st.k, c.RunID, c.Payload.ToolCallID, c.Payload.ToolName, c.Payload.Args)
+		}
 		f.beat(ctx, st)
-	case chunkToolResult, chunkToolError:
+	case chunkToolResult, chunkToolError, chunkToolDenied:
+		if st.suspended[c.Payload.ToolCallID] && f.approvals != nil {
+			f.approvals.ToolAnswered(ctx, st.k, c.Payload.ToolCallID)
+		}
 		delete(st.suspended, c.Payload.ToolCallID)
 		f.beat(ctx, st)
 	case "finish":
@@ -564,8 +576,11 @@ func (f *Follower) end(ctx context.Context, st *threadState, status string) {
 	if st.runID == "" {
 		return
 	}
-	id := st.runID
+	id, mastraRun := st.runID, st.mastraRun
 	st.runID, st.mastraRun, st.suspended = "", "", nil
+	if f.approvals != nil && mastraRun != "" {
+		f.approvals.RunEnded(ctx, st.k, mastraRun)
+	}
 	_, idle, err := f.runs.Finish(ctx, st.k, id, status)
 	if err != nil {
 		f.log.Error("close run", "thread", st.k.String(), "run_id", id, "error", err.Error())

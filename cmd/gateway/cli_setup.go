@@ -189,7 +189,7 @@ type slackApp struct {
 			RequestURL string   `yaml:"request_url,omitempty"`
 			BotEvents  []string `yaml:"bot_events"`
 		} `yaml:"event_subscriptions"`
-		// Interactivity is set once approvals (interactive messages) exist; none do yet.
+		// Interactivity is where Slack posts approval button clicks.
 		Interactivity *struct {
 			IsEnabled  bool   `yaml:"is_enabled"`
 			RequestURL string `yaml:"request_url,omitempty"`
@@ -213,7 +213,7 @@ func slackManifest(conn slack.Config, base, appName string) ([]byte, error) {
 	// The messages tab lets people DM the bot (message.im).
 	m.Features.AppHome.MessagesTabEnabled = true
 	m.Features.BotUser.DisplayName = strings.ToLower(strings.ReplaceAll(appName, " ", "-"))
-	scopes := slack.LookupScopes()
+	scopes := append(slack.LookupScopes(), slack.ApprovalScopes()...)
 	for _, s := range slack.Subscriptions() {
 		m.Settings.EventSubscriptions.BotEvents = append(m.Settings.EventSubscriptions.BotEvents, s.Event)
 		scopes = append(scopes, s.Scope)
@@ -224,9 +224,14 @@ func slackManifest(conn slack.Config, base, appName string) ([]byte, error) {
 	if conn.SocketMode {
 		m.Settings.SocketModeEnabled = true
 		head = "# Socket Mode: after creating the app, make an app-level token with the\n" +
-			"# connections:write scope (Basic Information → App-Level Tokens) for app_token.\n"
+			"# connections:write scope (Basic Information → App-Level Tokens) for app_token.\n" +
+			"# Tool approvals need the HTTP interactivity endpoint (a connector with signing_secret).\n"
 	} else {
 		m.Settings.EventSubscriptions.RequestURL = ingestURL(base, "slack", conn.Name)
+		m.Settings.Interactivity = &struct {
+			IsEnabled  bool   `yaml:"is_enabled"`
+			RequestURL string `yaml:"request_url,omitempty"`
+		}{IsEnabled: true, RequestURL: ingestURL(base, "slack", conn.Name) + "/interactions"}
 	}
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "# Slack app manifest for signalgate connector %q (connectors.slack).\n", conn.Name)

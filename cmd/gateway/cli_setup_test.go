@@ -74,8 +74,11 @@ func TestSetupSlackManifest(t *testing.T) {
 						RequestURL string   `yaml:"request_url"`
 						BotEvents  []string `yaml:"bot_events"`
 					} `yaml:"event_subscriptions"`
-					Interactivity any  `yaml:"interactivity"`
-					SocketMode    bool `yaml:"socket_mode_enabled"`
+					Interactivity *struct {
+						IsEnabled  bool   `yaml:"is_enabled"`
+						RequestURL string `yaml:"request_url"`
+					} `yaml:"interactivity"`
+					SocketMode bool `yaml:"socket_mode_enabled"`
 				} `yaml:"settings"`
 			}
 			require.NoError(t, yaml.Unmarshal([]byte(out), &m), "the manifest is YAML")
@@ -87,13 +90,19 @@ func TestSetupSlackManifest(t *testing.T) {
 				assert.Contains(t, m.OAuth.Scopes.Bot, s)
 			}
 			assert.Len(t, m.Settings.Events.BotEvents, len(slack.Subscriptions()))
-			assert.Nil(t, m.Settings.Interactivity, "no approvals configured: no interactivity")
+			for _, s := range slack.ApprovalScopes() {
+				assert.Contains(t, m.OAuth.Scopes.Bot, s, "approvals post, update and check user groups")
+			}
 			if tc.connector == "sock" {
 				assert.True(t, m.Settings.SocketMode)
 				assert.Empty(t, m.Settings.Events.RequestURL)
+				assert.Nil(t, m.Settings.Interactivity, "clicks are taken over HTTP only")
 			} else {
 				assert.False(t, m.Settings.SocketMode)
 				assert.Equal(t, "https://hooks.example.com/webhooks/slack/acme", m.Settings.Events.RequestURL)
+				require.NotNil(t, m.Settings.Interactivity)
+				assert.True(t, m.Settings.Interactivity.IsEnabled)
+				assert.Equal(t, "https://hooks.example.com/webhooks/slack/acme/interactions", m.Settings.Interactivity.RequestURL)
 			}
 		})
 	}

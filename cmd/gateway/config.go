@@ -16,6 +16,7 @@ import (
 
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/connectors/generic"
@@ -41,6 +42,7 @@ type Config struct {
 	Policy     inbox.PolicyConfig       `yaml:"policy"`
 	Retention  retention.Config         `yaml:"retention"`
 	Dispatch   DispatchConfig           `yaml:"dispatch"`
+	Approvals  approval.Config          `yaml:"approvals"`
 
 	// router is Routes compiled by Validate; serving and explain use it as it is.
 	router *connectors.Router
@@ -142,6 +144,7 @@ func (c *Config) applyDefaults() {
 	c.Retention = c.Retention.WithDefaults()
 	c.Console = c.Console.WithDefaults()
 	c.Dispatch = c.Dispatch.WithDefaults()
+	c.Approvals = c.Approvals.WithDefaults()
 }
 
 // Validate returns one line per problem, each starting with the key path.
@@ -188,7 +191,18 @@ func (c *Config) Validate() []string {
 	add("policy.", c.Policy.Validate())
 	add("retention.", c.Retention.Validate())
 	add("dispatch.", c.Dispatch.Validate())
+	add("approvals.", c.Approvals.Validate(c.approvalConnectors()))
 	return append(out, c.credentialProblems()...)
+}
+
+// approvalConnectors lists the Slack connectors by name: true when one can post
+// approvals (a bot token) and take clicks (a signing secret).
+func (c *Config) approvalConnectors() map[string]bool {
+	out := map[string]bool{}
+	for _, s := range c.Connectors.Slack {
+		out[s.Name] = s.BotToken != "" && s.SigningSecret != ""
+	}
+	return out
 }
 
 // Secrets lists every configured secret, so stored delivery errors can be redacted.

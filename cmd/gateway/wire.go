@@ -12,7 +12,9 @@ import (
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/agent/inboxmcp"
+	"github.com/signalgate/signalgate/agent/mastra"
 	"github.com/signalgate/signalgate/agent/targets"
+	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/connectors/generic"
@@ -43,6 +45,10 @@ type Main struct {
 	Broker     agent.Broker
 	Runs       *agent.Runs
 	Dispatcher *delivery.Dispatcher
+	// Approvals is nil unless approvals.slack_connector is set.
+	Approvals *approval.Service
+
+	slack *slack.Handler
 
 	addr     net.Addr
 	services []service // built by Open, started in order
@@ -94,8 +100,16 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.Broker = newBroker(cfg, st, m.Log)
 	m.Runs = agent.NewRuns(st, m.Broker, cfg.Agents, agent.WithRunsClock(m.Now), agent.WithRunsLogger(m.Log),
 		agent.WithOpenHook(func(ctx context.Context, run agent.Run) error { return m.Dispatcher.Recover(ctx, run) }))
+	// Approvals: Mastra followers report tool approvals; Slack and the agent API are
+	// handed to the service once built, before anything starts.
+	var follow []mastra.FollowerOption
+	if cfg.Approvals.Enabled() {
+		m.Approvals = approval.New(cfg.Approvals, approval.Deps{Store: st, Places: st,
+			Resumer: mastra.NewToolApprovals(cfg.Agents, nil), Log: m.Log, Now: m.Now})
+		follow = append(follow, mastra.WithApprovals(m.Approvals))
+	}
 	routes, targetServices, err := targets.Routes(cfg.Agents, m.Runs, agent.NewStreamTarget(),
-		func(ks []inbox.ThreadKey) { m.Dispatcher.Notify(ks) }, m.Log)
+		func(ks []inbox.ThreadKey) { m.Dispatcher.Notify(ks) }, m.Log, follow...)
 	if err != nil {
 		return fmt.Errorf("agents: %w", err)
 	}
@@ -130,6 +144,12 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	parsers, err := m.mountConnectors(e)
 	if err != nil {
 		return err
+	}
+	if m.Approvals != nil {
+		m.Approvals.Emitter, m.Approvals.Slack = api, m.slack.Messenger(cfg.Approvals.GroupCacheTTL)
+		api.Approvals = m.Approvals
+		m.slack.SetDecider(m.Approvals)
+		m.services = append(m.services, serviceFuncs{name: "approvals", start: m.Approvals.Start, stop: stopWithin(m.Approvals.Stop)})
 	}
 
 	deps, err := adminDeps(cfg, st, policy, parsers, m.Log, m.Now)
@@ -187,6 +207,7 @@ func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
 		return nil, err
 	}
 	sl.Mount(e)
+	m.slack = sl
 	m.services = append(m.services, socketClients(sl.SocketClients())...)
 	gen, err := generic.NewHandler(cfg.Connectors.Generic, pipeline, m.Log, m.Now)
 	if err != nil {

@@ -216,4 +216,6 @@ type Decider interface {
 var errNoDecider = errors.New("approvals are not configured")
 
 // isApprovalAction reports one of the approval buttons.
-func isApprovalAction(id string) bool { return slices.Contains([]string{ActionApprove, ActionDecline}, id) }
+func isApprovalAction(id string) bool {
+	return slices.Contains([]string{ActionApprove, ActionDecline}, id)
+}

@@ -10,7 +10,8 @@
 //
 //   PORT=4111 DELAY_MS=1500 node server.mjs
 //
-// Test-only routes: GET /test/prompts (what the model saw), POST /test/reset.
+// Test-only routes: GET /test/prompts (what the model saw), POST /test/reset, GET /test/tools
+// (how many times deploy ran).
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { Mastra } from '@mastra/core';
@@ -26,6 +27,7 @@ const delayMs = Number(process.env.DELAY_MS || 1500);
 const prompts = [];
 let turns = 0;
 let toolCalls = 0;
+let deploys = 0; // times the deploy tool really ran (after an approval)
 
 const sleep = (ms, signal) =>
   new Promise((resolve) => {
@@ -113,7 +115,7 @@ const deploy = createTool({
   id: 'deploy',
   description: 'Deploy the service (needs approval).',
   requireApproval: true,
-  execute: async () => ({ deployed: true }),
+  execute: async () => { deploys++; return { deployed: true }; },
 });
 
 const storage = new LibSQLStore({ id: 'interop', url: process.env.LIBSQL_URL || ':memory:' });
@@ -130,6 +132,7 @@ const mastra = new Mastra({ agents: { interopAgent: agent }, storage, logger: fa
 const app = new Hono();
 app.get('/test/prompts', (c) => c.json({ prompts }));
 app.post('/test/reset', (c) => { prompts.length = 0; return c.json({ ok: true }); });
+app.get('/test/tools', (c) => c.json({ deploy: deploys }));
 app.get('/test/ready', (c) => c.json({ ok: true }));
 const server = new MastraServer({ app, mastra });
 await server.init();

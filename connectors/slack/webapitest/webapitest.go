@@ -17,10 +17,12 @@ import (
 	"github.com/slack-go/slack/slacktest"
 )
 
-// Call is one recorded Web API call: its method and form values.
+// Call is one recorded Web API call: its method and form values, and the ts a
+// posted message got.
 type Call struct {
 	Method string
 	Form   url.Values
+	TS     string
 }
 
 // Server is a running fake Web API.
@@ -79,7 +81,7 @@ func (s *Server) handler(method string) http.HandlerFunc {
 		members := s.groups[r.Form.Get("usergroup")]
 		s.mu.Unlock()
 		select {
-		case s.Calls <- Call{Method: method, Form: r.Form}:
+		case s.Calls <- Call{Method: method, Form: r.Form, TS: ts}:
 		default:
 		}
 		w.Header().Set("Content-Type", "application/json")
