@@ -168,6 +168,17 @@ type Click struct {
 	Approve    bool
 	UserID     string
 	UserName   string
+	// Channel and MessageTS are the clicked message's: it is the one to update even
+	// when the click comes before the post's position was recorded.
+	Channel, MessageTS string
+}
+
+// clicked fills in where a's message is from the click when it is not recorded yet.
+func (c Click) clicked(a Approval) Approval {
+	if a.MessageTS == "" && c.MessageTS != "" {
+		a.Channel, a.MessageTS = c.Channel, c.MessageTS
+	}
+	return a
 }
 
 // Decide applies a click. It returns what to tell the person privately ("" when the
@@ -181,6 +192,7 @@ func (s *Service) Decide(ctx context.Context, c Click) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read approval: %w", err)
 	}
+	a = c.clicked(a)
 	if c.Connector != a.Connector {
 		return "This approval belongs to another Slack app; nothing was changed.", nil
 	}
@@ -211,6 +223,7 @@ func (s *Service) Decide(ctx context.Context, c Click) (string, error) {
 	if !changed {
 		return already(decided), nil
 	}
+	decided = c.clicked(decided)
 	if err := s.deliver(ctx, decided); err != nil {
 		if errors.Is(err, ErrStale) {
 			s.Log.Info("approval stale: the run no longer waits", "approval_id", a.ID, "error", err.Error())

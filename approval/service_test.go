@@ -171,6 +171,21 @@ func TestApproveFromSlack(t *testing.T) {
 	require.Len(t, e.slack.posts, 1)
 }
 
+// A click that comes before the post's position was recorded still updates the message
+// it was made on.
+func TestClickBeforeMessageRecorded(t *testing.T) {
+	e := newEnv(t, approval.Config{Channel: "C0APPROVE"})
+	e.slack.postErr = errors.New("timeout")
+	a := e.mastraApproval(t, "call-1")
+	require.Empty(t, e.get(t, a.ID).MessageTS)
+	_, err := e.svc.Decide(context.Background(), approval.Click{Connector: "acme", ApprovalID: a.ID, Approve: true,
+		UserID: "U0JANE", Channel: "C0APPROVE", MessageTS: "1700000000.000009"})
+	require.NoError(t, err)
+	require.Len(t, e.slack.updates, 1)
+	require.Equal(t, "1700000000.000009", e.slack.updates[0].MessageTS)
+	require.Equal(t, "C0APPROVE", e.slack.updates[0].Channel)
+}
+
 func TestDeclineByGroupMember(t *testing.T) {
 	e := newEnv(t, approval.Config{Channel: "C0APPROVE"})
 	a := e.mastraApproval(t, "call-1")

@@ -162,7 +162,8 @@ func TestInteractionClick(t *testing.T) {
 	clicks := d.got()
 	require.Len(t, clicks, 2)
 	// The name is the Web API's (slacktest's users.info), not the payload's handle.
-	require.Equal(t, approval.Click{Connector: "acme", ApprovalID: "0193-approval", Approve: true, UserID: "U0JANE", UserName: "spengler"}, clicks[0])
+	require.Equal(t, approval.Click{Connector: "acme", ApprovalID: "0193-approval", Approve: true, UserID: "U0JANE", UserName: "spengler",
+		Channel: "C0APPROVE", MessageTS: "1700000000.000001"}, clicks[0])
 	require.False(t, clicks[1].Approve)
 	require.Empty(t, api.Calls, "nothing to say privately")
 

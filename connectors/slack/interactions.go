@@ -65,17 +65,17 @@ func (h *Handler) ServeInteractions(c echo.Context) error {
 		return c.JSON(http.StatusAccepted, map[string]string{"status": "invalid", "error": "approval action without a user or with an oversized value"})
 	}
 	ctx := c.Request().Context()
+	channel, ts := firstNonEmpty(ic.Channel.ID, ic.Container.ChannelID), firstNonEmpty(ic.Container.MessageTs, ic.Message.Timestamp)
+	if len(channel) > maxApprovalID || len(ts) > maxApprovalID {
+		channel, ts = "", "" // not Slack's shape: the message is found from the record alone
+	}
 	click := approval.Click{Connector: conn.cfg.Name, ApprovalID: act.Value, Approve: act.ActionID == ActionApprove,
-		UserID: ic.User.ID, UserName: h.userName(ctx, conn, &ic)}
+		UserID: ic.User.ID, UserName: h.userName(ctx, conn, &ic), Channel: channel, MessageTS: ts}
 	notice, err := h.decider.Decide(ctx, click)
 	if err != nil {
 		return err
 	}
 	if notice != "" {
-		channel := ic.Channel.ID
-		if channel == "" {
-			channel = ic.Container.ChannelID
-		}
 		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		if err := h.ephemeral(ectx, conn.cfg.Name, channel, ic.User.ID, ic.Message.ThreadTimestamp, notice); err != nil {
