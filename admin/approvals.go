@@ -1,7 +1,9 @@
 package admin
 
 import (
+	"context"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -11,27 +13,38 @@ import (
 
 var approvalParams = []string{"agent", "resource", "thread", "tool", "status", "limit", "cursor"}
 
-type approvalList struct {
+// ApprovalPage is one page of GET /approvals.
+type ApprovalPage struct {
 	Approvals  []approval.Approval `json:"approvals"`
 	NextCursor string              `json:"nextCursor,omitempty"`
 }
 
-// listApprovals is GET /approvals: tool approvals newest first, pending and decided.
-func (a *API) listApprovals(c echo.Context) error {
-	p := readParams(c.QueryParams(), approvalParams...)
+// Approvals lists tool approvals newest first, pending and decided, with GET
+// /approvals' query parameters; a bad parameter is a 400 naming it.
+func (a *API) Approvals(ctx context.Context, q url.Values) (ApprovalPage, error) {
+	p := readParams(q, approvalParams...)
 	f := approval.Filter{Agent: p.text("agent"), Resource: p.text("resource"), Thread: p.text("thread"),
 		Tool: p.text("tool"), Status: approvalStatuses(p, "status"), Limit: p.limit(), Cursor: p.cursor()}
 	if p.err != nil {
-		return p.err
+		return ApprovalPage{}, p.err
 	}
-	out, next, err := a.d.Store.ListApprovals(c.Request().Context(), f)
+	out, next, err := a.d.Store.ListApprovals(ctx, f)
 	if err != nil {
-		return err
+		return ApprovalPage{}, err
 	}
 	if out == nil {
 		out = []approval.Approval{}
 	}
-	return c.JSON(http.StatusOK, approvalList{Approvals: out, NextCursor: next})
+	return ApprovalPage{Approvals: out, NextCursor: next}, nil
+}
+
+// listApprovals is GET /approvals.
+func (a *API) listApprovals(c echo.Context) error {
+	page, err := a.Approvals(c.Request().Context(), c.QueryParams())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, page)
 }
 
 func (a *API) getApproval(c echo.Context) error {

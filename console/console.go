@@ -77,6 +77,7 @@ type Admin interface {
 	Connectors(ctx context.Context) ([]admin.ConnectorHealth, error)
 	Targets(ctx context.Context) ([]admin.TargetStatus, error)
 	Explain(ctx context.Context, s admin.Sample) (*admin.Explanation, error)
+	Approvals(ctx context.Context, q url.Values) (admin.ApprovalPage, error)
 }
 
 // Streamer serves a thread's signal log as SSE (*agent.API's ServeStream).
@@ -189,6 +190,7 @@ func (c *Console) Mount(e *echo.Echo) {
 	g.POST("/events/:id/replay", c.replay, c.checkCSRF, c.requireWrite)
 	g.GET("/deliveries", c.deliveries)
 	g.GET("/connectors", c.connectors)
+	g.GET("/approvals", c.approvals)
 	g.GET("/explain", c.explainForm)
 	g.POST("/explain", c.explain, c.checkCSRF)
 }

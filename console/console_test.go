@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
 )
@@ -36,10 +37,11 @@ var testTokens = []admin.Token{
 
 // fakeAdmin answers the console's queries from fixed data and records the actions.
 type fakeAdmin struct {
-	mu      sync.Mutex
-	events  []inbox.Event
-	event   admin.EventDetail
-	actions []string
+	mu        sync.Mutex
+	events    []inbox.Event
+	event     admin.EventDetail
+	approvals []approval.Approval
+	actions   []string
 }
 
 func (f *fakeAdmin) did(a string) {
@@ -90,6 +92,12 @@ func (f *fakeAdmin) Events(_ context.Context, q url.Values) (admin.EventPage, er
 	return admin.EventPage{Events: f.events}, nil
 }
 func (f *fakeAdmin) Event(context.Context, string) (admin.EventDetail, error) { return f.event, nil }
+func (f *fakeAdmin) Approvals(_ context.Context, q url.Values) (admin.ApprovalPage, error) {
+	if q.Get("status") == "bogus" {
+		return admin.ApprovalPage{}, server.BadRequest("status: unknown %q", "bogus")
+	}
+	return admin.ApprovalPage{Approvals: f.approvals}, nil
+}
 func (f *fakeAdmin) ReplayEvent(_ context.Context, id, by string) (admin.ReplayResult, error) {
 	f.did("replay " + id + " by " + by)
 	return admin.ReplayResult{EventID: "new-id"}, nil

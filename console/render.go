@@ -20,7 +20,7 @@ import (
 
 // pageNames are the templates under templates/, each rendered inside layout.html.
 var pageNames = []string{"signin", "error", "threads", "thread", "notification", "events", "event",
-	"deliveries", "connectors", "explain"}
+	"deliveries", "connectors", "explain", "approvals"}
 
 var funcs = template.FuncMap{
 	"iso": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },

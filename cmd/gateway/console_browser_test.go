@@ -319,7 +319,7 @@ routes:
 		chromedp.WaitVisible(chromedp.CSS("#log-state.live")))
 	require.True(t, evalJS[bool](b, `document.documentElement.scrollWidth <= window.innerWidth`), "the thread page is wider than a phone")
 	b.shot("12-thread-phone")
-	for i, page := range []string{"threads", "events", "deliveries", "explain"} {
+	for i, page := range []string{"threads", "events", "deliveries", "explain", "approvals"} {
 		b.do("phone "+page, chromedp.Navigate(base+"/console/"+page), chromedp.WaitVisible(chromedp.ID("signout")))
 		require.True(t, evalJS[bool](b, `document.documentElement.scrollWidth <= window.innerWidth`), "the %s page is wider than a phone", page)
 		b.shot(fmt.Sprintf("12%c-%s-phone", 'a'+i, page))
