@@ -42,3 +42,22 @@ func benchIngest(b *testing.B, merge bool) {
 		})
 	}
 }
+
+// BenchmarkFramesAfter measures a stream subscriber's read of the frames after its last
+// seq (each woken subscriber makes one): a prepared statement that must stay prepared.
+func BenchmarkFramesAfter(b *testing.B) {
+	for _, be := range storetest.Backends(b) {
+		b.Run(be.Name, func(b *testing.B) {
+			s := storetest.Open(b, be)
+			ctx := context.Background()
+			b.ReportAllocs()
+			var seq int64
+			for b.Loop() {
+				if _, err := s.FramesAfter(ctx, thread, seq%100, 100); err != nil {
+					b.Fatal(err)
+				}
+				seq++
+			}
+		})
+	}
+}

@@ -51,7 +51,7 @@ func (s *Store) ClaimThreads(ctx context.Context, owner string, now, until time.
 				JOIN threads t ON t.agent = r.agent AND t.resource_id = r.resource_id AND t.thread_id = r.thread_id
 				WHERE r.status = 'pending' AND r.due_at IS NOT NULL AND r.due_at <= ?
 				  AND (t.lease_until IS NULL OR t.lease_until <= ?) AND ` + notDown("t") + `
-				ORDER BY r.due_at LIMIT ?)
+				ORDER BY r.due_at ` + limitArg + `)
 			RETURNING agent, resource_id, thread_id`
 	}
 	var rows []threadKeyRow

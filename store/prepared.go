@@ -116,10 +116,15 @@ func hotQueries() []string {
 		qLockThread, qNextSeq, qLiveRun, qLapsedRuns, qInsertRun}
 }
 
+// limitArg is a bound LIMIT that lets a prepared statement stay prepared: SQLite's planner
+// reads the value of a bare `LIMIT ?`, so binding it again re-prepares the statement on
+// every run (half of FramesAfter's CPU); an expression is evaluated when the statement runs.
+const limitArg = `LIMIT ? + 0`
+
 // Reads made for every run opened and every stream woken, prepared on the read pool.
 const (
 	qFramesAfter = `SELECT ` + frameColumns + ` FROM signals
-		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND seq > ? ORDER BY seq LIMIT ?`
+		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND seq > ? ORDER BY seq ` + limitArg
 )
 
 // pendingRecoveriesQuery reads a thread's in-flight signals to recover, oldest first.
@@ -127,7 +132,7 @@ func pendingRecoveriesQuery() string {
 	return `SELECT ` + prefixed("s.", frameColumns) + ` FROM recoveries r
 		JOIN signals s ON s.agent = r.agent AND s.resource_id = r.resource_id AND s.thread_id = r.thread_id AND s.id = r.signal_id
 		WHERE r.agent = ? AND r.resource_id = ? AND r.thread_id = ?
-		ORDER BY s.seq LIMIT ?`
+		ORDER BY s.seq ` + limitArg
 }
 
 func hotReads() []string { return []string{qFramesAfter, pendingRecoveriesQuery()} }
