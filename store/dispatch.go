@@ -77,12 +77,14 @@ func (s *Store) ThreadWork(ctx context.Context, k inbox.ThreadKey, now time.Time
 	return ws[0], nil
 }
 
-// workChunk bounds the threads one statement of ThreadsWork names (3 parameters each).
-const workChunk = 256
+// workSizes are the key counts ThreadsWork's statements are written for: a batch is
+// padded up to the next size with a key no thread has, so each statement's text is one
+// of a few, prepared once, instead of new SQL (parsed again) for every pass.
+func workSizes() []int { return []int{1, 8, 64, 256} }
 
 // ThreadsWork reads claimed threads: their live runs, summary pacing and up to limit due
-// records each, in a few statements for all of them (one read snapshot), not a few per
-// thread: a pass over many threads costs about what a pass over one does.
+// records each, in three statements for all of them, not three per thread: a pass over
+// many threads costs about what a pass over one does.
 func (s *Store) ThreadsWork(ctx context.Context, keys []inbox.ThreadKey, now time.Time, limit int) ([]delivery.Work, error) {
 	out := make([]delivery.Work, len(keys))
 	at := make(map[inbox.ThreadKey]int, len(keys))
@@ -90,15 +92,11 @@ func (s *Store) ThreadsWork(ctx context.Context, keys []inbox.ThreadKey, now tim
 		out[i].Thread = k
 		at[k] = i
 	}
-	tx, err := s.r.BeginTxx(ctx, &sql.TxOptions{ReadOnly: s.driver == DriverPostgres})
-	if err != nil {
-		return nil, fmt.Errorf("read claimed threads: %w", err)
-	}
-	defer func() { _ = tx.Rollback() }()
 	seen := make([]bool, len(keys))
-	for lo := 0; lo < len(keys); lo += workChunk {
-		chunk := keys[lo:min(lo+workChunk, len(keys))]
-		if err := s.readWork(ctx, tx, chunk, now, limit, out, at, seen); err != nil {
+	sizes := workSizes()
+	chunk := sizes[len(sizes)-1]
+	for lo := 0; lo < len(keys); lo += chunk {
+		if err := s.readWork(ctx, keys[lo:min(lo+chunk, len(keys))], now, limit, out, at, seen); err != nil {
 			return nil, err
 		}
 	}
@@ -110,35 +108,74 @@ func (s *Store) ThreadsWork(ctx context.Context, keys []inbox.ThreadKey, now tim
 	return out, nil
 }
 
-// claimedKeys is a CTE naming the threads of keys: joined first, it lets each statement
-// use the per-thread indexes for every thread (a row-value IN list makes SQLite scan).
-func claimedKeys(keys []inbox.ThreadKey) (string, []any) {
+// claimedKeys is a CTE naming n threads: joined first, it lets each statement use the
+// per-thread indexes for every thread (a row-value IN list makes SQLite scan).
+func claimedKeys(n int) string {
 	var b strings.Builder
-	args := make([]any, 0, 3*len(keys))
 	b.WriteString(`WITH k (agent, resource_id, thread_id) AS (VALUES `)
-	for i, k := range keys {
+	for i := range n {
 		if i > 0 {
 			b.WriteString(`, `)
 		}
 		b.WriteString(`(?, ?, ?)`)
-		args = append(args, k.Agent, k.Resource, k.Thread)
 	}
 	b.WriteString(`) `)
-	return b.String(), args
+	return b.String()
 }
 
-func (s *Store) readWork(ctx context.Context, tx *sqlx.Tx, keys []inbox.ThreadKey, now time.Time, limit int,
+func workThreadsQuery(n int) string {
+	return claimedKeys(n) + `SELECT t.agent, t.resource_id, t.thread_id, t.created_at, t.last_summary_at, t.summaries
+		FROM k JOIN threads t ON t.agent = k.agent AND t.resource_id = k.resource_id AND t.thread_id = k.thread_id`
+}
+
+// workRunsQuery reads the live runs of n threads, newest first, as liveRun picks them.
+func workRunsQuery(n int) string {
+	return claimedKeys(n) + `SELECT r.agent, r.resource_id, r.thread_id, r.id
+		FROM k JOIN runs r ON r.agent = k.agent AND r.resource_id = k.resource_id AND r.thread_id = k.thread_id
+		WHERE r.status = 'open' AND r.lease_until > ? ORDER BY r.opened_at DESC, r.id DESC`
+}
+
+// workRecordsQuery reads up to a bound number of due records per thread of n threads.
+func workRecordsQuery(n int) string {
+	return claimedKeys(n) + `SELECT ` + recordReadColumns + ` FROM (
+		SELECT r.*, ROW_NUMBER() OVER (PARTITION BY r.agent, r.resource_id, r.thread_id
+			ORDER BY r.priority_rank DESC, r.created_at, r.id) AS rn
+		FROM k JOIN records r ON r.agent = k.agent AND r.resource_id = k.resource_id AND r.thread_id = k.thread_id
+		WHERE r.status = 'pending' AND r.due_at IS NOT NULL AND r.due_at <= ?) d
+		WHERE rn <= ? ORDER BY agent, resource_id, thread_id, priority_rank DESC, created_at, id`
+}
+
+func workQueries() []string {
+	var out []string
+	for _, n := range workSizes() {
+		out = append(out, workThreadsQuery(n), workRunsQuery(n), workRecordsQuery(n))
+	}
+	return out
+}
+
+func (s *Store) readWork(ctx context.Context, keys []inbox.ThreadKey, now time.Time, limit int,
 	out []delivery.Work, at map[inbox.ThreadKey]int, seen []bool) error {
-	with, kargs := claimedKeys(keys)
+	n := len(keys)
+	for _, size := range workSizes() {
+		if size >= n {
+			n = size
+			break
+		}
+	}
+	kargs := make([]any, 0, 3*n)
+	for _, k := range keys {
+		kargs = append(kargs, k.Agent, k.Resource, k.Thread)
+	}
+	for len(kargs) < 3*n {
+		kargs = append(kargs, "", "", "") // no thread has an empty agent
+	}
 	var ths []struct {
 		threadKeyRow
 		CreatedAt     int64         `db:"created_at"`
 		LastSummaryAt sql.NullInt64 `db:"last_summary_at"`
 		Summaries     int64         `db:"summaries"`
 	}
-	err := tx.SelectContext(ctx, &ths, s.q(with+`SELECT t.agent, t.resource_id, t.thread_id, t.created_at, t.last_summary_at, t.summaries
-		FROM k JOIN threads t ON t.agent = k.agent AND t.resource_id = k.resource_id AND t.thread_id = k.thread_id`), kargs...)
-	if err != nil {
+	if err := s.readSelect(ctx, &ths, workThreadsQuery(n), kargs...); err != nil {
 		return fmt.Errorf("read claimed threads: %w", err)
 	}
 	for _, th := range ths {
@@ -151,11 +188,7 @@ func (s *Store) readWork(ctx context.Context, tx *sqlx.Tx, keys []inbox.ThreadKe
 		threadKeyRow
 		ID string `db:"id"`
 	}
-	// The newest live run of each thread, as liveRun picks it.
-	err = tx.SelectContext(ctx, &runs, s.q(with+`SELECT r.agent, r.resource_id, r.thread_id, r.id
-		FROM k JOIN runs r ON r.agent = k.agent AND r.resource_id = k.resource_id AND r.thread_id = k.thread_id
-		WHERE r.status = 'open' AND r.lease_until > ? ORDER BY r.opened_at DESC, r.id DESC`), append(kargs, micros(now))...)
-	if err != nil {
+	if err := s.readSelect(ctx, &runs, workRunsQuery(n), append(kargs, micros(now))...); err != nil {
 		return fmt.Errorf("read live runs of claimed threads: %w", err)
 	}
 	for _, r := range runs {
@@ -163,14 +196,13 @@ func (s *Store) readWork(ctx context.Context, tx *sqlx.Tx, keys []inbox.ThreadKe
 			w.RunID = r.ID
 		}
 	}
-	recs, err := s.selectRecords(ctx, tx, with+`SELECT `+recordReadColumns+` FROM (
-		SELECT r.*, ROW_NUMBER() OVER (PARTITION BY r.agent, r.resource_id, r.thread_id
-			ORDER BY r.priority_rank DESC, r.created_at, r.id) AS rn
-		FROM k JOIN records r ON r.agent = k.agent AND r.resource_id = k.resource_id AND r.thread_id = k.thread_id
-		WHERE r.status = 'pending' AND r.due_at IS NOT NULL AND r.due_at <= ?) d
-		WHERE rn <= ? ORDER BY agent, resource_id, thread_id, priority_rank DESC, created_at, id`, append(kargs, micros(now), limit)...)
-	if err != nil {
+	var rows []recordRow
+	if err := s.readSelect(ctx, &rows, workRecordsQuery(n), append(kargs, micros(now), limit)...); err != nil {
 		return fmt.Errorf("read due records of claimed threads: %w", err)
+	}
+	recs, err := recordsOf(rows)
+	if err != nil {
+		return err
 	}
 	for _, r := range recs {
 		w := &out[at[r.Thread]]

@@ -135,7 +135,9 @@ func pendingRecoveriesQuery() string {
 		ORDER BY s.seq ` + limitArg
 }
 
-func hotReads() []string { return []string{qFramesAfter, pendingRecoveriesQuery()} }
+func hotReads() []string {
+	return append([]string{qFramesAfter, pendingRecoveriesQuery()}, workQueries()...)
+}
 
 // readSelect runs a read on the read pool, prepared when it is one of hotReads.
 func (s *Store) readSelect(ctx context.Context, dest any, query string, args ...any) error {

@@ -233,6 +233,11 @@ func (s *Store) selectRecords(ctx context.Context, q sqlx.QueryerContext, query 
 	if err := sqlx.SelectContext(ctx, q, &rows, s.q(query), args...); err != nil {
 		return nil, fmt.Errorf("list records: %w", err)
 	}
+	return recordsOf(rows)
+}
+
+// recordsOf converts rows read from the records table.
+func recordsOf(rows []recordRow) ([]inbox.Record, error) {
 	out := make([]inbox.Record, 0, len(rows))
 	for i := range rows {
 		r, err := rows[i].record()
