@@ -61,7 +61,7 @@ func checkRuns(t *testing.T) (failure, success []byte) {
 func githubWebhook(t *testing.T, e *deliverytest.Env) func(delivery string, body []byte) {
 	router, err := connectors.NewRouter([]connectors.RouteConfig{{
 		Name:   "ci",
-		Match:  connectors.RouteMatch{Source: inbox.StringList{"github"}, Kind: inbox.StringList{"ci-failure", "ci-recovered"}},
+		Match:  connectors.RouteMatch{Source: inbox.StringList{"github"}, Kind: inbox.StringList{"ci-failure", "ci-recovered", "ci-passed"}},
 		Thread: connectors.ThreadConfig{Agent: "coder", Resource: "{{.Repo}}", Thread: "{{.Repo}}#{{.Number}}"},
 	}}, []string{"coder", "support"})
 	require.NoError(t, err)
@@ -122,6 +122,20 @@ func TestGitHubCIFlapThroughStream(t *testing.T) {
 			require.Equal(t, "github:Codertocat/Hello-World#2:ci:check_run:Octocoders-linter", r.NetKey)
 		}
 		require.Equal(t, "net state unchanged: success", recs[1].Reason)
+	})
+
+	t.Run("idle: a pass with no failure before it is stored and reaches nothing", func(t *testing.T) {
+		e := deliverytest.New(t, deliverytest.Config{})
+		post := githubWebhook(t, e)
+		post("d1", success)
+		settle(e)
+		require.Empty(t, visible(e, k), "no frame of any kind")
+		recs, err := e.Store.ThreadRecords(t.Context(), k)
+		require.NoError(t, err)
+		require.Len(t, recs, 1, "readable in the inbox")
+		require.Equal(t, github.KindCIPassed, recs[0].Kind)
+		require.Equal(t, inbox.StatusSuperseded, recs[0].Status)
+		require.Equal(t, "net state unchanged: success", recs[0].Reason)
 	})
 
 	t.Run("idle: failure delivered, then the recovery", func(t *testing.T) {

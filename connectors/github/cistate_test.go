@@ -63,7 +63,10 @@ func TestCIStateErrorsDoNotFailDeliveries(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	set(m, "check_run.conclusion", "success")
 	rec = h.deliver("check_run", "d-2", encode(t, m))
-	require.Equal(t, http.StatusAccepted, rec.Code, "without memory a success is not a recovery")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	call, _ := h.fake.Last()
+	require.Len(t, call.Notifications, 1)
+	assert.Equal(t, KindCIPassed, call.Notifications[0].Kind, "without memory a success is not a recovery")
 }
 
 // TestStoreCIStateSurvivesRestart: a failure seen by one handler instance and a

@@ -17,6 +17,7 @@ import (
 const (
 	KindCIFailure       = "ci-failure"
 	KindCIRecovered     = "ci-recovered"
+	KindCIPassed        = "ci-passed"
 	KindPROpened        = "pr-opened"
 	KindPRReopened      = "pr-reopened"
 	KindPRReady         = "pr-ready"

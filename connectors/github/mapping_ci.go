@@ -86,9 +86,11 @@ func (m *mapper) workflowRun(ctx context.Context, e *gh.WorkflowRunEvent) *spec 
 	})
 }
 
-// completedRun maps a completed run: a failure is ci-failure; a success is ci-recovered only
-// when the last decisive conclusion for the same repo, branch and check was a
-// failure. Neutral, cancelled and skipped runs neither notify nor change the memory.
+// completedRun maps a completed run: a failure is ci-failure; a success is ci-recovered when
+// the last decisive conclusion for the same repo, branch and check was a failure, else
+// ci-passed (low). Both successes are the lane's rest state, so a pass the model has nothing to
+// be told about is superseded on arrival: stored and readable in the inbox, never a frame.
+// Neutral, cancelled and skipped runs neither notify nor change the memory.
 func (m *mapper) completedRun(ctx context.Context, r ciRun) *spec {
 	if r.action != "completed" {
 		return nil
@@ -104,10 +106,10 @@ func (m *mapper) completedRun(ctx context.Context, r ciRun) *spec {
 	case r.conclusion == "success":
 		last := m.lastConclusion(ctx, key)
 		m.setConclusion(ctx, key, r.conclusion)
-		if !failed(last) {
-			return nil
-		}
 		kind, prio = KindCIRecovered, inbox.PriorityMedium
+		if !failed(last) {
+			kind, prio = KindCIPassed, inbox.PriorityLow
+		}
 	default:
 		return nil
 	}
@@ -129,6 +131,9 @@ func (m *mapper) completedRun(ctx context.Context, r ciRun) *spec {
 	}
 
 	outcome := "passed again"
+	if kind == KindCIPassed {
+		outcome = "passed"
+	}
 	switch r.conclusion {
 	case "failure":
 		outcome = "failed"
@@ -138,10 +143,12 @@ func (m *mapper) completedRun(ctx context.Context, r ciRun) *spec {
 		outcome = "failed to start"
 	}
 	sentence := fmt.Sprintf("%s %q %s on %s", r.what, r.name, outcome, where)
-	if kind == KindCIRecovered {
+	switch kind {
+	case KindCIRecovered:
 		s.summary = sentence + " after an earlier failure."
-
-	} else {
+	case KindCIPassed:
+		s.summary = sentence + "."
+	default:
 		s.summary = withExcerpt(sentence, r.detail)
 	}
 

@@ -63,6 +63,11 @@ func mappingCases() []mappingCase {
 			prior:  conclusion("check_run.conclusion", "failure"),
 			kind:   KindCIRecovered, priority: inbox.PriorityMedium,
 			dedupe: "github:" + repo + "#2:ci-recovered:128620228", coalesce: "github:" + repo + "#2:ci-recovered", net: "github:" + repo + "#2:ci:check_run:Octocoders-linter success success"},
+		// A success with no earlier failure: low, and the lane's rest state (superseded on arrival by net state).
+		{golden: "check_run_passed", event: "check_run", action: "completed",
+			filter: func(m map[string]any) bool { return get(m, "check_run.conclusion") == "success" },
+			kind:   KindCIPassed, priority: inbox.PriorityLow,
+			dedupe: "github:" + repo + "#2:ci-passed:128620228", coalesce: "github:" + repo + "#2:ci-passed", net: "github:" + repo + "#2:ci:check_run:Octocoders-linter success success"},
 		{golden: "check_suite_failure_branch", event: "check_suite", action: "completed",
 			filter: hasPRs("check_suite.pull_requests", false), mutate: conclusion("check_suite.conclusion", "failure"),
 			kind: KindCIFailure, priority: inbox.PriorityHigh,
@@ -281,8 +286,6 @@ func TestUnmappedEvents(t *testing.T) {
 		{event: "deployment_status", filter: func(m map[string]any) bool { return get(m, "deployment_status.state") == "success" }},
 		{event: "release", action: "created"},
 		{event: "dependabot_alert", action: "fixed"},
-		// A plain success with no earlier failure is not news.
-		{event: "check_run", action: "completed", filter: func(m map[string]any) bool { return get(m, "check_run.conclusion") == "success" }},
 		// A review request for someone else.
 		{event: "pull_request", action: "review_requested", mutate: func(m map[string]any) { set(m, "requested_reviewer.login", "someone") }},
 	} {
