@@ -50,14 +50,17 @@ type committer struct {
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
+	// wrote is told every checkpointJobs committed jobs (the checkpointer's kick).
+	wrote     func()
+	sinceKick int
 	// Test hooks: queued sees each job taken, batched each batch's size.
 	queued  func()
 	batched func(size int)
 }
 
-func newCommitter(w *sqlx.DB) *committer {
+func newCommitter(w *sqlx.DB, wrote func()) *committer {
 	c := &committer{w: w, jobs: make(chan *commitJob, maxBatch), bulk: make(chan *commitJob, maxBatch),
-		stop: make(chan struct{}), done: make(chan struct{}), queued: func() {}, batched: func(int) {}}
+		stop: make(chan struct{}), done: make(chan struct{}), wrote: wrote, queued: func() {}, batched: func(int) {}}
 	go c.loop()
 	return c
 }
@@ -184,6 +187,10 @@ func (c *committer) commit(batch []*commitJob) {
 		return
 	}
 	answer(nil)
+	if c.sinceKick += ran; c.sinceKick >= checkpointJobs {
+		c.sinceKick = 0
+		c.wrote()
+	}
 }
 
 var errTxLost = errors.New("write transaction aborted")

@@ -84,6 +84,8 @@ type Store struct {
 	r      *sqlx.DB                              // reads (SQLite: a separate pool; PostgreSQL: the same pool)
 	hot    atomic.Pointer[map[string]*sqlx.Stmt] // SQLite: prepared ingest statements
 	gc     *committer                            // SQLite: group commit of write transactions
+	ckpt   *checkpointer                         // SQLite: WAL checkpoints off the committer's path
+	cp     *sqlx.DB                              // SQLite: the checkpointer's connection
 	log    *slog.Logger
 	now    func() time.Time
 }
@@ -139,7 +141,10 @@ func (s *Store) openSQLite(cfg Config) error {
 	// synchronous=FULL: every commit fsyncs the WAL before it returns, so a 2xx survives
 	// an OS crash or power cut (NORMAL only survives a process crash). Group commit
 	// shares that fsync between concurrent callers. Readers never commit.
-	w, err := sqlx.Open("sqlite", base+"&_pragma=synchronous(FULL)&_txlock=immediate")
+	// temp_store=MEMORY keeps each caller's savepoint journal in memory: past 64 KiB
+	// SQLite spills it to a temporary file, a write syscall per page. Checkpoints run
+	// on their own connection (checkpoint.go), not inside the committer's commits.
+	w, err := sqlx.Open("sqlite", base+"&_pragma=synchronous(FULL)&_pragma=temp_store(2)&_pragma=wal_autocheckpoint(0)&_txlock=immediate")
 	if err != nil {
 		return fmt.Errorf("open sqlite database %s: %w", path, err)
 	}
@@ -154,8 +159,19 @@ func (s *Store) openSQLite(cfg Config) error {
 	}
 	r.SetMaxOpenConns(cfg.MaxOpenConns)
 	r.SetMaxIdleConns(cfg.MaxOpenConns)
-	s.w, s.r = w, r
-	s.gc = newCommitter(w)
+	// synchronous=FULL: the checkpoint fsyncs the database file before the WAL it
+	// copied can be reused.
+	cp, err := sqlx.Open("sqlite", base+"&_pragma=synchronous(FULL)")
+	if err != nil {
+		w.Close()
+		r.Close()
+		return fmt.Errorf("open sqlite database %s: %w", path, err)
+	}
+	cp.SetMaxOpenConns(1)
+	cp.SetConnMaxIdleTime(0)
+	s.w, s.r, s.cp = w, r, cp
+	s.ckpt = newCheckpointer(cp, s.log)
+	s.gc = newCommitter(w, s.ckpt.wrote)
 	return nil
 }
 
@@ -180,7 +196,13 @@ func (s *Store) Close() error {
 	if s.gc != nil {
 		s.gc.close()
 	}
+	if s.ckpt != nil {
+		s.ckpt.close()
+	}
 	errs := []error{s.closeHot()}
+	if s.cp != nil {
+		errs = append(errs, s.cp.Close())
+	}
 	if s.r != nil && s.r != s.w {
 		errs = append(errs, s.r.Close())
 	}
