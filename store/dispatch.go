@@ -42,21 +42,11 @@ func (s *Store) ClaimThreads(ctx context.Context, owner string, now, until time.
 				FOR UPDATE OF t SKIP LOCKED)
 			RETURNING agent, resource_id, thread_id`
 	} else {
-		// Walking the due index in order and keeping each thread's first row stops after
-		// limit threads; grouping (MIN(due_at) per thread) would read every due record,
-		// a cost per pass that grows with the backlog.
-		query = `UPDATE threads SET lease_owner = ?, lease_until = ?
-			WHERE (agent, resource_id, thread_id) IN (
-				SELECT DISTINCT r.agent, r.resource_id, r.thread_id FROM records r
-				JOIN threads t ON t.agent = r.agent AND t.resource_id = r.resource_id AND t.thread_id = r.thread_id
-				WHERE r.status = 'pending' AND r.due_at IS NOT NULL AND r.due_at <= ?
-				  AND (t.lease_until IS NULL OR t.lease_until <= ?) AND ` + notDown("t") + `
-				ORDER BY r.due_at ` + limitArg + `)
-			RETURNING agent, resource_id, thread_id`
+		query = sqliteClaimQuery()
 	}
 	var rows []threadKeyRow
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
-		return tx.SelectContext(ctx, &rows, s.q(query), owner, micros(until), micros(now), micros(now), limit)
+		return s.writeTx(tx).sel(ctx, &rows, query, owner, micros(until), micros(now), micros(now), limit)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim due threads: %w", err)
@@ -66,6 +56,21 @@ func (s *Store) ClaimThreads(ctx context.Context, owner string, now, until time.
 		out[i] = inbox.ThreadKey{Agent: r.Agent, Resource: r.Resource, Thread: r.Thread}
 	}
 	return out, nil
+}
+
+// sqliteClaimQuery is ClaimThreads on SQLite (prepared on the writer). Walking the due
+// index in order and keeping each thread's first row stops after limit threads; grouping
+// (MIN(due_at) per thread) would read every due record, a cost per pass that grows with
+// the backlog.
+func sqliteClaimQuery() string {
+	return `UPDATE threads SET lease_owner = ?, lease_until = ?
+		WHERE (agent, resource_id, thread_id) IN (
+			SELECT DISTINCT r.agent, r.resource_id, r.thread_id FROM records r
+			JOIN threads t ON t.agent = r.agent AND t.resource_id = r.resource_id AND t.thread_id = r.thread_id
+			WHERE r.status = 'pending' AND r.due_at IS NOT NULL AND r.due_at <= ?
+			  AND (t.lease_until IS NULL OR t.lease_until <= ?) AND ` + notDown("t") + `
+			ORDER BY r.due_at ` + limitArg + `)
+		RETURNING agent, resource_id, thread_id`
 }
 
 // ThreadWork reads one claimed thread (see ThreadsWork).

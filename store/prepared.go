@@ -113,7 +113,7 @@ func hotQueries() []string {
 		mergeQuery(true, false), mergeQuery(false, true), mergeQuery(true, true),
 		qThreadRelease, qThreadHold, qMarkDelivered, qMarkSummarized, qMarkSummaryID, qHoldForSummary, qRecordRetry, qRecordFailed,
 		qInsertAttempt, qInsertFrame, rescheduleQuery(false, "1"), rescheduleQuery(true, "1"),
-		qLockThread, qNextSeq, qLiveRun, qLapsedRuns, qInsertRun}
+		qLockThread, qNextSeq, qLiveRun, qLapsedRuns, qInsertRun, sqliteClaimQuery()}
 }
 
 // limitArg is a bound LIMIT that lets a prepared statement stay prepared: SQLite's planner
