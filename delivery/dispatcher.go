@@ -172,7 +172,7 @@ func (d *Dispatcher) Stop(ctx context.Context) error {
 func (d *Dispatcher) loop(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	for {
-		n, err := d.RunOnce(ctx)
+		n, full, err := d.pass(ctx)
 		if ctx.Err() != nil {
 			return
 		}
@@ -180,9 +180,13 @@ func (d *Dispatcher) loop(ctx context.Context, done chan struct{}) {
 			d.log.Error("dispatch pass failed", "error", err.Error())
 		}
 		d.passHook(n, err)
-		if n > 0 && err == nil {
-			continue // drain: more may have become due while we worked
+		if full && err == nil {
+			continue // drain: the claim left due threads behind
 		}
+		// A claim that was not full took every thread due when it ran. What fell due
+		// since came with a Notify (new records, an idle thread, a target back up), which
+		// is waiting in kick, or at a time NextDue knows: a pass that would find nothing
+		// is not run (it cost as much CPU as the pass that did the work).
 		wait := d.poll
 		if err != nil {
 			wait = d.errWait
@@ -208,6 +212,13 @@ func (d *Dispatcher) loop(ctx context.Context, done chan struct{}) {
 // threads (of targets that are up) and dispatches them. It returns how many threads it
 // claimed.
 func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
+	n, _, err := d.pass(ctx)
+	return n, err
+}
+
+// pass is RunOnce; full reports that the claim took as many threads as it may, so more
+// may be due.
+func (d *Dispatcher) pass(ctx context.Context) (n int, full bool, err error) {
 	var errs []error
 	if _, err := d.runs.Expire(ctx); err != nil {
 		errs = append(errs, err)
@@ -224,6 +235,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		errs = append(errs, fmt.Errorf("claim due threads: %w", err))
 	}
+	full = len(keys) >= d.batch
 	isProbe := make(map[inbox.ThreadKey]bool, len(probes))
 	for _, k := range probes {
 		isProbe[k] = true
@@ -255,7 +267,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 		}()
 	}
 	wg.Wait()
-	return len(keys), errors.Join(errs...)
+	return len(keys), full, errors.Join(errs...)
 }
 
 // readWork reads the claimed threads' work in one go, except for threads of a route with

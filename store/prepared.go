@@ -136,7 +136,8 @@ func pendingRecoveriesQuery() string {
 }
 
 func hotReads() []string {
-	return append([]string{qFramesAfter, pendingRecoveriesQuery()}, workQueries()...)
+	return append([]string{qFramesAfter, pendingRecoveriesQuery(), qLapsedRunsAll, qTargetStates,
+		nextDueRecordQuery(), qNextLeaseLapse, qNextRunLapse, qNextProbe}, workQueries()...)
 }
 
 // readSelect runs a read on the read pool, prepared when it is one of hotReads.

@@ -175,12 +175,15 @@ func (s *Store) CloseRun(ctx context.Context, k inbox.ThreadKey, id, status stri
 	return out, closed, idle, nil
 }
 
+// qLapsedRunsAll finds lapsed runs (prepared on SQLite: every dispatch pass reads it).
+const qLapsedRunsAll = `SELECT ` + runColumns + ` FROM runs
+	WHERE status = 'open' AND lease_until <= ? ORDER BY lease_until LIMIT 200`
+
 // ExpireRuns closes open runs whose lease lapsed by now, one transaction per run, taking
 // the thread lock first like every other writer of a thread.
 func (s *Store) ExpireRuns(ctx context.Context, now time.Time) (changed, idle []inbox.ThreadKey, err error) {
 	var rows []runRow
-	if err := s.r.SelectContext(ctx, &rows, s.q(`SELECT `+runColumns+` FROM runs
-		WHERE status = 'open' AND lease_until <= ? ORDER BY lease_until LIMIT 200`), micros(now)); err != nil {
+	if err := s.readSelect(ctx, &rows, qLapsedRunsAll, micros(now)); err != nil {
 		return nil, nil, fmt.Errorf("find lapsed runs: %w", err)
 	}
 	for _, row := range rows {

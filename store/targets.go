@@ -42,10 +42,13 @@ func (r targetRow) state() delivery.TargetState {
 
 const targetColumns = `agent, state, since, failures, last_error, last_error_at, next_probe_at`
 
+// qTargetStates is read on every dispatch pass (prepared on SQLite).
+const qTargetStates = `SELECT ` + targetColumns + ` FROM targets ORDER BY agent`
+
 // TargetStates lists the targets that have failed at least once, by agent.
 func (s *Store) TargetStates(ctx context.Context) ([]delivery.TargetState, error) {
 	var rows []targetRow
-	if err := s.r.SelectContext(ctx, &rows, `SELECT `+targetColumns+` FROM targets ORDER BY agent`); err != nil {
+	if err := s.readSelect(ctx, &rows, qTargetStates); err != nil {
 		return nil, fmt.Errorf("read target states: %w", err)
 	}
 	out := make([]delivery.TargetState, len(rows))
