@@ -574,7 +574,9 @@ func (d *Dispatcher) postpone(o *Outcome, items []item, at time.Time) {
 	}
 }
 
-// commitTimeout bounds one commit.
+// commitTimeout bounds one commit: on PostgreSQL its transaction; on SQLite the wait for
+// a place in the writer's queue, after which a pass's record waits its turn however slow
+// the writer is (redoing the pass would not make it faster).
 const commitTimeout = 10 * time.Second
 
 // complete commits a pass detached from the pass's context: what a target accepted must

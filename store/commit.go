@@ -38,6 +38,7 @@ type txFunc func(ctx context.Context, tx *sqlx.Tx) error
 
 type commitJob struct {
 	ctx  context.Context // the caller's: a job whose caller gave up before it ran is skipped
+	keep bool            // never skipped once queued (see Store.inRecordTx)
 	fn   txFunc
 	done chan error // buffered: the committer never blocks on a caller
 }
@@ -66,9 +67,10 @@ func newCommitter(w *sqlx.DB, wrote func()) *committer {
 }
 
 // run queues fn for the next batch and waits for that batch's commit; bulk puts it in
-// the ingest lane.
-func (c *committer) run(ctx context.Context, bulk bool, fn txFunc) error {
-	j := &commitJob{ctx: ctx, fn: fn, done: make(chan error, 1)}
+// the ingest lane. ctx bounds the wait for a place in the queue; once queued, a job
+// whose ctx ended before its batch ran is skipped unless keep is set.
+func (c *committer) run(ctx context.Context, bulk, keep bool, fn txFunc) error {
+	j := &commitJob{ctx: ctx, keep: keep, fn: fn, done: make(chan error, 1)}
 	lane := c.jobs
 	if bulk {
 		lane = c.bulk
@@ -160,7 +162,7 @@ func (c *committer) commit(batch []*commitJob) {
 	}
 	ran := 0
 	for i, j := range batch {
-		if err := j.ctx.Err(); err != nil {
+		if err := j.ctx.Err(); err != nil && !j.keep {
 			results[i] = fmt.Errorf("wait for the writer: %w", err)
 			continue
 		}

@@ -190,6 +190,33 @@ func TestGroupCommitSkipsCallersThatGaveUp(t *testing.T) {
 	}
 }
 
+// TestGroupCommitKeepsPassRecords: a pass's record (what a target already accepted) is
+// committed even when its caller's deadline passed while the batch ahead was running, so
+// a slow writer delays the record instead of dropping it for the pass to be redone.
+func TestGroupCommitKeepsPassRecords(t *testing.T) {
+	s := openCommitTest(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	started, release := make(chan struct{}), make(chan struct{})
+	queued := make(chan struct{}, 2)
+	s.gc.queued = func() { queued <- struct{}{} }
+	go func() {
+		_ = s.inTx(context.Background(), func(context.Context, *sqlx.Tx) error { close(started); <-release; return nil })
+	}()
+	<-started
+	<-queued
+	go func() { done <- s.inRecordTx(ctx, insertKV("pass")) }()
+	<-queued
+	cancel()
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("record of a pass: %v", err)
+	}
+	if got := keys(t, s); !got["pass"] {
+		t.Fatal("a pass's record was dropped because its caller's deadline passed in the queue")
+	}
+}
+
 func TestWriterCommitsWithFullSync(t *testing.T) {
 	s := openCommitTest(t)
 	// FULL (2) fsyncs the WAL at every commit; NORMAL (1) only at checkpoints, which

@@ -226,7 +226,7 @@ func (r threadKeyRow) key() inbox.ThreadKey {
 // pass saw are guarded by (updated_at, coalesced_count), which every merge changes, so
 // content merged in meanwhile is never marked sent.
 func (s *Store) CompleteThread(ctx context.Context, owner string, o delivery.Outcome) error {
-	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error { return s.completeTx(ctx, tx, owner, o) })
+	err := s.inRecordTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error { return s.completeTx(ctx, tx, owner, o) })
 	if err != nil {
 		return fmt.Errorf("complete pass over %s: %w", o.Thread, err)
 	}

@@ -272,14 +272,24 @@ func (s *Store) Ready(ctx context.Context) error {
 // inTx runs fn in a write transaction and returns once it is committed (nil) or rolled
 // back. On SQLite it joins the group commit: fn must use the ctx it is given, which
 // outlives the caller's.
-func (s *Store) inTx(ctx context.Context, fn txFunc) error { return s.writeTxn(ctx, false, fn) }
+func (s *Store) inTx(ctx context.Context, fn txFunc) error { return s.writeTxn(ctx, false, false, fn) }
 
 // inIngestTx is inTx for ingest: on SQLite its callers queue behind everyone else's.
-func (s *Store) inIngestTx(ctx context.Context, fn txFunc) error { return s.writeTxn(ctx, true, fn) }
+func (s *Store) inIngestTx(ctx context.Context, fn txFunc) error {
+	return s.writeTxn(ctx, true, false, fn)
+}
 
-func (s *Store) writeTxn(ctx context.Context, bulk bool, fn txFunc) error {
+// inRecordTx is inTx for a write that records what already happened outside the database
+// (a pass's deliveries): on SQLite, once queued it runs however long the batches ahead of
+// it take. Dropped for lateness, the pass would be repeated, and when every pass is that
+// slow (a starved machine) nothing would ever be recorded while targets got it again.
+func (s *Store) inRecordTx(ctx context.Context, fn txFunc) error {
+	return s.writeTxn(ctx, false, true, fn)
+}
+
+func (s *Store) writeTxn(ctx context.Context, bulk, keep bool, fn txFunc) error {
 	if s.gc != nil {
-		return s.gc.run(ctx, bulk, fn)
+		return s.gc.run(ctx, bulk, keep, fn)
 	}
 	tx, err := s.w.BeginTxx(ctx, nil)
 	if err != nil {
