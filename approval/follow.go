@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/signalgate/signalgate/agent"
@@ -75,7 +76,7 @@ const sweepBatch = 100
 // Name names the service in logs.
 func (s *Service) Name() string { return "approvals" }
 
-// Start runs the expiry sweep until Stop.
+// Start runs the expiry sweep and the click worker (see Later) until Stop.
 func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -84,8 +85,12 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.done = make(chan struct{})
+	clicks := make(chan laterClick, clickQueue)
+	s.clicks = clicks
+	var wg sync.WaitGroup
+	wg.Add(2)
 	go func() {
-		defer close(s.done)
+		defer wg.Done()
 		t := time.NewTicker(s.sweepEvery)
 		defer t.Stop()
 		for {
@@ -99,13 +104,24 @@ func (s *Service) Start(ctx context.Context) error {
 			}
 		}
 	}()
+	go func() {
+		defer wg.Done()
+		s.decideClicks(ctx, clicks)
+	}()
+	go func() {
+		wg.Wait()
+		close(s.done)
+	}()
 	return nil
 }
 
-// Stop ends the sweep and waits for it, or for ctx.
+// Stop ends the sweep and the click worker (after the click in progress) and waits for
+// them, or for ctx. Clicks still queued are dropped: nothing was decided, and the buttons
+// still work.
 func (s *Service) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	cancel, done := s.cancel, s.done
+	s.clicks = nil
 	s.mu.Unlock()
 	if cancel == nil {
 		return nil

@@ -61,6 +61,7 @@ type Service struct {
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	done   chan struct{}
+	clicks chan<- laterClick // nil unless started
 }
 
 // SweepEvery is how often pending approvals past expire_after are expired.

@@ -319,3 +319,27 @@ func TestConfigValidate(t *testing.T) {
 		require.ErrorContains(t, cfg.Validate(slack), want)
 	}
 }
+
+// Clicks taken for later are decided by the running service's worker, one after the
+// other, and their notices reach the clicker; a stopped service takes none.
+func TestClicksDecidedLater(t *testing.T) {
+	e := newEnv(t, approval.Config{Channel: "C0APPROVE"})
+	a := e.mastraApproval(t, "call-1")
+	click := func(user string) approval.Click {
+		return approval.Click{Connector: "acme", ApprovalID: a.ID, Approve: true, UserID: user, UserName: "Jane"}
+	}
+	notices := make(chan string, 2)
+	answer := func(_ context.Context, n string) { notices <- n }
+	require.False(t, e.svc.Later(click("U0JANE"), answer), "not running: decided within the request")
+
+	require.NoError(t, e.svc.Start(context.Background()))
+	require.True(t, e.svc.Later(click("U0EVE"), answer))
+	require.True(t, e.svc.Later(click("U0JANE"), answer))
+	require.True(t, e.svc.Later(click("U0JANE"), answer))
+	require.Contains(t, <-notices, "not one of the approvers")
+	require.Contains(t, <-notices, "already approved by Jane", "the approver's click said nothing; the replay is told")
+	require.NoError(t, e.svc.Stop(context.Background()))
+	require.Equal(t, approval.StatusApproved, e.get(t, a.ID).Status)
+	require.Equal(t, []string{"call-1 approved"}, e.resumer.calls)
+	require.False(t, e.svc.Later(click("U0JANE"), answer), "stopped")
+}

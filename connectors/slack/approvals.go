@@ -210,6 +210,9 @@ func escape(s string) string {
 // Decider applies a click on an approval button (approval.Service).
 type Decider interface {
 	Decide(ctx context.Context, c approval.Click) (string, error)
+	// Later decides c after the request is answered and hands the notice to answer; false
+	// when it cannot take c now (then Decide runs within the request).
+	Later(c approval.Click, answer func(ctx context.Context, notice string)) bool
 }
 
 // errNoDecider: interactions arrive but approvals are not configured.

@@ -129,6 +129,9 @@ func (f *fakeDecider) Decide(_ context.Context, c approval.Click) (string, error
 	return f.notice, nil
 }
 
+// Later declines: the handler decides within the request (see laterDecider).
+func (f *fakeDecider) Later(approval.Click, func(context.Context, string)) bool { return false }
+
 func (f *fakeDecider) got() []approval.Click {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -179,6 +182,42 @@ func TestInteractionClick(t *testing.T) {
 	require.Equal(t, "C0APPROVE", call.Form.Get("channel"))
 	require.Equal(t, "1699999999.000100", call.Form.Get("thread_ts"))
 	require.Equal(t, d.notice, call.Form.Get("text"))
+}
+
+// laterDecider takes every click for later and decides nothing until released.
+type laterDecider struct {
+	fakeDecider
+	queued chan func(context.Context, string)
+}
+
+func (l *laterDecider) Later(c approval.Click, answer func(context.Context, string)) bool {
+	l.mu.Lock()
+	l.clicks = append(l.clicks, c)
+	l.mu.Unlock()
+	l.queued <- answer
+	return true
+}
+
+// A click is acknowledged before it is decided (Slack wants its answer within 3 s, a
+// decision may wait on Mastra longer); the notice reaches the clicker afterwards.
+func TestInteractionAnsweredBeforeDecided(t *testing.T) {
+	api := webapitest.New(t)
+	h := newHarness(t, approvalConfig(api), harnessOpts{})
+	d := &laterDecider{queued: make(chan func(context.Context, string), 1)}
+	h.handler.SetDecider(d)
+
+	rec := interaction(h, webapitest.BlockActions(click(ActionApprove)), h.clock.Now().Unix())
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Len(t, d.got(), 1)
+	require.Empty(t, api.Calls, "nothing said yet: the click is not decided")
+
+	answer := <-d.queued
+	answer(context.Background(), "This was already approved by Jane; nothing was changed.")
+	call := nextCall(t, api)
+	require.Equal(t, "chat.postEphemeral", call.Method)
+	require.Equal(t, "U0JANE", call.Form.Get("user"))
+	require.Equal(t, "C0APPROVE", call.Form.Get("channel"))
+	require.Contains(t, call.Form.Get("text"), "already approved")
 }
 
 // The interactivity endpoint is a stranger's door like the events one: unsigned,

@@ -25,9 +25,9 @@ func (h *Handler) SetDecider(d Decider) { h.decider = d }
 
 // ServeInteractions verifies an interactivity request exactly like an Events API
 // request (same signature, window and body limit), reads the form's `payload`, and
-// applies a click on an approval button. The answer to the clicker goes back as an
-// ephemeral message; the request itself is always acknowledged once verified, since
-// Slack shows an error to the person otherwise.
+// applies a click on an approval button. The request is acknowledged as soon as the click
+// is read (Slack shows the person an error after 3 seconds) and decided afterwards; the
+// answer to the clicker goes back as an ephemeral message.
 func (h *Handler) ServeInteractions(c echo.Context) error {
 	d, err := h.opening.Open(c)
 	if err != nil {
@@ -71,19 +71,28 @@ func (h *Handler) ServeInteractions(c echo.Context) error {
 	}
 	click := approval.Click{Connector: conn.cfg.Name, ApprovalID: act.Value, Approve: act.ActionID == ActionApprove,
 		UserID: ic.User.ID, UserName: h.userName(ctx, conn, &ic), Channel: channel, MessageTS: ts}
+	answer := func(ctx context.Context, notice string) {
+		ctx, cancel := context.WithTimeout(ctx, answerTimeout)
+		defer cancel()
+		if err := h.ephemeral(ctx, conn.cfg.Name, channel, ic.User.ID, ic.Message.ThreadTimestamp, notice); err != nil {
+			conn.log.Warn("answer approval click", "user", ic.User.ID, "error", err.Error())
+		}
+	}
+	if h.decider.Later(click, answer) {
+		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	}
 	notice, err := h.decider.Decide(ctx, click)
 	if err != nil {
 		return err
 	}
 	if notice != "" {
-		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := h.ephemeral(ectx, conn.cfg.Name, channel, ic.User.ID, ic.Message.ThreadTimestamp, notice); err != nil {
-			conn.log.Warn("answer approval click", "user", ic.User.ID, "error", err.Error())
-		}
+		answer(context.WithoutCancel(ctx), notice)
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
+
+// answerTimeout bounds the ephemeral answer to a click.
+const answerTimeout = 5 * time.Second
 
 // userName is the clicker's display name: the Web API's, else the payload's.
 func (h *Handler) userName(ctx context.Context, conn *connector, ic *slack.InteractionCallback) string {
