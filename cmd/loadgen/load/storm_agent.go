@@ -1,10 +1,8 @@
 package load
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -59,55 +57,20 @@ func (a *stormAgent) follow(ctx context.Context, ready chan<- struct{}) {
 }
 
 func (a *stormAgent) read(ctx context.Context, last *int64, placed func()) error {
-	u := ThreadURL(a.cfg.URL, a.k, "/stream")
-	if *last < 0 {
-		u += "?after=latest"
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	body, err := openStream(ctx, a.streams, a.cfg.URL, a.cfg.Scenario.AgentToken, a.k, *last, *last >= 0)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+a.cfg.Scenario.AgentToken)
-	req.Header.Set("Accept", "text/event-stream")
-	if *last >= 0 {
-		req.Header.Set("Last-Event-ID", strconv.FormatInt(*last, 10))
-	}
-	resp, err := a.streams.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("stream %s: %s: %s", a.k, resp.Status, b)
-	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	var id, event, data string
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if seq, err := strconv.ParseInt(id, 10, 64); err == nil {
-				*last = seq
-				placed()
-			}
-			if data != "" {
-				a.frame(ctx, event, data)
-			}
-			id, event, data = "", "", ""
-		case strings.HasPrefix(line, "id: "):
-			id = line[4:]
-		case strings.HasPrefix(line, "event: "):
-			event = line[7:]
-		case strings.HasPrefix(line, "data: "):
-			data = line[6:]
+	defer body.Close()
+	return readEvents(body, func(id, event, data string) {
+		if seq, err := strconv.ParseInt(id, 10, 64); err == nil {
+			*last = seq
+			placed()
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
-	return io.ErrUnexpectedEOF
+		if data != "" {
+			a.frame(ctx, event, data)
+		}
+	})
 }
 
 func (a *stormAgent) frame(ctx context.Context, event, data string) {

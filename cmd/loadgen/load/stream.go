@@ -1,11 +1,8 @@
 package load
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -72,64 +69,28 @@ func (s *subscriber) run(ctx context.Context, ready chan<- struct{}) {
 }
 
 func (s *subscriber) read(ctx context.Context, base string, connected func()) error {
-	u := ThreadURL(base, s.key, "/stream")
-	if !s.placed {
-		// The thread may hold frames of an earlier run; only this run's matter.
-		u += "?after=latest"
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	// The thread may hold frames of an earlier run; only this run's matter.
+	body, err := openStream(ctx, s.client, base, s.token, s.key, s.last, s.placed)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	req.Header.Set("Accept", "text/event-stream")
-	if s.placed {
-		req.Header.Set("Last-Event-ID", strconv.FormatInt(s.last, 10))
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("stream %s: %s: %s", s.key, resp.Status, b)
-	}
+	defer body.Close()
 	if s.placed {
 		connected()
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	var id, event, data string
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if event == "signal" && data != "" {
-				s.signal(id, data)
-			}
-			if seq, err := strconv.ParseInt(id, 10, 64); err == nil && (seq > s.last || !s.placed) {
-				s.last = seq
-				if !s.placed {
-					// Ready only once placed: load sent before this could be skipped.
-					s.placed = true
-					connected()
-				}
-			}
-			id, event, data = "", "", ""
-		case strings.HasPrefix(line, ":"):
-		case strings.HasPrefix(line, "id: "):
-			id = line[4:]
-		case strings.HasPrefix(line, "event: "):
-			event = line[7:]
-		case strings.HasPrefix(line, "data: "):
-			data = line[6:]
+	return readEvents(body, func(id, event, data string) {
+		if event == "signal" && data != "" {
+			s.signal(id, data)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
-	return io.ErrUnexpectedEOF
+		if seq, err := strconv.ParseInt(id, 10, 64); err == nil && (seq > s.last || !s.placed) {
+			s.last = seq
+			if !s.placed {
+				// Ready only once placed: load sent before this could be skipped.
+				s.placed = true
+				connected()
+			}
+		}
+	})
 }
 
 func (s *subscriber) signal(seq, data string) {
