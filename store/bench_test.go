@@ -61,3 +61,34 @@ func BenchmarkFramesAfter(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkInboxMergeLookup measures a new event in a thread already holding 2,000
+// pending records of its source and kind (none of them its merge target): the merge
+// lookup must go by key, not read the family.
+func BenchmarkInboxMergeLookup(b *testing.B) {
+	for _, be := range storetest.Backends(b) {
+		b.Run(be.Name, func(b *testing.B) {
+			s := storetest.Open(b, be)
+			pol, _ := inbox.NewPolicy(inbox.PolicyConfig{})
+			svc := inbox.NewService(s, pol)
+			ctx := context.Background()
+			i := 0
+			ingest := func() {
+				n := comment("Jane commented on acme/api#7: looks good", fmt.Sprintf("k%d", i), fmt.Sprintf("c%d", i))
+				n.Priority = inbox.PriorityLow
+				ev := &inbox.Event{Source: "github", Connector: "acme", DeliveryID: fmt.Sprintf("d%d", i), Type: "issue_comment", Body: []byte(`{"action":"created"}`)}
+				if _, err := svc.Ingest(ctx, ev, []inbox.Notification{n}); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			for range 2000 {
+				ingest()
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				ingest()
+			}
+		})
+	}
+}

@@ -164,18 +164,11 @@ func (s *Store) presence(ctx context.Context, q txq, k inbox.ThreadKey, now time
 }
 
 func (s *Store) findMergeable(ctx context.Context, q txq, n inbox.Notification) (*inbox.Record, error) {
-	args := []any{n.Thread.Agent, n.Thread.Resource, n.Thread.Thread, n.Source, n.Kind}
-	if n.DedupeKey != "" {
-		args = append(args, n.DedupeKey)
-	}
-	if n.CoalesceKey != "" {
-		args = append(args, n.CoalesceKey)
-	}
 	if n.DedupeKey == "" && n.CoalesceKey == "" {
 		return nil, nil
 	}
 	var row recordRow
-	err := q.get(ctx, &row, mergeQuery(n.DedupeKey != "", n.CoalesceKey != ""), args...)
+	err := q.get(ctx, &row, mergeQuery(n.DedupeKey != "", n.CoalesceKey != ""), mergeArgs(n)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/signalgate/signalgate/inbox"
 )
 
 // The ingest path's statements, kept prepared on SQLite's single writer connection:
@@ -94,18 +96,39 @@ func rescheduleQuery(fullWhenIdle bool, trueLit string) string {
 }
 
 // mergeQuery finds the record a notification merges into; one of three fixed shapes,
-// so each can stay prepared.
+// so each can stay prepared. Its arguments are mergeArgs'. With both keys it is two
+// lookups, one per key's index: `dedupe_key = ? OR coalesce_key = ?` makes SQLite
+// search only the family prefix and read every pending record of the family (low ones
+// stay pending until seen), on every event.
 func mergeQuery(dedupe, coalesce bool) string {
-	keys := "dedupe_key = ? OR coalesce_key = ?"
+	lookup := func(key string) string {
+		return `SELECT ` + recordColumns + ` FROM records
+		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND source = ? AND kind = ? AND status = 'pending'
+		AND ` + key + ` = ? AND net_key = ''`
+	}
 	switch {
 	case dedupe && !coalesce:
-		keys = "dedupe_key = ?"
+		return lookup("dedupe_key") + ` ORDER BY created_at, id LIMIT 1`
 	case coalesce && !dedupe:
-		keys = "coalesce_key = ?"
+		return lookup("coalesce_key") + ` ORDER BY created_at, id LIMIT 1`
 	}
-	return `SELECT ` + recordColumns + ` FROM records
-		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND source = ? AND kind = ? AND status = 'pending'
-		AND (` + keys + `) AND net_key = '' ORDER BY created_at, id LIMIT 1`
+	// Each lookup picks its own oldest, so no plan walks the thread in created order.
+	return `SELECT * FROM (` + lookup("dedupe_key") + ` ORDER BY created_at, id LIMIT 1) AS by_dedupe
+		UNION ALL SELECT * FROM (` + lookup("coalesce_key") + ` ORDER BY created_at, id LIMIT 1) AS by_coalesce
+		ORDER BY created_at, id LIMIT 1`
+}
+
+// mergeArgs are mergeQuery's arguments for n, whose keys are not both empty.
+func mergeArgs(n inbox.Notification) []any {
+	family := []any{n.Thread.Agent, n.Thread.Resource, n.Thread.Thread, n.Source, n.Kind}
+	var args []any
+	if n.DedupeKey != "" {
+		args = append(append(args, family...), n.DedupeKey)
+	}
+	if n.CoalesceKey != "" {
+		args = append(append(args, family...), n.CoalesceKey)
+	}
+	return args
 }
 
 func hotQueries() []string {
