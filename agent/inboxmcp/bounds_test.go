@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/labstack/echo/v4"
@@ -26,7 +27,7 @@ const token = "fake-agent-token-0123"
 // operation fail as a database would.
 type fakeInbox struct {
 	fail  error
-	calls int
+	calls atomic.Int64 // the SDK runs a batch's calls concurrently
 }
 
 func (f *fakeInbox) Caller(header string) (string, error) {
@@ -44,22 +45,22 @@ func (f *fakeInbox) Thread(caller, agentID, resource, thread string) (inbox.Thre
 }
 
 func (f *fakeInbox) ListInbox(context.Context, inbox.ThreadKey, agent.ListParams) (agent.InboxPage, error) {
-	f.calls++
+	f.calls.Add(1)
 	return agent.InboxPage{}, f.fail
 }
 
 func (f *fakeInbox) ReadInbox(context.Context, inbox.ThreadKey, []string) ([]agent.ReadNotification, error) {
-	f.calls++
+	f.calls.Add(1)
 	return nil, f.fail
 }
 
 func (f *fakeInbox) ActOn(context.Context, inbox.ThreadKey, string, string) (inbox.Record, error) {
-	f.calls++
+	f.calls.Add(1)
 	return inbox.Record{}, f.fail
 }
 
 func (f *fakeInbox) CreateNotification(context.Context, inbox.ThreadKey, []byte, string) (agent.NotificationResult, error) {
-	f.calls++
+	f.calls.Add(1)
 	return agent.NotificationResult{}, f.fail
 }
 
@@ -142,7 +143,7 @@ func TestUnauthenticatedRequestsCostNothing(t *testing.T) {
 		require.Equal(t, `Bearer realm="signalgate"`, resp.Header.Get("WWW-Authenticate"))
 	}
 	ts.Close()
-	require.Zero(t, f.calls)
+	require.Zero(t, f.calls.Load())
 	require.Zero(t, s.openSessions())
 }
 
@@ -154,7 +155,7 @@ func TestBodyIsBounded(t *testing.T) {
 	resp, _ := post(t, ts.URL, "Bearer "+token, "",
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"inbox_list","arguments":{"resourceId":"`+pad+`","threadId":"t"}}}`)
 	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
-	require.Zero(t, f.calls)
+	require.Zero(t, f.calls.Load())
 	resp, body := post(t, ts.URL, "Bearer "+token, "", initialize)
 	require.Equal(t, http.StatusOK, resp.StatusCode, body)
 	require.Equal(t, int64(DefaultMaxBody), New(f).maxBody, "1 MiB unless told")
@@ -184,7 +185,7 @@ func TestServerFaultsAreToolErrors(t *testing.T) {
 		require.True(t, out.Result.IsError, tool)
 		require.Equal(t, "internal: "+tool+" failed on the gateway's side (logged); try again later", out.Result.Content[0].Text)
 	}
-	require.Equal(t, 6, f.calls)
+	require.EqualValues(t, 6, f.calls.Load())
 }
 
 // ToolNames are the tools the server lists.
@@ -220,12 +221,12 @@ func TestBatchIsBounded(t *testing.T) {
 	resp, body := post(t, ts.URL, "Bearer "+token, "", batch(maxBatch+1))
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
 	require.Contains(t, body, "at most 16 messages")
-	require.Zero(t, f.calls)
+	require.Zero(t, f.calls.Load())
 
 	resp, body = post(t, ts.URL, "Bearer "+token, "", batch(2))
 	require.Equal(t, http.StatusOK, resp.StatusCode, body)
 	var answers []json.RawMessage
 	require.NoError(t, json.Unmarshal([]byte(body), &answers), body)
 	require.Len(t, answers, 2)
-	require.Equal(t, 2, f.calls)
+	require.EqualValues(t, 2, f.calls.Load())
 }
