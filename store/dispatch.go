@@ -349,24 +349,19 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 // up), a down target's next probe, a live thread lease lapsing (its owner may have
 // crashed), an open run's lease lapsing.
 func (s *Store) NextDue(ctx context.Context, now time.Time) (*time.Time, error) {
-	var due, lease, run, probe []sql.NullInt64
-	if err := s.readSelect(ctx, &due, nextDueRecordQuery(), micros(now)); err != nil {
-		return nil, fmt.Errorf("read next due record: %w", err)
+	// One statement, one read: the dispatcher makes it whenever it goes idle.
+	var rows []struct {
+		Due   sql.NullInt64 `db:"due"`
+		Lease sql.NullInt64 `db:"lease"`
+		Run   sql.NullInt64 `db:"run"`
+		Probe sql.NullInt64 `db:"probe"`
 	}
-	if err := s.readSelect(ctx, &lease, qNextLeaseLapse, micros(now)); err != nil {
-		return nil, fmt.Errorf("read next lease expiry: %w", err)
-	}
-	if err := s.readSelect(ctx, &run, qNextRunLapse); err != nil {
-		return nil, fmt.Errorf("read next run expiry: %w", err)
-	}
-	// A probe due now was claimed (and moved on) by the pass before this; one still in
-	// the past belongs to an agent no longer configured and must not spin the loop.
-	if err := s.readSelect(ctx, &probe, qNextProbe, micros(now)); err != nil {
-		return nil, fmt.Errorf("read next probe: %w", err)
+	if err := s.readSelect(ctx, &rows, nextDueQuery(), micros(now), micros(now), micros(now)); err != nil {
+		return nil, fmt.Errorf("read next due time: %w", err)
 	}
 	var out *time.Time
-	for _, vs := range [][]sql.NullInt64{due, lease, run, probe} {
-		for _, v := range vs {
+	for _, r := range rows {
+		for _, v := range []sql.NullInt64{r.Due, r.Lease, r.Run, r.Probe} {
 			if t := fromNullMicros(v); t != nil && (out == nil || t.Before(*out)) {
 				out = t
 			}
@@ -375,21 +370,20 @@ func (s *Store) NextDue(ctx context.Context, now time.Time) (*time.Time, error) 
 	return out, nil
 }
 
-// nextDueRecordQuery is NextDue's first read. Its reads are prepared on SQLite: the
-// dispatcher makes them whenever it goes idle.
-func nextDueRecordQuery() string {
-	return `SELECT r.due_at FROM records r
-		WHERE r.status = 'pending' AND r.due_at IS NOT NULL
-		AND NOT EXISTS (SELECT 1 FROM threads t WHERE t.agent = r.agent AND t.resource_id = r.resource_id
-			AND t.thread_id = r.thread_id AND t.lease_until > ?) AND ` + notDown("r") + `
-		ORDER BY r.due_at LIMIT 1`
+// nextDueQuery reads NextDue's four times. A probe due now was claimed (and moved on) by
+// the pass before this; one still in the past belongs to an agent no longer configured
+// and must not spin the loop.
+func nextDueQuery() string {
+	return `SELECT
+		(SELECT r.due_at FROM records r
+			WHERE r.status = 'pending' AND r.due_at IS NOT NULL
+			AND NOT EXISTS (SELECT 1 FROM threads t WHERE t.agent = r.agent AND t.resource_id = r.resource_id
+				AND t.thread_id = r.thread_id AND t.lease_until > ?) AND ` + notDown("r") + `
+			ORDER BY r.due_at LIMIT 1) AS due,
+		(SELECT MIN(lease_until) FROM threads WHERE lease_until > ?) AS lease,
+		(SELECT MIN(lease_until) FROM runs WHERE status = 'open') AS run,
+		(SELECT MIN(next_probe_at) FROM targets WHERE state = 'down' AND next_probe_at > ?) AS probe`
 }
-
-const (
-	qNextLeaseLapse = `SELECT MIN(lease_until) FROM threads WHERE lease_until > ?`
-	qNextRunLapse   = `SELECT MIN(lease_until) FROM runs WHERE status = 'open'`
-	qNextProbe      = `SELECT MIN(next_probe_at) FROM targets WHERE state = 'down' AND next_probe_at > ?`
-)
 
 func (s *Store) insertAttempts(ctx context.Context, tx *sqlx.Tx, attempts []delivery.Attempt) error {
 	for _, a := range attempts {

@@ -136,7 +136,7 @@ func hotQueries() []string {
 		mergeQuery(true, false), mergeQuery(false, true), mergeQuery(true, true),
 		qThreadRelease, qThreadHold, qMarkDelivered, qMarkSummarized, qMarkSummaryID, qHoldForSummary, qRecordRetry, qRecordFailed,
 		qInsertAttempt, qInsertFrame, rescheduleQuery(false, "1"), rescheduleQuery(true, "1"),
-		qLockThread, qNextSeq, qLiveRun, qLapsedRuns, qInsertRun, sqliteClaimQuery()}
+		qLockThread, qNextSeq, qLiveRun, qLapsedRuns, qInsertRun, sqliteClaimQuery(), qLeaveWakeQueue}
 }
 
 // limitArg is a bound LIMIT that lets a prepared statement stay prepared: SQLite's planner
@@ -160,7 +160,7 @@ func pendingRecoveriesQuery() string {
 
 func hotReads() []string {
 	return append([]string{qFramesAfter, pendingRecoveriesQuery(), qLapsedRunsAll, qTargetStates,
-		nextDueRecordQuery(), qNextLeaseLapse, qNextRunLapse, qNextProbe}, workQueries()...)
+		nextDueQuery()}, workQueries()...)
 }
 
 // readSelect runs a read on the read pool, prepared when it is one of hotReads.

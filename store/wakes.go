@@ -130,10 +130,12 @@ func (s *Store) dequeueWake(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey)
 	return err
 }
 
+// qLeaveWakeQueue runs in every completed pass (prepared on SQLite).
+const qLeaveWakeQueue = `DELETE FROM wake_queue WHERE agent = ? AND resource_id = ? AND thread_id = ?`
+
 // leaveWakeQueue takes k out of its agent's wake queue and reports whether it was in it.
 func (s *Store) leaveWakeQueue(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey) (bool, error) {
-	res, err := tx.ExecContext(ctx, s.q(`DELETE FROM wake_queue WHERE agent = ? AND resource_id = ? AND thread_id = ?`),
-		k.Agent, k.Resource, k.Thread)
+	res, err := s.writeTx(tx).exec(ctx, qLeaveWakeQueue, k.Agent, k.Resource, k.Thread)
 	if err != nil {
 		return false, fmt.Errorf("dequeue wake of %s: %w", k, err)
 	}
