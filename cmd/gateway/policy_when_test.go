@@ -28,11 +28,14 @@ policy:
     - when: '(payload.attributes?.amount ?? 0) < 100 && presence == "idle"'
       action: discard
 `)
-	for id, body := range map[string]string{
-		"small": `{"kind":"invoice-failed","summary":"Invoice 7 failed","dedupeKey":"7","attributes":{"amount":20}}`,
-		"big":   `{"kind":"invoice-failed","summary":"Invoice 8 failed","dedupeKey":"8","attributes":{"amount":2000}}`,
-		"other": `{"kind":"payout","summary":"Payout sent","dedupeKey":"9"}`,
+	// In this order: the big invoice is delivered and wakes the thread, after which the
+	// small one would no longer find it idle.
+	for _, ev := range []struct{ id, body string }{
+		{"small", `{"kind":"invoice-failed","summary":"Invoice 7 failed","dedupeKey":"7","attributes":{"amount":20}}`},
+		{"big", `{"kind":"invoice-failed","summary":"Invoice 8 failed","dedupeKey":"8","attributes":{"amount":2000}}`},
+		{"other", `{"kind":"payout","summary":"Payout sent","dedupeKey":"9"}`},
 	} {
+		id, body := ev.id, ev.body
 		code, out := postGeneric(t, m, id, []byte(body), true)
 		if id == "other" {
 			require.Equal(t, http.StatusAccepted, code, out)
