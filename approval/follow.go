@@ -89,30 +89,29 @@ func (s *Service) Start(ctx context.Context) error {
 	s.clicks = clicks
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(s.sweepEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
-					s.Log.Warn("expire approvals", "error", err.Error())
-				}
-			}
-		}
-	}()
-	go func() {
-		defer wg.Done()
-		s.decideClicks(ctx, clicks)
-	}()
+	go func() { defer wg.Done(); s.sweepLoop(ctx) }()
+	go func() { defer wg.Done(); s.decideClicks(ctx, clicks) }()
 	go func() {
 		wg.Wait()
 		close(s.done)
 	}()
 	return nil
+}
+
+// sweepLoop expires overdue approvals every sweepEvery until ctx ends.
+func (s *Service) sweepLoop(ctx context.Context) {
+	t := time.NewTicker(s.sweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+			s.Log.Warn("expire approvals", "error", err.Error())
+		}
+	}
 }
 
 // Stop ends the sweep and the click worker (after the click in progress) and waits for

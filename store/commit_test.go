@@ -166,10 +166,12 @@ func TestGroupCommitLostTransactionFailsOnlyItsBatch(t *testing.T) {
 	}
 }
 
-func TestGroupCommitSkipsCallersThatGaveUp(t *testing.T) {
-	s := openCommitTest(t)
+// afterGivingUp queues write behind a batch that is held running, ends write's context
+// while it waits, then lets the batch go; it returns write's result.
+func afterGivingUp(t *testing.T, s *Store, write func(ctx context.Context) error) error {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	gone := make(chan error, 1)
+	result := make(chan error, 1)
 	started, release := make(chan struct{}), make(chan struct{})
 	queued := make(chan struct{}, 2)
 	s.gc.queued = func() { queued <- struct{}{} }
@@ -178,11 +180,17 @@ func TestGroupCommitSkipsCallersThatGaveUp(t *testing.T) {
 	}()
 	<-started
 	<-queued
-	go func() { gone <- s.inTx(ctx, insertKV("late")) }()
+	go func() { result <- write(ctx) }()
 	<-queued
 	cancel()
 	close(release)
-	if err := <-gone; !errors.Is(err, context.Canceled) {
+	return <-result
+}
+
+func TestGroupCommitSkipsCallersThatGaveUp(t *testing.T) {
+	s := openCommitTest(t)
+	err := afterGivingUp(t, s, func(ctx context.Context) error { return s.inTx(ctx, insertKV("late")) })
+	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
 	if got := keys(t, s); got["late"] {
@@ -195,21 +203,7 @@ func TestGroupCommitSkipsCallersThatGaveUp(t *testing.T) {
 // a slow writer delays the record instead of dropping it for the pass to be redone.
 func TestGroupCommitKeepsPassRecords(t *testing.T) {
 	s := openCommitTest(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	started, release := make(chan struct{}), make(chan struct{})
-	queued := make(chan struct{}, 2)
-	s.gc.queued = func() { queued <- struct{}{} }
-	go func() {
-		_ = s.inTx(context.Background(), func(context.Context, *sqlx.Tx) error { close(started); <-release; return nil })
-	}()
-	<-started
-	<-queued
-	go func() { done <- s.inRecordTx(ctx, insertKV("pass")) }()
-	<-queued
-	cancel()
-	close(release)
-	if err := <-done; err != nil {
+	if err := afterGivingUp(t, s, func(ctx context.Context) error { return s.inRecordTx(ctx, insertKV("pass")) }); err != nil {
 		t.Fatalf("record of a pass: %v", err)
 	}
 	if got := keys(t, s); !got["pass"] {
