@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -60,18 +59,5 @@ func (a *API) getApproval(c echo.Context) error {
 }
 
 func approvalStatuses(p *params, name string) []approval.Status {
-	raw := p.vals[name]
-	if raw == "" {
-		return nil
-	}
-	var out []approval.Status
-	for _, s := range strings.Split(raw, ",") {
-		st := approval.Status(strings.TrimSpace(s))
-		if !st.Valid() {
-			p.fail("%s: unknown %q (want a comma list of pending, approved, declined, expired)", name, st)
-			return nil
-		}
-		out = append(out, st)
-	}
-	return out
+	return statusList(p, name, approval.Status.Valid, "pending, approved, declined, expired")
 }

@@ -140,15 +140,21 @@ func (p *params) priority(name string) inbox.Priority {
 }
 
 func (p *params) statuses(name string) []inbox.Status {
+	return statusList(p, name, inbox.Status.Valid, "pending, delivered, seen, dismissed, archived, discarded, failed, superseded")
+}
+
+// statusList reads name as a comma list of statuses that valid accepts; want names them
+// for the error.
+func statusList[S ~string](p *params, name string, valid func(S) bool, want string) []S {
 	raw := p.vals[name]
 	if raw == "" {
 		return nil
 	}
-	var out []inbox.Status
+	var out []S
 	for _, s := range strings.Split(raw, ",") {
-		st := inbox.Status(strings.TrimSpace(s))
-		if !st.Valid() {
-			p.fail("%s: unknown %q (want a comma list of pending, delivered, seen, dismissed, archived, discarded, failed, superseded)", name, st)
+		st := S(strings.TrimSpace(s))
+		if !valid(st) {
+			p.fail("%s: unknown %q (want a comma list of %s)", name, st, want)
 			return nil
 		}
 		out = append(out, st)
