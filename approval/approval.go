@@ -189,7 +189,7 @@ func (c Config) Validate(slackConnectors map[string]bool) error {
 	if ok, known := slackConnectors[c.SlackConnector]; !known {
 		add("slack_connector: no connectors.slack entry named %q", c.SlackConnector)
 	} else if !ok {
-		add("slack_connector: connectors.slack %q needs bot_token (to post) and signing_secret (to verify clicks)", c.SlackConnector)
+		add("slack_connector: connectors.slack %q needs bot_token (to post) and signing_secret (to verify clicks), and no socket_mode (clicks come to the HTTP interactivity URL)", c.SlackConnector)
 	}
 	if c.Channel != "" && !slackID(c.Channel) {
 		add("channel: %q is not a Slack channel id (like C0123ABCD)", c.Channel)

@@ -280,11 +280,19 @@ approvals:
   expire_after: -1h
 `, noEnv)
 	require.Equal(t, []string{
-		`approvals.slack_connector: connectors.slack "nobot" needs bot_token (to post) and signing_secret (to verify clicks)`,
+		`approvals.slack_connector: connectors.slack "nobot" needs bot_token (to post) and signing_secret (to verify clicks), and no socket_mode (clicks come to the HTTP interactivity URL)`,
 		`approvals.channel: "#ops" is not a Slack channel id (like C0123ABCD)`,
 		`approvals.approvers[0]: "jane" is not a Slack user id (U…, W…) or user group id (S…)`,
 		`approvals.expire_after: must not be negative`,
 	}, got)
+	// A Socket Mode app gets its clicks over the socket, which takes none.
+	require.Contains(t, problems(t, `
+agents: [ { id: coder, token: dev-only-coder-token } ]
+connectors:
+  slack:
+    - { name: sock, signing_secret: s3cret-signing, bot_token: xoxb-1, socket_mode: true, app_token: xapp-1 }
+approvals: { slack_connector: sock, approvers: [U0JANE] }
+`, noEnv), `approvals.slack_connector: connectors.slack "sock" needs bot_token (to post) and signing_secret (to verify clicks), and no socket_mode (clicks come to the HTTP interactivity URL)`)
 	require.Equal(t, []string{"approvals.slack_connector: no connectors.slack entry named \"gone\""},
 		problems(t, minimal+"approvals: { slack_connector: gone, approvers: [U0JANE] }\n", env("CODER_TOKEN", "dev-only-coder-token")))
 }

@@ -196,11 +196,12 @@ func (c *Config) Validate() []string {
 }
 
 // approvalConnectors lists the Slack connectors by name: true when one can post
-// approvals (a bot token) and take clicks (a signing secret).
+// approvals (a bot token) and take clicks (a signing secret and the HTTP interactivity
+// endpoint: a Socket Mode app gets its clicks over the socket, which handles none).
 func (c *Config) approvalConnectors() map[string]bool {
 	out := map[string]bool{}
 	for _, s := range c.Connectors.Slack {
-		out[s.Name] = s.BotToken != "" && s.SigningSecret != ""
+		out[s.Name] = s.BotToken != "" && s.SigningSecret != "" && !s.SocketMode
 	}
 	return out
 }
