@@ -8,22 +8,27 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
 	"github.com/signalgate/signalgate/approval"
+	"github.com/signalgate/signalgate/connectors"
 )
 
 // Action ids of the approval buttons; the button's value is the approval id.
 const (
-	ActionApprove    = "signalgate_approve"
-	ActionDecline    = "signalgate_decline"
-	approvalBlockID  = "signalgate_approval"
-	maxShownArgs     = 2000 // of a section's 3000 characters
-	maxGroupMembers  = 10000
-	maxCachedGroups  = 64
-	approvalTimeFmt  = "2006-01-02 15:04 UTC"
-	approvalFallback = "%s asks to run %s: approve or decline in Slack"
+	ActionApprove   = "signalgate_approve"
+	ActionDecline   = "signalgate_decline"
+	approvalBlockID = "signalgate_approval"
+	// A section holds at most 3000 characters, counted after escaping: the parts' shares.
+	maxShownName        = 400
+	maxShownDescription = 1000
+	maxShownArgs        = 1400
+	maxGroupMembers     = 10000
+	maxCachedGroups     = 64
+	approvalTimeFmt     = "2006-01-02 15:04 UTC"
+	approvalFallback    = "%s asks to run %s: approve or decline in Slack"
 )
 
 // ApprovalScopes are the bot scopes approvals need: chat:write to post and update the
@@ -153,16 +158,12 @@ func (m *Messenger) InGroup(ctx context.Context, connector, group, user string) 
 // buttons while pending, or who decided and when.
 func approvalBlocks(a approval.Approval, buttons bool) []slack.Block {
 	var b strings.Builder
-	fmt.Fprintf(&b, "*%s* wants to run *%s*", escape(a.Agent), escape(a.Tool))
+	fmt.Fprintf(&b, "*%s* wants to run *%s*", escapeCut(a.Agent, maxShownName/2), escapeCut(a.Tool, maxShownName/2))
 	if a.Description != "" {
-		fmt.Fprintf(&b, "\n%s", escape(a.Description))
+		fmt.Fprintf(&b, "\n%s", escapeCut(a.Description, maxShownDescription))
 	}
 	if len(a.Arguments) > 0 {
-		args := string(a.Arguments)
-		if len(args) > maxShownArgs {
-			args = args[:maxShownArgs] + "…"
-		}
-		fmt.Fprintf(&b, "\n```%s```", escape(strings.ReplaceAll(args, "```", "'''")))
+		fmt.Fprintf(&b, "\n```%s```", escapeCut(strings.ReplaceAll(string(a.Arguments), "```", "'''"), maxShownArgs))
 	}
 	blocks := []slack.Block{
 		slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, b.String(), false, false), nil, nil),
@@ -205,6 +206,20 @@ func outcome(a approval.Approval) string {
 // escape makes text safe in mrkdwn: no mentions or links slip in from arguments.
 func escape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// escapeCut escapes s and cuts the result to at most n characters, never inside an
+// entity (escaping can make a text five times longer).
+func escapeCut(s string, n int) string {
+	e := escape(s)
+	if utf8.RuneCountInString(e) <= n {
+		return e
+	}
+	e = strings.TrimSuffix(connectors.Truncate(e, n), "…")
+	if amp := strings.LastIndexByte(e, '&'); amp >= 0 && !strings.Contains(e[amp:], ";") {
+		e = e[:amp]
+	}
+	return e + "…"
 }
 
 // Decider applies a click on an approval button (approval.Service).

@@ -11,7 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	slackapi "github.com/slack-go/slack"
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/approval"
@@ -263,4 +265,20 @@ func TestInteractionWithoutApprovals(t *testing.T) {
 	rec := interaction(h, webapitest.BlockActions(click(ActionApprove)), h.clock.Now().Unix())
 	require.Equal(t, http.StatusOK, rec.Code)
 	require.Contains(t, rec.Body.String(), "approvals are not configured")
+}
+
+// A section holds at most 3000 characters after escaping: the longest description and
+// arguments the approval service stores, full of characters escaping makes five times
+// longer, still fit, and no entity is cut in half.
+func TestApprovalBlocksFitASection(t *testing.T) {
+	a := approval.Approval{ID: "0193-approval", Tool: strings.Repeat("<", approval.MaxTool),
+		Description: strings.Repeat("&", approval.MaxDescription), Arguments: []byte(`"` + strings.Repeat(">", 8000) + `"`)}
+	a.Agent = "support"
+	for _, buttons := range []bool{true, false} {
+		text := approvalBlocks(a, buttons)[0].(*slackapi.SectionBlock).Text.Text
+		require.LessOrEqual(t, utf8.RuneCountInString(text), 3000)
+		for _, part := range strings.Split(text, "&")[1:] {
+			require.Regexp(t, `^(amp|lt|gt);`, part, "an entity cut in half")
+		}
+	}
 }
