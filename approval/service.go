@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
@@ -226,16 +227,19 @@ func (s *Service) Decide(ctx context.Context, c Click) (string, error) {
 	}
 	decided = c.clicked(decided)
 	if err := s.deliver(ctx, decided); err != nil {
+		// Not delivered: the decision is undone whatever ctx does, so the approval is pending
+		// again (a later click can try again) or, when the run no longer waits, expires.
+		ctx := context.WithoutCancel(ctx)
+		reopened, rerr := s.Store.ReopenApproval(ctx, a.ID, status, now)
+		if rerr != nil {
+			s.Log.Error("reopen approval", "approval_id", a.ID, "error", rerr.Error())
+		}
 		if errors.Is(err, ErrStale) {
 			s.Log.Info("approval stale: the run no longer waits", "approval_id", a.ID, "error", err.Error())
-			if ok, rerr := s.Store.ReopenApproval(ctx, a.ID, status, now); rerr == nil && ok {
+			if reopened {
 				s.expire(ctx, []Approval{a}, "the run no longer waits")
 			}
 			return "The agent's run no longer waits for this tool call, so the approval has expired; nothing was changed.", nil
-		}
-		// Not delivered: the approval is pending again so a later click can try again.
-		if _, rerr := s.Store.ReopenApproval(context.WithoutCancel(ctx), a.ID, status, now); rerr != nil {
-			s.Log.Error("reopen approval", "approval_id", a.ID, "error", rerr.Error())
 		}
 		s.Log.Warn("approval decision not delivered", "approval_id", a.ID, "error", err.Error())
 		return "The decision could not reach the agent just now; the approval is still pending, please try again.", nil
@@ -375,10 +379,8 @@ func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8RuneStart(s[n]) {
+	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
 	return s[:n]
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
