@@ -161,9 +161,11 @@ type netRecord struct {
 // pendingNet reads those of ids pending in a net-state lane, about to be told to the
 // model (read by the agent). It locks their threads first, as everything that changes a
 // thread's records does, and reads them after: a lane's record superseded meanwhile is
-// not read as told.
+// not read as told. Threads are locked in key order, so two callers never take the same
+// threads crosswise (a deadlock on PostgreSQL).
 func (s *Store) pendingNet(ctx context.Context, tx *sqlx.Tx, ids []string, now time.Time) ([]netRecord, error) {
-	in, args, err := sqlx.In(`SELECT DISTINCT agent, resource_id, thread_id FROM records WHERE id IN (?) AND net_key <> ''`, ids)
+	in, args, err := sqlx.In(`SELECT DISTINCT agent, resource_id, thread_id FROM records WHERE id IN (?) AND net_key <> ''
+		ORDER BY agent, resource_id, thread_id`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("read threads of net-state lanes: %w", err)
 	}
