@@ -2,9 +2,6 @@ package load
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -23,10 +20,7 @@ import (
 // three default branches, four people's DMs, and two urgent secret scanning alerts.
 // GitHub bodies are the octokit webhook examples with this storm's repositories, numbers
 // and ids; Slack bodies follow the Events API envelope as Slack documents it.
-const (
-	StormEvents  = 1000
-	StormThreads = 20
-)
+const StormEvents = 1000
 
 // Storm thread groups, in thread order.
 const (
@@ -42,7 +36,6 @@ const (
 type stormEvent struct {
 	at     time.Duration // offset from the start of sending
 	thread int
-	group  string
 	urgent bool
 	label  string // what a frame carrying it contains (urgent alerts)
 	req    *request
@@ -203,7 +196,7 @@ func (s StormScenario) schedule(dir, runID string, window time.Duration, seed ui
 		if err != nil {
 			return err
 		}
-		evs = append(evs, stormEvent{at: off, thread: ti, group: threads[ti].group, req: req})
+		evs = append(evs, stormEvent{at: off, thread: ti, req: req})
 		return nil
 	}
 	for ti, th := range threads {
@@ -305,14 +298,9 @@ func (b *stormBuilder) github(event string, body map[string]any) (*request, erro
 		return nil, err
 	}
 	delivery := fmt.Sprintf("storm-%s-%d", b.runID, b.next())
-	mac := hmac.New(sha256.New, []byte(b.s.GitHubSecret))
-	mac.Write(buf.Bytes())
 	r := &request{path: "/webhooks/github/" + b.s.Connector, header: http.Header{}, body: buf.Bytes(), delivery: delivery}
 	r.header.Set("Content-Type", "application/json")
-	r.header.Set("X-GitHub-Event", event)
-	r.header.Set("X-GitHub-Delivery", delivery)
-	r.header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
-	r.header.Set("User-Agent", "GitHub-Hookshot/storm")
+	signGitHub(r.header, b.s.GitHubSecret, event, delivery, r.body)
 	return r, nil
 }
 

@@ -135,13 +135,8 @@ func (b *builder) build(n, ti int, now time.Time) (*request, error) {
 		if err != nil {
 			return nil, err
 		}
-		mac := hmac.New(sha256.New, []byte(b.s.GitHubSecret))
-		mac.Write(body)
 		r.path, r.body = "/webhooks/github/"+b.s.Connector, body
-		r.header.Set("X-GitHub-Event", "issue_comment")
-		r.header.Set("X-GitHub-Delivery", delivery)
-		r.header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
-		r.header.Set("User-Agent", "GitHub-Hookshot/loadgen")
+		signGitHub(r.header, b.s.GitHubSecret, "issue_comment", delivery, body)
 	case SourceSlack:
 		ts := fmt.Sprintf("%d.%06d", now.Unix(), n%1000000)
 		body, err := json.Marshal(map[string]any{
@@ -199,6 +194,16 @@ func (b *builder) github(n, ti int, marker string) ([]byte, error) {
 }
 
 // signSlack sets Slack's v0 request signature headers for body sent at now.
+// signGitHub sets the headers GitHub sends with delivery of event, signed with secret.
+func signGitHub(h http.Header, secret, event, delivery string, body []byte) {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	h.Set("X-GitHub-Event", event)
+	h.Set("X-GitHub-Delivery", delivery)
+	h.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	h.Set("User-Agent", "GitHub-Hookshot/loadgen")
+}
+
 func signSlack(h http.Header, secret string, now time.Time, body []byte) {
 	sts := strconv.FormatInt(now.Unix(), 10)
 	mac := hmac.New(sha256.New, []byte(secret))
