@@ -171,7 +171,9 @@ func (s *Store) ReopenApproval(ctx context.Context, id string, from approval.Sta
 
 // ExpireApprovals expires up to limit pending approvals past their expiry.
 func (s *Store) ExpireApprovals(ctx context.Context, now time.Time, limit int) ([]approval.Approval, error) {
-	return s.expireApprovals(ctx, now, `status = 'pending' AND expires_at <= ?`+fmt.Sprintf(` ORDER BY expires_at, id LIMIT %d`, max(limit, 1)), micros(now))
+	var w where
+	w.add("status = 'pending' AND expires_at <= ?", micros(now))
+	return s.expireApprovals(ctx, now, w, fmt.Sprintf(` ORDER BY expires_at, id LIMIT %d`, max(limit, 1)))
 }
 
 // ExpireRunApprovals expires the pending approvals of a thread's run or tool call.
@@ -184,16 +186,17 @@ func (s *Store) ExpireRunApprovals(ctx context.Context, k inbox.ThreadKey, runID
 	if toolCallID != "" {
 		w.add("tool_call_id = ?", toolCallID)
 	}
-	return s.expireApprovals(ctx, now, w.sql()[len(" WHERE "):], w.args...)
+	return s.expireApprovals(ctx, now, w, "")
 }
 
-// expireApprovals expires the pending approvals cond selects (ids chosen first, so a
-// LIMIT applies on both dialects) and returns them as expired.
-func (s *Store) expireApprovals(ctx context.Context, now time.Time, cond string, args ...any) ([]approval.Approval, error) {
+// expireApprovals expires the pending approvals w selects (ids chosen first, so tail's
+// LIMIT applies on both dialects) and returns those it expired: one decided meanwhile
+// by a click on another replica is neither changed nor returned.
+func (s *Store) expireApprovals(ctx context.Context, now time.Time, w where, tail string) ([]approval.Approval, error) {
 	var rows []approvalRow
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		var ids []string
-		if err := tx.SelectContext(ctx, &ids, s.q(`SELECT id FROM approvals WHERE `+cond), args...); err != nil {
+		if err := tx.SelectContext(ctx, &ids, s.q(`SELECT id FROM approvals`+w.sql()+tail), w.args...); err != nil {
 			return err
 		}
 		if len(ids) == 0 {
@@ -206,7 +209,8 @@ func (s *Store) expireApprovals(ctx context.Context, now time.Time, cond string,
 		if _, err := tx.ExecContext(ctx, s.q(in), inArgs...); err != nil {
 			return err
 		}
-		in, inArgs, err = sqlx.In(`SELECT `+approvalColumns+` FROM approvals WHERE id IN (?) ORDER BY created_at, id`, ids)
+		in, inArgs, err = sqlx.In(`SELECT `+approvalColumns+` FROM approvals
+			WHERE id IN (?) AND status = 'expired' AND updated_at = ? ORDER BY created_at, id`, ids, micros(now))
 		if err != nil {
 			return err
 		}
