@@ -79,8 +79,9 @@ func (c *checkpointer) checkpoint() error {
 	return nil
 }
 
-// close stops the loop after the checkpoint in progress.
-func (c *checkpointer) close() {
+// close stops the loop after the checkpoint in progress and closes the connection.
+func (c *checkpointer) close() error {
 	c.once.Do(func() { close(c.stop) })
 	<-c.done
+	return c.db.Close()
 }

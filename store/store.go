@@ -84,8 +84,7 @@ type Store struct {
 	r      *sqlx.DB                              // reads (SQLite: a separate pool; PostgreSQL: the same pool)
 	hot    atomic.Pointer[map[string]*sqlx.Stmt] // SQLite: prepared ingest statements
 	gc     *committer                            // SQLite: group commit of write transactions
-	ckpt   *checkpointer                         // SQLite: WAL checkpoints off the committer's path
-	cp     *sqlx.DB                              // SQLite: the checkpointer's connection
+	ckpt   *checkpointer                         // SQLite: WAL checkpoints off the committer's path, on their own connection
 	log    *slog.Logger
 	now    func() time.Time
 }
@@ -169,7 +168,7 @@ func (s *Store) openSQLite(cfg Config) error {
 	}
 	cp.SetMaxOpenConns(1)
 	cp.SetConnMaxIdleTime(0)
-	s.w, s.r, s.cp = w, r, cp
+	s.w, s.r = w, r
 	s.ckpt = newCheckpointer(cp, s.log)
 	s.gc = newCommitter(w, s.ckpt.wrote)
 	return nil
@@ -196,12 +195,9 @@ func (s *Store) Close() error {
 	if s.gc != nil {
 		s.gc.close()
 	}
-	if s.ckpt != nil {
-		s.ckpt.close()
-	}
 	errs := []error{s.closeHot()}
-	if s.cp != nil {
-		errs = append(errs, s.cp.Close())
+	if s.ckpt != nil {
+		errs = append(errs, s.ckpt.close())
 	}
 	if s.r != nil && s.r != s.w {
 		errs = append(errs, s.r.Close())
