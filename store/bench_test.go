@@ -16,31 +16,34 @@ func BenchmarkInboxInsert(b *testing.B) { benchIngest(b, false) }
 // BenchmarkInboxMerge measures a new event merging into one pending record.
 func BenchmarkInboxMerge(b *testing.B) { benchIngest(b, true) }
 
-func benchIngest(b *testing.B, merge bool) {
+// benchInbox runs fn against every configured backend with an inbox on the real clock.
+func benchInbox(b *testing.B, fn func(b *testing.B, svc *inbox.Service)) {
 	for _, be := range storetest.Backends(b) {
 		b.Run(be.Name, func(b *testing.B) {
-			s := storetest.Open(b, be)
-			pol, _ := inbox.NewPolicy(inbox.PolicyConfig{})
-			svc := inbox.NewService(s, pol)
-			ctx := context.Background()
-			b.ReportAllocs()
-			i := 0
-			start := time.Now()
-			for b.Loop() {
-				key := fmt.Sprintf("k%d", i)
-				if merge {
-					key = "same"
-				}
-				n := comment("Jane commented on acme/api#7: looks good", key, "")
-				ev := &inbox.Event{Source: "github", Connector: "acme", DeliveryID: fmt.Sprintf("d%d", i), Type: "issue_comment", Body: []byte(`{"action":"created"}`)}
-				if _, err := svc.Ingest(ctx, ev, []inbox.Notification{n}); err != nil {
-					b.Fatal(err)
-				}
-				i++
+			pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
+			if err != nil {
+				b.Fatal(err)
 			}
-			b.ReportMetric(float64(i)/time.Since(start).Seconds(), "records/s")
+			fn(b, inbox.NewService(storetest.Open(b, be), pol))
 		})
 	}
+}
+
+func benchIngest(b *testing.B, merge bool) {
+	benchInbox(b, func(b *testing.B, svc *inbox.Service) {
+		b.ReportAllocs()
+		i := 0
+		start := time.Now()
+		for b.Loop() {
+			key := fmt.Sprintf("k%d", i)
+			if merge {
+				key = "same"
+			}
+			ingest(b, svc, fmt.Sprintf("d%d", i), comment("Jane commented on acme/api#7: looks good", key, ""))
+			i++
+		}
+		b.ReportMetric(float64(i)/time.Since(start).Seconds(), "records/s")
+	})
 }
 
 // BenchmarkFramesAfter measures a stream subscriber's read of the frames after its last
@@ -66,29 +69,20 @@ func BenchmarkFramesAfter(b *testing.B) {
 // pending records of its source and kind (none of them its merge target): the merge
 // lookup must go by key, not read the family.
 func BenchmarkInboxMergeLookup(b *testing.B) {
-	for _, be := range storetest.Backends(b) {
-		b.Run(be.Name, func(b *testing.B) {
-			s := storetest.Open(b, be)
-			pol, _ := inbox.NewPolicy(inbox.PolicyConfig{})
-			svc := inbox.NewService(s, pol)
-			ctx := context.Background()
-			i := 0
-			ingest := func() {
-				n := comment("Jane commented on acme/api#7: looks good", fmt.Sprintf("k%d", i), fmt.Sprintf("c%d", i))
-				n.Priority = inbox.PriorityLow
-				ev := &inbox.Event{Source: "github", Connector: "acme", DeliveryID: fmt.Sprintf("d%d", i), Type: "issue_comment", Body: []byte(`{"action":"created"}`)}
-				if _, err := svc.Ingest(ctx, ev, []inbox.Notification{n}); err != nil {
-					b.Fatal(err)
-				}
-				i++
-			}
-			for range 2000 {
-				ingest()
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				ingest()
-			}
-		})
-	}
+	benchInbox(b, func(b *testing.B, svc *inbox.Service) {
+		i := 0
+		next := func() {
+			n := comment("Jane commented on acme/api#7: looks good", fmt.Sprintf("k%d", i), fmt.Sprintf("c%d", i))
+			n.Priority = inbox.PriorityLow
+			ingest(b, svc, fmt.Sprintf("d%d", i), n)
+			i++
+		}
+		for range 2000 {
+			next()
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			next()
+		}
+	})
 }

@@ -45,7 +45,7 @@ func event(delivery string) *inbox.Event {
 	return &inbox.Event{Source: "github", Connector: "acme", DeliveryID: delivery, Type: "issue_comment", Body: []byte(`{}`)}
 }
 
-func ingest(t *testing.T, svc *inbox.Service, delivery string, ns ...inbox.Notification) inbox.IngestResult {
+func ingest(t testing.TB, svc *inbox.Service, delivery string, ns ...inbox.Notification) inbox.IngestResult {
 	t.Helper()
 	res, err := svc.Ingest(context.Background(), event(delivery), ns)
 	require.NoError(t, err)
