@@ -25,9 +25,8 @@ import (
 
 const ghSecret = "gh-webhook-secret-0123456789"
 
-// checkRuns are octokit's completed check_run example (Octocoders-linter on
-// Codertocat/Hello-World#2) as a failure and as a success.
-func checkRuns(t *testing.T) (failure, success []byte) {
+// octokitExample is the first of octokit's examples of event for which ok holds.
+func octokitExample(t *testing.T, event string, ok func(map[string]any) bool) map[string]any {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("..", "connectors", "github", "testdata", "octokit", "api.github.com", "index.json"))
 	if os.IsNotExist(err) {
@@ -41,24 +40,52 @@ func checkRuns(t *testing.T) (failure, success []byte) {
 	require.NoError(t, json.Unmarshal(raw, &index))
 	for _, e := range index {
 		for _, ex := range e.Examples {
-			if e.Name != "check_run" || ex["action"] != "completed" || ex["check_run"].(map[string]any)["conclusion"] != "success" {
-				continue
+			if e.Name == event && ok(ex) {
+				return ex
 			}
-			success, err = json.Marshal(ex)
-			require.NoError(t, err)
-			ex["check_run"].(map[string]any)["conclusion"] = "failure"
-			failure, err = json.Marshal(ex)
-			require.NoError(t, err)
-			return failure, success
 		}
 	}
-	t.Fatal("no completed successful check_run example")
-	return nil, nil
+	t.Fatalf("no %s example matching the filter", event)
+	return nil
+}
+
+// checkRuns are octokit's completed check_run example (Octocoders-linter on
+// Codertocat/Hello-World#2) as a failure and as a success.
+func checkRuns(t *testing.T) (failure, success []byte) {
+	t.Helper()
+	ex := octokitExample(t, "check_run", func(ex map[string]any) bool {
+		return ex["action"] == "completed" && ex["check_run"].(map[string]any)["conclusion"] == "success"
+	})
+	success, err := json.Marshal(ex)
+	require.NoError(t, err)
+	ex["check_run"].(map[string]any)["conclusion"] = "failure"
+	failure, err = json.Marshal(ex)
+	require.NoError(t, err)
+	return failure, success
+}
+
+// fullNotifications are the full notifications the model saw on k's thread.
+func fullNotifications(e *deliverytest.Env, k inbox.ThreadKey) []agent.Frame {
+	var out []agent.Frame
+	for _, f := range visible(e, k) {
+		if f.Signal.TagName == agent.TagNotification {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // githubWebhook serves the GitHub connector into e's inbox with the shipped ci route
-// and returns a function posting a signed delivery.
+// and returns a function posting a signed check_run delivery.
 func githubWebhook(t *testing.T, e *deliverytest.Env) func(delivery string, body []byte) {
+	post := githubHook(t, e)
+	return func(delivery string, body []byte) { post("check_run", delivery, body) }
+}
+
+// githubHook serves the GitHub connector, its CI memory in e's store as the gateway
+// keeps it, into e's inbox with the shipped ci route, and returns a function posting a
+// signed delivery of an event.
+func githubHook(t *testing.T, e *deliverytest.Env) func(event, delivery string, body []byte) {
 	router, err := connectors.NewRouter([]connectors.RouteConfig{{
 		Name:   "ci",
 		Match:  connectors.RouteMatch{Source: inbox.StringList{"github"}, Kind: inbox.StringList{"ci-failure", "ci-recovered", "ci-passed"}},
@@ -66,19 +93,19 @@ func githubWebhook(t *testing.T, e *deliverytest.Env) func(delivery string, body
 	}}, []string{"coder", "support"})
 	require.NoError(t, err)
 	h, err := github.NewHandler([]github.Config{{Name: "acme", Secret: ghSecret}}, connectors.NewPipeline(router, e.Inbox, nil),
-		storetest.Logger(t), e.Now)
+		storetest.Logger(t), e.Now, github.WithCIState(github.NewStoreCIState(e.Store, "github")))
 	require.NoError(t, err)
 	srv := server.New(server.Config{}, storetest.Logger(t))
 	h.Mount(srv.Echo())
 	hs := httptest.NewServer(srv.Echo())
 	t.Cleanup(hs.Close)
-	return func(delivery string, body []byte) {
+	return func(event, delivery string, body []byte) {
 		req, err := http.NewRequest(http.MethodPost, hs.URL+"/webhooks/github/acme", bytes.NewReader(body))
 		require.NoError(t, err)
 		mac := hmac.New(sha256.New, []byte(ghSecret))
 		mac.Write(body)
 		req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
-		req.Header.Set("X-GitHub-Event", "check_run")
+		req.Header.Set("X-GitHub-Event", event)
 		req.Header.Set("X-GitHub-Delivery", delivery)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
@@ -94,15 +121,7 @@ func githubWebhook(t *testing.T, e *deliverytest.Env) func(delivery string, body
 func TestGitHubCIFlapThroughStream(t *testing.T) {
 	failure, success := checkRuns(t)
 	k := inbox.ThreadKey{Agent: "coder", Resource: "Codertocat/Hello-World", Thread: "Codertocat/Hello-World#2"}
-	full := func(e *deliverytest.Env) []agent.Frame {
-		var out []agent.Frame
-		for _, f := range visible(e, k) {
-			if f.Signal.TagName == agent.TagNotification {
-				out = append(out, f)
-			}
-		}
-		return out
-	}
+	full := func(e *deliverytest.Env) []agent.Frame { return fullNotifications(e, k) }
 
 	t.Run("busy: failure and recovery pending", func(t *testing.T) {
 		e := deliverytest.New(t, deliverytest.Config{})

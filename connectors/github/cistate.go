@@ -7,7 +7,8 @@ import (
 )
 
 // CIState remembers the last decisive CI conclusion per (repo, branch, check or
-// workflow name), so a success can be told apart from a recovery after a failure.
+// workflow name) — a fork's branch apart from the repository's own, a run naming no
+// branch per commit — so a success can be told apart from a recovery after a failure.
 // The handler keeps an in-memory one unless given another; a database-backed
 // implementation survives restarts and is shared by replicas.
 type CIState interface {

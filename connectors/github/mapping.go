@@ -63,7 +63,8 @@ type spec struct {
 	priority inbox.Priority
 	repo     string
 	number   int
-	// where scopes keys that have no number: "@branch" for CI and pushes.
+	// where scopes keys that have no number: "@branch" for CI and pushes ("@{fork}:{branch}"
+	// for a fork's CI, see ciRun.scope).
 	where string
 	// group, when set, narrows the coalesce key below the kind (distinct alerts and
 	// environments must not absorb each other).
@@ -120,6 +121,11 @@ func (m *mapper) items(ctx context.Context, parsed any) []connectors.Item {
 		return nil
 	}
 	return []connectors.Item{m.item(s)}
+}
+
+// laneKey is the net-state key of a lane: "github:{repo}{scope}:{lane}".
+func laneKey(repo, scope, lane string) string {
+	return "github:" + repo + scope + ":" + lane
 }
 
 func (m *mapper) item(s *spec) connectors.Item {
@@ -183,7 +189,7 @@ func (m *mapper) item(s *spec) connectors.Item {
 		it.Message = &connectors.Message{Name: login, From: "github", Text: s.message}
 	}
 	if s.lane != "" {
-		it.NetKey, it.State, it.RestState = "github:"+s.repo+scope+":"+s.lane, s.state, s.rest
+		it.NetKey, it.State, it.RestState = laneKey(s.repo, scope, s.lane), s.state, s.rest
 	}
 	if s.payload != nil {
 		s.payload["event"] = m.event

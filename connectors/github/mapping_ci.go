@@ -21,12 +21,15 @@ type ciRun struct {
 	conclusion string
 	sha        string
 	branch     string
-	prs        []*gh.PullRequest
-	url        string
-	title      string // commit or run title, when known
-	detail     string // what the check reported, when known
-	repo       *gh.Repository
-	sender     *gh.User
+	// headRepo is the repository the run's commit came from, when GitHub names it
+	// (workflow runs do; check runs and suites do not).
+	headRepo string
+	prs      []*gh.PullRequest
+	url      string
+	title    string // commit or run title, when known
+	detail   string // what the check reported, when known
+	repo     *gh.Repository
+	sender   *gh.User
 }
 
 // failed reports the conclusions that count as a CI failure.
@@ -81,8 +84,8 @@ func (m *mapper) workflowRun(ctx context.Context, e *gh.WorkflowRunEvent) *spec 
 	}
 	return m.completedRun(ctx, ciRun{
 		action: e.GetAction(), what: "Workflow", name: name, id: r.GetID(), status: r.GetStatus(),
-		conclusion: r.GetConclusion(), sha: r.GetHeadSHA(), branch: r.GetHeadBranch(), prs: r.PullRequests,
-		url: r.GetHTMLURL(), title: r.GetDisplayTitle(), repo: e.GetRepo(), sender: e.GetSender(),
+		conclusion: r.GetConclusion(), sha: r.GetHeadSHA(), branch: r.GetHeadBranch(), headRepo: r.GetHeadRepository().GetFullName(),
+		prs: r.PullRequests, url: r.GetHTMLURL(), title: r.GetDisplayTitle(), repo: e.GetRepo(), sender: e.GetSender(),
 	})
 }
 
@@ -96,7 +99,14 @@ func (m *mapper) completedRun(ctx context.Context, r ciRun) *spec {
 		return nil
 	}
 	repo := r.repo.GetFullName()
-	key := repo + "@" + r.branch + ":" + m.event + ":" + r.name
+	scope, fork := r.scope(repo)
+	lane := "ci:" + m.event + ":" + r.name
+	// The repository's own branches keep the memory keys deployed state already has;
+	// any other run is remembered under its lane's key, which no own branch's key equals.
+	key := repo + scope + ":" + m.event + ":" + r.name
+	if fork != "" || r.branch == "" {
+		key = laneKey(repo, scope, lane)
+	}
 	var kind string
 	prio := inbox.PriorityHigh
 	switch {
@@ -120,14 +130,25 @@ func (m *mapper) completedRun(ctx context.Context, r ciRun) *spec {
 	if kind == KindCIFailure {
 		state = "failure"
 	}
+	// A fork's branch is named the way GitHub labels a pull request's head, so routes and
+	// thread templates matching a branch never take it for the repository's own.
+	branch := r.branch
+	if fork != "" && branch != "" {
+		branch = fork + ":" + branch
+	}
 	s := &spec{
-		kind: kind, priority: prio, repo: repo, where: "@" + r.branch, objectID: r.sha,
-		branch: r.branch, author: r.sender, url: r.url, lane: "ci:" + m.event + ":" + r.name, state: state, rest: "success",
+		kind: kind, priority: prio, repo: repo, where: scope, objectID: r.sha,
+		branch: branch, author: r.sender, url: r.url, lane: lane, state: state, rest: "success",
 	}
 	where := fmt.Sprintf("%s branch %s (commit %s%s)", repo, r.branch, short(r.sha), quoted(r.title))
-	if len(r.prs) > 0 {
+	switch {
+	case len(r.prs) > 0:
 		s.number, s.objectID = r.prs[0].GetNumber(), fmt.Sprint(r.id)
-		where = fmt.Sprintf("pull request %s#%d (branch %s, commit %s%s)", repo, s.number, r.branch, short(r.sha), quoted(r.title))
+		where = fmt.Sprintf("pull request %s#%d (branch %s, commit %s%s)", repo, s.number, branch, short(r.sha), quoted(r.title))
+	case r.branch == "":
+		where = fmt.Sprintf("%s commit %s%s (no branch named)", repo, short(r.sha), quoted(r.title))
+	case fork != "":
+		where = fmt.Sprintf("%s branch %s, a fork of %s (commit %s%s)", fork, r.branch, repo, short(r.sha), quoted(r.title))
 	}
 
 	outcome := "passed again"
@@ -156,13 +177,39 @@ func (m *mapper) completedRun(ctx context.Context, r ciRun) *spec {
 	for _, pr := range r.prs {
 		prNumbers = append(prNumbers, pr.GetNumber())
 	}
-	s.attrs = inbox.Attributes{}.Set("branch", r.branch).Set("check", r.name).Set("conclusion", r.conclusion)
+	s.attrs = inbox.Attributes{}.Set("branch", branch).Set("check", r.name).Set("conclusion", r.conclusion)
 	s.payload = map[string]any{
 		"action": r.action, "name": r.name, "status": r.status, "conclusion": r.conclusion,
 		"head_sha": r.sha, "branch": r.branch, "run_id": r.id, "pull_requests": prNumbers,
 		"detail": r.detail, "title": r.title,
 	}
+	if fork != "" {
+		s.payload["head_repo"] = fork
+	}
 	return s
+}
+
+// scope scopes the keys of a run without a pull request, and names the fork it ran for
+// ("" for the repository's own). GitHub sends a fork pull request's runs to the base
+// repository with the fork's branch name and no pull request, so the branch alone may
+// name a base branch ("master") the run never touched:
+//   - the repository's own branch: "@{branch}";
+//   - a fork's branch: "@{owner/fork}:{branch}" (no branch name holds ':', so never an
+//     own branch's);
+//   - no branch named (GitHub's check suites of a fork's commit, which name no fork
+//     either): the commit, "@commit:{sha}", as one lane shared by every such run would
+//     let one fork's pass answer another's failure.
+func (r ciRun) scope(repo string) (scope, fork string) {
+	if r.headRepo != "" && !strings.EqualFold(r.headRepo, repo) {
+		fork = r.headRepo
+	}
+	switch {
+	case r.branch == "":
+		return "@commit:" + r.sha, fork
+	case fork != "":
+		return "@" + fork + ":" + r.branch, fork
+	}
+	return "@" + r.branch, ""
 }
 
 func (m *mapper) lastConclusion(ctx context.Context, key string) string {
