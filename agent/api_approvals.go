@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,16 +23,38 @@ type Approvals interface {
 
 // ApprovalRequest is the body of POST …/approvals.
 type ApprovalRequest struct {
-	// ID is the agent's id for the tool call (optional): a resend with the same id on the
-	// thread returns the first approval and posts nothing.
+	// ID is the agent's id for the tool call (optional, at most 200 bytes): a resend with
+	// the same id, tool and arguments on the thread returns the first approval and posts
+	// nothing; another tool or other arguments under it are ErrApprovalConflict.
 	ID          string          `json:"id,omitempty"`
 	Tool        string          `json:"tool"`
 	Arguments   json.RawMessage `json:"arguments,omitempty"`
 	Description string          `json:"description,omitempty"`
 }
 
-// Bounds of an approval request (the stored record keeps the same).
+// ErrApprovalConflict is an Approvals answer for an id the thread used before for
+// another tool or other arguments: the first approval's decision is not theirs.
+var ErrApprovalConflict = errors.New("approval id already used on this thread for another call")
+
+// SameArguments reports whether two calls' JSON arguments are the same: byte for byte
+// once spacing is compacted away (a value that only decodes alike, such as a number
+// beyond float precision, is another call).
+func SameArguments(a, b json.RawMessage) bool {
+	return bytes.Equal(compactJSON(a), compactJSON(b))
+}
+
+func compactJSON(raw json.RawMessage) []byte {
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return raw
+	}
+	return buf.Bytes()
+}
+
+// Bounds of an approval request (the stored record keeps the same, whole: an id is never
+// cut, which would answer one call with the decision on another sharing its prefix).
 const (
+	maxApprovalID          = 200
 	maxApprovalTool        = 200
 	maxApprovalArguments   = 8 << 10
 	maxApprovalDescription = 2000
@@ -61,11 +84,18 @@ func (a *API) requestApproval(c echo.Context, k inbox.ThreadKey) error {
 		return server.BadRequest("description: at most %d bytes", maxApprovalDescription)
 	}
 	if req.ID != "" {
+		if len(req.ID) > maxApprovalID {
+			return server.BadRequest("id: at most %d bytes", maxApprovalID)
+		}
 		if err := checkID(req.ID); err != nil {
 			return server.BadRequest("id: %v", err)
 		}
 	}
 	out, created, err := a.Approvals.RequestApproval(c.Request().Context(), k, req)
+	if errors.Is(err, ErrApprovalConflict) {
+		return server.NewError(http.StatusConflict, "approval_id_conflict",
+			"approval id %q was already used on this thread for another tool or other arguments: ask with a new id", req.ID)
+	}
 	if err != nil {
 		return err
 	}

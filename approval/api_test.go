@@ -12,6 +12,8 @@ import (
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/delivery/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/store/storetest"
 )
 
 // A stream agent asks through the agent API; the decision reaches its thread as an
@@ -59,4 +61,55 @@ func TestAgentAPIApproval(t *testing.T) {
 	ev := sub.Next(10 * time.Second)
 	require.Equal(t, "wake", ev.Str("action"))
 	require.Equal(t, `<approval tool="rollback" decision="declined" by="Jane">Roll back api to v41</approval>`, ev.Str("xml"))
+}
+
+// The attacker's second call shares the first 200 bytes of an approved call's id: it
+// must never come back approved without anyone seeing it. An id the store cannot keep
+// whole is refused, and another tool or other arguments under a used id are a 409.
+func TestAgentAPIApprovalIDKeptWhole(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			e := deliverytest.New(t, deliverytest.Config{Backend: &b})
+			k := inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: "deploy-7"}
+			slack := &fakeSlack{}
+			svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE"}},
+				approval.Deps{Store: e.Store, Places: e.Store, Slack: slack, Emitter: e.API, Now: e.Now})
+			e.API.Approvals = svc
+			url, tok := e.ThreadURL(k, "/approvals"), e.Token(k)
+
+			long := strings.Repeat("a", approval.MaxCallID)
+			var first approval.Approval
+			require.Equal(t, http.StatusCreated, e.Do(http.MethodPost, url, tok,
+				`{"id":"`+long+`","tool":"read_logs","arguments":{"lines":10}}`, &first))
+			_, err := svc.Decide(t.Context(), approval.Click{Connector: "acme", ApprovalID: first.ID, Approve: true, UserID: "U0JANE"})
+			require.NoError(t, err)
+
+			var refused struct{ Error server.Error }
+			require.Equal(t, http.StatusBadRequest, e.Do(http.MethodPost, url, tok,
+				`{"id":"`+long+`-drop","tool":"drop_database","arguments":{"db":"prod"}}`, &refused),
+				"an id longer than the store keeps is refused, not cut onto the approved one")
+			require.Equal(t, "id: at most 200 bytes", refused.Error.Message)
+
+			var conflict struct{ Error server.Error }
+			require.Equal(t, http.StatusConflict, e.Do(http.MethodPost, url, tok,
+				`{"id":"`+long+`","tool":"drop_database","arguments":{"db":"prod"}}`, &conflict), "another tool under the id")
+			require.Equal(t, "approval_id_conflict", conflict.Error.Code)
+			require.Equal(t, http.StatusConflict, e.Do(http.MethodPost, url, tok,
+				`{"id":"`+long+`","tool":"read_logs","arguments":{"lines":100000}}`, nil), "other arguments under the id")
+			require.Equal(t, http.StatusConflict, e.Do(http.MethodPost, url, tok,
+				`{"id":"`+long+`","tool":"read_logs"}`, nil), "no arguments under an id that had some")
+
+			var again approval.Approval
+			require.Equal(t, http.StatusOK, e.Do(http.MethodPost, url, tok,
+				`{"id":"`+long+`","tool":"read_logs","arguments":{ "lines" : 10 }}`, &again), "the same call resent")
+			require.Equal(t, first.ID, again.ID)
+			require.Equal(t, approval.StatusApproved, again.Status)
+			require.Len(t, slack.posts, 1, "only the first call was posted")
+
+			page, _, err := e.Store.ListApprovals(t.Context(), approval.Filter{})
+			require.NoError(t, err)
+			require.Len(t, page, 1)
+			require.Equal(t, long, page[0].ToolCallID)
+		})
+	}
 }

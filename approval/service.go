@@ -100,14 +100,22 @@ type Request struct {
 	Description string
 }
 
+// ErrCallIDTooLong: a tool call or run id longer than MaxCallID bytes. Ids are kept
+// whole or refused: a cut id would find another call's approval.
+var ErrCallIDTooLong = fmt.Errorf("tool call and run ids are at most %d bytes", MaxCallID)
+
 // Request records an approval and posts it to Slack. A second request for the same
 // call of the same thread (a replayed stream, a resent request) returns the first
-// one and posts nothing. created reports a new approval.
+// one and posts nothing; one for another tool or other arguments under the same call
+// id is agent.ErrApprovalConflict. created reports a new approval.
 func (s *Service) Request(ctx context.Context, r Request) (Approval, bool, error) {
+	if len(r.ToolCallID) > MaxCallID || len(r.RunID) > MaxCallID {
+		return Approval{}, false, ErrCallIDTooLong
+	}
 	now := s.Now().UTC()
 	args, cut := BoundArguments(r.Arguments)
-	a := Approval{ID: s.NewID(), ThreadKey: r.Thread, Origin: r.Origin, RunID: cut200(r.RunID),
-		ToolCallID: cut200(r.ToolCallID), Tool: truncate(r.Tool, MaxTool), Arguments: args, Truncated: cut,
+	a := Approval{ID: s.NewID(), ThreadKey: r.Thread, Origin: r.Origin, RunID: r.RunID,
+		ToolCallID: r.ToolCallID, Tool: truncate(r.Tool, MaxTool), Arguments: args, Truncated: cut,
 		Description: truncate(r.Description, MaxDescription), Status: StatusPending, Connector: s.cfg.SlackConnector,
 		CreatedAt: now, ExpiresAt: now.Add(s.cfg.ExpireAfter), UpdatedAt: now}
 	if a.ToolCallID == "" {
@@ -118,6 +126,11 @@ func (s *Service) Request(ctx context.Context, r Request) (Approval, bool, error
 		return Approval{}, false, fmt.Errorf("record approval: %w", err)
 	}
 	if !created {
+		// Compared as stored (the store keeps text clean).
+		sent := json.RawMessage(inbox.CleanText(string(a.Arguments)))
+		if got.Tool != a.Tool || got.Truncated != a.Truncated || !agent.SameArguments(got.Arguments, sent) {
+			return Approval{}, false, fmt.Errorf("approval for call %q: %w", a.ToolCallID, agent.ErrApprovalConflict)
+		}
 		return got, false, nil
 	}
 	s.post(ctx, &got)
@@ -370,8 +383,6 @@ func (s *Service) expired(ctx context.Context, a Approval, why string) {
 		}
 	}
 }
-
-func cut200(s string) string { return truncate(s, MaxCallID) }
 
 // truncate cuts s to at most n bytes on a rune boundary, cleaned for storage.
 func truncate(s string, n int) string {
