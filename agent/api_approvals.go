@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -106,8 +108,14 @@ func (a *API) requestApproval(c echo.Context, k inbox.ThreadKey) error {
 	return c.JSON(status, out)
 }
 
+// ErrWakeQueued is Emit's answer when waking the idle thread would pass the agent's
+// max_concurrent_wakes: nothing was sent, and the caller sends again once a slot frees.
+var ErrWakeQueued = errors.New("max_concurrent_wakes reached: the wake waits for a free slot")
+
 // Emit sends a gateway-made signal to k as a default send would: into the active run,
-// or waking the idle thread. A signal id the thread logged already is not sent again.
+// or waking the idle thread through the agent's wake accounting like every wake (an
+// urgent one: the wake budget does not hold it back, max_concurrent_wakes does, and it
+// queues by sig.CreatedAt). A signal id the thread logged already is not sent again.
 func (a *API) Emit(ctx context.Context, k inbox.ThreadKey, sig Signal) error {
 	if sig.ID != "" {
 		if _, ok, err := a.loggedSignal(ctx, k, sig.ID); err != nil || ok {
@@ -121,11 +129,14 @@ func (a *API) Emit(ctx context.Context, k inbox.ThreadKey, sig Signal) error {
 	sig = Accept(sig, nil, a.now().UTC())
 	d := Delivery{Thread: k, Signal: sig, Action: ActionDeliver, Attempt: 1}
 	if live == nil {
-		run, _, err := a.Runs.Open(ctx, k, OriginWake)
+		res, err := a.Runs.Wake(ctx, k, WakeRequest{Exempt: true, Rank: inbox.PriorityUrgent.Rank(), Since: sig.CreatedAt})
 		if err != nil {
 			return err
 		}
-		d.Action, d.RunID = ActionWake, run.ID
+		if res.Outcome != WakeOpened {
+			return fmt.Errorf("wake %s: %w (until %s at the latest)", k, ErrWakeQueued, res.Until.UTC().Format(time.RFC3339))
+		}
+		d.Action, d.RunID = ActionWake, res.Run.ID
 	} else {
 		d.RunID = live.ID
 	}

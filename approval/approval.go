@@ -126,6 +126,10 @@ type Store interface {
 	// not empty; of call toolCallID when not empty) and returns them.
 	ExpireRunApprovals(ctx context.Context, k inbox.ThreadKey, runID, toolCallID string, now time.Time) ([]Approval, error)
 	ListApprovals(ctx context.Context, f Filter) ([]Approval, string, error)
+	// UndeliveredApprovals lists origin-api approvals created since `since`, decided or
+	// expired and last changed by `before`, whose signal their thread has not logged;
+	// oldest change first, at most limit.
+	UndeliveredApprovals(ctx context.Context, since, before time.Time, limit int) ([]Approval, error)
 }
 
 // Places says where a thread's Slack conversation is (the store).

@@ -239,7 +239,13 @@ func (s *Service) Decide(ctx context.Context, c Click) (string, error) {
 		return already(decided), nil
 	}
 	decided = c.clicked(decided)
-	if err := s.deliver(ctx, decided); err != nil {
+	if err := s.deliver(ctx, decided); errors.Is(err, agent.ErrWakeQueued) {
+		// The decision stands: its signal waits for a wake slot, sent by Redeliver.
+		s.Log.Info("approval decided; its signal waits for a wake slot", "approval_id", a.ID, "status", string(status),
+			"user", c.UserID)
+		s.update(ctx, decided)
+		return "", nil
+	} else if err != nil {
 		// Not delivered: the decision is undone whatever ctx does, so the approval is pending
 		// again (a later click can try again) or, when the run no longer waits, expires.
 		ctx := context.WithoutCancel(ctx)
@@ -335,9 +341,17 @@ func Signal(a Approval) agent.Signal {
 	}
 	meta := map[string]any{"approval": map[string]any{"id": a.ID, "toolCallId": a.ToolCallID, "tool": a.Tool,
 		"decision": string(a.Status), "decidedBy": a.DecidedBy}}
-	return agent.Signal{ID: "approval-" + a.ID, Type: agent.TypeReactive, TagName: TagApproval,
-		Contents: contents, Attributes: attrs, Metadata: meta}
+	// Created when decided: a decision waiting for a wake slot keeps its place.
+	created := a.UpdatedAt
+	if a.DecidedAt != nil {
+		created = *a.DecidedAt
+	}
+	return agent.Signal{ID: SignalPrefix + a.ID, Type: agent.TypeReactive, TagName: TagApproval,
+		Contents: contents, Attributes: attrs, Metadata: meta, CreatedAt: created}
 }
+
+// SignalPrefix starts the id of an approval's signal; the approval id follows.
+const SignalPrefix = "approval-"
 
 // update rewrites the Slack message of a to its outcome.
 func (s *Service) update(ctx context.Context, a Approval) {
@@ -378,7 +392,9 @@ func (s *Service) expired(ctx context.Context, a Approval, why string) {
 	if a.Origin == OriginAPI {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resumeTimeout)
 		defer cancel()
-		if err := s.Emitter.Emit(ctx, a.ThreadKey, Signal(a)); err != nil {
+		if err := s.Emitter.Emit(ctx, a.ThreadKey, Signal(a)); errors.Is(err, agent.ErrWakeQueued) {
+			s.Log.Info("approval expired; its signal waits for a wake slot", "approval_id", a.ID)
+		} else if err != nil {
 			s.Log.Warn("tell the thread an approval expired", "approval_id", a.ID, "error", err.Error())
 		}
 	}
