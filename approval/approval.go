@@ -45,7 +45,8 @@ const (
 )
 
 // Bounds on what an approval stores and shows: the arguments are a stranger-sized
-// value (a model wrote them), kept whole up to MaxArguments bytes and cut beyond.
+// value (a model wrote them), kept whole up to MaxArguments bytes and cut beyond. Ids
+// (call, run) are never cut: one past MaxCallID bytes is refused (ErrCallIDTooLong).
 const (
 	MaxArguments   = 8 << 10
 	MaxDescription = 2000
