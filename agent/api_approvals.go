@@ -1,11 +1,14 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -22,16 +25,38 @@ type Approvals interface {
 
 // ApprovalRequest is the body of POST …/approvals.
 type ApprovalRequest struct {
-	// ID is the agent's id for the tool call (optional): a resend with the same id on the
-	// thread returns the first approval and posts nothing.
+	// ID is the agent's id for the tool call (optional, at most 200 bytes): a resend with
+	// the same id, tool and arguments on the thread returns the first approval and posts
+	// nothing; another tool or other arguments under it are ErrApprovalConflict.
 	ID          string          `json:"id,omitempty"`
 	Tool        string          `json:"tool"`
 	Arguments   json.RawMessage `json:"arguments,omitempty"`
 	Description string          `json:"description,omitempty"`
 }
 
-// Bounds of an approval request (the stored record keeps the same).
+// ErrApprovalConflict is an Approvals answer for an id the thread used before for
+// another tool or other arguments: the first approval's decision is not theirs.
+var ErrApprovalConflict = errors.New("approval id already used on this thread for another call")
+
+// SameArguments reports whether two calls' JSON arguments are the same: byte for byte
+// once spacing is compacted away (a value that only decodes alike, such as a number
+// beyond float precision, is another call).
+func SameArguments(a, b json.RawMessage) bool {
+	return bytes.Equal(compactJSON(a), compactJSON(b))
+}
+
+func compactJSON(raw json.RawMessage) []byte {
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return raw
+	}
+	return buf.Bytes()
+}
+
+// Bounds of an approval request (the stored record keeps the same, whole: an id is never
+// cut, which would answer one call with the decision on another sharing its prefix).
 const (
+	maxApprovalID          = 200
 	maxApprovalTool        = 200
 	maxApprovalArguments   = 8 << 10
 	maxApprovalDescription = 2000
@@ -61,11 +86,18 @@ func (a *API) requestApproval(c echo.Context, k inbox.ThreadKey) error {
 		return server.BadRequest("description: at most %d bytes", maxApprovalDescription)
 	}
 	if req.ID != "" {
+		if len(req.ID) > maxApprovalID {
+			return server.BadRequest("id: at most %d bytes", maxApprovalID)
+		}
 		if err := checkID(req.ID); err != nil {
 			return server.BadRequest("id: %v", err)
 		}
 	}
 	out, created, err := a.Approvals.RequestApproval(c.Request().Context(), k, req)
+	if errors.Is(err, ErrApprovalConflict) {
+		return server.NewError(http.StatusConflict, "approval_id_conflict",
+			"approval id %q was already used on this thread for another tool or other arguments: ask with a new id", req.ID)
+	}
 	if err != nil {
 		return err
 	}
@@ -76,8 +108,14 @@ func (a *API) requestApproval(c echo.Context, k inbox.ThreadKey) error {
 	return c.JSON(status, out)
 }
 
+// ErrWakeQueued is Emit's answer when waking the idle thread would pass the agent's
+// max_concurrent_wakes: nothing was sent, and the caller sends again once a slot frees.
+var ErrWakeQueued = errors.New("max_concurrent_wakes reached: the wake waits for a free slot")
+
 // Emit sends a gateway-made signal to k as a default send would: into the active run,
-// or waking the idle thread. A signal id the thread logged already is not sent again.
+// or waking the idle thread through the agent's wake accounting like every wake (an
+// urgent one: the wake budget does not hold it back, max_concurrent_wakes does, and it
+// queues by sig.CreatedAt). A signal id the thread logged already is not sent again.
 func (a *API) Emit(ctx context.Context, k inbox.ThreadKey, sig Signal) error {
 	if sig.ID != "" {
 		if _, ok, err := a.loggedSignal(ctx, k, sig.ID); err != nil || ok {
@@ -91,11 +129,14 @@ func (a *API) Emit(ctx context.Context, k inbox.ThreadKey, sig Signal) error {
 	sig = Accept(sig, nil, a.now().UTC())
 	d := Delivery{Thread: k, Signal: sig, Action: ActionDeliver, Attempt: 1}
 	if live == nil {
-		run, _, err := a.Runs.Open(ctx, k, OriginWake)
+		res, err := a.Runs.Wake(ctx, k, WakeRequest{Exempt: true, Rank: inbox.PriorityUrgent.Rank(), Since: sig.CreatedAt})
 		if err != nil {
 			return err
 		}
-		d.Action, d.RunID = ActionWake, run.ID
+		if res.Outcome != WakeOpened {
+			return fmt.Errorf("wake %s: %w (until %s at the latest)", k, ErrWakeQueued, res.Until.UTC().Format(time.RFC3339))
+		}
+		d.Action, d.RunID = ActionWake, res.Run.ID
 	} else {
 		d.RunID = live.ID
 	}

@@ -2,6 +2,7 @@ package approval_test
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,8 @@ import (
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/delivery/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/store/storetest"
 )
 
 // A stream agent asks through the agent API; the decision reaches its thread as an
@@ -59,4 +62,135 @@ func TestAgentAPIApproval(t *testing.T) {
 	ev := sub.Next(10 * time.Second)
 	require.Equal(t, "wake", ev.Str("action"))
 	require.Equal(t, `<approval tool="rollback" decision="declined" by="Jane">Roll back api to v41</approval>`, ev.Str("xml"))
+}
+
+// The attacker's second call shares the first 200 bytes of an approved call's id: it
+// must never come back approved without anyone seeing it. An id the store cannot keep
+// whole is refused, and another tool or other arguments under a used id are a 409.
+func TestAgentAPIApprovalIDKeptWhole(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			e := deliverytest.New(t, deliverytest.Config{Backend: &b})
+			k := inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: "deploy-7"}
+			slack := &fakeSlack{}
+			svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE"}},
+				approval.Deps{Store: e.Store, Places: e.Store, Slack: slack, Emitter: e.API, Now: e.Now})
+			e.API.Approvals = svc
+			url, tok := e.ThreadURL(k, "/approvals"), e.Token(k)
+
+			long := strings.Repeat("a", approval.MaxCallID)
+			var first approval.Approval
+			require.Equal(t, http.StatusCreated, e.Do(http.MethodPost, url, tok,
+				`{"id":"`+long+`","tool":"read_logs","arguments":{"lines":10}}`, &first))
+			_, err := svc.Decide(t.Context(), approval.Click{Connector: "acme", ApprovalID: first.ID, Approve: true, UserID: "U0JANE"})
+			require.NoError(t, err)
+
+			var refused struct{ Error server.Error }
+			require.Equal(t, http.StatusBadRequest, e.Do(http.MethodPost, url, tok,
+				`{"id":"`+long+`-drop","tool":"drop_database","arguments":{"db":"prod"}}`, &refused),
+				"an id longer than the store keeps is refused, not cut onto the approved one")
+			require.Equal(t, "id: at most 200 bytes", refused.Error.Message)
+
+			var conflict struct{ Error server.Error }
+			require.Equal(t, http.StatusConflict, e.Do(http.MethodPost, url, tok,
+				`{"id":"`+long+`","tool":"drop_database","arguments":{"db":"prod"}}`, &conflict), "another tool under the id")
+			require.Equal(t, "approval_id_conflict", conflict.Error.Code)
+			require.Equal(t, http.StatusConflict, e.Do(http.MethodPost, url, tok,
+				`{"id":"`+long+`","tool":"read_logs","arguments":{"lines":100000}}`, nil), "other arguments under the id")
+			require.Equal(t, http.StatusConflict, e.Do(http.MethodPost, url, tok,
+				`{"id":"`+long+`","tool":"read_logs"}`, nil), "no arguments under an id that had some")
+
+			var again approval.Approval
+			require.Equal(t, http.StatusOK, e.Do(http.MethodPost, url, tok,
+				`{"id":"`+long+`","tool":"read_logs","arguments":{ "lines" : 10 }}`, &again), "the same call resent")
+			require.Equal(t, first.ID, again.ID)
+			require.Equal(t, approval.StatusApproved, again.Status)
+			require.Len(t, slack.posts, 1, "only the first call was posted")
+
+			page, _, err := e.Store.ListApprovals(t.Context(), approval.Filter{})
+			require.NoError(t, err)
+			require.Len(t, page, 1)
+			require.Equal(t, long, page[0].ToolCallID)
+		})
+	}
+}
+
+// max_concurrent_wakes holds for decisions too: three decisions on idle threads of an
+// agent capped at one wake open one run at a time; the others wait for a free slot and
+// reach their threads once it frees, none lost.
+func TestApprovalDecisionsRespectMaxConcurrentWakes(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			e := deliverytest.New(t, deliverytest.Config{Backend: &b, Agents: []agent.Config{
+				{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{Kind: agent.TargetStream}, MaxConcurrentWakes: 1},
+			}})
+			svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE"}},
+				approval.Deps{Store: e.Store, Places: e.Store, Slack: &fakeSlack{}, Emitter: e.API, Now: e.Now})
+			e.API.Approvals = svc
+			var ks []inbox.ThreadKey
+			var as []approval.Approval
+			for i := range 3 {
+				k := inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: "deploy-" + strconv.Itoa(i)}
+				var a approval.Approval
+				require.Equal(t, http.StatusCreated, e.Do(http.MethodPost, e.ThreadURL(k, "/approvals"), e.Token(k),
+					`{"tool":"rollback"}`, &a))
+				ks, as = append(ks, k), append(as, a)
+			}
+			openWakes := func() int {
+				st, err := e.Store.WakeState(t.Context(), ks[0], e.Now())
+				require.NoError(t, err)
+				return st.OpenWakes
+			}
+			decision := func(i int) *agent.Frame {
+				for _, f := range e.Log(ks[i]) {
+					if f.ID == "approval-"+as[i].ID {
+						return &f
+					}
+				}
+				return nil
+			}
+			for i, a := range as {
+				notice, err := svc.Decide(t.Context(), approval.Click{Connector: "acme", ApprovalID: a.ID, Approve: true, UserID: "U0JANE"})
+				require.NoError(t, err)
+				require.Empty(t, notice, "decided: the message says so")
+				require.Equal(t, 1, openWakes(), "after decision %d", i+1)
+				got, err := e.Store.GetApproval(t.Context(), a.ID)
+				require.NoError(t, err)
+				require.Equal(t, approval.StatusApproved, got.Status, "a decision waiting for a slot stands")
+			}
+			require.NotNil(t, decision(0))
+			require.Nil(t, decision(1), "waits for a wake slot")
+			require.Nil(t, decision(2), "waits for a wake slot")
+
+			e.Clock.Advance(time.Minute) // past the grace a click's own delivery has
+			require.NoError(t, svc.Redeliver(t.Context()))
+			require.Equal(t, 1, openWakes(), "no slot freed: nothing more opens")
+			require.Nil(t, decision(1))
+
+			for i := range 2 {
+				f := decision(i)
+				require.NotNil(t, f)
+				e.FinishRun(ks[i], f.RunID)
+				require.Equal(t, 0, openWakes())
+				require.NoError(t, svc.Redeliver(t.Context()))
+				require.Equal(t, 1, openWakes(), "the freed slot goes to one waiting decision")
+				next := decision(i + 1)
+				require.NotNil(t, next, "decision %d delivered once a slot freed", i+2)
+				require.Equal(t, agent.ActionWake, next.Action)
+				if i == 0 {
+					require.Nil(t, decision(2), "one slot, one decision")
+				}
+			}
+			require.NoError(t, svc.Redeliver(t.Context()))
+			for i := range 3 {
+				n := 0
+				for _, f := range e.Log(ks[i]) {
+					if f.ID == "approval-"+as[i].ID {
+						n++
+					}
+				}
+				require.Equal(t, 1, n, "thread %d got its decision once", i)
+			}
+		})
+	}
 }

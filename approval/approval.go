@@ -45,7 +45,8 @@ const (
 )
 
 // Bounds on what an approval stores and shows: the arguments are a stranger-sized
-// value (a model wrote them), kept whole up to MaxArguments bytes and cut beyond.
+// value (a model wrote them), kept whole up to MaxArguments bytes and cut beyond. Ids
+// (call, run) are never cut: one past MaxCallID bytes is refused (ErrCallIDTooLong).
 const (
 	MaxArguments   = 8 << 10
 	MaxDescription = 2000
@@ -126,6 +127,10 @@ type Store interface {
 	// not empty; of call toolCallID when not empty) and returns them.
 	ExpireRunApprovals(ctx context.Context, k inbox.ThreadKey, runID, toolCallID string, now time.Time) ([]Approval, error)
 	ListApprovals(ctx context.Context, f Filter) ([]Approval, string, error)
+	// UndeliveredApprovals lists origin-api approvals created since `since`, decided or
+	// expired and last changed by `before`, whose signal their thread has not logged;
+	// oldest change first, at most limit.
+	UndeliveredApprovals(ctx context.Context, since, before time.Time, limit int) ([]Approval, error)
 }
 
 // Places says where a thread's Slack conversation is (the store).

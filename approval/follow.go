@@ -73,6 +73,40 @@ func (s *Service) Sweep(ctx context.Context) error {
 
 const sweepBatch = 100
 
+// Redelivery of decisions whose signal did not reach their thread: one whose change is
+// younger than redeliverGrace may still be on its way (a click's delivery takes up to
+// resumeTimeout), and one whose approval is older than expire_after plus redeliverFor is
+// given up.
+const (
+	redeliverGrace = 2 * resumeTimeout
+	redeliverFor   = 24 * time.Hour
+)
+
+// Redeliver sends the signals of API approvals decided or expired that their threads
+// have not logged: above all, decisions whose wake waited for a max_concurrent_wakes
+// slot. One still waiting stays for the next call; the sweep calls it every sweepEvery.
+func (s *Service) Redeliver(ctx context.Context) error {
+	now := s.Now().UTC()
+	as, err := s.Store.UndeliveredApprovals(ctx, now.Add(-s.cfg.ExpireAfter-redeliverFor), now.Add(-redeliverGrace), sweepBatch)
+	if err != nil {
+		return err
+	}
+	for _, a := range as {
+		ectx, cancel := context.WithTimeout(ctx, resumeTimeout)
+		err := s.Emitter.Emit(ectx, a.ThreadKey, Signal(a))
+		cancel()
+		switch {
+		case errors.Is(err, agent.ErrWakeQueued):
+			s.Log.Debug("approval signal still waits for a wake slot", "approval_id", a.ID)
+		case err != nil:
+			s.Log.Warn("redeliver approval signal", "approval_id", a.ID, "error", err.Error())
+		default:
+			s.Log.Info("approval signal delivered", "approval_id", a.ID, "status", string(a.Status))
+		}
+	}
+	return nil
+}
+
 // Name names the service in logs.
 func (s *Service) Name() string { return "approvals" }
 
@@ -110,6 +144,9 @@ func (s *Service) sweepLoop(ctx context.Context) {
 		}
 		if err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
 			s.Log.Warn("expire approvals", "error", err.Error())
+		}
+		if err := s.Redeliver(ctx); err != nil && ctx.Err() == nil {
+			s.Log.Warn("redeliver approval signals", "error", err.Error())
 		}
 	}
 }

@@ -100,14 +100,22 @@ type Request struct {
 	Description string
 }
 
+// ErrCallIDTooLong: a tool call or run id longer than MaxCallID bytes. Ids are kept
+// whole or refused: a cut id would find another call's approval.
+var ErrCallIDTooLong = fmt.Errorf("tool call and run ids are at most %d bytes", MaxCallID)
+
 // Request records an approval and posts it to Slack. A second request for the same
 // call of the same thread (a replayed stream, a resent request) returns the first
-// one and posts nothing. created reports a new approval.
+// one and posts nothing; one for another tool or other arguments under the same call
+// id is agent.ErrApprovalConflict. created reports a new approval.
 func (s *Service) Request(ctx context.Context, r Request) (Approval, bool, error) {
+	if len(r.ToolCallID) > MaxCallID || len(r.RunID) > MaxCallID {
+		return Approval{}, false, ErrCallIDTooLong
+	}
 	now := s.Now().UTC()
 	args, cut := BoundArguments(r.Arguments)
-	a := Approval{ID: s.NewID(), ThreadKey: r.Thread, Origin: r.Origin, RunID: cut200(r.RunID),
-		ToolCallID: cut200(r.ToolCallID), Tool: truncate(r.Tool, MaxTool), Arguments: args, Truncated: cut,
+	a := Approval{ID: s.NewID(), ThreadKey: r.Thread, Origin: r.Origin, RunID: r.RunID,
+		ToolCallID: r.ToolCallID, Tool: truncate(r.Tool, MaxTool), Arguments: args, Truncated: cut,
 		Description: truncate(r.Description, MaxDescription), Status: StatusPending, Connector: s.cfg.SlackConnector,
 		CreatedAt: now, ExpiresAt: now.Add(s.cfg.ExpireAfter), UpdatedAt: now}
 	if a.ToolCallID == "" {
@@ -118,6 +126,11 @@ func (s *Service) Request(ctx context.Context, r Request) (Approval, bool, error
 		return Approval{}, false, fmt.Errorf("record approval: %w", err)
 	}
 	if !created {
+		// Compared as stored (the store keeps text clean).
+		sent := json.RawMessage(inbox.CleanText(string(a.Arguments)))
+		if got.Tool != a.Tool || got.Truncated != a.Truncated || !agent.SameArguments(got.Arguments, sent) {
+			return Approval{}, false, fmt.Errorf("approval for call %q: %w", a.ToolCallID, agent.ErrApprovalConflict)
+		}
 		return got, false, nil
 	}
 	s.post(ctx, &got)
@@ -226,7 +239,13 @@ func (s *Service) Decide(ctx context.Context, c Click) (string, error) {
 		return already(decided), nil
 	}
 	decided = c.clicked(decided)
-	if err := s.deliver(ctx, decided); err != nil {
+	if err := s.deliver(ctx, decided); errors.Is(err, agent.ErrWakeQueued) {
+		// The decision stands: its signal waits for a wake slot, sent by Redeliver.
+		s.Log.Info("approval decided; its signal waits for a wake slot", "approval_id", a.ID, "status", string(status),
+			"user", c.UserID)
+		s.update(ctx, decided)
+		return "", nil
+	} else if err != nil {
 		// Not delivered: the decision is undone whatever ctx does, so the approval is pending
 		// again (a later click can try again) or, when the run no longer waits, expires.
 		ctx := context.WithoutCancel(ctx)
@@ -322,9 +341,17 @@ func Signal(a Approval) agent.Signal {
 	}
 	meta := map[string]any{"approval": map[string]any{"id": a.ID, "toolCallId": a.ToolCallID, "tool": a.Tool,
 		"decision": string(a.Status), "decidedBy": a.DecidedBy}}
-	return agent.Signal{ID: "approval-" + a.ID, Type: agent.TypeReactive, TagName: TagApproval,
-		Contents: contents, Attributes: attrs, Metadata: meta}
+	// Created when decided: a decision waiting for a wake slot keeps its place.
+	created := a.UpdatedAt
+	if a.DecidedAt != nil {
+		created = *a.DecidedAt
+	}
+	return agent.Signal{ID: SignalPrefix + a.ID, Type: agent.TypeReactive, TagName: TagApproval,
+		Contents: contents, Attributes: attrs, Metadata: meta, CreatedAt: created}
 }
+
+// SignalPrefix starts the id of an approval's signal; the approval id follows.
+const SignalPrefix = "approval-"
 
 // update rewrites the Slack message of a to its outcome.
 func (s *Service) update(ctx context.Context, a Approval) {
@@ -365,13 +392,13 @@ func (s *Service) expired(ctx context.Context, a Approval, why string) {
 	if a.Origin == OriginAPI {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resumeTimeout)
 		defer cancel()
-		if err := s.Emitter.Emit(ctx, a.ThreadKey, Signal(a)); err != nil {
+		if err := s.Emitter.Emit(ctx, a.ThreadKey, Signal(a)); errors.Is(err, agent.ErrWakeQueued) {
+			s.Log.Info("approval expired; its signal waits for a wake slot", "approval_id", a.ID)
+		} else if err != nil {
 			s.Log.Warn("tell the thread an approval expired", "approval_id", a.ID, "error", err.Error())
 		}
 	}
 }
-
-func cut200(s string) string { return truncate(s, MaxCallID) }
 
 // truncate cuts s to at most n bytes on a rune boundary, cleaned for storage.
 func truncate(s string, n int) string {

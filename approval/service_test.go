@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -167,7 +168,7 @@ func TestApproveFromSlack(t *testing.T) {
 	require.Equal(t, approval.StatusApproved, e.get(t, a.ID).Status)
 
 	// A replayed chunk (the stream reconnected) posts nothing new.
-	e.svc.ToolApproval(context.Background(), k, "run-1", "call-1", "deploy", nil)
+	e.svc.ToolApproval(context.Background(), k, "run-1", "call-1", "deploy", json.RawMessage(`{"env":"prod"}`))
 	require.Len(t, e.slack.posts, 1)
 }
 
@@ -284,9 +285,12 @@ func TestAPIApprovalSignal(t *testing.T) {
 	require.True(t, created)
 	a := out.(approval.Approval)
 	require.Equal(t, approval.OriginAPI, a.Origin)
-	_, created, err = e.svc.RequestApproval(context.Background(), k, agent.ApprovalRequest{ID: "rollback-7", Tool: "rollback"})
+	_, created, err = e.svc.RequestApproval(context.Background(), k, agent.ApprovalRequest{ID: "rollback-7",
+		Tool: "rollback", Description: "Roll back api to v41", Arguments: json.RawMessage(`{"to": "v41"}`)})
 	require.NoError(t, err)
 	require.False(t, created, "a resend returns the first")
+	_, _, err = e.svc.RequestApproval(context.Background(), k, agent.ApprovalRequest{ID: "rollback-7", Tool: "rollback"})
+	require.ErrorIs(t, err, agent.ErrApprovalConflict, "the id with other arguments")
 
 	require.Empty(t, e.click(t, a.ID, "U0JANE", true))
 	require.Empty(t, e.resumer.calls)
@@ -342,4 +346,19 @@ func TestClicksDecidedLater(t *testing.T) {
 	require.Equal(t, approval.StatusApproved, e.get(t, a.ID).Status)
 	require.Equal(t, []string{"call-1 approved"}, e.resumer.calls)
 	require.False(t, e.svc.Later(click("U0JANE"), answer), "stopped")
+}
+
+// A Mastra call id longer than the store keeps is not cut onto another call's approval.
+func TestLongCallIDNotCut(t *testing.T) {
+	e := newEnv(t, approval.Config{Channel: "C0APPROVE"})
+	long := strings.Repeat("c", approval.MaxCallID)
+	a := e.mastraApproval(t, long)
+	e.svc.ToolApproval(context.Background(), k, "run-1", long+"-2", "deploy", json.RawMessage(`{"env":"prod"}`))
+	require.Len(t, e.slack.posts, 1, "the longer id is refused")
+	_, _, err := e.svc.Request(context.Background(), approval.Request{Thread: k, Origin: approval.OriginMastra, ToolCallID: long + "-2", Tool: "deploy"})
+	require.ErrorIs(t, err, approval.ErrCallIDTooLong)
+	page, _, err := e.st.ListApprovals(context.Background(), approval.Filter{})
+	require.NoError(t, err)
+	require.Len(t, page, 1)
+	require.Equal(t, a.ID, page[0].ID)
 }

@@ -226,6 +226,28 @@ func (s *Store) expireApprovals(ctx context.Context, now time.Time, w where, tai
 	return out, nil
 }
 
+// UndeliveredApprovals lists API approvals created since `since` that are decided or
+// expired, last changed by `before`, whose <approval> signal the thread has not logged
+// (its wake waited for a slot, or the replica stopped mid-delivery): oldest change
+// first, at most limit.
+func (s *Store) UndeliveredApprovals(ctx context.Context, since, before time.Time, limit int) ([]approval.Approval, error) {
+	var rows []approvalRow
+	err := s.r.SelectContext(ctx, &rows, s.q(`SELECT `+approvalColumns+` FROM approvals a
+		WHERE a.created_at >= ? AND a.origin = ? AND a.status <> 'pending' AND a.updated_at <= ?
+		AND NOT EXISTS (SELECT 1 FROM signals s WHERE s.agent = a.agent AND s.resource_id = a.resource_id
+			AND s.thread_id = a.thread_id AND s.id = ? || a.id)
+		ORDER BY a.updated_at, a.id LIMIT `+fmt.Sprint(max(limit, 1))),
+		micros(since), approval.OriginAPI, micros(before), approval.SignalPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("list undelivered approvals: %w", err)
+	}
+	out := make([]approval.Approval, len(rows))
+	for i, r := range rows {
+		out[i] = r.approval()
+	}
+	return out, nil
+}
+
 // ListApprovals lists approvals newest first; next is "" on the last page.
 func (s *Store) ListApprovals(ctx context.Context, f approval.Filter) ([]approval.Approval, string, error) {
 	var w where

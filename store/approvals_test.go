@@ -194,3 +194,45 @@ func ids(as []approval.Approval) []string {
 	}
 	return out
 }
+
+// The decisions an approval's thread has not logged yet: decided or expired API
+// approvals of the window, not the pending, the Mastra or the delivered ones.
+func TestUndeliveredApprovals(t *testing.T) {
+	forEach(t, func(t *testing.T, s *store.Store, _ *inbox.Service) {
+		ctx := context.Background()
+		mk := func(id, origin string, at time.Time, status approval.Status) {
+			a := newApproval(id, "call-"+id, at)
+			a.Origin = origin
+			_, _, err := s.CreateApproval(ctx, a)
+			require.NoError(t, err)
+			if status != approval.StatusPending {
+				_, changed, err := s.DecideApproval(ctx, id, status, "U1", "Jane", at.Add(time.Minute))
+				require.NoError(t, err)
+				require.True(t, changed)
+			}
+		}
+		mk("old", approval.OriginAPI, t0.Add(-time.Hour), approval.StatusApproved)
+		mk("waits", approval.OriginAPI, t0, approval.StatusApproved)
+		mk("expired", approval.OriginAPI, t0.Add(time.Second), approval.StatusExpired)
+		mk("sent", approval.OriginAPI, t0.Add(2*time.Second), approval.StatusDeclined)
+		mk("pending", approval.OriginAPI, t0.Add(3*time.Second), approval.StatusPending)
+		mk("mastra", approval.OriginMastra, t0.Add(4*time.Second), approval.StatusApproved)
+		mk("recent", approval.OriginAPI, t0.Add(time.Hour), approval.StatusApproved)
+		_, _, err := s.AppendFrame(ctx, signalFrame(approval.SignalPrefix+"sent", thread, t0.Add(3*time.Minute)))
+		require.NoError(t, err)
+		_, _, err = s.AppendFrame(ctx, signalFrame(approval.SignalPrefix+"waits", inbox.ThreadKey{Agent: thread.Agent,
+			Resource: thread.Resource, Thread: "another"}, t0.Add(3*time.Minute)))
+		require.NoError(t, err)
+
+		got, err := s.UndeliveredApprovals(ctx, t0, t0.Add(10*time.Minute), 10)
+		require.NoError(t, err)
+		ids := make([]string, len(got))
+		for i, a := range got {
+			ids[i] = a.ID
+		}
+		require.Equal(t, []string{"waits", "expired"}, ids, "another thread's frame of the id is not this one's")
+		got, err = s.UndeliveredApprovals(ctx, t0, t0.Add(10*time.Minute), 1)
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+	})
+}

@@ -78,7 +78,9 @@ func (m *Messenger) PostApproval(ctx context.Context, connector, channel, thread
 	if err != nil {
 		return "", "", err
 	}
-	opts := []slack.MsgOption{slack.MsgOptionText(fmt.Sprintf(approvalFallback, a.Agent, a.Tool), false),
+	// The text is what notifications and previews show: escaped like the blocks.
+	text := fmt.Sprintf(approvalFallback, escapeCut(a.Agent, maxShownName/2), escapeCut(a.Tool, maxShownName/2))
+	opts := []slack.MsgOption{slack.MsgOptionText(text, false),
 		slack.MsgOptionBlocks(approvalBlocks(a, true)...)}
 	if threadTS != "" {
 		opts = append(opts, slack.MsgOptionTS(threadTS))
@@ -166,9 +168,8 @@ func approvalBlocks(a approval.Approval, buttons bool) []slack.Block {
 		fmt.Fprintf(&b, "\n```%s```", escapeCut(strings.ReplaceAll(string(a.Arguments), "```", "'''"), maxShownArgs))
 	}
 	blocks := []slack.Block{
-		slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, b.String(), false, false), nil, nil),
-		slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType,
-			escape(fmt.Sprintf("thread %s / %s · approval %s", a.Resource, a.Thread, a.ID)), false, false)),
+		slack.NewSectionBlock(mrkdwn(b.String()), nil, nil),
+		slack.NewContextBlock("", mrkdwn(escape(fmt.Sprintf("thread %s / %s · approval %s", a.Resource, a.Thread, a.ID)))),
 	}
 	if buttons {
 		approve := slack.NewButtonBlockElement(ActionApprove, a.ID, slack.NewTextBlockObject(slack.PlainTextType, "Approve", false, false))
@@ -177,7 +178,13 @@ func approvalBlocks(a approval.Approval, buttons bool) []slack.Block {
 		decline.Style = slack.StyleDanger
 		return append(blocks, slack.NewActionBlock(approvalBlockID, approve, decline))
 	}
-	return append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, outcome(a), false, false), nil, nil))
+	return append(blocks, slack.NewSectionBlock(mrkdwn(outcome(a)), nil, nil))
+}
+
+// mrkdwn is a verbatim mrkdwn text: Slack turns no bare URL, channel name or @name of
+// the asker's text into a link or mention (only the escaped markup written here counts).
+func mrkdwn(text string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.MarkdownType, text, false, true)
 }
 
 // outcome says how a ended: "Approved by <@U1> (Jane) at …".

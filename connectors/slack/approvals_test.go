@@ -282,3 +282,57 @@ func TestApprovalBlocksFitASection(t *testing.T) {
 		}
 	}
 }
+
+// A tool name is the asker's text: in the message's plain text (what notifications and
+// previews show) it mentions nobody and links nowhere, and the blocks are posted verbatim
+// so Slack adds no links or mentions of its own.
+func TestApprovalTextNeutralised(t *testing.T) {
+	api := webapitest.New(t)
+	h := newHarness(t, approvalConfig(api), harnessOpts{})
+	m := h.handler.Messenger(time.Minute)
+	a := sampleApproval()
+	a.Agent, a.Tool = "support <!here>", "<!channel> <https://evil.example|Approve here> & co"
+
+	_, ts, err := m.PostApproval(context.Background(), "acme", "C0APPROVE", "", a)
+	require.NoError(t, err)
+	call := nextCall(t, api)
+	require.Equal(t, "chat.postMessage", call.Method)
+	require.Equal(t, "support &lt;!here&gt; asks to run &lt;!channel&gt; &lt;https://evil.example|Approve here&gt; &amp; co: approve or decline in Slack",
+		call.Form.Get("text"))
+	requireVerbatim(t, call.Form.Get("blocks"))
+
+	a.Status, a.Channel, a.MessageTS = approval.StatusExpired, "C0APPROVE", ts
+	require.NoError(t, m.UpdateApproval(context.Background(), "acme", a))
+	call = nextCall(t, api)
+	require.Equal(t, "chat.update", call.Method)
+	requireVerbatim(t, call.Form.Get("blocks"))
+}
+
+// requireVerbatim checks that every mrkdwn text object of the blocks is verbatim.
+func requireVerbatim(t *testing.T, blocks string) {
+	t.Helper()
+	var objs []map[string]any
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if v["type"] == "mrkdwn" {
+				objs = append(objs, v)
+			}
+			for _, c := range v {
+				walk(c)
+			}
+		case []any:
+			for _, c := range v {
+				walk(c)
+			}
+		}
+	}
+	var parsed any
+	require.NoError(t, json.Unmarshal([]byte(blocks), &parsed))
+	walk(parsed)
+	require.NotEmpty(t, objs)
+	for _, o := range objs {
+		require.Equal(t, true, o["verbatim"], "mrkdwn not verbatim: %v", o)
+	}
+}
