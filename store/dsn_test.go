@@ -11,7 +11,7 @@ import (
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
-// DSNCase is a PostgreSQL DSN with a password that must never be printed.
+// dsnCase is a PostgreSQL DSN with a password that must never be printed.
 type dsnCase struct {
 	name, dsn, password string
 	// want is the DSN as printed, rebuilt from pgx's parse; "" when pgx refuses it.
