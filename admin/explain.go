@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -42,12 +43,15 @@ type Explanation struct {
 	Event ExplainedEvent `json:"event"`
 	// DuplicateOf is the stored event with the sample's delivery id: delivered for real,
 	// the sample would be acknowledged as a redelivery and change nothing.
-	DuplicateOf   string            `json:"duplicateOf,omitempty"`
-	Status        inbox.EventStatus `json:"status"`
-	Reason        string            `json:"reason,omitempty"`
-	Items         []ExplainedItem   `json:"items"`
-	Routes        []RouteResult     `json:"routes"`
-	Notifications []Outcome         `json:"notifications"`
+	DuplicateOf string            `json:"duplicateOf,omitempty"`
+	Status      inbox.EventStatus `json:"status"`
+	Reason      string            `json:"reason,omitempty"`
+	Items       []ExplainedItem   `json:"items"`
+	Routes      []RouteResult     `json:"routes"`
+	// RoutesNote says why Routes is empty: the connector produced nothing to route (and
+	// why), or no routes are configured.
+	RoutesNote    string    `json:"routesNote,omitempty"`
+	Notifications []Outcome `json:"notifications"`
 }
 
 // ExplainedEvent names the event explained.
@@ -180,6 +184,9 @@ func (x *Explainer) Explain(ctx context.Context, s Sample) (*Explanation, error)
 			out.Routes = append(out.Routes, x.routeResults(i, it, payload)...)
 		}
 	}
+	if len(out.Routes) == 0 {
+		out.RoutesNote = routesNote(ev, status, reason, items, x.router.Len())
+	}
 	var touched []inbox.Record // records this event itself would create or change
 	for _, n := range ns {
 		o, err := x.outcome(ctx, n, payload, now, &touched)
@@ -242,6 +249,36 @@ func (x *Explainer) event(ctx context.Context, s Sample) (*inbox.Event, error) {
 		return nil, server.BadRequest("body: required (the raw body as a string, or the JSON document), or bodyBase64")
 	}
 	return ev, nil
+}
+
+// routesNote says why no route was tried: the connector made nothing to route (it
+// refused or ignored the event, or skipped every item), or there are no routes.
+func routesNote(ev *inbox.Event, status inbox.EventStatus, reason string, items []connectors.Item, routes int) string {
+	var why string
+	var skips []string
+	for _, it := range items {
+		if it.Skip != "" {
+			skips = append(skips, it.Skip)
+		}
+	}
+	switch {
+	case status == inbox.EventInvalid:
+		why = "it would be stored as invalid: " + reason
+	case status != "":
+		why = "it would be stored as " + string(status) + ": " + reason
+	case len(items) == 0:
+		why = "it made no items of this event"
+	case len(skips) == len(items):
+		why = "every item is skipped: " + strings.Join(skips, "; ")
+	}
+	none := "no routes are configured: add routes in config.yaml"
+	switch {
+	case why == "":
+		return none
+	case routes == 0:
+		why += " (and " + none + ")"
+	}
+	return "connector " + ev.Source + "/" + ev.Connector + " produced nothing to route: " + why
 }
 
 // deliveryID is the provider's id for the event: given, or as the connector reads it.

@@ -168,3 +168,30 @@ func TestExplainBadInput(t *testing.T) {
 		require.Equal(t, c.msg, msg)
 	}
 }
+
+// An explanation with no route results says why: the connector made nothing to route
+// (routes exist), or no routes are configured.
+func TestExplainSaysWhyNoRouteWasTried(t *testing.T) {
+	explain := func(en *env, body any) admin.Explanation {
+		var x admin.Explanation
+		en.call(http.MethodPost, "/admin/v1/explain", map[string]any{"source": "generic", "connector": "billing", "body": body}, &x)
+		return x
+	}
+	sample := map[string]any{"kind": "invoice-failed", "summary": "x", "attributes": map[string]any{"customer": "acme"}}
+	en := newEnv(t, envOpts{})
+	x := explain(en, "not json")
+	require.Equal(t, inbox.EventInvalid, x.Status)
+	require.NotEmpty(t, x.Reason)
+	require.Empty(t, x.Routes)
+	require.Equal(t, "connector generic/billing produced nothing to route: it would be stored as invalid: "+x.Reason, x.RoutesNote)
+
+	x = explain(en, sample)
+	require.NotEmpty(t, x.Routes)
+	require.Empty(t, x.RoutesNote)
+
+	none := newEnv(t, envOpts{routes: []connectors.RouteConfig{}})
+	require.Equal(t, "no routes are configured: add routes in config.yaml", explain(none, sample).RoutesNote)
+	x = explain(none, "not json")
+	require.Equal(t, "connector generic/billing produced nothing to route: it would be stored as invalid: "+x.Reason+
+		" (and no routes are configured: add routes in config.yaml)", x.RoutesNote)
+}

@@ -134,6 +134,7 @@ func schemas() obj {
 				"error": str("Matched, but the thread did not render; or why match.when could not be evaluated (a non-match)."), "sameThreadAs": str("An earlier route feeds this thread already."),
 				"when": str("The route's match.when expression, evaluated once its other match fields held."),
 			}, "route", "item", "matched")),
+			"routesNote": str("Why routes is empty: the connector produced nothing to route (and why), or no routes are configured."),
 			"notifications": array(object(obj{
 				"route": str(""), "thread": ref("ThreadKey"), "notification": ref("Notification"), "presence": enum("", "active", "idle"),
 				"activeRun": ref("ActiveRun"),

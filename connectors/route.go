@@ -371,6 +371,9 @@ func (r *Router) Route(items []Item) (ns []inbox.Notification, errs []error) {
 	return r.RouteEvent(nil, items)
 }
 
+// Len is the number of configured routes.
+func (r *Router) Len() int { return len(r.routes) }
+
 // UsesPayload reports whether a route has a `when`, so callers decode the event
 // body for it only then.
 func (r *Router) UsesPayload() bool {

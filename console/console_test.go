@@ -42,6 +42,7 @@ type fakeAdmin struct {
 	event     admin.EventDetail
 	approvals []approval.Approval
 	actions   []string
+	explained *admin.Explanation // Explain's answer; nil: a 400
 }
 
 func (f *fakeAdmin) did(a string) {
@@ -108,6 +109,9 @@ func (f *fakeAdmin) Deliveries(context.Context, url.Values) (admin.DeliveryPage,
 func (f *fakeAdmin) Connectors(context.Context) ([]admin.ConnectorHealth, error) { return nil, nil }
 func (f *fakeAdmin) Targets(context.Context) ([]admin.TargetStatus, error)       { return nil, nil }
 func (f *fakeAdmin) Explain(context.Context, admin.Sample) (*admin.Explanation, error) {
+	if f.explained != nil {
+		return f.explained, nil
+	}
 	return nil, server.BadRequest("source: required")
 }
 

@@ -259,19 +259,6 @@ func TestDiscardDecision(t *testing.T) {
 	}
 }
 
-func TestRedactDSN(t *testing.T) {
-	require.Equal(t, "postgres://gw:xxxxx@db:5432/gw?sslmode=disable", store.RedactDSN("postgres://gw:s3cret@db:5432/gw?sslmode=disable"))
-	require.Equal(t, "host=db user=gw password=xxxxx dbname=gw", store.RedactDSN("host=db user=gw password=s3cret dbname=gw"))
-	require.Equal(t, "data/signalgate.db", store.RedactDSN("data/signalgate.db"))
-}
-
-func TestOpenErrorNamesDSNWithoutPassword(t *testing.T) {
-	_, err := store.Open(context.Background(), store.Config{Driver: "postgres", DSN: "postgres://gw:s3cret@127.0.0.1:1/gw?connect_timeout=1"}, storetest.Logger(t))
-	require.Error(t, err)
-	require.Contains(t, err.Error(), "postgres://gw:xxxxx@127.0.0.1:1/gw")
-	require.NotContains(t, err.Error(), "s3cret")
-}
-
 func TestHostileTextStored(t *testing.T) {
 	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
 		n := comment("nul\x00byte and bad \xff utf8", "k\x00", "")

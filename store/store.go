@@ -11,10 +11,8 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -68,8 +66,13 @@ func (c Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("driver: unknown %q (want sqlite or postgres)", c.Driver))
 	}
-	if c.Driver == DriverPostgres && c.DSN == "" {
+	switch {
+	case c.Driver == DriverPostgres && c.DSN == "":
 		errs = append(errs, errors.New("dsn: required for driver postgres"))
+	case c.Driver == DriverPostgres:
+		errs = append(errs, validatePostgresDSN(c.DSN))
+	case looksPostgres(c.DSN):
+		errs = append(errs, errors.New("dsn: a PostgreSQL DSN needs driver: postgres (driver sqlite takes a file path)"))
 	}
 	if c.MaxOpenConns < 0 {
 		errs = append(errs, errors.New("max_open_conns: must not be negative"))
@@ -119,7 +122,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*S
 	defer cancel()
 	if err := s.w.PingContext(pctx); err != nil {
 		s.Close()
-		return nil, fmt.Errorf("open %s database %s: %w", cfg.Driver, RedactDSN(cfg.DSN), scrub(err, cfg.DSN))
+		return nil, fmt.Errorf("open %s database %s: %w", cfg.Driver, cfg.RedactedDSN(), scrub(err, cfg.password()))
 	}
 	return s, nil
 }
@@ -178,7 +181,7 @@ func (s *Store) openPostgres(cfg Config) error {
 	// "pgx" (not "pgx/v5") is the name sqlx knows to rebind ? to $n.
 	db, err := sqlx.Open("pgx", cfg.DSN)
 	if err != nil {
-		return fmt.Errorf("open postgres database %s: %w", RedactDSN(cfg.DSN), scrub(err, cfg.DSN))
+		return fmt.Errorf("open postgres database %s: %w", cfg.RedactedDSN(), scrub(err, cfg.password()))
 	}
 	db.SetMaxOpenConns(cfg.MaxOpenConns)
 	db.SetMaxIdleConns(cfg.MaxOpenConns)
@@ -307,44 +310,6 @@ func (s *Store) q(query string) string {
 		return sqlx.Rebind(sqlx.DOLLAR, query)
 	}
 	return query
-}
-
-var dsnPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('[^']*'|\S+)`)
-
-// RedactDSN hides the password of a URL or key=value DSN.
-func RedactDSN(dsn string) string {
-	if u, err := url.Parse(dsn); err == nil && u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-		}
-		q := u.Query()
-		if q.Has("password") {
-			q.Set("password", "xxxxx")
-			u.RawQuery = q.Encode()
-		}
-		return u.String()
-	}
-	return dsnPassword.ReplaceAllString(dsn, "${1}xxxxx")
-}
-
-// scrub removes the raw DSN (and its password) from a driver error.
-func scrub(err error, dsn string) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	if u, perr := url.Parse(dsn); perr == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok && pw != "" {
-			msg = strings.ReplaceAll(msg, pw, "xxxxx")
-		}
-	}
-	if m := dsnPassword.FindStringSubmatch(dsn); m != nil {
-		msg = strings.ReplaceAll(msg, strings.Trim(m[2], "'"), "xxxxx")
-	}
-	if msg == err.Error() {
-		return err
-	}
-	return errors.New(msg)
 }
 
 // micros converts a time to the stored representation.

@@ -271,8 +271,8 @@ func TestApprovalsConfigNamesKeys(t *testing.T) {
 agents: [ { id: coder, token: dev-only-coder-token } ]
 connectors:
   slack:
-    - { name: acme, signing_secret: s3cret-signing, bot_token: xoxb-1 }
-    - { name: nobot, signing_secret: s3cret-signing }
+    - { name: acme, signing_secret: s3cret-signing-0123, bot_token: xoxb-1 }
+    - { name: nobot, signing_secret: s3cret-signing-0123 }
 approvals:
   slack_connector: nobot
   channel: "#ops"
@@ -290,7 +290,7 @@ approvals:
 agents: [ { id: coder, token: dev-only-coder-token } ]
 connectors:
   slack:
-    - { name: sock, signing_secret: s3cret-signing, bot_token: xoxb-1, socket_mode: true, app_token: xapp-1 }
+    - { name: sock, signing_secret: s3cret-signing-0123, bot_token: xoxb-1, socket_mode: true, app_token: xapp-1 }
 approvals: { slack_connector: sock, approvers: [U0JANE] }
 `, noEnv), `approvals.slack_connector: connectors.slack "sock" needs bot_token (to post) and signing_secret (to verify clicks), and no socket_mode (clicks come to the HTTP interactivity URL)`)
 	require.Equal(t, []string{"approvals.slack_connector: no connectors.slack entry named \"gone\""},

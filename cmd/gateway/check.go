@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/signalgate/signalgate/agent/httptarget"
-	"github.com/signalgate/signalgate/store"
 )
 
 // checkCmd validates a config and prints what serve would run. Secrets are never printed.
@@ -65,7 +64,7 @@ func describe(w io.Writer, path string, cfg *Config) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 	p("%s: ok", path)
 	p("server:   listen %s, body limit %d bytes, shutdown grace %s", cfg.Server.Listen, int64(cfg.Server.BodyLimit), cfg.Server.ShutdownGrace)
-	p("storage:  %s %s", cfg.Storage.Driver, store.RedactDSN(cfg.Storage.DSN))
+	p("storage:  %s %s", cfg.Storage.Driver, cfg.Storage.RedactedDSN())
 	var tokens []string
 	for _, t := range cfg.Admin.Tokens {
 		tokens = append(tokens, fmt.Sprintf("%s [%s]", t.Name, strings.Join(t.Scopes, ",")))

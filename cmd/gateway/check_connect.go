@@ -94,7 +94,7 @@ func checkDatabase(ctx context.Context, cfg *Config, log *slog.Logger) (string, 
 	if err != nil {
 		return "", err
 	}
-	where := cfg.Storage.Driver + " " + store.RedactDSN(cfg.Storage.DSN)
+	where := cfg.Storage.Driver + " " + cfg.Storage.RedactedDSN()
 	if !current {
 		return "", fmt.Errorf("%s is reachable but not migrated: run `gateway migrate` (serve also migrates at start)", where)
 	}

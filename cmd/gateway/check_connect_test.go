@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/agent/mastra/mastratest"
-	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -79,7 +78,7 @@ agents: [ { id: coder, token: dev-only-coder-token } ]
 			require.Equal(t, exitOK, c, errOut)
 			code, lines, all = connectLines(t, conf)
 			assert.Equal(t, exitOK, code, all)
-			assert.Equal(t, []string{"ok    database: " + b.Config.Driver + " " + store.RedactDSN(b.Config.DSN) + " reachable, migrations applied"}, lines)
+			assert.Equal(t, []string{"ok    database: " + b.Config.Driver + " " + b.Config.RedactedDSN() + " reachable, migrations applied"}, lines)
 		})
 	}
 	t.Run("unreachable", func(t *testing.T) {

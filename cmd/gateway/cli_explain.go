@@ -261,6 +261,8 @@ func printExplanation(w io.Writer, x *admin.Explanation) {
 	}
 	if len(x.Routes) > 0 {
 		fmt.Fprintln(w, "routes:")
+	} else if x.RoutesNote != "" {
+		p("routes:", "none tried: %s", x.RoutesNote)
 	}
 	for _, r := range x.Routes {
 		name := "  " + r.Route

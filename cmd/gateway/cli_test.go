@@ -291,3 +291,24 @@ func TestTailResumesAfterADrop(t *testing.T) {
 	require.Equal(t, "following coder/r/t (Ctrl-C to stop)\nstream ended; reconnecting in 1ms\n", stderr.String())
 	require.Equal(t, []string{"after=3|", "after=3|4"}, seen)
 }
+
+// TestExplainNonJSONSample: with routes configured, a sample the connector cannot read
+// says that the connector produced nothing to route, and why.
+func TestExplainNonJSONSample(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := writeConfig(t, dir, `
+connectors:
+  github: [ { name: acme, secret: gh-secret-0123456789 } ]
+routes:
+  - name: issues
+    match: { source: github }
+    thread: { agent: coder, resource: github, thread: issues }
+`)
+	sample := filepath.Join(dir, "event.json")
+	require.NoError(t, os.WriteFile(sample, []byte(`{"source":"github","connector":"acme",
+		"headers":{"X-GitHub-Event":"issues"},"body":"action=opened&not=json"}`), 0o600))
+	code, stdout, stderr := runCLI(t, nil, "explain", "--config", cfgPath, sample)
+	require.Equal(t, exitOK, code, stderr)
+	require.Regexp(t, `(?m)^status:       invalid \((.+)\)\nroutes:       none tried: connector github/acme produced nothing to route: it would be stored as invalid: (.+)$`, stdout)
+	require.NotContains(t, stdout, "No routes")
+}

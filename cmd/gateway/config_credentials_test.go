@@ -112,10 +112,12 @@ agents:
   - { id: plain, token: plain-token-0123, target: { kind: webhook, url: "https://x.example/h", secret: hunter2 } }
 connectors:
   github: [ { name: acme, secret: s3cret } ]
+  slack: [ { name: acme, signing_secret: slack-short } ]
   generic: [ { name: billing, secret: short-secret } ]
 `, noEnv)
 	require.Equal(t, []string{
 		"connectors.github[0].secret: must be at least 16 bytes (one signed delivery is enough to guess a shorter one offline)",
+		"connectors.slack[0].signing_secret: must be at least 16 bytes (Slack issues 32 hex characters; one signed request is enough to guess a shorter one offline)",
 		"connectors.generic[0].secret: must be at least 16 bytes",
 		"agents[0].target.secret: the part after whsec_ must decode to at least 16 bytes",
 		"agents[1].target.secret: must be at least 16 bytes",

@@ -245,13 +245,13 @@ agents:
   - { id: hooks, token: hooks-token-0123, target: { kind: webhook, url: "https://x.example/h", secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw } }
 connectors:
   github: [ { name: acme, secret: gh-secret-0123456789 } ]
-  slack: [ { name: acme, signing_secret: slack-secret, bot_token: xoxb-1 } ]
+  slack: [ { name: acme, signing_secret: slack-secret-0123456, bot_token: xoxb-1 } ]
   email: [ { name: support, addr: "127.0.0.1:993", username: u, password: imap-pw } ]
   generic: [ { name: billing, secret: whsec_c2VjcmV0c2VjcmV0c2VjcmV0 } ]
 `), noEnv)
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{"admin-token-0123456789", "coder-token-0123", "Bearer mk-0123456",
-		"hooks-token-0123", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "gh-secret-0123456789", "slack-secret", "xoxb-1",
+		"hooks-token-0123", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "gh-secret-0123456789", "slack-secret-0123456", "xoxb-1",
 		"imap-pw", "whsec_c2VjcmV0c2VjcmV0c2VjcmV0"}, cfg.Secrets())
 }
 

@@ -19,7 +19,7 @@ func TestOpenAPIMatchesMain(t *testing.T) {
 admin: { tokens: [ { name: ops, token: "ops-token-0123456789", scopes: [read, write] } ] }
 connectors:
   github: [ { name: acme, secret: "gh-secret-0123456789" } ]
-  slack: [ { name: acme, signing_secret: "slack-secret" } ]
+  slack: [ { name: acme, signing_secret: "slack-secret-0123456" } ]
   generic: [ { name: billing, secret: "`+billingSecret+`" } ]
 `)
 	routes := m.Server.Echo().Routes()

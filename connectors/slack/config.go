@@ -48,6 +48,9 @@ func DefaultIgnoreSubtypes() []string {
 	}
 }
 
+// MinSecretBytes is the shortest signing secret accepted, as for every webhook secret.
+const MinSecretBytes = 16
+
 // Config is one entry of `connectors.slack` in config.yaml.
 type Config struct {
 	Name string `yaml:"name"`
@@ -97,8 +100,11 @@ func (c Config) Validate() error {
 	} else if strings.ContainsAny(c.Name, "/?#% ") {
 		add("name: %q must not contain '/', '?', '#', '%%' or spaces (it is a URL path segment)", c.Name)
 	}
-	if c.SigningSecret == "" && !c.SocketMode {
+	switch {
+	case c.SigningSecret == "" && !c.SocketMode:
 		add("signing_secret: required (unsigned Slack requests are never accepted) unless socket_mode is true")
+	case c.SigningSecret != "" && len(c.SigningSecret) < MinSecretBytes:
+		add("signing_secret: must be at least %d bytes (Slack issues 32 hex characters; one signed request is enough to guess a shorter one offline)", MinSecretBytes)
 	}
 	if c.SocketMode {
 		if c.AppToken == "" {

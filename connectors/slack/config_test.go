@@ -28,6 +28,7 @@ func TestConfigValidate(t *testing.T) {
 	for _, want := range []string{
 		"slack[0].signing_secret: required (unsigned Slack requests are never accepted) unless socket_mode is true",
 		`slack[1].name: duplicate connector name "a" (also slack[0])`,
+		"slack[1].signing_secret: must be at least 16 bytes (Slack issues 32 hex characters; one signed request is enough to guess a shorter one offline)",
 		`slack[2].name: "b c" must not contain '/', '?', '#', '%' or spaces (it is a URL path segment)`,
 		`slack[2].bot_user_id: "u0bot" is not a Slack user id (like U0123ABCD)`,
 		`slack[2].api_url: want an http(s) URL, got "ftp://x"`,
