@@ -198,9 +198,8 @@ func (c *Console) signout(ec echo.Context) error {
 	if err := c.d.Sessions.DeleteConsoleSession(ec.Request().Context(), s.ID); err != nil {
 		return c.failErr(ec, err)
 	}
-	c.writeCookie(ec, "", time.Unix(0, 0))
 	c.log.Info("console signed out", "token", s.Name)
-	return ec.Redirect(http.StatusSeeOther, Prefix+"/signin?signedout=1")
+	return c.signedOut(ec)
 }
 
 // signoutEverywhere ends every session signed in with this session's admin token, in
@@ -211,8 +210,13 @@ func (c *Console) signoutEverywhere(ec echo.Context) error {
 	if err != nil {
 		return c.failErr(ec, err)
 	}
-	c.writeCookie(ec, "", time.Unix(0, 0))
 	c.log.Info("console signed out everywhere", "token", s.Name, "sessions", n)
+	return c.signedOut(ec)
+}
+
+// signedOut clears this browser's cookie and shows the sign-in page.
+func (c *Console) signedOut(ec echo.Context) error {
+	c.writeCookie(ec, "", time.Unix(0, 0))
 	return ec.Redirect(http.StatusSeeOther, Prefix+"/signin?signedout=1")
 }
 

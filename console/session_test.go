@@ -3,6 +3,7 @@ package console
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -166,4 +167,34 @@ func TestTokensInTheURLAreRefused(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, r.status)
 	require.Empty(t, f.admin.done())
 	require.Equal(t, http.StatusOK, f.do(http.MethodGet, "/console/threads", nil, ck, nil).status, "still signed in")
+}
+
+// brokenSessions is a session store that cannot be reached.
+type brokenSessions struct{}
+
+func (brokenSessions) CreateConsoleSession(context.Context, string, string, time.Time, time.Time) error {
+	return errors.New("database is down")
+}
+func (brokenSessions) ConsoleSessionLive(context.Context, string, time.Time) (bool, error) {
+	return false, errors.New("database is down")
+}
+func (brokenSessions) DeleteConsoleSession(context.Context, string) error {
+	return errors.New("database is down")
+}
+func (brokenSessions) DeleteConsoleSessionsOf(context.Context, string) (int64, error) {
+	return 0, errors.New("database is down")
+}
+
+// Without its session store the console signs nobody in and lets no cookie through.
+func TestSessionStoreDown(t *testing.T) {
+	f := newFixtureOn(t, testTokens, brokenSessions{})
+	r := f.do(http.MethodPost, "/console/signin", url.Values{"token": {opsToken}}, nil, nil)
+	require.Equal(t, http.StatusInternalServerError, r.status)
+	require.Empty(t, r.header.Values("Set-Cookie"))
+	require.NotContains(t, r.body, "database is down")
+
+	ck := newFixture(t, testTokens).signIn(opsToken) // a cookie this console's key signs
+	r = f.do(http.MethodGet, "/console/threads", nil, ck, nil)
+	require.Equal(t, http.StatusInternalServerError, r.status)
+	require.NotContains(t, r.body, "csrf")
 }
