@@ -1,6 +1,6 @@
 // Package console is the operator's web UI at /console: server-rendered pages over the
 // admin API's own queries, signed in with an admin token once and kept in a signed,
-// HttpOnly session cookie.
+// HttpOnly session cookie naming a server-side session.
 package console
 
 import (
@@ -85,10 +85,21 @@ type Streamer interface {
 	ServeStream(c echo.Context, k inbox.ThreadKey) error
 }
 
+// Sessions keeps console sign-ins server-side (*store.Store, shared by replicas on
+// PostgreSQL): a cookie is a session only while its row lives, so a sign-out ends it
+// for every copy of the cookie.
+type Sessions interface {
+	CreateConsoleSession(ctx context.Context, id, token string, now, expires time.Time) error
+	ConsoleSessionLive(ctx context.Context, id string, now time.Time) (bool, error)
+	DeleteConsoleSession(ctx context.Context, id string) error
+	DeleteConsoleSessionsOf(ctx context.Context, token string) (int64, error)
+}
+
 // Deps are what the console works with.
 type Deps struct {
-	Admin  Admin
-	Stream Streamer
+	Admin    Admin
+	Stream   Streamer
+	Sessions Sessions
 	// Tokens are the configured admin tokens: a session lasts only while its token
 	// is still configured with the scopes it signed in with.
 	Tokens []admin.Token
@@ -115,6 +126,10 @@ type Console struct {
 	pages  map[string]*template.Template
 	static http.Handler
 	log    *slog.Logger
+	// streamTicks paces a live stream's checks of its session, and streamChecked hears
+	// each outcome (a test drives and follows them).
+	streamTicks   func() (<-chan time.Time, func())
+	streamChecked func(live bool)
 }
 
 type tokenPrint struct {
@@ -128,8 +143,8 @@ func New(cfg Config, d Deps) (*Console, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("console: %w", err)
 	}
-	if d.Admin == nil || d.Stream == nil {
-		return nil, errors.New("console: the admin API and the thread streams are required")
+	if d.Admin == nil || d.Stream == nil || d.Sessions == nil {
+		return nil, errors.New("console: the admin API, the thread streams and the session store are required")
 	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
@@ -152,7 +167,12 @@ func New(cfg Config, d Deps) (*Console, error) {
 		return nil, err
 	}
 	c := &Console{cfg: cfg, d: d, key: key, pages: pages, prints: map[string]tokenPrint{},
-		log: d.Log.With("component", "console"), static: http.StripPrefix(Prefix+"/static/", http.FileServerFS(sub))}
+		log: d.Log.With("component", "console"), static: http.StripPrefix(Prefix+"/static/", http.FileServerFS(sub)),
+		streamTicks: func() (<-chan time.Time, func()) {
+			t := time.NewTicker(streamRecheck)
+			return t.C, t.Stop
+		},
+		streamChecked: func(bool) {}}
 	// Expiry is checked against the injected clock (the session's own field), so the
 	// codec's wall-clock max age is off.
 	c.codec = securecookie.New(key, nil).MaxAge(0).SetSerializer(securecookie.JSONEncoder{})
@@ -178,6 +198,7 @@ func (c *Console) Mount(e *echo.Echo) {
 	e.POST(Prefix+"/signin", c.signin, pageHeaders, c.sameOrigin)
 	g := e.Group(Prefix, pageHeaders, c.sameOrigin, c.authenticate)
 	g.POST("/signout", c.signout, c.checkCSRF)
+	g.POST("/signout/everywhere", c.signoutEverywhere, c.checkCSRF)
 	g.GET("/threads", c.threads)
 	g.GET("/thread", c.thread)
 	g.GET("/thread/stream", c.threadStream)

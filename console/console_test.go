@@ -22,6 +22,7 @@ import (
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/store/storetest"
 )
 
 const (
@@ -115,18 +116,30 @@ func (f *fakeAdmin) Explain(context.Context, admin.Sample) (*admin.Explanation, 
 	return nil, server.BadRequest("source: required")
 }
 
+// fakeStream writes one line and holds the stream open until its request's context ends,
+// as the agent API's stream does.
 type fakeStream struct{}
 
 func (fakeStream) ServeStream(c echo.Context, k inbox.ThreadKey) error {
-	return c.String(http.StatusOK, "stream of "+k.String())
+	c.Response().Header().Set(echo.HeaderContentType, "text/event-stream")
+	c.Response().WriteHeader(http.StatusOK)
+	if _, err := io.WriteString(c.Response(), "stream of "+k.String()+"\n"); err != nil {
+		return nil
+	}
+	c.Response().Flush()
+	<-c.Request().Context().Done()
+	return nil
 }
 
 type fixture struct {
 	t     *testing.T
 	srv   *httptest.Server
 	admin *fakeAdmin
-	now   time.Time
-	mu    sync.Mutex
+	// ticks drives live streams' session checks and checks hears their outcomes.
+	ticks  chan time.Time
+	checks chan bool
+	now    time.Time
+	mu     sync.Mutex
 }
 
 func (f *fixture) clock() time.Time {
@@ -141,11 +154,19 @@ func (f *fixture) advance(d time.Duration) {
 	f.now = f.now.Add(d)
 }
 
+// newFixture serves a console whose sessions are kept in a fresh SQLite store.
 func newFixture(t *testing.T, tokens []admin.Token) *fixture {
-	f := &fixture{t: t, admin: &fakeAdmin{}, now: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)}
+	return newFixtureOn(t, tokens, storetest.OpenSQLite(t))
+}
+
+// newFixtureOn serves a console over sessions (consoles given one store are replicas).
+func newFixtureOn(t *testing.T, tokens []admin.Token, sessions Sessions) *fixture {
+	f := &fixture{t: t, admin: &fakeAdmin{}, ticks: make(chan time.Time), checks: make(chan bool), now: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)}
 	c, err := New(Config{SessionKey: testKey, SessionTTL: time.Hour},
-		Deps{Admin: f.admin, Stream: fakeStream{}, Tokens: tokens, Now: f.clock})
+		Deps{Admin: f.admin, Stream: fakeStream{}, Sessions: sessions, Tokens: tokens, Now: f.clock})
 	require.NoError(t, err)
+	c.streamTicks = func() (<-chan time.Time, func()) { return f.ticks, func() {} }
+	c.streamChecked = func(live bool) { f.checks <- live }
 	e := echo.New()
 	c.Mount(e)
 	f.srv = httptest.NewServer(e)
@@ -242,16 +263,17 @@ func TestSessionCookie(t *testing.T) {
 // A token taken out of the config (or given another value or fewer scopes) ends its
 // sessions even under the same session key.
 func TestSessionEndsWithItsToken(t *testing.T) {
-	ck := newFixture(t, testTokens).signIn(opsToken)
+	sessions := storetest.OpenSQLite(t)
+	ck := newFixtureOn(t, testTokens, sessions).signIn(opsToken)
 	for name, tokens := range map[string][]admin.Token{
 		"removed":     {testTokens[1]},
 		"new value":   {{Name: "ops", Token: "another-ops-token-0123456789", Scopes: testTokens[0].Scopes}, testTokens[1]},
 		"fewer scope": {{Name: "ops", Token: opsToken, Scopes: []string{admin.ScopeRead}}, testTokens[1]},
 	} {
-		f := newFixture(t, tokens)
+		f := newFixtureOn(t, tokens, sessions)
 		require.Equal(t, http.StatusSeeOther, f.do(http.MethodGet, "/console/threads", nil, ck, nil).status, name)
 	}
-	f := newFixture(t, testTokens)
+	f := newFixtureOn(t, testTokens, sessions)
 	require.Equal(t, http.StatusOK, f.do(http.MethodGet, "/console/threads", nil, ck, nil).status, "same config")
 }
 

@@ -1,9 +1,11 @@
 package console
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -93,12 +95,49 @@ func (c *Console) thread(ec echo.Context) error {
 	return c.render(ec, http.StatusOK, "thread", p)
 }
 
+// streamRecheck is how often a live stream looks at its session: it ends at most this
+// long after a sign-out (on any replica) or the session's expiry.
+const streamRecheck = 15 * time.Second
+
 // threadStream is the thread's SSE stream under the console session: the page follows
-// the log without the agent's token.
+// the log without the agent's token, while the session lives.
 func (c *Console) threadStream(ec echo.Context) error {
-	q := ec.QueryParams()
-	k := threadKeyOf(q)
+	k := threadKeyOf(ec.QueryParams())
+	ck, err := ec.Cookie(cookieName)
+	if err != nil {
+		return c.fail(ec, http.StatusUnauthorized, "Your console session has ended: sign in again.")
+	}
+	ctx, cancel := context.WithCancel(ec.Request().Context())
+	defer cancel()
+	ec.SetRequest(ec.Request().WithContext(ctx))
+	go c.endWithSession(ctx, cancel, ck.Value)
 	return c.d.Stream.ServeStream(ec, k)
+}
+
+// endWithSession cancels a stream's context once its session has ended (signed out,
+// expired, its token changed) or cannot be checked.
+func (c *Console) endWithSession(ctx context.Context, cancel context.CancelFunc, cookie string) {
+	ticks, stop := c.streamTicks()
+	defer stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticks:
+		}
+		s, err := c.liveSession(ctx, cookie)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			c.log.Warn("console stream ended: session check failed", "error", err.Error())
+		}
+		c.streamChecked(s != nil)
+		if s == nil {
+			cancel()
+			return
+		}
+	}
 }
 
 type notificationPage struct {

@@ -344,6 +344,11 @@ routes:
 	require.Equal(t, http.StatusForbidden, status, "a read-only session replayed an event")
 	status = evalJS[int](b, `fetch(location.pathname + '/replay', {method: 'POST'}).then(r => r.status)`)
 	require.Equal(t, http.StatusForbidden, status, "a form without the CSRF token was accepted")
+
+	// Sign out everywhere: this browser's session ends with the token's others.
+	b.do("sign out everywhere", chromedp.Navigate(base+"/console/threads"), chromedp.Click(chromedp.ID("signout-everywhere")),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.Navigate(base+"/console/threads"), chromedp.WaitVisible(chromedp.ID("token")))
 }
 
 func agentPost(t *testing.T, url, body string) int {

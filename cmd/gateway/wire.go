@@ -162,7 +162,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return err
 	}
 	adm.Mount(e)
-	con, err := console.New(cfg.Console, console.Deps{Admin: adm, Stream: api, Tokens: cfg.Admin.Tokens,
+	con, err := console.New(cfg.Console, console.Deps{Admin: adm, Stream: api, Sessions: st, Tokens: cfg.Admin.Tokens,
 		Agents: cfg.AgentIDs(), Connectors: deps.Connectors, Log: m.Log, Now: m.Now})
 	if err != nil {
 		return err

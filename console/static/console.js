@@ -62,7 +62,12 @@
     es.addEventListener("signal", function (e) { add("signal", JSON.parse(e.data)); });
     es.addEventListener("run", function (e) { add("run", JSON.parse(e.data)); });
     es.onopen = function () { if (state) { state.textContent = "live"; state.className = "live"; } };
-    es.onerror = function () { if (state) { state.textContent = "reconnecting…"; state.className = "muted"; } };
+    // A stream refused on reconnecting (its session ended) is closed for good.
+    es.onerror = function () {
+      if (!state) { return; }
+      state.className = "muted";
+      state.textContent = es.readyState === EventSource.CLOSED ? "stopped: reload the page (sign in again if your session ended)" : "reconnecting…";
+    };
   }
 
   document.addEventListener("DOMContentLoaded", function () {
