@@ -156,12 +156,3 @@ func (c *Console) signout(ec echo.Context) error {
 	c.log.Info("console signed out", "token", sessionOf(ec).Name)
 	return ec.Redirect(http.StatusSeeOther, Prefix+"/signin?signedout=1")
 }
-
-// localPath keeps a redirect inside the console: anything else becomes the threads page.
-func localPath(p string) string {
-	if !strings.HasPrefix(p, Prefix+"/") || strings.HasPrefix(p, "//") || strings.ContainsAny(p, "\\\r\n") ||
-		strings.HasPrefix(p, Prefix+"/signin") || strings.HasPrefix(p, Prefix+"/static/") || strings.HasSuffix(p, "/stream") {
-		return Prefix + "/threads"
-	}
-	return p
-}
