@@ -110,7 +110,7 @@ func agentPaths() obj {
 	notifID := pathParam("id", "Record id.")
 	return obj{
 		base + "/stream": obj{"get": operation("agent", "streamThread", "Follow the thread's signals and runs (SSE)",
-			"text/event-stream: `id:` the thread's sequence, `event: signal | run`, `data:` one JSON object (Frame); `: keep-alive` every 25 s. Resume with Last-Event-ID or ?after=<seq>|latest; ?after=latest first writes an `id:` line (no data) with the position it resolved to. At most agents[].max_streams streams per agent token and max_streams_per_thread per thread are open at once.",
+			"text/event-stream: `id:` the thread's sequence, `event: signal | run`, `data:` one JSON object (Frame); `: keep-alive` every 25 s. Resume with Last-Event-ID or ?after=<seq>|latest; ?after=latest first writes an `id:` line (no data) with the position it resolved to. At most agents[].max_streams streams per agent token and max_streams_per_thread per thread are open at once, and at most three quarters of server.max_connections streams of all agents and console viewers together; beyond, 429.",
 			with(header("Last-Event-ID", "Sequence of the last frame received.", false), query("after", "A sequence, or latest.", obj{"type": "string"})),
 			nil, obj{"200": obj{"description": "The stream.", "content": obj{"text/event-stream": obj{"schema": ref("Frame")}}},
 				"429": errorResponse("The agent token's or the thread's open streams are at their cap (rate_limited).")}, "400", "401", "403", "404")},

@@ -81,8 +81,11 @@ type API struct {
 	done      <-chan struct{}
 	// subscribers is told +1 when a stream opens and -1 when it closes (a gauge).
 	subscribers func(delta int)
+	// streamLimit caps the open streams of both pools together (WithStreamLimit).
+	streamLimit int
 	streams     *streamCaps
-	// viewerStreams counts ServeStream's streams (the console's) apart from the agents'.
+	// viewerStreams counts ServeStream's streams (the console's) apart from the agents'
+	// per agent and thread, and within a share of streamLimit.
 	viewerStreams *streamCaps
 }
 
@@ -107,12 +110,23 @@ func WithKeepAlive(d time.Duration) APIOption { return func(a *API) { a.keepAliv
 // Shutdown waits for handlers but never cancels their contexts.
 func WithShutdown(done <-chan struct{}) APIOption { return func(a *API) { a.done = done } }
 
+// WithStreamLimit caps the open streams of all agents and console viewers together
+// (server.Config's MaxStreams); a limit below 1 keeps the default.
+func WithStreamLimit(n int) APIOption {
+	return func(a *API) {
+		if n > 0 {
+			a.streamLimit = n
+		}
+	}
+}
+
 // WithSubscriberGauge reports streams opening (+1) and closing (-1).
 func WithSubscriberGauge(fn func(delta int)) APIOption { return func(a *API) { a.subscribers = fn } }
 
 // NewAPI builds the agent API for the configured agents.
 func NewAPI(cfgs []Config, deps Deps, opts ...APIOption) (*API, error) {
-	a := &API{agents: map[string]Config{}, Deps: deps, now: time.Now, newID: inbox.NewID, keepAlive: DefaultKeepAlive, subscribers: func(int) {}, streams: newStreamCaps(), viewerStreams: newStreamCaps()}
+	a := &API{agents: map[string]Config{}, Deps: deps, now: time.Now, newID: inbox.NewID, keepAlive: DefaultKeepAlive, subscribers: func(int) {},
+		streamLimit: server.Config{}.WithDefaults().MaxStreams()}
 	for _, c := range cfgs {
 		c = c.WithDefaults()
 		if err := c.Validate(); err != nil {
@@ -140,6 +154,9 @@ func NewAPI(cfgs []Config, deps Deps, opts ...APIOption) (*API, error) {
 	if a.keepAlive <= 0 {
 		a.keepAlive = DefaultKeepAlive
 	}
+	budget := &streamBudget{limit: a.streamLimit}
+	a.streams = newStreamCaps(budget, a.streamLimit, "agents")
+	a.viewerStreams = newStreamCaps(budget, viewerShare(a.streamLimit), "console viewers")
 	return a, nil
 }
 

@@ -182,8 +182,9 @@ func writeFrame(w io.Writer, f Frame) error {
 
 // ServeStream serves k's stream to a caller the agent API did not authenticate (the
 // console, under its operator session): the same log and cursor as GET …/stream, under
-// the same caps counted apart, so viewers never crowd out the agent's own streams. An
-// unconfigured agent is 404.
+// the same per-agent and per-thread caps counted apart, and in the gateway's one stream
+// limit within the viewers' share of it, so viewers crowd out neither the agents' own
+// streams nor the connections ingest needs. An unconfigured agent is 404.
 func (a *API) ServeStream(c echo.Context, k inbox.ThreadKey) error {
 	if _, ok := a.agents[k.Agent]; !ok {
 		return server.NotFound("unknown agent %q", k.Agent)

@@ -219,12 +219,3 @@ func (c *Console) signedOut(ec echo.Context) error {
 	c.writeCookie(ec, "", time.Unix(0, 0))
 	return ec.Redirect(http.StatusSeeOther, Prefix+"/signin?signedout=1")
 }
-
-// localPath keeps a redirect inside the console: anything else becomes the threads page.
-func localPath(p string) string {
-	if !strings.HasPrefix(p, Prefix+"/") || strings.HasPrefix(p, "//") || strings.ContainsAny(p, "\\\r\n") ||
-		strings.HasPrefix(p, Prefix+"/signin") || strings.HasPrefix(p, Prefix+"/static/") || strings.HasSuffix(p, "/stream") {
-		return Prefix + "/threads"
-	}
-	return p
-}

@@ -50,8 +50,8 @@ const (
 	DefaultBodyTimeout    = 15 * time.Second
 	DefaultIdleTimeout    = 60 * time.Second
 	DefaultMaxBodyReads   = 8
-	// Above the default stream cap of one agent (agents[].max_streams, 1024), so an
-	// agent's streams alone cannot take every connection.
+	// Streams of all agents and console viewers together hold at most three quarters
+	// of them (MaxStreams), so ingest and the APIs keep the rest.
 	DefaultMaxConnections = 4096
 	DefaultMaxHeaderBytes = 64 << 10
 	// headerTimeout bounds receiving a request's headers.
@@ -88,6 +88,13 @@ func (c Config) WithDefaults() Config {
 		c.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
 	return c
+}
+
+// MaxStreams is how many connections long-lived streams (agents' and console viewers'
+// thread streams together) may hold: three quarters of MaxConnections, so a crowd of
+// streams still leaves connections for ingest and the APIs.
+func (c Config) MaxStreams() int {
+	return max(c.MaxConnections-c.MaxConnections/4, 1)
 }
 
 // Validate reports problems with key paths relative to `server`.

@@ -24,6 +24,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -182,8 +184,11 @@ routes:
     match: { source: github }
     thread: { agent: coder, resource: "{{.Repo}}", thread: "{{.Repo}}#{{.Number}}" }
     priority: urgent
+  - name: ledger
+    match: { source: generic, connector: billing, when: 'kind == "ledger-failed"' }
+    thread: { agent: hooky, resource: billing, thread: ledger }
   - name: billing
-    match: { source: generic, connector: billing }
+    match: { source: generic, connector: billing, when: 'kind != "ledger-failed"' }
     thread: { agent: hooky, resource: billing, thread: invoices }
 `, filepath.Join(dir, "gw.db"), consoleOps, consoleViewer, consoleGitHub, billingSecret, hookSrv.URL, hookSecret)), 0o600))
 	cfg, err := LoadConfig(cfgPath, noEnv)
@@ -298,6 +303,7 @@ routes:
 		t.Fatal("the redelivered record never reached the webhook agent")
 	}
 	b.shot("09-deliveries-redelivered")
+	redeliverFilteredAfterRefresh(t, b, m, hook)
 
 	// Explain a sample event.
 	b.do("explain", chromedp.Navigate(base+"/console/explain"), chromedp.WaitVisible(chromedp.ID("explain-body")),
@@ -349,6 +355,57 @@ routes:
 	b.do("sign out everywhere", chromedp.Navigate(base+"/console/threads"), chromedp.Click(chromedp.ID("signout-everywhere")),
 		chromedp.WaitVisible(chromedp.ID("token")),
 		chromedp.Navigate(base+"/console/threads"), chromedp.WaitVisible(chromedp.ID("token")))
+}
+
+// redeliverFilteredAfterRefresh: on the deliveries page filtered to one thread, "Redeliver
+// all failed shown" still works once the live region has refreshed (the region must hold
+// the whole form), and redelivers that thread's failed records only.
+func redeliverFilteredAfterRefresh(t *testing.T, b *browserRun, m *Main, hook *flakyHook) {
+	t.Helper()
+	hook.accept.Store(false)
+	for id, body := range map[string]string{
+		"console-inv-2":    `{"kind":"invoice-failed","summary":"Invoice 8 failed to charge","priority":"high"}`,
+		"console-inv-3":    `{"kind":"invoice-failed","summary":"Invoice 9 failed to charge","priority":"high"}`,
+		"console-ledger-1": `{"kind":"ledger-failed","summary":"Ledger out of balance","priority":"high"}`,
+	} {
+		code, out := postGeneric(t, m, id, []byte(body), true)
+		require.Equal(t, http.StatusOK, code, out)
+	}
+	b.do("deliveries, all", chromedp.Navigate(b.base+"/console/deliveries"), chromedp.WaitVisible(chromedp.ID("targets")))
+	b.waitJS("three records fail", `document.querySelectorAll('#failed tr.record').length === 3`)
+	filtered := b.base + "/console/deliveries?" + url.Values{"agent": {"hooky"}, "resource": {"billing"}, "thread": {"invoices"}}.Encode()
+	b.do("deliveries, one thread", chromedp.Navigate(filtered), chromedp.WaitVisible(chromedp.ID("redeliver-all")))
+	ids := evalJS[[]string](b, `Array.from(document.querySelectorAll('#failed tr.record')).map(r => r.dataset.id)`)
+	require.Len(t, ids, 2, "the filtered page shows the thread's two failed records")
+
+	// The region is replaced by its refresh: an element marked now is gone once it has.
+	evalJS[bool](b, `document.getElementById('live').setAttribute('data-before-refresh', '1') === undefined`)
+	b.waitJS("the live region refreshes", `(() => { const l = document.getElementById('live');
+		return l !== null && !l.hasAttribute('data-before-refresh') && !l.classList.contains('htmx-settling') })()`)
+	b.shot("09a-deliveries-filtered-refreshed")
+	require.True(t, evalJS[bool](b, `(() => { const btn = document.querySelector('#live #redeliver-all');
+		return btn !== null && btn.form !== null && btn.form.querySelector('input[name=thread]').value === 'invoices' &&
+			document.querySelectorAll('#live #failed tr.record').length === 2 })()`),
+		"after a refresh the live region lacks the redeliver-all form or the failed records")
+
+	hook.accept.Store(true)
+	b.do("redeliver all shown", chromedp.Click(chromedp.ID("redeliver-all")), chromedp.WaitVisible(chromedp.ID("no-failed")))
+	threadPage := b.base + "/console/thread?" + url.Values{"agent": {"hooky"}, "resource": {"billing"}, "thread": {"invoices"}}.Encode()
+	b.do("the thread", chromedp.Navigate(threadPage), chromedp.WaitVisible(chromedp.ID("records")))
+	idList, err := json.Marshal(ids)
+	require.NoError(t, err)
+	b.waitJS("both records are delivered", string(idList)+`.every(id => document.querySelector('#records tr.record[data-id="' + id + '"][data-status=delivered]') !== null)`)
+
+	// The admin API agrees: the thread's records delivered, the other thread's still failed.
+	for _, id := range ids {
+		var rec inbox.Record
+		require.Equal(t, http.StatusOK, getJSON(t, m, http.MethodGet, "/admin/v1/notifications/"+id, consoleOps, nil, &rec))
+		require.Equal(t, inbox.StatusDelivered, rec.Status, id)
+	}
+	var failed admin.RecordPage
+	require.Equal(t, http.StatusOK, getJSON(t, m, http.MethodGet, "/admin/v1/notifications?agent=hooky&status=failed", consoleOps, nil, &failed))
+	require.Len(t, failed.Notifications, 1, "redeliver all shown touched records it did not show")
+	require.Equal(t, "ledger", failed.Notifications[0].Thread.Thread)
 }
 
 func agentPost(t *testing.T, url, body string) int {

@@ -134,7 +134,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	api, err := agent.NewAPI(cfg.Agents, agent.Deps{
 		Frames: st, Broker: m.Broker, Runs: m.Runs, Inbox: m.Metrics.WrapIngester(m.Inbox),
 		Records: st, States: st, Deliverer: m.Dispatcher, Notify: m.Dispatcher.Notify, Log: m.Log,
-	}, agent.WithShutdown(m.Server.Done()), agent.WithSubscriberGauge(m.Metrics.SubscriberDelta))
+	}, agent.WithShutdown(m.Server.Done()), agent.WithSubscriberGauge(m.Metrics.SubscriberDelta),
+		agent.WithStreamLimit(cfg.Server.WithDefaults().MaxStreams()))
 	if err != nil {
 		return err
 	}
