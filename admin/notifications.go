@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -168,14 +169,15 @@ func (a *API) redeliver(c echo.Context) error {
 	return c.JSON(http.StatusOK, rec)
 }
 
-// Redeliver makes a failed or delivered record pending again, due now, with a fresh
-// attempt count (409 for another status).
+// Redeliver makes a failed or delivered record pending again, due now, in a fresh round
+// of attempts (409 for another status); the policy's decision stays beside it.
 func (a *API) Redeliver(ctx context.Context, id, by string) (inbox.Record, error) {
 	id, err := checkID("id", id)
 	if err != nil {
 		return inbox.Record{}, err
 	}
-	rec, changed, err := a.d.Store.RequeueRecord(ctx, id, redeliverable(), requeueReason(by), a.d.Now().UTC())
+	now := a.d.Now().UTC()
+	rec, changed, err := a.d.Store.RequeueRecord(ctx, id, redeliverable(), requeueAction(by, now), now)
 	if err != nil {
 		return inbox.Record{}, notFound(err, "notification", id)
 	}
@@ -188,8 +190,9 @@ func (a *API) Redeliver(ctx context.Context, id, by string) (inbox.Record, error
 	return rec, nil
 }
 
-func requeueReason(by string) string {
-	return fmt.Sprintf("admin: redelivered by %q, deliver now", by)
+// requeueAction is the operator's action kept beside the record's policy decision.
+func requeueAction(by string, at time.Time) string {
+	return fmt.Sprintf("redelivered by %q at %s → deliver now", by, at.Format(time.RFC3339))
 }
 
 // RedeliverResult lists the dead letters queued again.
@@ -232,9 +235,10 @@ func (a *API) RedeliverFailed(ctx context.Context, q url.Values, by string) (Red
 	out := RedeliverResult{Redelivered: []string{}, More: next != ""}
 	var threads []inbox.ThreadKey
 	seen := map[inbox.ThreadKey]bool{}
-	now, reason := a.d.Now().UTC(), requeueReason(by)
+	now := a.d.Now().UTC()
+	action := requeueAction(by, now)
 	for _, r := range recs {
-		_, changed, err := a.d.Store.RequeueRecord(ctx, r.ID, []inbox.Status{inbox.StatusFailed}, reason, now)
+		_, changed, err := a.d.Store.RequeueRecord(ctx, r.ID, []inbox.Status{inbox.StatusFailed}, action, now)
 		if err != nil && !errors.Is(err, inbox.ErrNotFound) { // deleted meanwhile: nothing to do
 			return RedeliverResult{}, err
 		}

@@ -114,9 +114,10 @@ func TestDismissAndRedeliver(t *testing.T) {
 		var rec inbox.Record
 		en.call(http.MethodPost, "/admin/v1/notifications/"+globex+"/redeliver", nil, &rec)
 		require.Equal(t, inbox.StatusPending, rec.Status)
-		require.Equal(t, 0, rec.Attempts)
 		require.Equal(t, en.clock.Now(), *rec.DueAt())
-		require.Equal(t, `admin: redelivered by "ops", deliver now`, rec.Reason)
+		require.Equal(t, "default: high priority, thread idle → deliver now (wakes)", rec.Reason, "the policy's decision stays")
+		require.Equal(t, `redelivered by "ops" at `+en.clock.Now().Format(time.RFC3339)+` → deliver now`, rec.OperatorAction)
+		require.Equal(t, inbox.ActionDeliver, rec.Action)
 		require.Equal(t, []inbox.ThreadKey{{Agent: "coder", Resource: "billing", Thread: "globex"}}, en.notifiedThreads())
 
 		en.call(http.MethodPost, "/admin/v1/notifications/"+initech+"/redeliver", nil, &rec)

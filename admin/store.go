@@ -34,7 +34,7 @@ type Store interface {
 	TransitionRecord(ctx context.Context, k inbox.ThreadKey, id string, to inbox.Status, from []inbox.Status, now time.Time) (inbox.Record, bool, error)
 	// RequeueRecord makes a record in one of from pending and due now again; changed is
 	// false when it was in another status (the record is returned as it is).
-	RequeueRecord(ctx context.Context, id string, from []inbox.Status, reason string, now time.Time) (rec inbox.Record, changed bool, err error)
+	RequeueRecord(ctx context.Context, id string, from []inbox.Status, operator string, now time.Time) (rec inbox.Record, changed bool, err error)
 	ListThreads(ctx context.Context, f store.ThreadFilter, now time.Time) ([]store.Thread, string, error)
 	ListAttempts(ctx context.Context, f store.AttemptFilter) ([]delivery.Attempt, error)
 	// RecordSignals lists the signals of k's log that carried record id, oldest first.

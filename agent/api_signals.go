@@ -181,13 +181,14 @@ func (a *API) sendSignal(c echo.Context, k inbox.ThreadKey) error {
 	}
 	sig = Accept(sig, extra, now)
 	d := Delivery{Thread: k, Signal: sig, Action: action, Attempt: 1}
+	woke := false // this send opened d's run
 	switch {
 	case action == ActionWake:
-		run, _, err := a.Runs.Open(ctx, k, OriginWake)
+		run, created, err := a.Runs.Open(ctx, k, OriginWake)
 		if err != nil {
 			return a.undoLane(c, k, lane, prev, version, err)
 		}
-		d.RunID, d.StreamOptions = run.ID, req.IfIdle.Stream()
+		d.RunID, d.StreamOptions, woke = run.ID, req.IfIdle.Stream(), created
 	case live != nil:
 		d.RunID = live.ID
 	}
@@ -200,6 +201,9 @@ func (a *API) sendSignal(c echo.Context, k inbox.ThreadKey) error {
 		return a.answerLogged(c, f, sig, conditional)
 	} else if err != nil {
 		a.log.Error("deliver signal", "thread", k.String(), "signal_id", sig.ID, "error", err.Error())
+		if woke {
+			a.abortWake(ctx, k, d.RunID)
+		}
 		return a.undoLane(c, k, lane, prev, version,
 			server.NewError(http.StatusBadGateway, "delivery_failed", "the signal could not be delivered to the agent's target; send it again with the same id"))
 	}
@@ -209,6 +213,20 @@ func (a *API) sendSignal(c echo.Context, k inbox.ThreadKey) error {
 		return idConflict(sig.ID)
 	}
 	return c.JSON(http.StatusOK, signalResponse{ID: sig.ID, Action: action, RunID: d.RunID, Version: version})
+}
+
+// abortWake closes the run a wake opened for a signal that never reached the agent:
+// nothing runs on the thread, which would otherwise read active for the whole lease. It
+// runs even when the sender has gone, so the thread is not left to the lease.
+func (a *API) abortWake(ctx context.Context, k inbox.ThreadKey, runID string) {
+	_, idle, err := a.Runs.Finish(context.WithoutCancel(ctx), k, runID, RunAborted)
+	if err != nil {
+		a.log.Error("close the run of a failed wake", "thread", k.String(), "run_id", runID, "error", err.Error())
+		return
+	}
+	if idle {
+		a.Notify([]inbox.ThreadKey{k})
+	}
 }
 
 // answerLogged answers a send whose id the thread logged already: like the first time

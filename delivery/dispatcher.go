@@ -455,10 +455,13 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read
 // of a down target, which never counts against max_attempts.
 func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item, action agent.Action, runID string, probe bool) bool {
 	ids := make([]string, len(it.records))
-	attempt := 1
+	// attempt counts every attempt of the records; round only those since a redelivery
+	// or a delivered summary, which max_attempts and the backoff go by.
+	attempt, round := 1, 1
 	for i, r := range it.records {
 		ids[i] = r.ID
 		attempt = max(attempt, r.Attempts+1)
+		round = max(round, r.Attempts-r.AttemptsBefore+1)
 	}
 	del := Delivery{Thread: o.Thread, Signal: it.signal, Action: action, RunID: runID, RecordIDs: ids, Attempt: attempt,
 		DeliverAs: it.deliverAs, NoWake: it.noWake}
@@ -509,7 +512,7 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 			first = *r.FirstAttemptAt
 		}
 	}
-	capped := route.MaxAttempts > 0 && attempt >= route.MaxAttempts && !probe
+	capped := route.MaxAttempts > 0 && round >= route.MaxAttempts && !probe
 	expired := !o.Now.Before(first.Add(route.MaxAge))
 	failed := !retry || capped || expired
 	var next *time.Time
@@ -517,7 +520,7 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 		// While the target is down this only decides when the record may be probed
 		// again: a record the target keeps refusing backs off, so the next probe tries
 		// another and one poison record cannot keep the target down.
-		t := NextAttemptAt(o.Now, attempt, d.rnd)
+		t := NextAttemptAt(o.Now, round, d.rnd)
 		if retryAt != nil {
 			t = *retryAt
 		}

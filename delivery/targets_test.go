@@ -2,6 +2,8 @@ package delivery_test
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/delivery/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store/storetest"
 )
 
 // stuck holds every delivery until released, counting how many it holds at once.
@@ -228,4 +231,52 @@ func TestResendOnIdleThreadOpensNoRun(t *testing.T) {
 	mu.Lock()
 	require.Equal(t, []string{"sig-wake"}, sent)
 	mu.Unlock()
+}
+
+// A signal that wakes an idle thread and then fails to reach the target closes the run
+// its wake opened: the thread reads idle again at once, not active for the whole lease,
+// and the next signal wakes it again.
+func TestFailedWakeSignalClosesItsRun(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) { failedWakeClosesRun(t, b) })
+	}
+}
+
+func failedWakeClosesRun(t *testing.T, b storetest.Backend) {
+	var fail atomic.Bool
+	fail.Store(true)
+	env := deliverytest.New(t, deliverytest.Config{
+		Backend: &b,
+		Routes: func(stream delivery.Target) map[string]delivery.Route {
+			return map[string]delivery.Route{"coder": {Kind: agent.TargetWebhook, Target: delivery.TargetFunc(
+				func(ctx context.Context, d agent.Delivery) (bool, error) {
+					if fail.Load() {
+						return false, errors.New("POST http://hook/…: HTTP 404: Cannot POST …")
+					}
+					return false, nil
+				})}}
+		},
+	})
+	k := inbox.ThreadKey{Agent: "coder", Resource: "r", Thread: "failed-wake"}
+	body := map[string]any{"signal": map[string]any{"type": "user", "contents": "hi"}}
+	require.Equal(t, http.StatusBadGateway, env.Do("POST", env.ThreadURL(k, "/signals"), env.Token(k), body, nil))
+	live, err := env.Runs.Live(t.Context(), k)
+	require.NoError(t, err)
+	require.Nil(t, live, "the failed wake left its run open")
+	var runs []agent.Frame
+	for _, f := range env.Log(k) {
+		if f.Event == agent.EventRun {
+			runs = append(runs, f)
+		}
+	}
+	require.Len(t, runs, 2, "the run's opening and its close are in the thread's log")
+
+	fail.Store(false)
+	var again struct {
+		Action agent.Action `json:"action"`
+		RunID  string       `json:"runId"`
+	}
+	require.Equal(t, http.StatusOK, env.Do("POST", env.ThreadURL(k, "/signals"), env.Token(k), body, &again))
+	require.Equal(t, agent.ActionWake, again.Action, "the thread is idle: the next signal wakes it")
+	require.NotEmpty(t, again.RunID)
 }

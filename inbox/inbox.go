@@ -224,15 +224,21 @@ type Record struct {
 	State       string          `json:"state,omitempty"`
 	RestState   string          `json:"restState,omitempty"`
 	// SupersededBy is the newer record of the lane that replaced this one.
-	SupersededBy   string     `json:"supersededBy,omitempty"`
-	Status         Status     `json:"status"`
-	CoalescedCount int        `json:"coalescedCount"`
-	Action         Action     `json:"action"`
-	Reason         string     `json:"deliveryReason"`
+	SupersededBy   string `json:"supersededBy,omitempty"`
+	Status         Status `json:"status"`
+	CoalescedCount int    `json:"coalescedCount"`
+	Action         Action `json:"action"`
+	Reason         string `json:"deliveryReason"`
+	// OperatorAction is the last thing an operator did to the record (a redelivery),
+	// kept beside the policy's decision.
+	OperatorAction string     `json:"operatorAction,omitempty"`
 	DeliverAt      *time.Time `json:"deliverAt,omitempty"`
 	SummaryAt      *time.Time `json:"summaryAt,omitempty"`
 	FullWhenIdle   bool       `json:"fullWhenIdle,omitempty"`
-	Attempts       int        `json:"attempts"`
+	Attempts       int        `json:"attempts"` // every attempt, across redeliveries and the record's summary
+	// AttemptsBefore is how many of Attempts came before the current round (a redelivery
+	// or a delivered summary starts one): max_attempts and the backoff count from it.
+	AttemptsBefore int        `json:"-"`
 	NextAttemptAt  *time.Time `json:"nextAttemptAt,omitempty"`
 	FirstAttemptAt *time.Time `json:"firstAttemptAt,omitempty"` // a failed record gives up max_age after it
 	LastError      string     `json:"lastError,omitempty"`

@@ -96,18 +96,21 @@ func (s *Store) FindMergeable(ctx context.Context, n inbox.Notification) (*inbox
 	return s.findMergeable(ctx, txq{s: s, tx: tx}, n)
 }
 
-// RequeueRecord makes a record whose status is one of from pending and due now, with
-// a fresh attempt count: the dispatcher delivers it again in full. Its new updated_at
-// gives the delivery a new signal id, so a target that saw the old one takes it.
-func (s *Store) RequeueRecord(ctx context.Context, id string, from []inbox.Status, reason string, now time.Time) (inbox.Record, bool, error) {
+// RequeueRecord makes a record whose status is one of from pending and due now, in a
+// fresh round of attempts (its attempts go on counting): the dispatcher delivers it
+// again in full. operator says who did it, kept beside the policy's decision. Its new
+// updated_at gives the delivery a new signal id, so a target that saw the old one takes it.
+func (s *Store) RequeueRecord(ctx context.Context, id string, from []inbox.Status, operator string, now time.Time) (inbox.Record, bool, error) {
 	var out inbox.Record
 	var changed bool
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
-		in, args, err := sqlx.In(`UPDATE records SET status = 'pending', action = ?, reason = ?, deliver_at = ?, summary_at = NULL,
-			due_at = ?, full_when_idle = ?, attempts = 0, next_attempt_at = NULL, first_attempt_at = NULL, last_error = '', delivered_at = NULL,
+		// The policy's reason stays; the operator's action goes beside it. attempts keeps
+		// counting, and the redelivery's round (max_attempts, backoff, max_age) starts here.
+		in, args, err := sqlx.In(`UPDATE records SET status = 'pending', action = ?, operator_action = ?, deliver_at = ?, summary_at = NULL,
+			due_at = ?, full_when_idle = ?, attempts_base = attempts, next_attempt_at = NULL, first_attempt_at = NULL, last_error = '', delivered_at = NULL,
 			updated_at = ?, lease_owner = NULL, lease_until = NULL
 			WHERE id = ? AND status IN (?)`,
-			string(inbox.ActionDeliver), cleanText(reason), micros(now), micros(now), false, micros(now), id, from)
+			string(inbox.ActionDeliver), cleanText(operator), micros(now), micros(now), false, micros(now), id, from)
 		if err != nil {
 			return err
 		}
@@ -117,7 +120,7 @@ func (s *Store) RequeueRecord(ctx context.Context, id string, from []inbox.Statu
 		}
 		n, _ := res.RowsAffected()
 		changed = n > 0
-		recs, err := s.selectRecords(ctx, tx, `SELECT `+recordColumns+` FROM records WHERE id = ?`, id)
+		recs, err := s.selectRecords(ctx, tx, `SELECT `+recordReadColumns+` FROM records WHERE id = ?`, id)
 		if err != nil {
 			return err
 		}

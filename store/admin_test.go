@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/store"
 )
@@ -52,15 +53,25 @@ func TestRequeueRecord(t *testing.T) {
 		require.False(t, changed, "a pending record is queued already")
 		require.Equal(t, inbox.StatusPending, rec.Status)
 
-		require.NoError(t, s.SetRecordStatus(ctx, id, inbox.StatusFailed, t0.Add(time.Minute)))
+		decision := rec.Reason
+		// Three attempts, the last a dead letter.
+		require.NoError(t, s.CompleteThread(ctx, "", delivery.Outcome{Thread: rec.Thread, Now: t0.Add(time.Minute),
+			Failures: []delivery.Failure{{RecordID: id, Attempts: 3, FirstAttemptAt: t0, Error: "target answered 503", Failed: true}}}))
 		later := t0.Add(time.Hour)
 		rec, changed, err = s.RequeueRecord(ctx, id, from, "redelivered by ops", later)
 		require.NoError(t, err)
 		require.True(t, changed)
 		require.Equal(t, inbox.StatusPending, rec.Status)
 		require.Equal(t, inbox.ActionDeliver, rec.Action)
-		require.Equal(t, "redelivered by ops", rec.Reason)
-		require.Equal(t, 0, rec.Attempts)
+		require.Equal(t, decision, rec.Reason, "the policy's decision stays")
+		require.Equal(t, "redelivered by ops", rec.OperatorAction)
+		require.Equal(t, 3, rec.Attempts, "attempts go on counting")
+		require.Equal(t, 3, rec.AttemptsBefore, "the redelivery starts a round")
+		require.Nil(t, rec.FirstAttemptAt)
+		require.Empty(t, rec.LastError)
+		got, err := s.GetRecord(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, rec, got)
 		require.Equal(t, later, *rec.DeliverAt)
 		require.Equal(t, later, *rec.DueAt())
 		require.Equal(t, later, rec.UpdatedAt)

@@ -284,7 +284,8 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 	for _, d := range o.Summarized {
 		// Summarised records stay pending (they keep absorbing duplicates); their summary
 		// is done unless a merge asked for a new one meanwhile.
-		res, err := w.exec(ctx, qMarkSummarized, d.SignalID, d.RecordID, micros(d.UpdatedAt), d.Coalesced)
+		res, err := w.exec(ctx, qMarkSummarized, d.SignalID, d.Attempts, d.Attempts, d.Attempts, d.Attempts,
+			d.RecordID, micros(d.UpdatedAt), d.Coalesced)
 		if err != nil {
 			return fmt.Errorf("mark record %s summarised: %w", d.RecordID, err)
 		}

@@ -19,11 +19,11 @@ const recordColumns = `id, agent, resource_id, thread_id, event_id, route, sourc
 	dedupe_key, coalesce_key, attributes, metadata, deliver_as, status, coalesced_count, action, reason,
 	deliver_at, summary_at, full_when_idle, attempts, next_attempt_at, last_error,
 	delivered_signal_id, summary_signal_id, created_at, updated_at, delivered_at,
-	net_key, net_state, rest_state, superseded_by`
+	net_key, net_state, rest_state, superseded_by, operator_action`
 
 // recordReadColumns adds what only the dispatcher and single-record reads need; inserts
 // and merges never write it.
-const recordReadColumns = recordColumns + `, first_attempt_at`
+const recordReadColumns = recordColumns + `, first_attempt_at, attempts_base`
 
 // recordRow is the database shape of inbox.Record.
 type recordRow struct {
@@ -53,6 +53,7 @@ type recordRow struct {
 	Attempts       int            `db:"attempts"`
 	NextAttemptAt  sql.NullInt64  `db:"next_attempt_at"`
 	FirstAttemptAt sql.NullInt64  `db:"first_attempt_at"` // read only where selected (recordReadColumns)
+	AttemptsBase   int            `db:"attempts_base"`    // read only where selected (recordReadColumns)
 	LastError      string         `db:"last_error"`
 	SignalID       sql.NullString `db:"delivered_signal_id"`
 	SummarySignal  sql.NullString `db:"summary_signal_id"`
@@ -63,6 +64,7 @@ type recordRow struct {
 	NetState       string         `db:"net_state"`
 	RestState      string         `db:"rest_state"`
 	SupersededBy   string         `db:"superseded_by"`
+	OperatorAction string         `db:"operator_action"`
 }
 
 func (row *recordRow) record() (inbox.Record, error) {
@@ -86,6 +88,7 @@ func (row *recordRow) record() (inbox.Record, error) {
 		SummaryAt:      fromNullMicros(row.SummaryAt),
 		FullWhenIdle:   row.FullWhenIdle,
 		Attempts:       row.Attempts,
+		AttemptsBefore: row.AttemptsBase,
 		NextAttemptAt:  fromNullMicros(row.NextAttemptAt),
 		FirstAttemptAt: fromNullMicros(row.FirstAttemptAt),
 		LastError:      row.LastError,
@@ -98,6 +101,7 @@ func (row *recordRow) record() (inbox.Record, error) {
 		State:          row.NetState,
 		RestState:      row.RestState,
 		SupersededBy:   row.SupersededBy,
+		OperatorAction: row.OperatorAction,
 	}
 	if row.Payload.Valid {
 		r.Payload = json.RawMessage(row.Payload.String)
@@ -169,7 +173,7 @@ func recordArgs(r *inbox.Record) ([]any, error) {
 		nullMicros(r.DeliverAt), nullMicros(r.SummaryAt), r.FullWhenIdle, r.Attempts, nullMicros(r.NextAttemptAt),
 		cleanText(r.LastError), nullString(r.SignalID), nullString(r.SummarySignal),
 		micros(r.CreatedAt), micros(r.UpdatedAt), nullMicros(r.DeliveredAt),
-		r.NetKey, r.State, r.RestState, r.SupersededBy}, nil
+		r.NetKey, r.State, r.RestState, r.SupersededBy, cleanText(r.OperatorAction)}, nil
 }
 
 func (s *Store) insertRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) error {

@@ -72,8 +72,8 @@ func NoRedirects(c *http.Client) *http.Client {
 
 // Post sends body to u with headers and the JSON content type, bounded by timeout, and
 // returns the response body of a 2xx answer. On failure, retry says whether a later
-// attempt may help; the error never contains URL userinfo, the query string or header
-// values.
+// attempt may help; the error never contains URL userinfo, the path, the query string or
+// header values, not even where the answer's excerpt repeats them.
 func Post(ctx context.Context, c *http.Client, u string, headers map[string]string, body []byte, timeout time.Duration, now func() time.Time) ([]byte, bool, error) {
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -97,10 +97,7 @@ func Post(ctx context.Context, c *http.Client, u string, headers map[string]stri
 		return raw, false, nil
 	}
 	e := &Error{Status: resp.StatusCode}
-	snippet := strings.TrimSpace(string(raw))
-	if len(snippet) > 300 {
-		snippet = snippet[:300] + "…"
-	}
+	snippet := newHider(u, hdr).excerpt(raw)
 	e.Msg = fmt.Sprintf("POST %s: HTTP %d", shown, resp.StatusCode)
 	if snippet != "" {
 		e.Msg += ": " + snippet

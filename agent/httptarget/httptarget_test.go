@@ -116,3 +116,47 @@ func TestPostNeverFollowsRedirects(t *testing.T) {
 	}
 	require.Zero(t, hits, "a redirect was followed")
 }
+
+// A target that repeats the request in its answer (Express's default 404 is
+// "Cannot POST /hooks/<token>"; others echo a header or the query) gives an error whose
+// excerpt says what went wrong without the path, the query or a header value, whichever
+// form the answer shows them in.
+func TestAnswerExcerptHidesTheRequest(t *testing.T) {
+	const path, query, header = "/hooks/T0PATH-SENTINEL/B0", "token=QUERY-SENTINEL&x=1", "HDR-SENTINEL-7f3a"
+	echoes := map[string]func(r *http.Request) string{
+		"express": func(r *http.Request) string {
+			return "<!DOCTYPE html>\n<html><body><pre>Cannot POST " + r.URL.Path + "</pre></body></html>"
+		},
+		"request uri": func(r *http.Request) string { return "no route for " + r.URL.RequestURI() },
+		"json":        func(r *http.Request) string { return `{"path":"` + strings.ReplaceAll(r.URL.Path, "/", `\/`) + `"}` },
+		"segment":     func(r *http.Request) string { return "unknown hook T0PATH-SENTINEL" },
+		"decoded":     func(r *http.Request) string { return "query was " + r.URL.Query().Get("token") },
+		"header":      func(r *http.Request) string { return "bad key " + r.Header.Get("X-Api-Key") },
+		"bearer": func(r *http.Request) string {
+			return "token " + strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") + " revoked"
+		},
+	}
+	for name, echo := range echoes {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(echo(r)))
+		}))
+		_, retry, err := Post(context.Background(), srv.Client(), srv.URL+path+"?"+query,
+			map[string]string{"X-Api-Key": header, "Authorization": "Bearer " + header + "-bearer"}, []byte(`{}`), time.Second, time.Now)
+		srv.Close()
+		require.False(t, retry)
+		require.Error(t, err, name)
+		require.Contains(t, err.Error(), "HTTP 404: ", name)
+		require.NotContains(t, err.Error(), "SENTINEL", name)
+		require.NotContains(t, err.Error(), "hooks", name)
+	}
+
+	// What is hidden goes before the cut: a long answer keeps no head of a credential.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(strings.Repeat("é", 140) + "Cannot POST " + r.URL.Path))
+	}))
+	defer srv.Close()
+	_, _, err := Post(context.Background(), srv.Client(), srv.URL+path, nil, []byte(`{}`), time.Second, time.Now)
+	require.EqualError(t, err, "POST "+srv.URL+"/…: HTTP 400: "+strings.Repeat("é", 140)+"Cannot POST …")
+}

@@ -66,3 +66,26 @@ func TestFollowerNeverFollowsRedirects(t *testing.T) {
 	require.NoError(t, f.Stop(context.Background()))
 	require.Zero(t, hits.Load(), "the redirect was followed")
 }
+
+// A Mastra server behind a proxy whose path prefix and header are its credentials, which
+// answers an unknown route by repeating the request: neither comes back in the error of a
+// delivery or of a tool approval.
+func TestEchoedCredentialsStayOutOfErrors(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte("Cannot POST " + r.URL.Path + " with " + r.Header.Get("Authorization")))
+	}))
+	t.Cleanup(srv.Close)
+	cfg := config(srv.URL + "/gw-PREFIXSENTINEL")
+	cfg.Target.Headers = map[string]string{"Authorization": "Bearer KEYSENTINEL-0a9f"}
+	target, err := mastra.New(cfg)
+	require.NoError(t, err)
+	_, err = target.Deliver(context.Background(), agent.Delivery{Thread: thread, Action: agent.ActionDeliver,
+		Signal: agent.Signal{ID: "sig-1", Type: agent.TypeNotification, TagName: "notification", Contents: "hi"}})
+	require.ErrorContains(t, err, "HTTP 404: Cannot POST … with …")
+	require.NotContains(t, err.Error(), "SENTINEL")
+
+	err = mastra.NewToolApprovals([]agent.Config{cfg}, nil).SendToolApproval(context.Background(), thread, "call-1", true)
+	require.ErrorContains(t, err, "HTTP 404: Cannot POST … with …")
+	require.NotContains(t, err.Error(), "SENTINEL")
+}
