@@ -10,11 +10,12 @@ import (
 // every item is looked for in every blocked entry.
 const ScanWhen = `any(payload.items, {# in payload.blocked})`
 
-// ScanBomb is a 117 KB JSON body of two 30,000-item arrays with nothing in common, so
+// ScanBomb is a 117 KB JSON body (a Standard Webhooks envelope without data, so the
+// generic connector takes it) of two 30,000-item arrays with nothing in common, so
 // ScanWhen compares 900 million pairs (seconds of CPU) unless it is stopped.
 func ScanBomb() []byte {
 	var b bytes.Buffer
-	b.WriteString(`{"kind":"scan","summary":"scan","items":[`)
+	b.WriteString(`{"type":"scan","items":[`)
 	b.WriteString(strings.TrimSuffix(strings.Repeat("1,", 30000), ","))
 	b.WriteString(`],"blocked":[`)
 	b.WriteString(strings.TrimSuffix(strings.Repeat("2,", 30000), ","))
