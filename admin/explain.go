@@ -183,7 +183,8 @@ func (x *Explainer) Explain(ctx context.Context, s Sample) (*Explanation, error)
 		}
 	}
 	var touched []inbox.Record // records this event itself would create or change
-	rules := x.policy.NewBudget() // the event's notifications share it, as on ingest
+	// The event's notifications share one budget for the rules' `when`s, as on ingest.
+	rules := x.policy.NewBudget()
 	for _, n := range ns {
 		o, err := x.outcome(ctx, n, policyInput{payload, rules}, now, &touched)
 		if err != nil {
