@@ -504,7 +504,10 @@ func (rt *compiledRoute) threadKey(f *Fields, agents []string) (inbox.ThreadKey,
 		if err := t.Execute(&b, f); err != nil {
 			return inbox.ThreadKey{}, fmt.Errorf("render thread.%s: %w", t.Name(), err)
 		}
-		parts[i] = strings.TrimSpace(b.String())
+		// What is routed must be readable: the agent API refuses control characters and
+		// invalid UTF-8 in ids (inbox.CheckID); an id too long for it makes the event
+		// invalid when stored, naming the route.
+		parts[i] = inbox.CleanID(b.String())
 		if parts[i] == "" {
 			return inbox.ThreadKey{}, fmt.Errorf("thread.%s rendered empty", t.Name())
 		}
