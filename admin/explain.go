@@ -176,20 +176,24 @@ func (x *Explainer) Explain(ctx context.Context, s Sample) (*Explanation, error)
 		}
 	}
 	payload := condition.DecodePayload(ev.Body) // as routes' and rules' `when` see it
-	ns, routeErrs := x.router.RouteEvent(payload, items)
-	out.Status, out.Reason = connectors.EventStatus(status, reason, items, ns, routeErrs)
+	// One evaluation of the routes, under the event's expression budget as on ingest.
+	routing := x.router.RouteTraced(payload, items)
+	ns := routing.Notifications
+	out.Status, out.Reason = connectors.EventStatus(status, reason, items, ns, routing.Errs)
 	for i, it := range items {
 		out.Items = append(out.Items, explainItem(it))
 		if it.Skip == "" {
-			out.Routes = append(out.Routes, x.routeResults(i, it, payload)...)
+			out.Routes = append(out.Routes, routeResults(i, routing.Traces[i])...)
 		}
 	}
 	if len(out.Routes) == 0 {
 		out.RoutesNote = routesNote(ev, status, reason, items, x.router.Len())
 	}
 	var touched []inbox.Record // records this event itself would create or change
+	// The event's notifications share one budget for the rules' `when`s, as on ingest.
+	rules := x.policy.NewBudget()
 	for _, n := range ns {
-		o, err := x.outcome(ctx, n, payload, now, &touched)
+		o, err := x.outcome(ctx, n, policyInput{payload, rules}, now, &touched)
 		if err != nil {
 			return nil, err
 		}
@@ -305,9 +309,9 @@ func eventType(ev *inbox.Event, items []connectors.Item) string {
 	return ""
 }
 
-func (x *Explainer) routeResults(item int, it connectors.Item, payload any) []RouteResult {
+func routeResults(item int, traces []connectors.Trace) []RouteResult {
 	var out []RouteResult
-	for _, tr := range x.router.TraceEvent(payload, it) {
+	for _, tr := range traces {
 		rr := RouteResult{Route: tr.Route, Item: item, Matched: tr.Matched, Thread: tr.Thread, SameThreadAs: tr.SameThreadAs, When: tr.When}
 		if tr.Err != nil {
 			rr.Error = tr.Err.Error()
@@ -320,10 +324,17 @@ func (x *Explainer) routeResults(item int, it connectors.Item, payload any) []Ro
 	return out
 }
 
+// policyInput is what the rules' `when`s see of the event, and the budget they share.
+type policyInput struct {
+	payload any
+	budget  *condition.Budget
+}
+
 // outcome finds the record n would merge into (one this event already touched, else
 // a pending one in the store), samples presence and asks the policy, as Ingest would.
 // touched gets the record as it would be after n.
-func (x *Explainer) outcome(ctx context.Context, n inbox.Notification, payload any, now time.Time, touched *[]inbox.Record) (Outcome, error) {
+
+func (x *Explainer) outcome(ctx context.Context, n inbox.Notification, in policyInput, now time.Time, touched *[]inbox.Record) (Outcome, error) {
 	o := Outcome{Route: n.Route, Thread: n.Thread, Notification: n, Presence: inbox.PresenceIdle}
 	run, err := x.st.LiveRun(ctx, n.Thread, now)
 	if err != nil {
@@ -334,7 +345,7 @@ func (x *Explainer) outcome(ctx context.Context, n inbox.Notification, payload a
 		o.ActiveRun = &store.ActiveRun{RunID: run.ID, Origin: run.Origin, Since: run.OpenedAt, LeaseUntil: run.LeaseUntil}
 	}
 	if n.NetKey != "" {
-		return x.netOutcome(ctx, o, n, payload, now)
+		return x.netOutcome(ctx, o, n, in, now)
 	}
 	var existing *inbox.Record
 	at := slices.IndexFunc(*touched, func(r inbox.Record) bool { return r.Mergeable(n) })
@@ -346,7 +357,7 @@ func (x *Explainer) outcome(ctx context.Context, n inbox.Notification, payload a
 		}
 	}
 	sub := n.Subject()
-	sub.Payload = payload
+	sub.Payload, sub.Budget = in.payload, in.budget
 	if existing != nil && sub.Priority == "" {
 		sub.Priority = existing.Priority
 	}
@@ -378,13 +389,13 @@ func (x *Explainer) outcome(ctx context.Context, n inbox.Notification, payload a
 // netOutcome is outcome for a notification of a net-state lane, as Ingest decides it:
 // the policy, then the lane's verdict. (One event makes at most one notification per
 // thread, so no earlier notification of it is in the same lane.)
-func (x *Explainer) netOutcome(ctx context.Context, o Outcome, n inbox.Notification, payload any, now time.Time) (Outcome, error) {
+func (x *Explainer) netOutcome(ctx context.Context, o Outcome, n inbox.Notification, in policyInput, now time.Time) (Outcome, error) {
 	lane, err := x.st.NetLane(ctx, n.Thread, n.NetKey)
 	if err != nil {
 		return o, err
 	}
 	sub := n.Subject()
-	sub.Payload = payload
+	sub.Payload, sub.Budget = in.payload, in.budget
 	o.Decision = x.policy.Decide(sub, o.Presence, now)
 	nd := inbox.DecideNet(n, lane)
 	o.Net = &nd

@@ -292,9 +292,6 @@ func pathParam(c echo.Context, name string) (string, error) {
 	return u, nil
 }
 
-// maxIDLen bounds ids taken from paths and bodies.
-const maxIDLen = 512
-
 func pathID(c echo.Context, name string) (string, error) {
 	v, err := pathParam(c, name)
 	if err != nil {
@@ -306,19 +303,8 @@ func pathID(c echo.Context, name string) (string, error) {
 	return v, nil
 }
 
-func checkID(v string) error {
-	switch {
-	case v == "":
-		return errors.New("must not be empty")
-	case len(v) > maxIDLen:
-		return fmt.Errorf("longer than %d bytes", maxIDLen)
-	case !utf8.ValidString(v):
-		return errors.New("not valid UTF-8")
-	case strings.IndexFunc(v, unicode.IsControl) >= 0:
-		return errors.New("contains control characters")
-	}
-	return nil
-}
+// checkID is the id rule routing applies too (inbox.CheckID).
+func checkID(v string) error { return inbox.CheckID(v) }
 
 // decodeBody reads a JSON body into v. An empty body is allowed only when optional.
 // Errors name the problem: where the JSON is malformed, which field has the wrong type.

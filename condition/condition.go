@@ -1,12 +1,13 @@
 // Package condition compiles the `when:` expressions of policy rules and routes
 // (expr-lang/expr) once at config load and evaluates them against a record.
 //
-// Cost is bounded by construction: the language has no loops or recursion, an
-// expression is at most MaxLength characters and MaxNodes syntax nodes, the
-// builtins that build large values from small inputs (repeat) are disabled, every
-// evaluation runs under the VM's memory budget (ranges like 1..1e9 fail instead of
-// allocating), and `matches` uses Go's linear-time regexp. What is left to iterate
-// (any/all/filter over a payload array) is bounded by the request body limit.
+// Cost is bounded: the language has no loops or recursion, an expression is at most
+// MaxLength characters and MaxNodes syntax nodes, the builtins that build large
+// values from small inputs (repeat) are disabled, every evaluation runs under the
+// VM's memory budget (ranges like 1..1e9 fail instead of allocating), `matches` uses
+// Go's linear-time regexp, and what is left to iterate (any/all/filter over payload
+// arrays, `in` over an array, nested) draws on the event's Budget of steps and time
+// (budget.go): over it, the expression stops and does not match.
 package condition
 
 import (
@@ -36,6 +37,8 @@ type Thread struct {
 
 // Record is what every expression sees of the record or item it decides on.
 type Record struct {
+	budget *Budget // the event's, set by Match; expressions cannot see it
+
 	Source     string         `expr:"source"`
 	Kind       string         `expr:"kind"`
 	Priority   string         `expr:"priority"`
@@ -78,13 +81,20 @@ func Compile(src string, env any) (*Condition, error) {
 	if len(src) > MaxLength {
 		return nil, fmt.Errorf("expression is %d characters, at most %d", len(src), MaxLength)
 	}
-	prog, err := expr.Compile(src, expr.Env(env), expr.AsBool(), expr.MaxNodes(MaxNodes), expr.DisableBuiltin("repeat"))
-	if err != nil {
+	opts := []expr.Option{expr.Env(env), expr.AsBool(), expr.MaxNodes(MaxNodes), expr.DisableBuiltin("repeat")}
+	// Checked as written first, so errors speak of the source and no expression can
+	// name the budget's hooks; then compiled again with them (budget.go).
+	if _, err := expr.Compile(src, opts...); err != nil {
 		var fe *file.Error
 		if errors.As(err, &fe) {
 			return nil, fmt.Errorf("line %d, column %d: %s", fe.Line, fe.Column+1, fe.Message)
 		}
 		return nil, err
+	}
+	prog, err := expr.Compile(src, append(opts, expr.Function(stepFunc, step), expr.Function(scanFunc, scan),
+		expr.Patch(meter{}))...)
+	if err != nil {
+		return nil, fmt.Errorf("meter expression: %w", err)
 	}
 	return &Condition{src: src, prog: prog}, nil
 }
@@ -92,16 +102,34 @@ func Compile(src string, env any) (*Condition, error) {
 // String is the source text.
 func (c *Condition) String() string { return c.src }
 
-// Match evaluates c against env (a *PolicyEnv or *RouteEnv matching Compile's).
-// A runtime error (a missing payload field used as a string, the memory budget)
-// is a non-match, returned so explain can show it.
-func (c *Condition) Match(env any) (bool, error) {
-	out, err := expr.Run(c.prog, env)
-	if err != nil {
-		return false, fmt.Errorf("when %q: %w", c.src, err)
+// Env is what Match evaluates against: *PolicyEnv or *RouteEnv, as compiled.
+type Env interface{ record() *Record }
+
+// Match evaluates c against env, drawing on the event's budget b. A runtime error
+// (a missing payload field used as a string) is a non-match, returned so explain can
+// show it; one that ran out of budget wraps ErrBudgetExceeded.
+func (c *Condition) Match(env Env, b *Budget) (bool, error) {
+	if b.err == nil {
+		b.enter()
+		env.record().budget = b
+		out, err := (&vm.VM{MemoryBudget: MemoryBudget}).Run(c.prog, env)
+		env.record().budget = nil
+		b.leave()
+		if err == nil {
+			ok, _ := out.(bool)
+			return ok, nil
+		}
+		// expr reports its memory budget as a panic message, not an error value.
+		if b.err == nil && !strings.Contains(err.Error(), "memory budget exceeded") {
+			return false, fmt.Errorf("when %q: %w", c.src, err)
+		}
 	}
-	b, _ := out.(bool)
-	return b, nil
+	b.stopped++
+	why := b.err
+	if why == nil {
+		why = fmt.Errorf("%w: memory budget of %d elements", ErrBudgetExceeded, MemoryBudget)
+	}
+	return false, fmt.Errorf("when %q: %w", c.src, why)
 }
 
 // DecodePayload parses an event body for `payload`; a body that is not JSON

@@ -1,6 +1,7 @@
 package condition
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -42,7 +43,7 @@ func TestMatch(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Compile(%q): %v", src, err)
 		}
-		if got, err := c.Match(env); got != want || err != nil {
+		if got, err := c.Match(env, NewBudget(Limits{})); got != want || err != nil {
 			t.Errorf("%s = %v, %v; want %v", src, got, err, want)
 		}
 	}
@@ -56,7 +57,7 @@ func TestMatchHostilePayload(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, body := range []string{``, `not json`, `[1,2]`, `{"check_run":7}`, `{"check_run":{"name":["a"]}}`, `{}`} {
-		got, _ := c.Match(&PolicyEnv{Record: Record{Payload: DecodePayload([]byte(body))}})
+		got, _ := c.Match(&PolicyEnv{Record: Record{Payload: DecodePayload([]byte(body))}}, NewBudget(Limits{}))
 		if got {
 			t.Errorf("body %q matched", body)
 		}
@@ -64,13 +65,17 @@ func TestMatchHostilePayload(t *testing.T) {
 }
 
 // Cost is bounded: a range that would allocate a billion elements fails on the
-// memory budget instead.
+// memory budget instead, as a budget overrun.
 func TestMemoryBudget(t *testing.T) {
 	c, err := Compile(`len(1..1000000000) > 0`, PolicyEnv{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := c.Match(&PolicyEnv{}); ok || err == nil {
+	b := NewBudget(Limits{})
+	if ok, err := c.Match(&PolicyEnv{}, b); ok || !errors.Is(err, ErrBudgetExceeded) || !strings.Contains(err.Error(), "memory budget") {
 		t.Fatalf("got %v, %v; want the memory budget error", ok, err)
+	}
+	if b.Stopped() != 1 {
+		t.Errorf("stopped = %d, want 1", b.Stopped())
 	}
 }

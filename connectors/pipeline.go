@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -18,17 +19,31 @@ import (
 
 // Pipeline routes a connector's items and stores the event with its notifications.
 type Pipeline struct {
-	router   *Router
-	ingester Ingester
-	log      *slog.Logger
+	router     *Router
+	ingester   Ingester
+	log        *slog.Logger
+	overBudget func()
+}
+
+// PipelineOption configures a Pipeline.
+type PipelineOption func(*Pipeline)
+
+// WithBudgetExceeded is called once for each event whose routes' `when`s ran out of
+// the event's expression budget (the metric).
+func WithBudgetExceeded(fn func()) PipelineOption {
+	return func(p *Pipeline) { p.overBudget = fn }
 }
 
 // NewPipeline wires the router and the inbox.
-func NewPipeline(router *Router, ingester Ingester, log *slog.Logger) *Pipeline {
+func NewPipeline(router *Router, ingester Ingester, log *slog.Logger, opts ...PipelineOption) *Pipeline {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Pipeline{router: router, ingester: ingester, log: log.With("component", "connectors")}
+	p := &Pipeline{router: router, ingester: ingester, log: log.With("component", "connectors"), overBudget: func() {}}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
 }
 
 // Outcome is what an ingest endpoint answers.
@@ -61,6 +76,9 @@ func (p *Pipeline) Ingest(ctx context.Context, ev *inbox.Event, items []Item) (O
 			payload = condition.DecodePayload(ev.Body)
 		}
 		ns, routeErrs = p.router.RouteEvent(payload, items)
+		if slices.ContainsFunc(routeErrs, func(err error) bool { return errors.Is(err, condition.ErrBudgetExceeded) }) {
+			p.overBudget()
+		}
 	}
 	ev.Status, ev.Error = EventStatus(ev.Status, ev.Error, items, ns, routeErrs)
 	res, err := p.ingester.Ingest(ctx, ev, ns)

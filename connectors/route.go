@@ -299,6 +299,16 @@ type Router struct {
 	routes []compiledRoute
 	agents []string
 	fields []field
+	limits condition.Limits // what one event's `when`s may spend
+}
+
+// RouterOption configures a Router.
+type RouterOption func(*Router)
+
+// WithExpressionLimits sets what the routes' `when`s may spend on one event
+// (condition.DefaultLimits otherwise).
+func WithExpressionLimits(l condition.Limits) RouterOption {
+	return func(r *Router) { r.limits = l }
 }
 
 type compiledRoute struct {
@@ -310,10 +320,13 @@ type compiledRoute struct {
 }
 
 // NewRouter validates and compiles routes. Errors name the entry: routes[2].thread.agent.
-func NewRouter(routes []RouteConfig, agents []string) (*Router, error) {
+func NewRouter(routes []RouteConfig, agents []string, opts ...RouterOption) (*Router, error) {
 	var errs []error
 	seen := map[string]int{}
-	r := &Router{agents: slices.Clone(agents), fields: fields()}
+	r := &Router{agents: slices.Clone(agents), fields: fields(), limits: condition.DefaultLimits()}
+	for _, o := range opts {
+		o(r)
+	}
 	for i, rc := range routes {
 		if err := rc.Validate(agents); err != nil {
 			errs = append(errs, PrefixErrors(fmt.Sprintf("routes[%d].", i), err))
@@ -381,22 +394,42 @@ func (r *Router) UsesPayload() bool {
 }
 
 // RouteEvent is Route with the event's decoded body (condition.DecodePayload) as
-// `payload` for routes' `when`.
+// `payload` for routes' `when`. A `when` stopped on the event's expression budget is
+// a non-match reported in errs (wrapping condition.ErrBudgetExceeded).
 func (r *Router) RouteEvent(payload any, items []Item) (ns []inbox.Notification, errs []error) {
-	for _, it := range items {
+	rt := r.RouteTraced(payload, items)
+	return rt.Notifications, rt.Errs
+}
+
+// Routing is one event's routing, with the trace of every route against each item.
+type Routing struct {
+	Notifications []inbox.Notification
+	Errs          []error
+	Traces        [][]Trace // per item; nil for a skipped item
+}
+
+// RouteTraced is RouteEvent with the traces explain shows. Every `when` of the event
+// draws on one budget.
+func (r *Router) RouteTraced(payload any, items []Item) Routing {
+	out := Routing{Traces: make([][]Trace, len(items))}
+	b := condition.NewBudget(r.limits)
+	for j, it := range items {
 		if it.Skip != "" {
 			continue
 		}
-		for i, tr := range r.TraceEvent(payload, it) {
+		out.Traces[j] = r.traceEvent(payload, it, b)
+		for i, tr := range out.Traces[j] {
 			switch {
 			case tr.Err != nil:
-				errs = append(errs, fmt.Errorf("route %q: %w", tr.Route, tr.Err))
+				out.Errs = append(out.Errs, fmt.Errorf("route %q: %w", tr.Route, tr.Err))
+			case errors.Is(tr.WhenErr, condition.ErrBudgetExceeded):
+				out.Errs = append(out.Errs, fmt.Errorf("route %q: %w", tr.Route, tr.WhenErr))
 			case tr.Matched && tr.SameThreadAs == "":
-				ns = append(ns, r.routes[i].notification(&it, *tr.Thread))
+				out.Notifications = append(out.Notifications, r.routes[i].notification(&it, *tr.Thread))
 			}
 		}
 	}
-	return ns, errs
+	return out
 }
 
 // Trace is one route against one item.
@@ -420,6 +453,10 @@ func (r *Router) Trace(it Item) []Trace { return r.TraceEvent(nil, it) }
 
 // TraceEvent is Trace with the event's decoded body as `payload`.
 func (r *Router) TraceEvent(payload any, it Item) []Trace {
+	return r.traceEvent(payload, it, condition.NewBudget(r.limits))
+}
+
+func (r *Router) traceEvent(payload any, it Item, b *condition.Budget) []Trace {
 	f := it.Fields
 	if f.Kind == "" {
 		f.Kind = it.Kind
@@ -431,7 +468,7 @@ func (r *Router) TraceEvent(payload any, it Item) []Trace {
 		matched := rt.cfg.Match.matches(r.fields, &f)
 		if matched && rt.when != nil {
 			tr.When = rt.when.String()
-			matched, tr.WhenErr = rt.when.Match(rt.env(payload, &it, &f))
+			matched, tr.WhenErr = rt.when.Match(rt.env(payload, &it, &f), b)
 		}
 		if matched {
 			tr.Matched = true
@@ -470,7 +507,10 @@ func (rt *compiledRoute) threadKey(f *Fields, agents []string) (inbox.ThreadKey,
 		if err := t.Execute(&b, f); err != nil {
 			return inbox.ThreadKey{}, fmt.Errorf("render thread.%s: %w", t.Name(), err)
 		}
-		parts[i] = strings.TrimSpace(b.String())
+		// What is routed must be readable: the agent API refuses control characters and
+		// invalid UTF-8 in ids (inbox.CheckID); an id too long for it makes the event
+		// invalid when stored, naming the route.
+		parts[i] = inbox.CleanID(b.String())
 		if parts[i] == "" {
 			return inbox.ThreadKey{}, fmt.Errorf("thread.%s rendered empty", t.Name())
 		}

@@ -180,13 +180,23 @@ func (s *ActionSpec) validate(path string) []error {
 
 // Policy decides what happens to records. It is pure: the clock is passed in.
 type Policy struct {
-	cfg  PolicyConfig
-	loc  *time.Location
-	when []*condition.Condition // per rule, nil when the rule has none
+	cfg    PolicyConfig
+	loc    *time.Location
+	when   []*condition.Condition // per rule, nil when the rule has none
+	limits condition.Limits       // what one event's `when`s may spend
+}
+
+// PolicyOption configures a Policy.
+type PolicyOption func(*Policy)
+
+// WithExpressionLimits sets what the rules' `when`s may spend on one event
+// (condition.DefaultLimits otherwise).
+func WithExpressionLimits(l condition.Limits) PolicyOption {
+	return func(p *Policy) { p.limits = l }
 }
 
 // NewPolicy validates cfg and builds a Policy.
-func NewPolicy(cfg PolicyConfig) (*Policy, error) {
+func NewPolicy(cfg PolicyConfig, opts ...PolicyOption) (*Policy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -197,7 +207,10 @@ func NewPolicy(cfg PolicyConfig) (*Policy, error) {
 	if cfg.Timezone != "" {
 		loc, _ = time.LoadLocation(cfg.Timezone)
 	}
-	p := &Policy{cfg: cfg, loc: loc, when: make([]*condition.Condition, len(cfg.Rules))}
+	p := &Policy{cfg: cfg, loc: loc, when: make([]*condition.Condition, len(cfg.Rules)), limits: condition.DefaultLimits()}
+	for _, o := range opts {
+		o(p)
+	}
 	for i, r := range cfg.Rules {
 		if r.When != "" {
 			p.when[i], _ = condition.Compile(r.When, condition.PolicyEnv{}) // Validate compiled it
@@ -224,7 +237,13 @@ type Subject struct {
 	Thread     ThreadKey
 	// Payload is the event's body decoded (condition.DecodePayload), for `when`.
 	Payload any
+	// Budget is the event's, shared by its subjects (NewBudget); nil gives this
+	// decision a budget of its own.
+	Budget *condition.Budget
 }
+
+// NewBudget starts the budget one event's decisions share.
+func (p *Policy) NewBudget() *condition.Budget { return condition.NewBudget(p.limits) }
 
 // UsesExpressions reports whether any rule has a `when`, so callers decode the
 // event body only then.
@@ -233,8 +252,21 @@ func (p *Policy) UsesExpressions() bool {
 }
 
 // Decide applies the layers first-match: rules, sources, priorities, default, then
-// the built-in priority × presence table.
+// the built-in priority × presence table. A rule whose `when` ran out of the event's
+// expression budget does not match, and the reason says so.
 func (p *Policy) Decide(s Subject, presence Presence, now time.Time) Decision {
+	if s.Budget == nil {
+		s.Budget = p.NewBudget()
+	}
+	var over []string
+	d := p.decide(s, presence, now, &over)
+	if len(over) > 0 {
+		d.Reason += " (" + strings.Join(over, "; ") + ")"
+	}
+	return d
+}
+
+func (p *Policy) decide(s Subject, presence Presence, now time.Time, over *[]string) Decision {
 	if s.Priority == "" {
 		s.Priority = PriorityMedium
 	}
@@ -251,7 +283,11 @@ func (p *Policy) Decide(s Subject, presence Presence, now time.Time) Decision {
 			if env == nil {
 				env = policyEnv(s, presence, now)
 			}
-			if ok, _ := c.Match(env); !ok {
+			ok, err := c.Match(env, s.Budget)
+			if errors.Is(err, condition.ErrBudgetExceeded) {
+				*over = append(*over, fmt.Sprintf("rule[%d] not matched: %v", i, err))
+			}
+			if !ok {
 				continue
 			}
 			why = fmt.Sprintf("rule[%d] when %s", i, c)

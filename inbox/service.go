@@ -34,6 +34,8 @@ type Service struct {
 	newID  func() string
 	// changed is told which threads have new or changed records (the dispatcher wakes).
 	changed func([]ThreadKey)
+	// overBudget is told of an event whose rules' `when`s ran out of budget.
+	overBudget func()
 }
 
 // ServiceOption configures a Service.
@@ -50,9 +52,15 @@ func WithChangeHook(fn func([]ThreadKey)) ServiceOption {
 	return func(s *Service) { s.changed = fn }
 }
 
+// WithBudgetExceeded is called once for each event whose policy rules' `when`s ran
+// out of the event's expression budget (the metric).
+func WithBudgetExceeded(fn func()) ServiceOption {
+	return func(s *Service) { s.overBudget = fn }
+}
+
 // NewService wires a store and a policy.
 func NewService(store Store, policy *Policy, opts ...ServiceOption) *Service {
-	s := &Service{store: store, policy: policy, now: time.Now, newID: NewID, changed: func([]ThreadKey) {}}
+	s := &Service{store: store, policy: policy, now: time.Now, newID: NewID, changed: func([]ThreadKey) {}, overBudget: func() {}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -91,11 +99,15 @@ func (s *Service) Ingest(ctx context.Context, ev *Event, ns []Notification) (Ing
 	if s.policy.UsesExpressions() {
 		payload = condition.DecodePayload(ev.Body) // once per event, not per record
 	}
+	budget := s.policy.NewBudget() // one per event, whatever its number of records
 	decide := func(sub Subject, p Presence, _ time.Time) Decision {
-		sub.Payload = payload
+		sub.Payload, sub.Budget = payload, budget
 		return s.policy.Decide(sub, p, ev.ReceivedAt)
 	}
 	res, err := s.store.Ingest(ctx, ev, ns, decide, s.newID)
+	if budget.Stopped() > 0 {
+		s.overBudget()
+	}
 	if err != nil {
 		return IngestResult{}, fmt.Errorf("ingest %s event from %s: %w", ev.Source, ev.Connector, err)
 	}

@@ -38,6 +38,7 @@ type Metrics struct {
 	imapErrors      *prometheus.CounterVec
 	requestDuration *prometheus.HistogramVec
 	retained        *prometheus.CounterVec
+	overBudget      *prometheus.CounterVec
 	probes          *prometheus.CounterVec // set by WatchTargets
 	agents          map[string]bool        // the probes' label values
 
@@ -125,13 +126,17 @@ func New(stats StatsReader, log *slog.Logger, opts ...Option) *Metrics {
 			Name: "signalgate_retention_deleted_total",
 			Help: "Rows the retention cleaner deleted, by kind (events, records, net_states).",
 		}, []string{"kind"}),
+		overBudget: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "signalgate_expression_budget_exceeded_total",
+			Help: "Events whose `when` expressions ran out of their budget (not matched), by place (route, policy).",
+		}, []string{"place"}),
 	}
 	m.sources, m.connectors = map[string]bool{}, map[string]bool{}
 	for _, o := range opts {
 		o(m)
 	}
 	reg.MustRegister(m.eventsReceived, m.verifyFailures, m.ingestLatency, m.records, m.decisions,
-		m.signalsSent, m.attempts, m.sseSubscribers, m.imapPolls, m.imapErrors, m.requestDuration, m.retained)
+		m.signalsSent, m.attempts, m.sseSubscribers, m.imapPolls, m.imapErrors, m.requestDuration, m.retained, m.overBudget)
 	if stats != nil {
 		reg.MustRegister(&statsCollector{stats: stats, log: log})
 	}
@@ -275,6 +280,21 @@ func (m *Metrics) IMAPPoll(connector string, err error) {
 // RetentionDeleted counts rows the retention cleaner deleted.
 func (m *Metrics) RetentionDeleted(kind string, n int64) {
 	m.retained.WithLabelValues(kind).Add(float64(n))
+}
+
+// Places where `when` expressions run, the values of the budget counter's label.
+const (
+	PlaceRoute  = "route"
+	PlacePolicy = "policy"
+)
+
+// ExpressionBudgetExceeded counts one event whose expressions at place (PlaceRoute,
+// PlacePolicy) ran out of budget.
+func (m *Metrics) ExpressionBudgetExceeded(place string) {
+	if place != PlaceRoute && place != PlacePolicy {
+		place = "other"
+	}
+	m.overBudget.WithLabelValues(place).Inc()
 }
 
 // IMAPError counts a connection-level error (login, network) outside a poll cycle.

@@ -206,6 +206,9 @@ func storable(ev *inbox.Event, ns []inbox.Notification) []inbox.Notification {
 		n.Summary, n.DeliverAs = cleanText(n.Summary), cleanText(n.DeliverAs)
 		n.Payload = cleanJSON(n.Payload)
 		if err := n.CheckBounds(); err != nil {
+			if n.Route != "" { // a template rendered it: name the config entry to fix
+				err = fmt.Errorf("route %q: %w", n.Route, err)
+			}
 			errs = append(errs, fmt.Errorf("notification %d: %w", i, err))
 		}
 		out = append(out, n)

@@ -118,7 +118,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithDetailedSummaries(policy.SummaryFormat() == inbox.SummaryFormatDetailed),
 		delivery.WithSecrets(cfg.Secrets()),
 		delivery.WithObserver(m.Metrics), delivery.WithHealth(st))...)
-	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now), inbox.WithChangeHook(m.Dispatcher.Notify))
+	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now), inbox.WithChangeHook(m.Dispatcher.Notify),
+		inbox.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlacePolicy) }))
 	m.services = append(m.services, serviceFuncs{name: "stream broker", start: m.Broker.Start, stop: stopWithin(m.Broker.Stop)})
 	// Mastra presence followers start before the dispatcher and stop after it.
 	for _, s := range targetServices {
@@ -196,7 +197,8 @@ func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
 	if err != nil {
 		return nil, err
 	}
-	pipeline := connectors.NewPipeline(router, m.Metrics.WrapIngester(m.Inbox), m.Log)
+	pipeline := connectors.NewPipeline(router, m.Metrics.WrapIngester(m.Inbox), m.Log,
+		connectors.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlaceRoute) }))
 	gh, err := github.NewHandler(cfg.Connectors.GitHub, pipeline, m.Log, m.Now,
 		github.WithCIState(github.NewStoreCIState(st, "github")))
 	if err != nil {
