@@ -48,7 +48,7 @@ func redeliveredRecord(t *testing.T, b storetest.Backend) {
 	api, err := admin.New(admin.Config{Tokens: testTokens}, admin.Deps{Store: env.Store, Inbox: env.Inbox,
 		Agents: []string{"coder"}, Notify: env.Notify, Log: storetest.Logger(t), Now: env.Now})
 	require.NoError(t, err)
-	c, err := New(Config{SessionKey: testKey}, Deps{Admin: api, Stream: fakeStream{}, Tokens: testTokens, Now: env.Now})
+	c, err := New(Config{SessionKey: testKey}, Deps{Admin: api, Stream: fakeStream{}, Sessions: env.Store, Tokens: testTokens, Now: env.Now})
 	require.NoError(t, err)
 	srv := server.New(server.Config{}, storetest.Logger(t))
 	c.Mount(srv.Echo())
