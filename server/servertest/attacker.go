@@ -1,0 +1,116 @@
+// Package servertest plays the slow or oversized sender against a running server, over
+// raw TCP, for the tests of the server's limits and of the gateway that mounts it.
+package servertest
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Failsafe only turns a hang into a failure; every bound under test is far shorter.
+const Failsafe = 10 * time.Second
+
+// Tick is the sender's pace: one piece of body per tick. A plan of a thousand pieces
+// lasts seconds, far past the bounds under test, so an answer that comes with pieces
+// still unsent came before the body did.
+const Tick = 5 * time.Millisecond
+
+// Bytes is a body of n one-byte pieces.
+func Bytes(n int) []string { return pieces("x", n) }
+
+// Chunks is a chunked body of n one-byte chunks (never the last chunk).
+func Chunks(n int) []string { return pieces("1\r\nx\r\n", n) }
+
+// Chunk is one chunk of n bytes.
+func Chunk(n int) string {
+	return strconv.FormatInt(int64(n), 16) + "\r\n" + strings.Repeat("x", n) + "\r\n"
+}
+
+func pieces(p string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = p
+	}
+	return out
+}
+
+// Answer is what the sender saw.
+type Answer struct {
+	Status int
+	// Unsent is how many pieces of the body were still unsent when the answer's
+	// status line arrived.
+	Unsent int
+}
+
+// Trickle opens a connection to addr, sends head (request line and headers, each ending
+// in CRLF, without the blank line) and then body, one piece per Tick, until the server
+// answers (an interim 100 Continue is not an answer). It then stops sending and requires
+// the server to close the connection: a read ends in EOF, or in a reset when bytes sent
+// just before the close were never read.
+func Trickle(t testing.TB, addr, head string, body []string) Answer {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(Failsafe)))
+	_, err = io.WriteString(conn, head+"\r\n")
+	require.NoError(t, err)
+
+	status, closed := make(chan int, 1), make(chan error, 1)
+	go func() {
+		br := bufio.NewReader(conn)
+		for {
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				status <- 0
+				closed <- err
+				return
+			}
+			if resp.StatusCode < http.StatusOK {
+				continue
+			}
+			status <- resp.StatusCode
+			if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+				closed <- err
+				return
+			}
+			_, err = br.ReadByte()
+			closed <- err
+			return
+		}
+	}()
+
+	tick := time.NewTicker(Tick)
+	defer tick.Stop()
+	unsent, refused := body, false
+	for {
+		select {
+		case code := <-status:
+			err := <-closed
+			require.NotZero(t, code, "the server must answer (%d of %d pieces unsent); read: %v", len(unsent), len(body), err)
+			if !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+				require.Fail(t, "the server must close the connection after its answer", "read: %v", err)
+			}
+			return Answer{Status: code, Unsent: len(unsent)}
+		case <-tick.C:
+			if len(unsent) == 0 || refused {
+				continue
+			}
+			if _, err := io.WriteString(conn, unsent[0]); err != nil {
+				refused = true // the server has closed; its answer, if any, is on its way
+				continue
+			}
+			unsent = unsent[1:]
+		}
+	}
+}
