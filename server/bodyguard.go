@@ -64,6 +64,10 @@ func (g *bodyGuard) deadline(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		body := &trackedBody{ReadCloser: req.Body}
 		req.Body = body
+		// Put back once the chain returns (the error handler writes after that): net/http
+		// then checks whether the body is its own one it gave up reading, and if so waits
+		// briefly before closing, so a reset does not destroy the answer.
+		defer func() { req.Body = body.ReadCloser }()
 		c.Response().Before(func() {
 			if c.Response().Status < http.StatusBadRequest || body.eof.Load() {
 				return

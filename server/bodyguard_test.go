@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -30,18 +29,16 @@ func bodyRoutes(e *echo.Echo) {
 	})
 }
 
-type attack struct {
-	head string
-	body []string
-}
-
 // A body over server.body_limit is answered 413 as soon as that is known, on every
 // route, and its connection is closed without waiting for the rest. The body timeout is
 // far beyond the test, so neither the answer nor the close can come from it.
 func TestOverLimitAnsweredAtOnce(t *testing.T) {
 	_, addr := startServer(t, Config{BodyLimit: testBodyLimit, BodyTimeout: time.Hour}, bodyRoutes)
 	over := fmt.Sprintf("Content-Length: %d\r\n", 2*testBodyLimit)
-	for name, a := range map[string]attack{
+	for name, a := range map[string]struct {
+		head string
+		body []string
+	}{
 		"length over the limit":               {"POST /in HTTP/1.1\r\nHost: x\r\n" + over, servertest.Bytes(1000)},
 		"length over, expecting 100-continue": {"POST /in HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n" + over, servertest.Bytes(1000)},
 		"length over, handler never reads":    {"POST /ignore HTTP/1.1\r\nHost: x\r\n" + over, servertest.Bytes(1000)},
@@ -73,24 +70,12 @@ func TestOverLimitAnsweredAtOnce(t *testing.T) {
 // still has most of its body unsent.
 func TestTrickledBodyHeldAtMostBodyTimeout(t *testing.T) {
 	_, addr := startServer(t, Config{BodyLimit: testBodyLimit, BodyTimeout: 200 * time.Millisecond}, bodyRoutes)
-	over := fmt.Sprintf("Content-Length: %d\r\n", 2*testBodyLimit)
-	heads := map[string]string{
-		"length over the limit":                over,
-		"length over, expecting 100-continue":  "Expect: 100-continue\r\n" + over,
-		"chunked":                              "Transfer-Encoding: chunked\r\n",
-		"length under the limit":               "Content-Length: 1000\r\n",
-		"length under, expecting 100-continue": "Expect: 100-continue\r\nContent-Length: 1000\r\n",
-	}
 	for _, line := range []string{"POST /in", "POST /ignore", "POST /refuse", "POST /nope", "GET /in"} {
-		for name, head := range heads {
+		for name, a := range servertest.Attacks(testBodyLimit) {
 			t.Run(line+", "+name, func(t *testing.T) {
-				body := servertest.Bytes(1000)
-				if name == "chunked" {
-					body = servertest.Chunks(1000)
-				}
-				ans := servertest.Trickle(t, addr, line+" HTTP/1.1\r\nHost: x\r\n"+head, body)
+				ans := servertest.Trickle(t, addr, line+" HTTP/1.1\r\nHost: x\r\n"+a.Head, a.Body)
 				require.Positive(t, ans.Unsent, "held until the whole body was sent")
-				if strings.Contains(head, over) {
+				if a.Over {
 					require.Equal(t, http.StatusRequestEntityTooLarge, ans.Status)
 				}
 			})

@@ -44,6 +44,30 @@ func pieces(p string, n int) []string {
 	return out
 }
 
+// Attack is the body of a request, as its headers declare it and as its sender
+// trickles it.
+type Attack struct {
+	// Head is the header lines about the body, each ending in CRLF.
+	Head string
+	Body []string
+	// Over marks a declared length over the body limit: the answer must be 413.
+	Over bool
+}
+
+// Attacks are the ways to send a body slowly to a server whose body limit is limit: a
+// length over it, a chunked body with no length, a length under it that the body takes
+// forever to fill, each with and without Expect: 100-continue where it has a length.
+func Attacks(limit int) map[string]Attack {
+	over := "Content-Length: " + strconv.Itoa(limit+1) + "\r\n"
+	return map[string]Attack{
+		"length over the limit":                {Head: over, Body: Bytes(1000), Over: true},
+		"length over, expecting 100-continue":  {Head: "Expect: 100-continue\r\n" + over, Body: Bytes(1000), Over: true},
+		"chunked":                              {Head: "Transfer-Encoding: chunked\r\n", Body: Chunks(1000)},
+		"length under the limit":               {Head: "Content-Length: 1000\r\n", Body: Bytes(1000)},
+		"length under, expecting 100-continue": {Head: "Expect: 100-continue\r\nContent-Length: 1000\r\n", Body: Bytes(1000)},
+	}
+}
+
 // Answer is what the sender saw.
 type Answer struct {
 	Status int
