@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -21,6 +22,11 @@ const slotWait = time.Second
 
 // retryAfterBusy is the Retry-After of a 503 for too many bodies being read.
 const retryAfterBusy = 5
+
+// lingerAfterRefusal is how long the server still reads a refused body after its answer
+// before closing: enough for bytes already in flight, too short for a slow sender to
+// hold the connection.
+const lingerAfterRefusal = time.Second
 
 // bodyGuard bounds request bodies in time and in number. A body must arrive within its
 // deadline (a stranger sending one byte a second holds neither a connection nor a buffer
@@ -36,20 +42,56 @@ func newBodyGuard(cfg Config) *bodyGuard {
 	return &bodyGuard{slots: make(chan struct{}, cfg.MaxBodyReads), timeout: cfg.BodyTimeout, wait: slotWait}
 }
 
-// middleware guards every request that carries a body. Streams are exempt by route only:
+// deadline is the first thing a request meets, before routing, so it holds for every
+// route, unknown paths and methods not allowed included: a request with a body gets
+// server.body_timeout from now to send it. That one deadline bounds every read of the
+// body, the handler's and the server's own discard of what a handler left unread.
+// A refusal (any error answer) given before the body was read in full closes the
+// connection rather than waiting on the rest.
+func (g *bodyGuard) deadline(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.ContentLength == 0 || req.Body == nil || req.Body == http.NoBody {
+			return next(c)
+		}
+		rc := http.NewResponseController(c.Response())
+		deadline := time.Now().Add(g.timeout)
+		if err := rc.SetReadDeadline(deadline); err != nil {
+			if errors.Is(err, http.ErrNotSupported) {
+				return next(c) // no connection (tests' recorders)
+			}
+			return fmt.Errorf("set body read deadline: %w", err)
+		}
+		body := &trackedBody{ReadCloser: req.Body}
+		req.Body = body
+		// Put back once the chain returns (the error handler writes after that): net/http
+		// then checks whether the body is its own one it gave up reading, and if so waits
+		// briefly before closing, so a reset does not destroy the answer.
+		defer func() { req.Body = body.ReadCloser }()
+		c.Response().Before(func() {
+			if c.Response().Status < http.StatusBadRequest || body.eof.Load() {
+				return
+			}
+			// Without Connection: close, net/http would read up to 256 KB of the body
+			// before sending the answer. With it, the answer goes out at once, and the
+			// server then reads what the sender already has in flight (so closing does not
+			// reset the connection under the answer) for at most lingerAfterRefusal.
+			c.Response().Header().Set(echo.HeaderConnection, "close")
+			if linger := time.Now().Add(lingerAfterRefusal); linger.Before(deadline) {
+				_ = rc.SetReadDeadline(linger) // best effort: the body deadline still holds
+			}
+		})
+		return next(c)
+	}
+}
+
+// middleware caps the bodies being received at once. Streams are exempt by route only:
 // they read no body and stay open.
 func (g *bodyGuard) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		if IsStream(c) || req.ContentLength == 0 || req.Body == nil || req.Body == http.NoBody {
 			return next(c)
-		}
-		// Set before anything else: a refused request's unread body is discarded by the
-		// server after the answer, and that read must not stall either. Unsupported only
-		// where there is no connection (tests' recorders).
-		rc := http.NewResponseController(c.Response())
-		if err := rc.SetReadDeadline(time.Now().Add(g.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
-			return fmt.Errorf("set body read deadline: %w", err)
 		}
 		if !g.acquire(req.Context()) {
 			c.Response().Header().Set("Retry-After", strconv.Itoa(retryAfterBusy))
@@ -79,6 +121,21 @@ func (g *bodyGuard) acquire(ctx context.Context) bool {
 	case <-ctx.Done():
 	}
 	return false
+}
+
+// trackedBody records whether the body was read to its end, which net/http reports with
+// the last bytes.
+type trackedBody struct {
+	io.ReadCloser
+	eof atomic.Bool
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.eof.Store(true)
+	}
+	return n, err
 }
 
 // guardedBody gives its slot back once the body is read, fails or the handler returns.

@@ -189,11 +189,13 @@ func New(cfg Config, log *slog.Logger, opts ...Option) *Server {
 		e.IPExtractor = echo.ExtractIPFromXFFHeader()
 	}
 	e.HTTPErrorHandler = errorHandler(log)
+	guard := newBodyGuard(cfg)
+	e.Pre(guard.deadline)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true}))
 	e.Use(middleware.RequestID())
 	e.Use(o.observe...)
 	e.Use(middleware.BodyLimit(fmt.Sprintf("%dB", int64(cfg.BodyLimit))))
-	e.Use(newBodyGuard(cfg).middleware)
+	e.Use(guard.middleware)
 	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{
 		Timeout: cfg.RequestTimeout,
 		Skipper: IsStream,

@@ -17,10 +17,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/server/servertest"
 )
 
-// failsafe only turns a hang into a failure; every bound under test is far shorter.
-const failsafe = 10 * time.Second
+const failsafe = servertest.Failsafe
 
 func startServer(t *testing.T, cfg Config, mount func(e *echo.Echo)) (*Server, string) {
 	t.Helper()

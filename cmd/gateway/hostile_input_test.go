@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/server/servertest"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -24,13 +25,22 @@ const hostileAdminToken = "hostile-admin-token-0123456789"
 // admin token.
 func startOn(t *testing.T, b storetest.Backend) *Main {
 	t.Helper()
+	return startWithServer(t, b, "")
+}
+
+// startWithServer is startOn with more keys of the server section ("key: value, ...").
+func startWithServer(t *testing.T, b storetest.Backend, server string) *Main {
+	t.Helper()
+	if server != "" {
+		server = ", " + server
+	}
 	conf := fmt.Sprintf(`
-server: { listen: "127.0.0.1:0", shutdown_grace: 5s }
+server: { listen: "127.0.0.1:0", shutdown_grace: 5s%s }
 storage: { driver: %s, dsn: %q }
 log: { level: warn }
 admin: { tokens: [ { name: ops, token: %q, scopes: [read, write] } ] }
 agents: [ { id: coder, token: dev-only-coder-token } ]
-%s`, b.Config.Driver, b.Config.DSN, hostileAdminToken, billingConfig)
+%s`, server, b.Config.Driver, b.Config.DSN, hostileAdminToken, billingConfig)
 	cfg, err := ParseConfig("hostile.yaml", []byte(conf), noEnv)
 	require.NoError(t, err)
 	m := NewMain(cfg, storetest.Logger(t))
@@ -156,5 +166,37 @@ func TestHostileTextThroughHTTP(t *testing.T) {
 			frame := firstSignal(t, m, "/v1/agents/coder/threads/billing/invoices/stream")
 			require.Contains(t, frame["xml"], "bad \ufffd byte")
 		})
+	}
+}
+
+// TestBodiesCannotHoldConnections plays senders that trickle a body a byte at a time at
+// every kind of route: each is answered and let go within server.body_timeout, while it
+// still has most of its body unsent, and a length over server.body_limit is answered 413.
+// A length just over the limit used to get no answer at all and keep its connection for
+// as long as the sender kept sending.
+func TestBodiesCannotHoldConnections(t *testing.T) {
+	const limit = 64 << 10
+	m := startWithServer(t, storetest.Backends(t)[0], "body_limit: 64KB, body_timeout: 200ms")
+	agent := "Authorization: Bearer dev-only-coder-token\r\nContent-Type: application/json\r\n"
+	routes := map[string]string{
+		"webhook":            "POST /webhooks/generic/billing HTTP/1.1\r\nContent-Type: application/json\r\n",
+		"agent API":          "POST /v1/agents/coder/threads/r/t/notifications HTTP/1.1\r\n" + agent,
+		"MCP":                "POST /mcp HTTP/1.1\r\nAccept: application/json, text/event-stream\r\n" + agent,
+		"admin API":          "POST /admin/v1/explain HTTP/1.1\r\nAuthorization: Bearer " + hostileAdminToken + "\r\nContent-Type: application/json\r\n",
+		"console":            "POST /console/signin HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\n",
+		"unknown path":       "POST /nope HTTP/1.1\r\n",
+		"method not allowed": "PUT /webhooks/generic/billing HTTP/1.1\r\n",
+	}
+	for route, line := range routes {
+		for name, a := range servertest.Attacks(limit) {
+			t.Run(route+", "+name, func(t *testing.T) {
+				ans := servertest.Trickle(t, m.Addr().String(), line+"Host: x\r\n"+a.Head, a.Body)
+				require.Positive(t, ans.Unsent, "held until the whole body was sent")
+				require.GreaterOrEqual(t, ans.Status, http.StatusBadRequest)
+				if a.Over {
+					require.Equal(t, http.StatusRequestEntityTooLarge, ans.Status)
+				}
+			})
+		}
 	}
 }
