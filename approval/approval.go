@@ -131,6 +131,9 @@ type Store interface {
 	// expired and last changed by `before`, whose signal their thread has not logged;
 	// oldest change first, at most limit.
 	UndeliveredApprovals(ctx context.Context, since, before time.Time, limit int) ([]Approval, error)
+	// QueuedApprovals lists the undelivered decisions (made since `since`) of agentID's
+	// threads waiting in its wake queue, in the queue's order; at most limit.
+	QueuedApprovals(ctx context.Context, agentID string, since time.Time, limit int) ([]Approval, error)
 }
 
 // Places says where a thread's Slack conversation is (the store).
