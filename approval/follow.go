@@ -75,13 +75,12 @@ const sweepBatch = 100
 
 // Redelivery of decisions whose signal did not reach their thread: one whose change is
 // younger than redeliverGrace may still be on its way (a click's delivery takes up to
-// resumeTimeout), and one whose approval is older than expire_after plus DeliverFor is
-// given up.
+// resumeTimeout).
 const redeliverGrace = 2 * resumeTimeout
 
-// DeliverFor bounds how long a decision waits for a wake slot: one whose signal has not
-// reached its thread DeliverFor after it was made no longer holds a place in its
-// agent's wake queue, so a decision nobody sends cannot stall the queue.
+// DeliverFor bounds how long a decision's signal is sent again: one that has not
+// reached its thread DeliverFor after it was made is given up and no longer holds a
+// place in its agent's wake queue, so a decision nobody sends cannot stall the queue.
 const DeliverFor = 24 * time.Hour
 
 // Redeliver sends the signals of API approvals decided or expired that their threads
@@ -91,7 +90,8 @@ const DeliverFor = 24 * time.Hour
 // next call; the sweep calls it every sweepEvery.
 func (s *Service) Redeliver(ctx context.Context) error {
 	now := s.Now().UTC()
-	as, err := s.Store.UndeliveredApprovals(ctx, now.Add(-s.cfg.ExpireAfter-DeliverFor), now.Add(-redeliverGrace), sweepBatch)
+	since := now.Add(-DeliverFor)
+	as, err := s.Store.UndeliveredApprovals(ctx, since.Add(-s.cfg.ExpireAfter), since, now.Add(-redeliverGrace), sweepBatch)
 	if err != nil {
 		return err
 	}
