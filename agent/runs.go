@@ -39,6 +39,7 @@ type Runs struct {
 	now    func() time.Time
 	newID  func() string
 	onOpen OpenHook
+	onSlot func(agentID string)
 	log    *slog.Logger
 }
 
@@ -49,6 +50,19 @@ type OpenHook func(ctx context.Context, run Run) error
 
 // WithOpenHook sets the open hook.
 func WithOpenHook(h OpenHook) RunsOption { return func(r *Runs) { r.onOpen = h } }
+
+// WithWakeSlotHook sets the hook told, after commit, that a wake run of an agent with
+// max_concurrent_wakes closed (finished, aborted, or its lease lapsed): a slot may be
+// free for a waiter the dispatcher does not serve (the approvals service's decisions).
+// It must not block.
+func WithWakeSlotHook(h func(agentID string)) RunsOption { return func(r *Runs) { r.onSlot = h } }
+
+// slotFreed calls the wake slot hook when agentID's wakes are capped.
+func (r *Runs) slotFreed(agentID string) {
+	if r.onSlot != nil && r.wakes[agentID].Limit > 0 {
+		r.onSlot(agentID)
+	}
+}
 
 // WithRunsLogger sets the logger.
 func WithRunsLogger(l *slog.Logger) RunsOption { return func(r *Runs) { r.log = l } }
@@ -135,6 +149,9 @@ func (r *Runs) Finish(ctx context.Context, k inbox.ThreadKey, id, status string)
 	}
 	if closed {
 		r.pub.Publish(k)
+		if run.Origin == OriginWake {
+			r.slotFreed(k.Agent)
+		}
 	}
 	return run, idle, nil
 }
@@ -145,8 +162,14 @@ func (r *Runs) Expire(ctx context.Context) ([]inbox.ThreadKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("expire runs: %w", err)
 	}
+	agents := map[string]bool{}
 	for _, k := range changed {
 		r.pub.Publish(k)
+		agents[k.Agent] = true
+	}
+	// Lapsed runs of any origin: the hook looks for what waits, if anything.
+	for id := range agents {
+		r.slotFreed(id)
 	}
 	return idle, nil
 }

@@ -1,9 +1,11 @@
 package approval_test
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -191,6 +193,104 @@ func TestApprovalDecisionsRespectMaxConcurrentWakes(t *testing.T) {
 				}
 				require.Equal(t, 1, n, "thread %d got its decision once", i)
 			}
+		})
+	}
+}
+
+// A decision waiting for a wake slot keeps its place in its agent's wake queue: record
+// waiters arriving after it, as urgent or less, do not get the slot before it; the
+// closing run that frees the slot sends the decision at once (the fake clock stands
+// still: not the sweep's poll), and the record waiters follow, a slot each.
+func TestApprovalDecisionKeepsItsPlaceInTheWakeQueue(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			var svcp atomic.Pointer[approval.Service]
+			e := deliverytest.New(t, deliverytest.Config{Backend: &b, Agents: []agent.Config{
+				{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{Kind: agent.TargetStream}, MaxConcurrentWakes: 1},
+			}, Runs: []agent.RunsOption{agent.WithWakeSlotHook(func(id string) {
+				if svc := svcp.Load(); svc != nil {
+					svc.WakeSlotFreed(id)
+				}
+			})}})
+			svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE"}},
+				approval.Deps{Store: e.Store, Places: e.Store, Slack: &fakeSlack{}, Emitter: e.API, Now: e.Now})
+			svcp.Store(svc)
+			e.API.Approvals = svc
+			require.NoError(t, svc.Start(t.Context()))
+			t.Cleanup(func() { require.NoError(t, svc.Stop(context.Background())) })
+			key := func(name string) inbox.ThreadKey {
+				return inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: name}
+			}
+			live := func(name string) *agent.Run {
+				run, err := e.Runs.Live(t.Context(), key(name))
+				require.NoError(t, err)
+				return run
+			}
+			queued := func(name string) bool {
+				st, err := e.Store.WakeState(t.Context(), key(name), e.Now())
+				require.NoError(t, err)
+				require.Equal(t, 1, st.OpenWakes, "one wake run open at a time")
+				return st.QueuedAt != nil
+			}
+
+			e.Ingest(inbox.Notification{Thread: key("holder"), Source: "github", Kind: "comment", Summary: "holds the slot"})
+			e.Pass()
+			holder := live("holder")
+			require.NotNil(t, holder)
+
+			e.Clock.Advance(time.Second)
+			var a approval.Approval
+			require.Equal(t, http.StatusCreated, e.Do(http.MethodPost, e.ThreadURL(key("decided"), "/approvals"), e.Token(key("decided")),
+				`{"tool":"rollback"}`, &a))
+			_, err := svc.Decide(t.Context(), approval.Click{Connector: "acme", ApprovalID: a.ID, Approve: true, UserID: "U0JANE"})
+			require.NoError(t, err)
+			decision := func() *agent.Frame {
+				for _, f := range e.Log(key("decided")) {
+					if f.ID == approval.SignalPrefix+a.ID {
+						return &f
+					}
+				}
+				return nil
+			}
+			require.Nil(t, decision(), "waits for the slot")
+			require.True(t, queued("decided"))
+
+			e.Clock.Advance(time.Second)
+			urgent := e.Ingest(inbox.Notification{Thread: key("urgent"), Source: "github", Kind: "security", Summary: "CVE",
+				Priority: inbox.PriorityUrgent})
+			e.Clock.Advance(time.Second)
+			low := e.Ingest(inbox.Notification{Thread: key("low"), Source: "github", Kind: "comment", Summary: "later"})
+			e.Pass()
+			require.True(t, queued("urgent"))
+			require.True(t, queued("low"))
+			require.True(t, queued("decided"), "a record waiter queuing does not drop the decision's place")
+
+			changed, unsub := e.Broker.Subscribe(key("decided"))
+			defer unsub()
+			e.FinishRun(key("holder"), holder.ID)
+			for decision() == nil {
+				select {
+				case <-changed:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the freed slot did not send the waiting decision")
+				}
+			}
+			f := decision()
+			require.Equal(t, agent.ActionWake, f.Action)
+			require.Equal(t, f.RunID, live("decided").ID)
+			require.False(t, queued("decided"))
+			e.Pass()
+			require.Equal(t, inbox.StatusPending, e.Record(urgent).Status, "the decision had the slot")
+			require.Nil(t, live("urgent"))
+
+			e.FinishRun(key("decided"), f.RunID)
+			e.Pass()
+			require.Equal(t, inbox.StatusDelivered, e.Record(urgent).Status, "the next slot goes to the next waiter")
+			require.Equal(t, inbox.StatusPending, e.Record(low).Status)
+			e.FinishRun(key("urgent"), live("urgent").ID)
+			e.Pass()
+			require.Equal(t, inbox.StatusDelivered, e.Record(low).Status)
+			require.Equal(t, deliverytest.Start().Add(3*time.Second), e.Now(), "no poll's 30 seconds passed")
 		})
 	}
 }

@@ -127,10 +127,13 @@ type Store interface {
 	// not empty; of call toolCallID when not empty) and returns them.
 	ExpireRunApprovals(ctx context.Context, k inbox.ThreadKey, runID, toolCallID string, now time.Time) ([]Approval, error)
 	ListApprovals(ctx context.Context, f Filter) ([]Approval, string, error)
-	// UndeliveredApprovals lists origin-api approvals created since `since`, decided or
-	// expired and last changed by `before`, whose signal their thread has not logged;
-	// oldest change first, at most limit.
-	UndeliveredApprovals(ctx context.Context, since, before time.Time, limit int) ([]Approval, error)
+	// UndeliveredApprovals lists origin-api approvals created since createdSince,
+	// decided or expired between decidedSince and before, whose signal their thread has
+	// not logged; oldest change first, at most limit.
+	UndeliveredApprovals(ctx context.Context, createdSince, decidedSince, before time.Time, limit int) ([]Approval, error)
+	// QueuedApprovals lists the undelivered decisions (made since `since`) of agentID's
+	// threads waiting in its wake queue, in the queue's order; at most limit.
+	QueuedApprovals(ctx context.Context, agentID string, since time.Time, limit int) ([]Approval, error)
 }
 
 // Places says where a thread's Slack conversation is (the store).

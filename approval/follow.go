@@ -75,42 +75,54 @@ const sweepBatch = 100
 
 // Redelivery of decisions whose signal did not reach their thread: one whose change is
 // younger than redeliverGrace may still be on its way (a click's delivery takes up to
-// resumeTimeout), and one whose approval is older than expire_after plus redeliverFor is
-// given up.
-const (
-	redeliverGrace = 2 * resumeTimeout
-	redeliverFor   = 24 * time.Hour
-)
+// resumeTimeout).
+const redeliverGrace = 2 * resumeTimeout
+
+// DeliverFor bounds how long a decision's signal is sent again: one that has not
+// reached its thread DeliverFor after it was made is given up and no longer holds a
+// place in its agent's wake queue, so a decision nobody sends cannot stall the queue.
+const DeliverFor = 24 * time.Hour
 
 // Redeliver sends the signals of API approvals decided or expired that their threads
-// have not logged: above all, decisions whose wake waited for a max_concurrent_wakes
-// slot. One still waiting stays for the next call; the sweep calls it every sweepEvery.
+// have not logged: the fallback for decisions whose wake waited for a
+// max_concurrent_wakes slot when no closing run was seen to free one (WakeSlotFreed),
+// and for deliveries a stopped replica left undone. One still waiting stays for the
+// next call; the sweep calls it every sweepEvery.
 func (s *Service) Redeliver(ctx context.Context) error {
 	now := s.Now().UTC()
-	as, err := s.Store.UndeliveredApprovals(ctx, now.Add(-s.cfg.ExpireAfter-redeliverFor), now.Add(-redeliverGrace), sweepBatch)
+	since := now.Add(-DeliverFor)
+	as, err := s.Store.UndeliveredApprovals(ctx, since.Add(-s.cfg.ExpireAfter), since, now.Add(-redeliverGrace), sweepBatch)
 	if err != nil {
 		return err
 	}
 	for _, a := range as {
-		ectx, cancel := context.WithTimeout(ctx, resumeTimeout)
-		err := s.Emitter.Emit(ectx, a.ThreadKey, Signal(a))
-		cancel()
-		switch {
-		case errors.Is(err, agent.ErrWakeQueued):
-			s.Log.Debug("approval signal still waits for a wake slot", "approval_id", a.ID)
-		case err != nil:
-			s.Log.Warn("redeliver approval signal", "approval_id", a.ID, "error", err.Error())
-		default:
-			s.Log.Info("approval signal delivered", "approval_id", a.ID, "status", string(a.Status))
-		}
+		s.resend(ctx, a)
 	}
 	return nil
+}
+
+// resend sends a's signal again and reports false when its wake still waits for a slot.
+func (s *Service) resend(ctx context.Context, a Approval) bool {
+	ectx, cancel := context.WithTimeout(ctx, resumeTimeout)
+	err := s.Emitter.Emit(ectx, a.ThreadKey, Signal(a))
+	cancel()
+	switch {
+	case errors.Is(err, agent.ErrWakeQueued):
+		s.Log.Debug("approval signal still waits for a wake slot", "approval_id", a.ID)
+		return false
+	case err != nil:
+		s.Log.Warn("redeliver approval signal", "approval_id", a.ID, "error", err.Error())
+	default:
+		s.Log.Info("approval signal delivered", "approval_id", a.ID, "status", string(a.Status))
+	}
+	return true
 }
 
 // Name names the service in logs.
 func (s *Service) Name() string { return "approvals" }
 
-// Start runs the expiry sweep and the click worker (see Later) until Stop.
+// Start runs the expiry sweep, the click worker (see Later) and the sender of decisions
+// whose wake slot freed (see WakeSlotFreed) until Stop.
 func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -122,8 +134,9 @@ func (s *Service) Start(ctx context.Context) error {
 	clicks := make(chan laterClick, clickQueue)
 	s.clicks = clicks
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); s.sweepLoop(ctx) }()
+	go func() { defer wg.Done(); s.slotLoop(ctx) }()
 	go func() { defer wg.Done(); s.decideClicks(ctx, clicks) }()
 	go func() {
 		wg.Wait()

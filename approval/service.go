@@ -63,6 +63,9 @@ type Service struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	clicks chan<- laterClick // nil unless started
+	// freed are the agents a wake slot freed for, sent by slotLoop on slotKick.
+	freed    map[string]struct{}
+	slotKick chan struct{}
 }
 
 // SweepEvery is how often pending approvals past expire_after are expired.
@@ -86,7 +89,8 @@ func New(cfg Config, deps Deps) *Service {
 		deps.NewID = inbox.NewID
 	}
 	deps.Log = deps.Log.With("component", "approvals")
-	return &Service{cfg: cfg.WithDefaults(), Deps: deps, sweepEvery: SweepEvery}
+	return &Service{cfg: cfg.WithDefaults(), Deps: deps, sweepEvery: SweepEvery, freed: map[string]struct{}{},
+		slotKick: make(chan struct{}, 1)}
 }
 
 // Request is a new approval as the asker describes it.

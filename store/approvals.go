@@ -219,33 +219,61 @@ func (s *Store) expireApprovals(ctx context.Context, now time.Time, w where, tai
 	if err != nil {
 		return nil, fmt.Errorf("expire approvals: %w", err)
 	}
-	out := make([]approval.Approval, len(rows))
-	for i, r := range rows {
-		out[i] = r.approval()
-	}
-	return out, nil
+	return approvalsOf(rows), nil
 }
 
-// UndeliveredApprovals lists API approvals created since `since` that are decided or
-// expired, last changed by `before`, whose <approval> signal the thread has not logged
-// (its wake waited for a slot, or the replica stopped mid-delivery): oldest change
-// first, at most limit.
-func (s *Store) UndeliveredApprovals(ctx context.Context, since, before time.Time, limit int) ([]approval.Approval, error) {
+// qApprovalUndelivered is the one definition of an approval (alias a) whose decision has
+// not reached its thread: an API approval decided or expired whose <approval> signal the
+// thread has not logged. Its wake waited for a max_concurrent_wakes slot, or the replica
+// stopped mid-delivery.
+const qApprovalUndelivered = `a.origin = '` + approval.OriginAPI + `' AND a.status <> 'pending'
+	AND NOT EXISTS (SELECT 1 FROM signals s WHERE s.agent = a.agent AND s.resource_id = a.resource_id
+		AND s.thread_id = a.thread_id AND s.id = '` + approval.SignalPrefix + `' || a.id)`
+
+// qApprovalWaiting is an undelivered decision made since ? (one argument): one older
+// than approval.DeliverFor is given up and holds no place in the wake queue.
+const qApprovalWaiting = `a.updated_at >= ? AND ` + qApprovalUndelivered
+
+// UndeliveredApprovals lists API approvals created since createdSince that are decided
+// or expired between decidedSince and before, whose <approval> signal the thread has
+// not logged: oldest change first, at most limit. (createdSince lets the index on
+// created_at narrow the scan.)
+func (s *Store) UndeliveredApprovals(ctx context.Context, createdSince, decidedSince, before time.Time, limit int) ([]approval.Approval, error) {
 	var rows []approvalRow
 	err := s.r.SelectContext(ctx, &rows, s.q(`SELECT `+approvalColumns+` FROM approvals a
-		WHERE a.created_at >= ? AND a.origin = ? AND a.status <> 'pending' AND a.updated_at <= ?
-		AND NOT EXISTS (SELECT 1 FROM signals s WHERE s.agent = a.agent AND s.resource_id = a.resource_id
-			AND s.thread_id = a.thread_id AND s.id = ? || a.id)
+		WHERE a.created_at >= ? AND a.updated_at <= ? AND `+qApprovalWaiting+`
 		ORDER BY a.updated_at, a.id LIMIT `+fmt.Sprint(max(limit, 1))),
-		micros(since), approval.OriginAPI, micros(before), approval.SignalPrefix)
+		micros(createdSince), micros(before), micros(decidedSince))
 	if err != nil {
 		return nil, fmt.Errorf("list undelivered approvals: %w", err)
 	}
+	return approvalsOf(rows), nil
+}
+
+// QueuedApprovals lists the undelivered decisions (made since `since`) of agentID's
+// threads that wait in its wake queue, in the queue's order: the first is the one a
+// freed wake slot goes to unless a record waiter is ahead of it. At most limit.
+func (s *Store) QueuedApprovals(ctx context.Context, agentID string, since time.Time, limit int) ([]approval.Approval, error) {
+	var rows []approvalRow
+	err := s.r.SelectContext(ctx, &rows, s.q(`SELECT `+approvalColumns+` FROM approvals a
+		JOIN (SELECT resource_id AS q_resource, thread_id AS q_thread, priority_rank, queued_at FROM wake_queue
+			WHERE agent = ?) q ON a.resource_id = q.q_resource AND a.thread_id = q.q_thread
+		WHERE a.agent = ? AND `+qApprovalWaiting+`
+		ORDER BY q.priority_rank DESC, q.queued_at, a.resource_id, a.thread_id, a.updated_at, a.id
+		LIMIT `+fmt.Sprint(max(limit, 1))),
+		agentID, agentID, micros(since))
+	if err != nil {
+		return nil, fmt.Errorf("list queued approvals of %s: %w", agentID, err)
+	}
+	return approvalsOf(rows), nil
+}
+
+func approvalsOf(rows []approvalRow) []approval.Approval {
 	out := make([]approval.Approval, len(rows))
 	for i, r := range rows {
 		out[i] = r.approval()
 	}
-	return out, nil
+	return out
 }
 
 // ListApprovals lists approvals newest first; next is "" on the last page.
@@ -282,11 +310,7 @@ func (s *Store) ListApprovals(ctx context.Context, f approval.Filter) ([]approva
 		last := rows[limit-1]
 		next = inbox.Cursor{At: fromMicros(last.CreatedAt), ID: last.ID}.Encode()
 	}
-	out := make([]approval.Approval, len(rows))
-	for i, r := range rows {
-		out[i] = r.approval()
-	}
-	return out, next, nil
+	return approvalsOf(rows), next, nil
 }
 
 // LastSlackMessage is the newest Slack message routed to k through connector: where an

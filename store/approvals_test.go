@@ -224,15 +224,14 @@ func TestUndeliveredApprovals(t *testing.T) {
 			Resource: thread.Resource, Thread: "another"}, t0.Add(3*time.Minute)))
 		require.NoError(t, err)
 
-		got, err := s.UndeliveredApprovals(ctx, t0, t0.Add(10*time.Minute), 10)
+		got, err := s.UndeliveredApprovals(ctx, t0, t0, t0.Add(10*time.Minute), 10)
 		require.NoError(t, err)
-		ids := make([]string, len(got))
-		for i, a := range got {
-			ids[i] = a.ID
-		}
-		require.Equal(t, []string{"waits", "expired"}, ids, "another thread's frame of the id is not this one's")
-		got, err = s.UndeliveredApprovals(ctx, t0, t0.Add(10*time.Minute), 1)
+		require.Equal(t, []string{"waits", "expired"}, ids(got), "another thread's frame of the id is not this one's")
+		got, err = s.UndeliveredApprovals(ctx, t0, t0, t0.Add(10*time.Minute), 1)
 		require.NoError(t, err)
 		require.Len(t, got, 1)
+		got, err = s.UndeliveredApprovals(ctx, t0, t0.Add(61*time.Second), t0.Add(10*time.Minute), 10)
+		require.NoError(t, err)
+		require.Equal(t, []string{"expired"}, ids(got), "a decision made before decidedSince is given up")
 	})
 }

@@ -316,7 +316,7 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 		// A pass that did not find the thread waiting for a wake slot ends its wait: it
 		// was woken (the wake dequeued it), or needs no wake now (the agent opened a run,
 		// the records went), and then its turn passes to the next waiter.
-		left, err := s.leaveWakeQueue(ctx, tx, k)
+		left, err := s.leaveWakeQueue(ctx, tx, k, o.Now)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/inbox"
 )
 
@@ -51,7 +52,8 @@ func (s *Store) WakeRun(ctx context.Context, r agent.Run, req agent.WakeRequest)
 			}
 			if spent, until := req.Budget.Spent(wakes, now); spent && !req.Exempt {
 				res = agent.WakeResult{Outcome: agent.WakeSpent, Until: until}
-				return s.dequeueWake(ctx, tx, k)
+				_, err := s.leaveWakeQueue(ctx, tx, k, now)
+				return err
 			}
 		}
 		if live == nil && req.Limit > 0 {
@@ -61,8 +63,10 @@ func (s *Store) WakeRun(ctx context.Context, r agent.Run, req agent.WakeRequest)
 				return err
 			}
 		}
-		if err := s.dequeueWake(ctx, tx, k); err != nil {
-			return err
+		// Woken: the thread no longer waits, whatever it waited for.
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM wake_queue WHERE agent = ? AND resource_id = ? AND thread_id = ?`),
+			k.Agent, k.Resource, k.Thread); err != nil {
+			return fmt.Errorf("dequeue wake of %s: %w", k, err)
 		}
 		run, created, err := s.openRunTx(ctx, tx, r)
 		if err != nil {
@@ -85,11 +89,10 @@ func (s *Store) WakeRun(ctx context.Context, r agent.Run, req agent.WakeRequest)
 // whether its place among the agent's waiters fits the free slots. When not, until is
 // when a slot frees at the latest: the earliest lease of the agent's open wake runs.
 func (s *Store) wakeTurn(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, req agent.WakeRequest, now time.Time) (bool, time.Time, error) {
-	// A waiter whose records are all gone (read, dismissed) no longer needs a wake and
-	// must not hold its place.
-	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM wake_queue WHERE agent = ? AND NOT EXISTS (
-		SELECT 1 FROM records r WHERE r.agent = wake_queue.agent AND r.resource_id = wake_queue.resource_id
-		AND r.thread_id = wake_queue.thread_id AND r.status = 'pending')`), k.Agent); err != nil {
+	// A waiter whose records are all gone (read, dismissed) and whose decision, if it
+	// waited for one, reached it no longer needs a wake and must not hold its place.
+	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM wake_queue WHERE agent = ? AND NOT `+qWaiterRecords+`
+		AND NOT `+qWaiterApproval), k.Agent, approvalsSince(now)); err != nil {
 		return false, time.Time{}, fmt.Errorf("drop stale wake waiters of %s: %w", k.Agent, err)
 	}
 	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO wake_queue (agent, resource_id, thread_id, priority_rank, queued_at)
@@ -125,17 +128,28 @@ func (s *Store) wakeTurn(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, re
 	return false, until, nil
 }
 
-func (s *Store) dequeueWake(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey) error {
-	_, err := s.leaveWakeQueue(ctx, tx, k)
-	return err
-}
+// Who still waits in wake_queue: a thread with pending records, or one whose decision
+// waits for the wake that delivers it (an approval waiter; one argument, see
+// approvalsSince). A waiter that is neither holds no place.
+const (
+	qWaiterRecords = `EXISTS (SELECT 1 FROM records r WHERE r.agent = wake_queue.agent AND r.resource_id = wake_queue.resource_id
+		AND r.thread_id = wake_queue.thread_id AND r.status = 'pending')`
+	qWaiterApproval = `EXISTS (SELECT 1 FROM approvals a WHERE a.agent = wake_queue.agent AND a.resource_id = wake_queue.resource_id
+		AND a.thread_id = wake_queue.thread_id AND ` + qApprovalWaiting + `)`
+)
 
-// qLeaveWakeQueue runs in every completed pass (prepared on SQLite).
-const qLeaveWakeQueue = `DELETE FROM wake_queue WHERE agent = ? AND resource_id = ? AND thread_id = ?`
+// approvalsSince is the argument of qApprovalWaiting at now.
+func approvalsSince(now time.Time) int64 { return micros(now.Add(-approval.DeliverFor)) }
 
-// leaveWakeQueue takes k out of its agent's wake queue and reports whether it was in it.
-func (s *Store) leaveWakeQueue(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey) (bool, error) {
-	res, err := s.writeTx(tx).exec(ctx, qLeaveWakeQueue, k.Agent, k.Resource, k.Thread)
+// qLeaveWakeQueue runs in every completed pass (prepared on SQLite). A thread whose
+// decision still waits for its wake keeps its place: the records not needing a wake
+// say nothing of it.
+const qLeaveWakeQueue = `DELETE FROM wake_queue WHERE agent = ? AND resource_id = ? AND thread_id = ? AND NOT ` + qWaiterApproval
+
+// leaveWakeQueue takes k out of its agent's wake queue, unless a decision of k waits
+// for its wake, and reports whether it left.
+func (s *Store) leaveWakeQueue(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) (bool, error) {
+	res, err := s.writeTx(tx).exec(ctx, qLeaveWakeQueue, k.Agent, k.Resource, k.Thread, approvalsSince(now))
 	if err != nil {
 		return false, fmt.Errorf("dequeue wake of %s: %w", k, err)
 	}
@@ -145,15 +159,17 @@ func (s *Store) leaveWakeQueue(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadK
 
 // promoteWaiter runs when a wake run of k's agent closes: its slot goes to the first
 // waiting thread that is not due already, whose records become due now. One slot, one
-// waiter: the rest keep waiting instead of all racing for it.
+// waiter: the rest keep waiting instead of all racing for it. When the first is an
+// approval waiter there is nothing to make due: the approvals service, told of the
+// closed run (agent.WithWakeSlotHook), sends its decision, and a record waiter behind
+// it finds it ahead.
 func (s *Store) promoteWaiter(ctx context.Context, tx *sqlx.Tx, agentID string, now time.Time) error {
 	var w threadKeyRow
-	err := tx.GetContext(ctx, &w, s.q(`SELECT q.agent, q.resource_id, q.thread_id FROM wake_queue q
-		WHERE q.agent = ? AND EXISTS (SELECT 1 FROM records r WHERE r.agent = q.agent AND r.resource_id = q.resource_id
-			AND r.thread_id = q.thread_id AND r.status = 'pending')
-		AND NOT EXISTS (SELECT 1 FROM records r WHERE r.agent = q.agent AND r.resource_id = q.resource_id
-			AND r.thread_id = q.thread_id AND r.status = 'pending' AND r.due_at IS NOT NULL AND r.due_at <= ?)
-		ORDER BY q.priority_rank DESC, q.queued_at, q.resource_id, q.thread_id LIMIT 1`), agentID, micros(now))
+	err := tx.GetContext(ctx, &w, s.q(`SELECT agent, resource_id, thread_id FROM wake_queue
+		WHERE agent = ? AND (`+qWaiterRecords+` OR `+qWaiterApproval+`)
+		AND NOT EXISTS (SELECT 1 FROM records r WHERE r.agent = wake_queue.agent AND r.resource_id = wake_queue.resource_id
+			AND r.thread_id = wake_queue.thread_id AND r.status = 'pending' AND r.due_at IS NOT NULL AND r.due_at <= ?)
+		ORDER BY priority_rank DESC, queued_at, resource_id, thread_id LIMIT 1`), agentID, approvalsSince(now), micros(now))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}

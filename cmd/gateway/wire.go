@@ -98,16 +98,19 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	// dispatcher that feeds threads. A run opening hands the dispatcher the previous
 	// run's unfinished signals (in-flight recovery).
 	m.Broker = newBroker(cfg, st, m.Log)
-	m.Runs = agent.NewRuns(st, m.Broker, cfg.Agents, agent.WithRunsClock(m.Now), agent.WithRunsLogger(m.Log),
-		agent.WithOpenHook(func(ctx context.Context, run agent.Run) error { return m.Dispatcher.Recover(ctx, run) }))
-	// Approvals: Mastra followers report tool approvals; Slack and the agent API are
-	// handed to the service once built, before anything starts.
+	runsOpts := []agent.RunsOption{agent.WithRunsClock(m.Now), agent.WithRunsLogger(m.Log),
+		agent.WithOpenHook(func(ctx context.Context, run agent.Run) error { return m.Dispatcher.Recover(ctx, run) })}
+	// Approvals: Mastra followers report tool approvals, and a closing wake run hands
+	// its slot to a decision waiting for one; Slack and the agent API are handed to the
+	// service once built, before anything starts.
 	var follow []mastra.FollowerOption
 	if cfg.Approvals.Enabled() {
 		m.Approvals = approval.New(cfg.Approvals, approval.Deps{Store: st, Places: st,
 			Resumer: mastra.NewToolApprovals(cfg.Agents, nil), Log: m.Log, Now: m.Now})
 		follow = append(follow, mastra.WithApprovals(m.Approvals))
+		runsOpts = append(runsOpts, agent.WithWakeSlotHook(m.Approvals.WakeSlotFreed))
 	}
+	m.Runs = agent.NewRuns(st, m.Broker, cfg.Agents, runsOpts...)
 	routes, targetServices, err := targets.Routes(cfg.Agents, m.Runs, agent.NewStreamTarget(),
 		func(ks []inbox.ThreadKey) { m.Dispatcher.Notify(ks) }, m.Log, follow...)
 	if err != nil {

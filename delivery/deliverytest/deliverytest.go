@@ -70,6 +70,7 @@ type Config struct {
 	Queue     func(*store.Store) delivery.Queue // wraps the store's queue
 	Dispatch  []delivery.Option
 	API       []agent.APIOption
+	Runs      []agent.RunsOption
 }
 
 // Env is one wired gateway half.
@@ -110,8 +111,9 @@ func New(t testing.TB, cfg Config) *Env {
 	pol, err := inbox.NewPolicy(cfg.Policy)
 	require.NoError(t, err)
 	e.Broker = agent.NewLocalBroker()
-	e.Runs = agent.NewRuns(e.Store, e.Broker, cfg.Agents, agent.WithRunsClock(e.Now), agent.WithRunsLogger(storetest.Logger(t)),
-		agent.WithOpenHook(func(ctx context.Context, run agent.Run) error { return e.Dispatcher.Recover(ctx, run) }))
+	e.Runs = agent.NewRuns(e.Store, e.Broker, cfg.Agents, append([]agent.RunsOption{agent.WithRunsClock(e.Now),
+		agent.WithRunsLogger(storetest.Logger(t)),
+		agent.WithOpenHook(func(ctx context.Context, run agent.Run) error { return e.Dispatcher.Recover(ctx, run) })}, cfg.Runs...)...)
 	e.Stream = agent.NewStreamTarget()
 	routes := delivery.StreamRoutes(cfg.Agents, e.Stream)
 	if cfg.Routes != nil {
