@@ -1,15 +1,11 @@
 package admin
 
 import (
-	"errors"
-	"fmt"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -68,17 +64,7 @@ func (p *params) text(name string) string {
 	return v
 }
 
-func checkText(v string) error {
-	switch {
-	case len(v) > maxTextLen:
-		return fmt.Errorf("longer than %d bytes", maxTextLen)
-	case !utf8.ValidString(v):
-		return errors.New("not valid UTF-8")
-	case strings.IndexFunc(v, unicode.IsControl) >= 0:
-		return errors.New("contains control characters")
-	}
-	return nil
-}
+func checkText(v string) error { return inbox.CheckText(v, maxTextLen) }
 
 func (p *params) limit() int {
 	raw, ok := p.vals["limit"]

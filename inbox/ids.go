@@ -11,11 +11,18 @@ import (
 // CheckID is the agent API's rule for an id: what it refuses, no thread may be created
 // on, or its agent could neither read it nor finish the run its wake opened.
 func CheckID(v string) error {
-	switch {
-	case v == "":
+	if v == "" {
 		return errors.New("must not be empty")
-	case len(v) > MaxIDBytes:
-		return fmt.Errorf("longer than %d bytes", MaxIDBytes)
+	}
+	return CheckText(v, MaxIDBytes)
+}
+
+// CheckText is the rule for a short text taken from a request (an id, a filter value):
+// at most max bytes of valid UTF-8 without control characters.
+func CheckText(v string, max int) error {
+	switch {
+	case len(v) > max:
+		return fmt.Errorf("longer than %d bytes", max)
 	case !utf8.ValidString(v):
 		return errors.New("not valid UTF-8")
 	case strings.IndexFunc(v, unicode.IsControl) >= 0:
