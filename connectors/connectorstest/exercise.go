@@ -213,24 +213,26 @@ func Exercise(t *testing.T, c HTTPConnector) {
 	})
 }
 
+// tamper turns a validly signed request for body into one that must be refused.
+type tamper struct {
+	name    string
+	prepare func(e *exercise, body []byte) *http.Request
+}
+
 func (c *HTTPConnector) badSignature(t *testing.T) {
-	cases := []struct {
-		name    string
-		prepare func(e *exercise, body []byte) *http.Request
-	}{
+	signed := func(change func(r *http.Request)) func(e *exercise, body []byte) *http.Request {
+		return func(e *exercise, body []byte) *http.Request {
+			req := e.request("delivery-1", body)
+			change(req)
+			return req
+		}
+	}
+	cases := []tamper{
 		{"wrong secret", func(e *exercise, body []byte) *http.Request {
 			return c.Request(t, Delivery{Connector: c.Name, ID: "delivery-1", Body: body, At: e.clock.Now(), Secret: WrongSecret})
 		}},
-		{"missing signature", func(e *exercise, body []byte) *http.Request {
-			req := e.request("delivery-1", body)
-			req.Header.Del(c.SignatureHeader)
-			return req
-		}},
-		{"garbage signature", func(e *exercise, body []byte) *http.Request {
-			req := e.request("delivery-1", body)
-			req.Header.Set(c.SignatureHeader, "garbage")
-			return req
-		}},
+		{"missing signature", signed(func(r *http.Request) { r.Header.Del(c.SignatureHeader) })},
+		{"garbage signature", signed(func(r *http.Request) { r.Header.Set(c.SignatureHeader, "garbage") })},
 		{"body changed after signing", func(e *exercise, body []byte) *http.Request {
 			req := e.request("delivery-1", body)
 			changed := append(bytes.Clone(body), ' ')
@@ -239,33 +241,17 @@ func (c *HTTPConnector) badSignature(t *testing.T) {
 		}},
 	}
 	if c.TimestampHeader != "" {
-		cases = append(cases, []struct {
-			name    string
-			prepare func(e *exercise, body []byte) *http.Request
-		}{
-			{"missing timestamp", func(e *exercise, body []byte) *http.Request {
-				req := e.request("delivery-1", body)
-				req.Header.Del(c.TimestampHeader)
-				return req
-			}},
-			{"timestamp changed after signing", func(e *exercise, body []byte) *http.Request {
-				req := e.request("delivery-1", body)
-				ts, err := strconv.ParseInt(req.Header.Get(c.TimestampHeader), 10, 64)
+		cases = append(cases,
+			tamper{"missing timestamp", signed(func(r *http.Request) { r.Header.Del(c.TimestampHeader) })},
+			tamper{"timestamp changed after signing", signed(func(r *http.Request) {
+				ts, err := strconv.ParseInt(r.Header.Get(c.TimestampHeader), 10, 64)
 				require.NoError(t, err)
-				req.Header.Set(c.TimestampHeader, strconv.FormatInt(ts+1, 10))
-				return req
-			}},
-		}...)
+				r.Header.Set(c.TimestampHeader, strconv.FormatInt(ts+1, 10))
+			})})
 	}
 	if c.IDSigned {
-		cases = append(cases, struct {
-			name    string
-			prepare func(e *exercise, body []byte) *http.Request
-		}{"delivery id changed after signing", func(e *exercise, body []byte) *http.Request {
-			req := e.request("delivery-1", body)
-			req.Header.Set(c.DeliveryIDHeader, "delivery-2")
-			return req
-		}})
+		cases = append(cases, tamper{"delivery id changed after signing",
+			signed(func(r *http.Request) { r.Header.Set(c.DeliveryIDHeader, "delivery-2") })})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
