@@ -1,4 +1,5 @@
-// Package connectorstest has test doubles shared by the connector packages.
+// Package connectorstest has the test doubles the connector packages share and the
+// conformance suite every connector runs (Exercise, ExerciseMail).
 package connectorstest
 
 import (

@@ -110,32 +110,6 @@ func TestPayloadListsBounded(t *testing.T) {
 	assert.NotContains(t, p, "in_reply_to_total")
 }
 
-// The poison message through IMAP: stored as invalid at once, its cursor
-// committed, and the mail behind it ingested (before the depth limit the worker
-// spent minutes on it while the mailbox waited).
-func TestPoisonMessageDoesNotBlockMailbox(t *testing.T) {
-	srv := newMemIMAP(t)
-	srv.deliver("INBOX", deepMultipart(16000, "Message-ID: <poison@example.com>\r\n"))
-	srv.deliver("INBOX", manyParts(maxParts))
-	srv.deliver("INBOX", testMail(3))
-	e := newEnv(t)
-	o := newObserver()
-	e.startPoller(testConfig(srv.addr), o)
-	o.waitFor(t, "all three messages", storedAtLeast(3))
-
-	calls := e.rec.all()
-	require.Len(t, calls, 3)
-	assert.Equal(t, inbox.EventInvalid, calls[0].Outcome.Status)
-	assert.Equal(t, "poison@example.com", calls[0].Event.DeliveryID)
-	assert.Contains(t, calls[0].Event.Error, "multipart nested deeper than 32 levels")
-	assert.Equal(t, inbox.EventInvalid, calls[1].Outcome.Status)
-	assert.Contains(t, calls[1].Event.Error, "more than 1000 MIME parts")
-	assert.Equal(t, inbox.EventRouted, calls[2].Outcome.Status)
-	assert.Equal(t, 1, e.records("support", "c3@example.com"))
-	cur, _ := e.cursor("support", "INBOX")
-	assert.True(t, strings.HasSuffix(cur, ":3"), cur)
-}
-
 // Replay reads a stored poison message the same way: an error, never a hang.
 func TestItemsOverLimit(t *testing.T) {
 	_, err := Items(testMapConfig(), &inbox.Event{Connector: "support", Body: []byte(deepMultipart(16000, ""))})

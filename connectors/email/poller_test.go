@@ -243,29 +243,6 @@ func TestAfterIngestMove(t *testing.T) {
 	assert.Equal(t, 2, e.events())
 }
 
-func TestUnparseableMessageSkipped(t *testing.T) {
-	srv := newMemIMAP(t)
-	srv.deliver("INBOX", "this line is not a header field\r\nMessage-ID: <junk@example.com>\r\n\r\n\x00\x01 garbage\r\n")
-	srv.deliver("INBOX", testMail(2))
-	e := newEnv(t)
-	o := newObserver()
-	e.startPoller(testConfig(srv.addr), o)
-	o.waitFor(t, "both messages", storedAtLeast(2))
-
-	calls := e.rec.all()
-	require.Len(t, calls, 2)
-	assert.Equal(t, inbox.EventInvalid, calls[0].Outcome.Status)
-	assert.Contains(t, calls[0].Event.Error, "unparseable message")
-	// imapmemserver serves nothing for a message whose header does not parse, so
-	// the fallback delivery id names the mailbox and UID.
-	assert.True(t, strings.HasSuffix(calls[0].Event.DeliveryID, ":1@INBOX"), calls[0].Event.DeliveryID)
-	assert.Equal(t, 0, calls[0].Outcome.Records)
-	assert.Equal(t, inbox.EventRouted, calls[1].Outcome.Status)
-	cur, _ := e.cursor("support", "INBOX")
-	assert.True(t, strings.HasSuffix(cur, ":2"), cur)
-	assert.Equal(t, 2, e.events())
-}
-
 func TestAutoReplyStoredNotRouted(t *testing.T) {
 	srv := newMemIMAP(t)
 	srv.deliver("INBOX", strings.Replace(testMail(1), "Subject:", "Auto-Submitted: auto-replied\r\nSubject:", 1))

@@ -3,7 +3,6 @@ package generic
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -71,15 +70,6 @@ func (h *harness) do(req *http.Request) *httptest.ResponseRecorder {
 
 func (h *harness) post(t *testing.T, id string, body string) *httptest.ResponseRecorder {
 	return h.do(signedRequest(t, "billing", id, h.now, []byte(body)))
-}
-
-func errMessage(t *testing.T, rec *httptest.ResponseRecorder) string {
-	t.Helper()
-	var e struct {
-		Error struct{ Message string } `json:"error"`
-	}
-	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e), rec.Body.String())
-	return e.Error.Message
 }
 
 const notificationJSON = `{
@@ -171,46 +161,6 @@ func attrString(a inbox.Attributes) string {
 	return strings.Join(parts, " ")
 }
 
-func TestGenericBadInput(t *testing.T) {
-	h := newHarness(t, 64<<10)
-
-	t.Run("bad signature", func(t *testing.T) {
-		req := signedRequest(t, "billing", "msg_1", h.now, []byte(notificationJSON))
-		req.Header.Set(HeaderSignature, "v1,"+strings.Repeat("A", 44))
-		rec := h.do(req)
-		require.Equal(t, http.StatusUnauthorized, rec.Code)
-		assert.Equal(t, "missing or invalid credentials", errMessage(t, rec))
-	})
-	t.Run("missing signature", func(t *testing.T) {
-		req := signedRequest(t, "billing", "msg_1", h.now, []byte(notificationJSON))
-		req.Header.Del(HeaderSignature)
-		rec := h.do(req)
-		require.Equal(t, http.StatusUnauthorized, rec.Code)
-		assert.Equal(t, "missing or invalid credentials", errMessage(t, rec))
-	})
-	t.Run("stale timestamp", func(t *testing.T) {
-		rec := h.do(signedRequest(t, "billing", "msg_1", h.now.Add(-5*time.Minute-time.Second), []byte(notificationJSON)))
-		require.Equal(t, http.StatusUnauthorized, rec.Code)
-		assert.Equal(t, "missing or invalid credentials", errMessage(t, rec))
-	})
-	t.Run("body changed after signing", func(t *testing.T) {
-		req := signedRequest(t, "billing", "msg_1", h.now, []byte(notificationJSON))
-		req.Body = io.NopCloser(strings.NewReader(strings.Replace(notificationJSON, "high", "urgent", 1)))
-		require.Equal(t, http.StatusUnauthorized, h.do(req).Code)
-	})
-	t.Run("over limit", func(t *testing.T) {
-		big := `{"kind": "x", "summary": "` + strings.Repeat("y", 70<<10) + `"}`
-		require.Equal(t, http.StatusRequestEntityTooLarge, h.post(t, "msg_1", big).Code)
-		req := signedRequest(t, "billing", "msg_1", h.now, []byte(big))
-		req.ContentLength = -1
-		require.Equal(t, http.StatusRequestEntityTooLarge, h.do(req).Code)
-	})
-	t.Run("unknown connector", func(t *testing.T) {
-		require.Equal(t, http.StatusNotFound, h.do(signedRequest(t, "nope", "msg_1", h.now, []byte(notificationJSON))).Code)
-	})
-	assert.Empty(t, h.ing.Calls(), "nothing was stored")
-}
-
 // invalid posts a signed body the connector cannot read and returns the reason it
 // was stored with: verified but unreadable is 202 invalid, never a 400.
 func (h *harness) invalid(t *testing.T, id, body string) string {
@@ -229,42 +179,6 @@ func (h *harness) invalid(t *testing.T, id, body string) string {
 	assert.Equal(t, id, ev.DeliveryID)
 	assert.Empty(t, calls[len(calls)-1].Notifications)
 	return ev.Error
-}
-
-func TestGenericUnreadableStoredAsInvalid(t *testing.T) {
-	h := newHarness(t, 64<<10)
-	for _, c := range []struct{ name, body, reason string }{
-		{"malformed JSON", `{"kind": "x",`, "malformed JSON body"},
-		{"not an object", `["kind"]`, "body: want a JSON object"},
-		{"missing kind", `{"summary": "something happened"}`, "kind: required"},
-		{"typo in a native body", `{"kind": "x", "dedupe_key": "k"}`, `unknown field "dedupe_key"`},
-		{"wrong type", `{"kind": 7}`, "kind: wrong type"},
-		{"bad priority", `{"kind": "x", "priority": "asap"}`, `priority: unknown "asap"`},
-		{"nested attribute", `{"kind": "x", "attributes": {"a": {"b": 1}}}`, `attribute "a"`},
-		{"envelope type not a string", `{"type": 7, "data": {}}`, "type: want a string"},
-		{"envelope without a type", `{"timestamp": "2022-11-03T20:26:10.344522Z", "data": {"id": "1"}}`, "type: required"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			assert.Contains(t, h.invalid(t, "msg_"+c.name, c.body), c.reason)
-		})
-	}
-}
-
-func TestGenericRedelivery(t *testing.T) {
-	h := newHarness(t, 0)
-	first := h.post(t, "msg_dup", notificationJSON)
-	require.Equal(t, http.StatusOK, first.Code)
-	second := h.post(t, "msg_dup", notificationJSON)
-	require.Equal(t, http.StatusOK, second.Code)
-	var a, b connectors.Outcome
-	require.NoError(t, json.Unmarshal(first.Body.Bytes(), &a))
-	require.NoError(t, json.Unmarshal(second.Body.Bytes(), &b))
-	assert.False(t, a.Duplicate)
-	assert.True(t, b.Duplicate)
-	assert.Equal(t, a.EventID, b.EventID)
-	calls := h.ing.Calls()
-	require.Len(t, calls, 2)
-	assert.True(t, calls[1].Duplicate)
 }
 
 func TestGenericUnrouted(t *testing.T) {

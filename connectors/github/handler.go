@@ -1,6 +1,7 @@
 package github
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -157,6 +158,9 @@ func (h *Handler) parse(ctx context.Context, cfg *Config, eventType, delivery st
 		if !json.Valid(payload) {
 			return nil, inbox.EventInvalid, "malformed JSON payload"
 		}
+		if !jsonObject(payload) {
+			return nil, inbox.EventInvalid, fmt.Sprintf("decode %s payload: want a JSON object", eventType)
+		}
 		if eventType == "ping" {
 			return nil, "", ""
 		}
@@ -166,6 +170,10 @@ func (h *Handler) parse(ctx context.Context, cfg *Config, eventType, delivery st
 	parsed, err := gh.ParseWebHook(eventType, payload)
 	if _, bad := errors.AsType[*json.SyntaxError](err); bad {
 		return nil, inbox.EventInvalid, "malformed JSON payload"
+	}
+	if err == nil && !jsonObject(payload) {
+		// null decodes into every event's type: an empty event, not a delivery.
+		return nil, inbox.EventInvalid, fmt.Sprintf("decode %s payload: want a JSON object", eventType)
 	}
 	if err != nil {
 		// A field go-github's types refuse must not make the whole event unreadable:
@@ -235,6 +243,13 @@ func formPayload(contentType string, body []byte) ([]byte, error) {
 		return nil, errors.New("malformed form body")
 	}
 	return []byte(form.Get("payload")), nil
+}
+
+// jsonObject reports whether a valid JSON document is an object: every GitHub
+// payload is one.
+func jsonObject(payload []byte) bool {
+	trimmed := bytes.TrimSpace(payload)
+	return len(trimmed) > 0 && trimmed[0] == '{'
 }
 
 // jsonProblem names what did not fit without echoing payload content.
