@@ -34,7 +34,7 @@ type StreamTarget struct{}
 func NewStreamTarget() *StreamTarget { return &StreamTarget{} }
 
 // Deliver accepts the signal; its frame is committed with the dispatcher's outcome.
-func (*StreamTarget) Deliver(context.Context, Delivery) (bool, error) { return false, nil }
+func (*StreamTarget) Deliver(context.Context, Delivery) (Result, error) { return Result{}, nil }
 
 // DefaultKeepAlive is the interval of `: keep-alive` comments on an idle stream.
 const DefaultKeepAlive = 25 * time.Second

@@ -470,7 +470,7 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 			ho.TargetProbe(o.Thread.Agent)
 		}
 	}
-	att, retry, err := d.attempt(ctx, route, del, o.Now)
+	att, err := d.attempt(ctx, route, del, o.Now)
 	if err != nil && ctx.Err() != nil {
 		return false
 	}
@@ -495,9 +495,10 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 		return true
 	}
 	msg := att.Error
+	failure := agent.DeliveryFailure(err)
+	retry := failure.Retry
 	var retryAt *time.Time
-	if ra, ok := retryAfterOf(err); ok {
-		t := o.Now.Add(ra)
+	if t, ok := retryAfter(failure, o.Now); ok {
 		retryAt = &t
 	}
 	// Only a failure that may pass later says the target is unwell; a permanent 4xx is
@@ -544,21 +545,18 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 }
 
 // attempt hands del to the route's target and describes the call as an attempt row at
-// `at`: delivered, or failed with the redacted error and the status the error carries (a
-// pass may still turn a failure into a retry).
-func (d *Dispatcher) attempt(ctx context.Context, route Route, del Delivery, at time.Time) (Attempt, bool, error) {
+// `at`: delivered with the answer's status, or failed with the redacted error and the
+// failure's status (a pass may still turn a failure into a retry).
+func (d *Dispatcher) attempt(ctx context.Context, route Route, del Delivery, at time.Time) (Attempt, error) {
 	started := time.Now()
-	sctx, status := agent.WithStatusReport(ctx)
-	retry, err := route.Target.Deliver(sctx, del)
+	res, err := route.Target.Deliver(ctx, del)
 	att := Attempt{Thread: del.Thread, Target: route.Kind, SignalID: del.Signal.ID, RecordIDs: del.RecordIDs,
-		Attempt: del.Attempt, Outcome: OutcomeDelivered, StatusCode: status(), Duration: time.Since(started), At: at}
+		Attempt: del.Attempt, Outcome: OutcomeDelivered, StatusCode: res.Status, Duration: time.Since(started), At: at}
 	if err != nil {
 		att.Outcome, att.Error = OutcomeFailed, Redact(err.Error(), d.secrets)
-		if sc := statusCodeOf(err); sc != 0 {
-			att.StatusCode = sc
-		}
+		att.StatusCode = agent.DeliveryFailure(err).Status
 	}
-	return att, retry, err
+	return att, err
 }
 
 // hold turns the records of a full notification the wake budget refused into
@@ -626,18 +624,18 @@ func WithObserver(o Observer) Option { return func(d *Dispatcher) { d.obs = o } 
 // straight to the thread's target, then logs it and the attempt. There is no retry: the
 // caller learns the outcome and may send again with the same signal id, which the log
 // keeps only once.
-func (d *Dispatcher) Deliver(ctx context.Context, del Delivery) (bool, error) {
+func (d *Dispatcher) Deliver(ctx context.Context, del Delivery) (agent.Result, error) {
 	if logged, ok := d.q.(frameGetter); ok && del.Signal.ID != "" {
 		// A sender repeating an id the thread already logged: the target accepted it once
 		// and some (Mastra) would show it twice. The API answers repeats before this; here
 		// a concurrent resend that passed that check is caught.
 		if _, err := logged.GetFrame(ctx, del.Thread, del.Signal.ID); err == nil {
-			return false, fmt.Errorf("deliver signal %s: %w", del.Signal.ID, agent.ErrSignalLogged)
+			return agent.Result{}, fmt.Errorf("deliver signal %s: %w", del.Signal.ID, agent.ErrSignalLogged)
 		}
 	}
 	release, err := d.acquire(ctx, del.Thread.Agent)
 	if err != nil {
-		return true, fmt.Errorf("deliver signal %s: %w", del.Signal.ID, err)
+		return agent.Result{}, &agent.DeliveryError{Err: fmt.Errorf("deliver signal %s: %w", del.Signal.ID, err), Retry: true}
 	}
 	defer release()
 	return d.deliverOne(ctx, del, nil)
@@ -650,16 +648,16 @@ type frameGetter interface {
 
 // deliverOne sends one signal outside a pass and logs it with its attempt; recovered
 // lists the in-flight signals it redelivers, closed in the same transaction.
-func (d *Dispatcher) deliverOne(ctx context.Context, del Delivery, recovered []string) (bool, error) {
+func (d *Dispatcher) deliverOne(ctx context.Context, del Delivery, recovered []string) (agent.Result, error) {
 	route, ok := d.routes[del.Thread.Agent]
 	if !ok || route.Target == nil {
-		return false, fmt.Errorf("agent %q has no delivery target configured", del.Thread.Agent)
+		return agent.Result{}, fmt.Errorf("agent %q has no delivery target configured", del.Thread.Agent)
 	}
 	if del.Attempt == 0 {
 		del.Attempt = 1
 	}
 	now := d.now()
-	att, retry, err := d.attempt(ctx, route, del, now)
+	att, err := d.attempt(ctx, route, del, now)
 	o := Outcome{Thread: del.Thread, Now: now}
 	if err == nil {
 		if d.health.succeeded(ctx, del.Thread.Agent, now) {
@@ -672,9 +670,12 @@ func (d *Dispatcher) deliverOne(ctx context.Context, del Delivery, recovered []s
 	// No lease is held (owner ""), so this only appends.
 	if lerr := d.complete(o, ""); lerr != nil {
 		if err == nil {
-			return true, fmt.Errorf("log signal %s: %w", del.Signal.ID, lerr)
+			return agent.Result{}, &agent.DeliveryError{Err: fmt.Errorf("log signal %s: %w", del.Signal.ID, lerr), Retry: true}
 		}
 		d.log.Error("record delivery attempt", "signal_id", del.Signal.ID, "error", lerr.Error())
 	}
-	return retry, err
+	if err != nil {
+		return agent.Result{}, err
+	}
+	return agent.Result{Status: att.StatusCode}, nil
 }

@@ -19,21 +19,24 @@ import (
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
-type httpErr struct{ code int }
+// answered is a receiver's refusal as an HTTP target reports it: its status, whether a
+// later attempt may help and its Retry-After (0: none).
+func answered(code int, retry bool, after time.Duration) error {
+	return &agent.DeliveryError{Err: fmt.Errorf("webhook answered %d", code), Status: code, Retry: retry, RetryAfter: after}
+}
 
-func (e httpErr) Error() string   { return fmt.Sprintf("webhook answered %d", e.code) }
-func (e httpErr) StatusCode() int { return e.code }
+// transient is a failure that may pass, without an answer (a transport error).
+func transient(err error) error { return &agent.DeliveryError{Err: err, Retry: true} }
 
 // flaky fails its first n deliveries with the errors given, then passes them on.
 type flaky struct {
-	mu    sync.Mutex
-	errs  []error
-	retry bool
-	next  delivery.Target
-	seen  []agent.Delivery
+	mu   sync.Mutex
+	errs []error
+	next delivery.Target
+	seen []agent.Delivery
 }
 
-func (f *flaky) Deliver(ctx context.Context, d agent.Delivery) (bool, error) {
+func (f *flaky) Deliver(ctx context.Context, d agent.Delivery) (agent.Result, error) {
 	f.mu.Lock()
 	f.seen = append(f.seen, d)
 	var err error
@@ -42,7 +45,7 @@ func (f *flaky) Deliver(ctx context.Context, d agent.Delivery) (bool, error) {
 	}
 	f.mu.Unlock()
 	if err != nil {
-		return f.retry, err
+		return agent.Result{}, err
 	}
 	return f.next.Deliver(ctx, d)
 }
@@ -64,10 +67,10 @@ func flakyEnv(t *testing.T, f *flaky, maxAttempts int) *deliverytest.Env {
 }
 
 func TestRetriesBackoffAndDeadLetter(t *testing.T) {
-	f := &flaky{retry: true, errs: []error{
-		delivery.RetryAfter(httpErr{429}, 30*time.Second),
-		errors.New(`Post "https://gw:hunter2-secret@agent.example/hook?token=abc": connection refused`),
-		httpErr{503},
+	f := &flaky{errs: []error{
+		answered(429, true, 30*time.Second),
+		transient(errors.New(`Post "https://gw:hunter2-secret@agent.example/hook?token=abc": connection refused`)),
+		answered(503, true, 0),
 	}}
 	e := flakyEnv(t, f, 3)
 	k := key("retry")
@@ -79,7 +82,7 @@ func TestRetriesBackoffAndDeadLetter(t *testing.T) {
 	require.Equal(t, inbox.StatusPending, r.Status)
 	require.Equal(t, 1, r.Attempts)
 	require.Equal(t, start.Add(30*time.Second), *r.NextAttemptAt, "Retry-After honoured")
-	require.Equal(t, "webhook answered 429 (retry after 30s)", r.LastError)
+	require.Equal(t, "webhook answered 429", r.LastError)
 
 	e.Clock.Advance(29 * time.Second)
 	e.Pass()
@@ -121,7 +124,7 @@ func TestRetriesBackoffAndDeadLetter(t *testing.T) {
 }
 
 func TestPermanentFailureAndDeferral(t *testing.T) {
-	f := &flaky{retry: false, errs: []error{httpErr{400}}}
+	f := &flaky{errs: []error{answered(400, false, 0)}}
 	e := flakyEnv(t, f, 8)
 	k := key("perm")
 	bad := e.Ingest(inbox.Notification{Thread: k, Source: "github", Kind: "ci", Summary: "first", Priority: inbox.PriorityUrgent})
@@ -131,7 +134,7 @@ func TestPermanentFailureAndDeferral(t *testing.T) {
 	require.Equal(t, inbox.StatusDelivered, e.Record(good).Status, "a permanent failure does not hold the rest back")
 
 	// A retryable failure defers the rest of the thread to the retry time.
-	f2 := &flaky{retry: true, errs: []error{httpErr{502}}}
+	f2 := &flaky{errs: []error{answered(502, true, 0)}}
 	e2 := flakyEnv(t, f2, 8)
 	a := e2.Ingest(inbox.Notification{Thread: k, Source: "github", Kind: "ci", Summary: "a", Priority: inbox.PriorityUrgent})
 	b := e2.Ingest(inbox.Notification{Thread: k, Source: "github", Kind: "ci", Summary: "b", Priority: inbox.PriorityHigh})
@@ -176,11 +179,11 @@ type recorder struct {
 	ids []string
 }
 
-func (r *recorder) Deliver(_ context.Context, d agent.Delivery) (bool, error) {
+func (r *recorder) Deliver(_ context.Context, d agent.Delivery) (agent.Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.ids = append(r.ids, d.Signal.ID)
-	return false, nil
+	return agent.Result{}, nil
 }
 
 func recordingRoutes(r *recorder) func(delivery.Target) map[string]delivery.Route {
@@ -290,13 +293,13 @@ func TestDeliverLogsOnce(t *testing.T) {
 	k := key("dup")
 	sig := agent.Signal{ID: "sig-1", Type: agent.TypeReactive, TagName: "system-reminder", Contents: "x"}
 	for i := range 3 {
-		retry, err := e.Dispatcher.Deliver(t.Context(), agent.Delivery{Thread: k, Signal: sig, Action: agent.ActionPersist})
+		_, err := e.Dispatcher.Deliver(t.Context(), agent.Delivery{Thread: k, Signal: sig, Action: agent.ActionPersist})
 		if i == 0 {
 			require.NoError(t, err)
 		} else {
 			require.ErrorIs(t, err, agent.ErrSignalLogged, "the caller learns the id was logged and nothing was sent")
 		}
-		require.False(t, retry)
+		require.False(t, agent.DeliveryFailure(err).Retry)
 	}
 	log := e.Log(k)
 	require.Len(t, log, 1)
@@ -310,10 +313,10 @@ func TestDeliverLogsOnce(t *testing.T) {
 // the record stays due with its attempt count untouched.
 func TestStopDoesNotCountAttempts(t *testing.T) {
 	started := make(chan struct{}, 1)
-	blocking := delivery.TargetFunc(func(ctx context.Context, _ agent.Delivery) (bool, error) {
+	blocking := delivery.TargetFunc(func(ctx context.Context, _ agent.Delivery) (agent.Result, error) {
 		started <- struct{}{}
 		<-ctx.Done()
-		return true, ctx.Err()
+		return agent.Result{}, transient(ctx.Err())
 	})
 	e := deliverytest.New(t, deliverytest.Config{RealClock: true, Routes: func(delivery.Target) map[string]delivery.Route {
 		return map[string]delivery.Route{"coder": {Kind: "webhook", Target: blocking}}
@@ -337,7 +340,7 @@ func TestStopDoesNotCountAttempts(t *testing.T) {
 // attempt log numbers its rows 1, 2, 3.
 func TestAttemptsCountTheSuccess(t *testing.T) {
 	cfg := deliverytest.Config{Routes: func(stream delivery.Target) map[string]delivery.Route {
-		f := &flaky{retry: true, errs: []error{httpErr{503}, httpErr{502}}, next: stream}
+		f := &flaky{errs: []error{answered(503, true, 0), answered(502, true, 0)}, next: stream}
 		return map[string]delivery.Route{"coder": {Kind: "webhook", Target: f}}
 	}}
 	forBackends(t, cfg, func(t *testing.T, e *deliverytest.Env) {
@@ -375,7 +378,7 @@ func TestPassStopsAtHalfLease(t *testing.T) {
 		return append([]string(nil), sent...)
 	}
 	cfg := deliverytest.Config{EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
-		slow := delivery.TargetFunc(func(ctx context.Context, d agent.Delivery) (bool, error) {
+		slow := delivery.TargetFunc(func(ctx context.Context, d agent.Delivery) (agent.Result, error) {
 			mu.Lock()
 			sent = append(sent, d.RecordIDs...)
 			first := len(sent) == 1

@@ -37,12 +37,12 @@ func (o *countingObserver) SignalSent(target, action string) {
 func TestObserverSeesCommittedOutcomes(t *testing.T) {
 	obs := &countingObserver{}
 	fail := true
-	target := delivery.TargetFunc(func(context.Context, agent.Delivery) (bool, error) {
+	target := delivery.TargetFunc(func(context.Context, agent.Delivery) (agent.Result, error) {
 		if fail {
 			fail = false
-			return true, errors.New("receiver down")
+			return agent.Result{}, &agent.DeliveryError{Err: errors.New("receiver down"), Retry: true}
 		}
-		return false, nil
+		return agent.Result{}, nil
 	})
 	e := deliverytest.New(t, deliverytest.Config{
 		Routes: func(delivery.Target) map[string]delivery.Route {

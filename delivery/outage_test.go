@@ -33,7 +33,7 @@ type outage struct {
 	firstOK    time.Time
 }
 
-func (o *outage) Deliver(ctx context.Context, d agent.Delivery) (bool, error) {
+func (o *outage) Deliver(ctx context.Context, d agent.Delivery) (agent.Result, error) {
 	o.mu.Lock()
 	o.calls++
 	for _, id := range d.RecordIDs {
@@ -41,15 +41,12 @@ func (o *outage) Deliver(ctx context.Context, d agent.Delivery) (bool, error) {
 	}
 	if o.poison[d.Signal.Contents] {
 		o.mu.Unlock()
-		return true, httpErr{500}
+		return agent.Result{}, answered(500, true, 0)
 	}
 	if o.down {
 		o.downCalls++
 		o.mu.Unlock()
-		if o.retryAfter > 0 {
-			return true, delivery.RetryAfter(httpErr{503}, o.retryAfter)
-		}
-		return true, httpErr{503}
+		return agent.Result{}, answered(503, true, o.retryAfter)
 	}
 	if o.firstOK.IsZero() {
 		o.firstOK = o.now()

@@ -1,12 +1,12 @@
 package delivery
 
 import (
-	"errors"
-	"fmt"
 	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/signalgate/signalgate/agent"
 )
 
 // Backoff bounds.
@@ -38,51 +38,13 @@ func NextAttemptAt(now time.Time, attempts int, rnd func() float64) time.Time {
 	return now.Add(d/2 + time.Duration(f*float64(d/2)))
 }
 
-// retryAfterError carries a target's hint of when to try again.
-type retryAfterError struct {
-	err   error
-	after time.Duration
-}
-
-func (e *retryAfterError) Error() string {
-	return fmt.Sprintf("%v (retry after %s)", e.err, e.after)
-}
-func (e *retryAfterError) Unwrap() error             { return e.err }
-func (e *retryAfterError) RetryAfter() time.Duration { return e.after }
-
-// RetryAfter wraps err with a hint that the target wants the next attempt no sooner than
-// d from now (an HTTP Retry-After). The dispatcher honours it instead of its backoff.
-func RetryAfter(err error, d time.Duration) error {
-	if err == nil {
-		return nil
+// retryAfter is when failure f asks for the next attempt, capped at MaxRetryAfter; false
+// when the target gave no hint and the backoff applies.
+func retryAfter(f agent.DeliveryError, now time.Time) (time.Time, bool) {
+	if f.RetryAfter <= 0 {
+		return time.Time{}, false
 	}
-	return &retryAfterError{err: err, after: d}
-}
-
-// retryAfterOf finds a retry-after hint anywhere in err's chain: any error with a
-// RetryAfter() time.Duration method counts, so targets need not import this package.
-func retryAfterOf(err error) (time.Duration, bool) {
-	var ra interface{ RetryAfter() time.Duration }
-	if errors.As(err, &ra) {
-		d := ra.RetryAfter()
-		switch {
-		case d < 0:
-			d = 0
-		case d > MaxRetryAfter:
-			d = MaxRetryAfter
-		}
-		return d, true
-	}
-	return 0, false
-}
-
-// statusCodeOf finds an HTTP status in err's chain (an error with StatusCode() int).
-func statusCodeOf(err error) int {
-	var sc interface{ StatusCode() int }
-	if errors.As(err, &sc) {
-		return sc.StatusCode()
-	}
-	return 0
+	return now.Add(min(f.RetryAfter, MaxRetryAfter)), true
 }
 
 // maxErrorLen bounds a stored error message.

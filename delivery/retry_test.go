@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/agent"
 )
 
 func TestNextAttemptAt(t *testing.T) {
@@ -39,28 +41,31 @@ func TestNextAttemptAt(t *testing.T) {
 	}
 }
 
-type statusErr struct{ code int }
-
-func (e statusErr) Error() string   { return fmt.Sprintf("HTTP %d", e.code) }
-func (e statusErr) StatusCode() int { return e.code }
-
-func TestRetryAfterAndStatus(t *testing.T) {
-	base := statusErr{503}
-	err := fmt.Errorf("post signal: %w", RetryAfter(base, 30*time.Second))
-	d, ok := retryAfterOf(err)
+// A target's failure is read wherever it sits in the error's chain; its Retry-After is
+// capped so a bogus hint cannot park a record for days, and an error of another type is
+// a permanent failure without a status.
+func TestDeliveryFailureAndRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+	base := &agent.DeliveryError{Err: errors.New("HTTP 503"), Status: 503, Retry: true, RetryAfter: 30 * time.Second}
+	err := fmt.Errorf("post signal: %w", base)
+	f := agent.DeliveryFailure(err)
+	require.Equal(t, *base, f)
+	at, ok := retryAfter(f, now)
 	require.True(t, ok)
-	require.Equal(t, 30*time.Second, d)
-	require.Equal(t, 503, statusCodeOf(err))
-	require.ErrorIs(t, err, base)
-	require.Equal(t, "post signal: HTTP 503 (retry after 30s)", err.Error())
+	require.Equal(t, now.Add(30*time.Second), at)
+	require.Equal(t, "post signal: HTTP 503", err.Error())
 
-	d, ok = retryAfterOf(RetryAfter(base, 48*time.Hour))
+	f.RetryAfter = 48 * time.Hour
+	at, ok = retryAfter(f, now)
 	require.True(t, ok)
-	require.Equal(t, MaxRetryAfter, d)
-	_, ok = retryAfterOf(errors.New("plain"))
-	require.False(t, ok)
-	require.Equal(t, 0, statusCodeOf(errors.New("plain")))
-	require.NoError(t, RetryAfter(nil, time.Second))
+	require.Equal(t, now.Add(MaxRetryAfter), at)
+	f.RetryAfter = -time.Second
+	_, ok = retryAfter(f, now)
+	require.False(t, ok, "no hint: the backoff applies")
+
+	plain := errors.New("plain")
+	require.Equal(t, agent.DeliveryError{Err: plain}, agent.DeliveryFailure(plain))
+	require.Equal(t, "delivery failed (HTTP 502)", (&agent.DeliveryError{Status: 502}).Error())
 }
 
 func TestRedact(t *testing.T) {

@@ -26,7 +26,7 @@ type stuck struct {
 	maxSeen  atomic.Int32
 }
 
-func (s *stuck) Deliver(ctx context.Context, _ agent.Delivery) (bool, error) {
+func (s *stuck) Deliver(ctx context.Context, _ agent.Delivery) (agent.Result, error) {
 	n := s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
 	for {
@@ -40,7 +40,7 @@ func (s *stuck) Deliver(ctx context.Context, _ agent.Delivery) (bool, error) {
 	case <-s.release:
 	case <-ctx.Done():
 	}
-	return true, context.DeadlineExceeded
+	return agent.Result{}, transient(context.DeadlineExceeded)
 }
 
 // A target that hangs holds at most its concurrency in deliveries, and the dispatcher's
@@ -52,7 +52,7 @@ func TestStuckTargetDoesNotSlowOthers(t *testing.T) {
 	goodDelivered := make(chan struct{}, 16)
 	env := deliverytest.New(t, deliverytest.Config{
 		Routes: func(stream delivery.Target) map[string]delivery.Route {
-			good := delivery.TargetFunc(func(ctx context.Context, d agent.Delivery) (bool, error) {
+			good := delivery.TargetFunc(func(ctx context.Context, d agent.Delivery) (agent.Result, error) {
 				goodMu.Lock()
 				goodSeen = append(goodSeen, d.Thread.Thread)
 				goodMu.Unlock()
@@ -173,11 +173,11 @@ func TestRepeatedSignalIDIsNotResent(t *testing.T) {
 	env := deliverytest.New(t, deliverytest.Config{
 		Routes: func(stream delivery.Target) map[string]delivery.Route {
 			return map[string]delivery.Route{"coder": {Kind: agent.TargetMastra, Target: delivery.TargetFunc(
-				func(ctx context.Context, d agent.Delivery) (bool, error) {
+				func(ctx context.Context, d agent.Delivery) (agent.Result, error) {
 					mu.Lock()
 					sent = append(sent, d.Signal.ID)
 					mu.Unlock()
-					return false, nil
+					return agent.Result{}, nil
 				})}}
 		},
 	})
@@ -199,11 +199,11 @@ func TestResendOnIdleThreadOpensNoRun(t *testing.T) {
 	env := deliverytest.New(t, deliverytest.Config{
 		Routes: func(stream delivery.Target) map[string]delivery.Route {
 			return map[string]delivery.Route{"coder": {Kind: agent.TargetMastra, Target: delivery.TargetFunc(
-				func(ctx context.Context, d agent.Delivery) (bool, error) {
+				func(ctx context.Context, d agent.Delivery) (agent.Result, error) {
 					mu.Lock()
 					sent = append(sent, d.Signal.ID)
 					mu.Unlock()
-					return false, nil
+					return agent.Result{}, nil
 				})}}
 		},
 	})
@@ -249,11 +249,11 @@ func failedWakeClosesRun(t *testing.T, b storetest.Backend) {
 		Backend: &b,
 		Routes: func(stream delivery.Target) map[string]delivery.Route {
 			return map[string]delivery.Route{"coder": {Kind: agent.TargetWebhook, Target: delivery.TargetFunc(
-				func(ctx context.Context, d agent.Delivery) (bool, error) {
+				func(ctx context.Context, d agent.Delivery) (agent.Result, error) {
 					if fail.Load() {
-						return false, errors.New("POST http://hook/…: HTTP 404: Cannot POST …")
+						return agent.Result{}, errors.New("POST http://hook/…: HTTP 404: Cannot POST …")
 					}
-					return false, nil
+					return agent.Result{}, nil
 				})}}
 		},
 	})

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/signalgate/signalgate/agent"
 )
 
 // Ask sends a bodiless request (GET, HEAD, OPTIONS) to u with headers, bounded by
@@ -29,8 +31,8 @@ func Ask(ctx context.Context, c *http.Client, method, u string, headers map[stri
 }
 
 // send makes one request that never follows a redirect. Errors show the URL as shown:
-// an *Error when no answer came (worth retrying), a plain error for a request that
-// cannot be built.
+// an *agent.DeliveryError when no answer came (worth retrying), a plain error for a
+// request that cannot be built.
 func send(ctx context.Context, c *http.Client, method, u, shown string, headers map[string]string, body io.Reader) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, u, body)
 	if err != nil {
@@ -52,7 +54,7 @@ func send(ctx context.Context, c *http.Client, method, u, shown string, headers 
 		if errors.Is(err, context.DeadlineExceeded) {
 			msg = "timed out"
 		}
-		return nil, &Error{Msg: fmt.Sprintf("%s %s: %s", method, shown, msg)}
+		return nil, &agent.DeliveryError{Err: fmt.Errorf("%s %s: %s", method, shown, msg), Retry: true}
 	}
 	return resp, nil
 }

@@ -20,31 +20,6 @@ import (
 	"github.com/signalgate/signalgate/agent"
 )
 
-// Error is a target's answer that was not a success; the dispatcher reads its status
-// for the attempt log (StatusCode).
-type Error struct {
-	Status int
-	Msg    string
-}
-
-func (e *Error) Error() string { return e.Msg }
-
-// StatusCode is the HTTP status (0 for transport failures).
-func (e *Error) StatusCode() int { return e.Status }
-
-// afterError adds a Retry-After hint (RetryAfter), only when the target gave one: the
-// dispatcher prefers any hint over its backoff.
-type afterError struct {
-	err   *Error
-	after time.Duration
-}
-
-func (e *afterError) Error() string { return e.err.Msg }
-func (e *afterError) Unwrap() error { return e.err }
-
-// RetryAfter is the target's Retry-After hint.
-func (e *afterError) RetryAfter() time.Duration { return e.after }
-
 // Retryable reports whether status may succeed later: timeouts, conflicts, too early,
 // throttling, server errors. Any other answer is permanent.
 func Retryable(status int) bool {
@@ -71,10 +46,12 @@ func NoRedirects(c *http.Client) *http.Client {
 }
 
 // Post sends body to u with headers and the JSON content type, bounded by timeout, and
-// returns the response body of a 2xx answer. On failure, retry says whether a later
-// attempt may help; the error never contains URL userinfo, the path, the query string or
-// header values, not even where the answer's excerpt repeats them.
-func Post(ctx context.Context, c *http.Client, u string, headers map[string]string, body []byte, timeout time.Duration, now func() time.Time) ([]byte, bool, error) {
+// returns the response body and status of a 2xx answer. A failure is an
+// *agent.DeliveryError (its status, whether a later attempt may help, the Retry-After),
+// or a plain error for a request that cannot be built; the error never contains URL
+// userinfo, the path, the query string or header values, not even where the answer's
+// excerpt repeats them.
+func Post(ctx context.Context, c *http.Client, u string, headers map[string]string, body []byte, timeout time.Duration, now func() time.Time) ([]byte, agent.Result, error) {
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -85,27 +62,21 @@ func Post(ctx context.Context, c *http.Client, u string, headers map[string]stri
 	maps.Copy(hdr, headers)
 	resp, err := send(ctx, c, http.MethodPost, u, shown, hdr, bytes.NewReader(body))
 	if err != nil {
-		var e *Error
-		return nil, errors.As(err, &e), err
+		return nil, agent.Result{}, err
 	}
 	defer resp.Body.Close()
-	agent.ReportStatus(ctx, resp.StatusCode)
 	raw, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		// The target accepted; an unreadable answer does not undo that.
 		_ = rerr
-		return raw, false, nil
+		return raw, agent.Result{Status: resp.StatusCode}, nil
 	}
-	e := &Error{Status: resp.StatusCode}
-	snippet := newHider(u, hdr).excerpt(raw)
-	e.Msg = fmt.Sprintf("POST %s: HTTP %d", shown, resp.StatusCode)
-	if snippet != "" {
-		e.Msg += ": " + snippet
+	msg := fmt.Sprintf("POST %s: HTTP %d", shown, resp.StatusCode)
+	if snippet := newHider(u, hdr).excerpt(raw); snippet != "" {
+		msg += ": " + snippet
 	}
-	if after := parseRetryAfter(resp.Header.Get("Retry-After"), now()); after > 0 {
-		return nil, Retryable(resp.StatusCode), &afterError{err: e, after: after}
-	}
-	return nil, Retryable(resp.StatusCode), e
+	return nil, agent.Result{}, &agent.DeliveryError{Err: errors.New(msg), Status: resp.StatusCode,
+		Retry: Retryable(resp.StatusCode), RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), now())}
 }
 
 // parseRetryAfter reads delay-seconds or an HTTP date; 0 when absent or unreadable.

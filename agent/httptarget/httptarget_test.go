@@ -44,26 +44,18 @@ func TestPostClassifies(t *testing.T) {
 			}
 			w.WriteHeader(c.status)
 		}))
-		ctx, reported := agent.WithStatusReport(context.Background())
-		_, retry, err := Post(ctx, srv.Client(), srv.URL, map[string]string{"X-K": "v"}, []byte(`{}`), time.Second,
+		_, res, err := Post(context.Background(), srv.Client(), srv.URL, map[string]string{"X-K": "v"}, []byte(`{}`), time.Second,
 			func() time.Time { return now })
 		srv.Close()
-		require.Equal(t, c.retry, retry, "status %d", c.status)
-		require.Equal(t, c.status, reported(), "every answer's status is reported, success included")
 		if c.status < 300 {
 			require.NoError(t, err)
+			require.Equal(t, agent.Result{Status: c.status}, res, "a success's status is in its result")
 			continue
 		}
-		var sc interface{ StatusCode() int }
-		require.ErrorAs(t, err, &sc)
-		require.Equal(t, c.status, sc.StatusCode())
-		var ra interface{ RetryAfter() time.Duration }
-		if c.after == 0 {
-			require.False(t, errors.As(err, &ra), "status %d: no hint", c.status)
-			continue
-		}
-		require.ErrorAs(t, err, &ra)
-		require.Equal(t, c.after, ra.RetryAfter())
+		var f *agent.DeliveryError
+		require.ErrorAs(t, err, &f, "status %d", c.status)
+		require.Equal(t, agent.DeliveryError{Err: f.Err, Status: c.status, Retry: c.retry, RetryAfter: c.after}, *f,
+			"status %d", c.status)
 	}
 }
 
@@ -71,9 +63,10 @@ func TestPostClassifies(t *testing.T) {
 // its path): neither appears in an error, a refusal or a transport failure alike.
 func TestErrorsHideTheWholeURL(t *testing.T) {
 	u := "http://user:hunter22@127.0.0.1:1/hooks/T0SECRETPATH/B0?token=abc123"
-	_, retry, err := Post(context.Background(), http.DefaultClient, u, nil, nil, time.Second, time.Now)
-	require.True(t, retry)
+	_, _, err := Post(context.Background(), http.DefaultClient, u, nil, nil, time.Second, time.Now)
 	require.Error(t, err)
+	require.Equal(t, agent.DeliveryError{Err: errors.Unwrap(err), Retry: true}, agent.DeliveryFailure(err),
+		"no answer came: no status, worth retrying")
 	for _, s := range []string{"hunter22", "abc123", "user:", "SECRETPATH", "hooks"} {
 		require.False(t, strings.Contains(err.Error(), s), "%q leaks %q", err.Error(), s)
 	}
@@ -106,12 +99,11 @@ func TestPostNeverFollowsRedirects(t *testing.T) {
 		srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, other.URL+"/steal", code)
 		})
-		_, retry, err := Post(context.Background(), &http.Client{}, srv.URL+"/hook", map[string]string{"X-Secret": "s"}, []byte(`{}`), time.Second, time.Now)
+		_, _, err := Post(context.Background(), &http.Client{}, srv.URL+"/hook", map[string]string{"X-Secret": "s"}, []byte(`{}`), time.Second, time.Now)
 		require.Error(t, err)
-		require.False(t, retry)
-		var he *Error
-		require.True(t, errors.As(err, &he))
-		require.Equal(t, code, he.StatusCode())
+		f := agent.DeliveryFailure(err)
+		require.False(t, f.Retry)
+		require.Equal(t, code, f.Status)
 		require.Contains(t, err.Error(), fmt.Sprintf("HTTP %d", code))
 	}
 	require.Zero(t, hits, "a redirect was followed")
@@ -141,11 +133,11 @@ func TestAnswerExcerptHidesTheRequest(t *testing.T) {
 			w.WriteHeader(http.StatusNotFound)
 			_, _ = w.Write([]byte(echo(r)))
 		}))
-		_, retry, err := Post(context.Background(), srv.Client(), srv.URL+path+"?"+query,
+		_, _, err := Post(context.Background(), srv.Client(), srv.URL+path+"?"+query,
 			map[string]string{"X-Api-Key": header, "Authorization": "Bearer " + header + "-bearer"}, []byte(`{}`), time.Second, time.Now)
 		srv.Close()
-		require.False(t, retry)
 		require.Error(t, err, name)
+		require.False(t, agent.DeliveryFailure(err).Retry, name)
 		require.Contains(t, err.Error(), "HTTP 404: ", name)
 		require.NotContains(t, err.Error(), "SENTINEL", name)
 		require.NotContains(t, err.Error(), "hooks", name)

@@ -70,8 +70,8 @@ func (t *ToolApprovals) SendToolApproval(ctx context.Context, k inbox.ThreadKey,
 		return err
 	}
 	_, _, err = httptarget.Post(ctx, t.client, agentBase(cfg)+"/send-tool-approval", cfg.Headers, body, cfg.Timeout, t.now)
-	var he *httptarget.Error
-	if errors.As(err, &he) && (strings.Contains(he.Msg, noRunWaits) || (he.Status >= 400 && he.Status < 500 &&
+	var he *agent.DeliveryError
+	if errors.As(err, &he) && (strings.Contains(he.Error(), noRunWaits) || (he.Status >= 400 && he.Status < 500 &&
 		!httptarget.Retryable(he.Status) && he.Status != http.StatusUnauthorized && he.Status != http.StatusForbidden)) {
 		return fmt.Errorf("%w: %w", approval.ErrStale, err)
 	}

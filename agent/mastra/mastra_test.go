@@ -3,7 +3,6 @@ package mastra_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -60,9 +59,9 @@ func TestTargetRequests(t *testing.T) {
 		{Thread: thread, Signal: sig, Action: agent.ActionWake, StreamOptions: map[string]any{"maxSteps": 3}},
 		{Thread: thread, Signal: sig, Action: agent.ActionDeliver, NoWake: true},
 	} {
-		retry, err := tg.Deliver(ctx, d)
+		res, err := tg.Deliver(ctx, d)
 		require.NoError(t, err)
-		require.False(t, retry)
+		require.Equal(t, agent.Result{Status: http.StatusOK}, res)
 	}
 	require.Len(t, calls, 6)
 	base := "/api/agents/supportAgent"
@@ -101,23 +100,21 @@ func TestTargetErrorsAreClassifiedAndRedacted(t *testing.T) {
 	tg, err := mastra.New(config(u))
 	require.NoError(t, err)
 	d := agent.Delivery{Thread: thread, Signal: agent.Signal{ID: "s", Type: agent.TypeNotification, TagName: "n"}, Action: agent.ActionWake}
-	retry, err := tg.Deliver(context.Background(), d)
-	require.True(t, retry)
+	_, err = tg.Deliver(context.Background(), d)
 	require.ErrorContains(t, err, "HTTP 503")
-	var ra interface{ RetryAfter() time.Duration }
-	require.ErrorAs(t, err, &ra)
-	require.Equal(t, 30*time.Second, ra.RetryAfter())
-	var sc interface{ StatusCode() int }
-	require.ErrorAs(t, err, &sc)
-	require.Equal(t, 503, sc.StatusCode())
-	retry, err = tg.Deliver(context.Background(), d)
-	require.False(t, retry, "other 4xx fail for good")
+	f := agent.DeliveryFailure(err)
+	require.True(t, f.Retry)
+	require.Equal(t, 30*time.Second, f.RetryAfter)
+	require.Equal(t, 503, f.Status)
+	_, err = tg.Deliver(context.Background(), d)
 	require.ErrorContains(t, err, "HTTP 400")
+	f = agent.DeliveryFailure(err)
+	require.False(t, f.Retry, "other 4xx fail for good")
+	require.Equal(t, 400, f.Status)
+	require.Zero(t, f.RetryAfter, "no hint without Retry-After")
 	for _, s := range []string{"s3cr3t-pass", "qsecret", "admin"} {
 		require.NotContains(t, err.Error(), s)
 	}
-	var hint interface{ RetryAfter() time.Duration }
-	require.False(t, errors.As(err, &hint), "no hint without Retry-After")
 }
 
 // presence records what the follower does to runs.

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/agent"
-	"github.com/signalgate/signalgate/agent/httptarget"
 	"github.com/signalgate/signalgate/agent/mastra"
 	"github.com/signalgate/signalgate/inbox"
 )
@@ -44,13 +43,13 @@ func TestTargetNeverFollowsRedirects(t *testing.T) {
 	srv := redirecting(t, other.URL, nil)
 	target, err := mastra.New(config(srv.URL))
 	require.NoError(t, err)
-	retry, err := target.Deliver(context.Background(), agent.Delivery{Thread: thread, Action: agent.ActionDeliver,
+	_, err = target.Deliver(context.Background(), agent.Delivery{Thread: thread, Action: agent.ActionDeliver,
 		Signal: agent.Signal{ID: "sig-1", Type: agent.TypeNotification, TagName: "notification", Contents: "hi"}})
 	require.Error(t, err)
-	require.False(t, retry, "a redirect is not retried")
-	var he *httptarget.Error
+	var he *agent.DeliveryError
 	require.ErrorAs(t, err, &he)
-	require.Equal(t, http.StatusTemporaryRedirect, he.StatusCode())
+	require.False(t, he.Retry, "a redirect is not retried")
+	require.Equal(t, http.StatusTemporaryRedirect, he.Status)
 	require.Contains(t, err.Error(), "HTTP 307")
 	require.Zero(t, hits.Load(), "the redirect was followed")
 }

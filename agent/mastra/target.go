@@ -99,7 +99,7 @@ const MetadataSignalID = "signalgateSignalId"
 
 // Deliver sends d. A wake or a delivery into a run that Mastra meanwhile finished both
 // start a run (ifIdle wake); persist never wakes or interrupts.
-func (t *Target) Deliver(ctx context.Context, d agent.Delivery) (bool, error) {
+func (t *Target) Deliver(ctx context.Context, d agent.Delivery) (agent.Result, error) {
 	if t.follower != nil {
 		t.follower.Follow(ctx, d.Thread)
 	}
@@ -139,8 +139,8 @@ func (t *Target) Deliver(ctx context.Context, d agent.Delivery) (bool, error) {
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
-		return false, fmt.Errorf("encode signal %s: %w", d.Signal.ID, err)
+		return agent.Result{}, fmt.Errorf("encode signal %s: %w", d.Signal.ID, err)
 	}
-	_, retry, err := httptarget.Post(ctx, t.client, t.base+path, t.cfg.Headers, body, t.cfg.Timeout, t.now)
-	return retry, err
+	_, res, err := httptarget.Post(ctx, t.client, t.base+path, t.cfg.Headers, body, t.cfg.Timeout, t.now)
+	return res, err
 }

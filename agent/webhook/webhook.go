@@ -91,10 +91,10 @@ func NewPayload(d agent.Delivery) Payload {
 }
 
 // Deliver posts d, signed.
-func (t *Target) Deliver(ctx context.Context, d agent.Delivery) (bool, error) {
+func (t *Target) Deliver(ctx context.Context, d agent.Delivery) (agent.Result, error) {
 	body, err := json.Marshal(NewPayload(d))
 	if err != nil {
-		return false, fmt.Errorf("encode signal %s: %w", d.Signal.ID, err)
+		return agent.Result{}, fmt.Errorf("encode signal %s: %w", d.Signal.ID, err)
 	}
 	ts := t.now()
 	headers := make(map[string]string, len(t.cfg.Headers)+3)
@@ -104,6 +104,6 @@ func (t *Target) Deliver(ctx context.Context, d agent.Delivery) (bool, error) {
 	headers[generic.HeaderID] = d.Signal.ID
 	headers[generic.HeaderTimestamp] = strconv.FormatInt(ts.Unix(), 10)
 	headers[generic.HeaderSignature] = generic.Sign(t.secret, d.Signal.ID, ts, body)
-	_, retry, err := httptarget.Post(ctx, t.client, t.cfg.URL, headers, body, t.cfg.Timeout, t.now)
-	return retry, err
+	_, res, err := httptarget.Post(ctx, t.client, t.cfg.URL, headers, body, t.cfg.Timeout, t.now)
+	return res, err
 }

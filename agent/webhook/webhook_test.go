@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -235,10 +236,11 @@ func TestWebhookTimeoutRetried(t *testing.T) {
 	tg, err := webhook.New(agent.Config{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{
 		Kind: agent.TargetWebhook, URL: srv.URL, Secret: secret, Timeout: 50 * time.Millisecond}})
 	require.NoError(t, err)
-	retry, err := tg.Deliver(context.Background(), agent.Delivery{Thread: inbox.ThreadKey{Agent: "coder", Resource: "r", Thread: "t"},
+	_, err = tg.Deliver(context.Background(), agent.Delivery{Thread: inbox.ThreadKey{Agent: "coder", Resource: "r", Thread: "t"},
 		Signal: agent.Signal{ID: "s1", Type: agent.TypeNotification, TagName: "notification"}, Action: agent.ActionPersist, Attempt: 1})
 	require.Error(t, err)
-	require.True(t, retry)
+	require.Equal(t, agent.DeliveryError{Err: errors.Unwrap(err), Retry: true}, agent.DeliveryFailure(err),
+		"a timeout is retried and has no status")
 	require.Contains(t, err.Error(), "timed out")
 }
 
