@@ -34,7 +34,7 @@ func adminDeps(cfg *Config, st *store.Store, policy *inbox.Policy, parsers admin
 		wakes[a.ID] = agent.WakeSettings{Budget: a.WakeBudget, Limit: a.MaxConcurrentWakes}
 	}
 	return admin.Deps{Store: st, Policy: policy, Router: router, Agents: cfg.AgentIDs(), TargetKinds: kinds, Wakes: wakes,
-		Parsers: parsers, Connectors: cfg.connectorRefs(), Log: log, Now: now}, nil
+		Sources: cfg.sources(), Parsers: parsers, Connectors: cfg.connectorRefs(), Log: log, Now: now}, nil
 }
 
 const explainUsage = `Usage: gateway explain [flags] <event file | ->
