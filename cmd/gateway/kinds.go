@@ -24,6 +24,11 @@ import (
 // builtinKinds is the table of integration kinds: one row per connector package. Its
 // config key, defaults, validation, metric labels, parse step, check lines, route
 // sources and the OpenAPI source enum all come from these rows, in this order.
+//
+// To add a kind: write its package with a config type (connectors.Config, credentials
+// typed secret.Secret, an optional WithDefaults) and a parse step (admin.Parser; a
+// Mount(*echo.Echo) method if it serves HTTP, its endpoints documented in admin's
+// OpenAPI paths), then add its row here.
 func builtinKinds() []integration {
 	return []integration{
 		Kind[github.Config]{
