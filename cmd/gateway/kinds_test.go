@@ -195,4 +195,3 @@ func sampleSources(t *testing.T, doc string) []any {
 	enum, _ := d.Components.Schemas["Sample"].Properties["source"]["enum"].([]any)
 	return enum
 }
-
