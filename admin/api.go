@@ -65,7 +65,10 @@ type Deps struct {
 	// TargetKinds is each agent's target kind (stream, mastra, webhook), by agent id.
 	TargetKinds map[string]string
 	// Wakes is each agent's wake budget and cap, by agent id (explain shows them).
-	Wakes      map[string]agent.WakeSettings
+	Wakes map[string]agent.WakeSettings
+	// Sources are the integration kinds' sources, in the gateway's order (the OpenAPI
+	// document's and explain's list of them).
+	Sources    []string
 	Parsers    Parsers
 	Connectors []ConnectorRef
 	Pollers    []Poller
@@ -132,7 +135,7 @@ func New(cfg Config, d Deps) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := OpenAPI()
+	doc, err := OpenAPI(d.Sources...)
 	if err != nil {
 		return nil, err
 	}

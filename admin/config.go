@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/signalgate/signalgate/secret"
 )
 
 // Scopes an admin token may hold.
@@ -22,9 +24,9 @@ type Config struct {
 
 // Token is one named bearer token with its scopes.
 type Token struct {
-	Name   string   `yaml:"name"`
-	Token  string   `yaml:"token"`
-	Scopes []string `yaml:"scopes"`
+	Name   string        `yaml:"name"`
+	Token  secret.Secret `yaml:"token"`
+	Scopes []string      `yaml:"scopes"`
 }
 
 // Validate reports problems with key paths relative to `admin`.

@@ -121,6 +121,7 @@ type Merge struct {
 // against the current inbox and presence. It never writes.
 type Explainer struct {
 	st      ExplainStore
+	sources []string // the integration kinds' sources, for the error naming them
 	policy  *inbox.Policy
 	router  *connectors.Router
 	parsers Parsers
@@ -134,7 +135,7 @@ func NewExplainer(st ExplainStore, d Deps) (*Explainer, error) {
 	if st == nil {
 		return nil, errors.New("admin: a store is required")
 	}
-	x := &Explainer{st: st, policy: d.Policy, router: d.Router, parsers: d.Parsers, wakes: d.Wakes, now: d.Now}
+	x := &Explainer{st: st, sources: d.Sources, policy: d.Policy, router: d.Router, parsers: d.Parsers, wakes: d.Wakes, now: d.Now}
 	var err error
 	if x.router == nil {
 		if x.router, err = connectors.NewRouter(nil, nil); err != nil {
@@ -224,7 +225,7 @@ func (x *Explainer) event(ctx context.Context, s Sample) (*inbox.Event, error) {
 	}
 	switch {
 	case s.Source == "":
-		return nil, server.BadRequest("source: required (github, slack, email or generic), or give eventId")
+		return nil, server.BadRequest("source: required (%s), or give eventId", orList(x.sources))
 	case x.parsers[s.Source] == nil:
 		return nil, server.BadRequest("source: no connector parses %q events", s.Source)
 	case s.Connector == "":
@@ -445,4 +446,12 @@ func (a *API) explain(c echo.Context) error {
 // Explain dry-runs a sample or stored event through today's routes and policy.
 func (a *API) Explain(ctx context.Context, s Sample) (*Explanation, error) {
 	return a.explainer.Explain(ctx, s)
+}
+
+// orList is "a, b or c".
+func orList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }

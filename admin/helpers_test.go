@@ -94,6 +94,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	require.NoError(t, err)
 	en.deps = admin.Deps{
 		Store: en.st, Inbox: en.inbox, Policy: pol, Router: router(t, o.routes), Agents: []string{"coder", "support"},
+		Sources:    []string{"github", "slack", "email", "generic"},
 		Parsers:    admin.Parsers{"generic": en.generic, "email": email.NewParser([]email.Config{{Name: "support"}})},
 		Connectors: []admin.ConnectorRef{{Source: "generic", Name: "billing"}, {Source: "email", Name: "support"}},
 		Pollers:    o.pollers,

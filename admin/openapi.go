@@ -12,8 +12,9 @@ import (
 // OpenAPI returns the OpenAPI 3.1 document of everything the gateway serves over HTTP:
 // the admin API, the agent API, the ingest endpoints and operations. It is built in Go
 // (no generated file to keep in sync) and checked against the registered routes by the
-// tests of cmd/gateway.
-func OpenAPI() ([]byte, error) {
+// tests of cmd/gateway. sources are the integration kinds' (the enum of a sample's
+// source; without them the schema lists none).
+func OpenAPI(sources ...string) ([]byte, error) {
 	doc := obj{
 		"openapi": "3.1.0",
 		"info": obj{
@@ -42,7 +43,7 @@ func OpenAPI() ([]byte, error) {
 				"NotFound":     errorResponse("Unknown id or path."),
 				"Conflict":     errorResponse("The record's status does not allow the action."),
 			},
-			"schemas": withSchemas(schemas(), approvalSchemas()),
+			"schemas": withSchemas(schemas(sources), approvalSchemas()),
 		},
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")
@@ -69,6 +70,14 @@ func str(desc string) obj { return obj{"type": "string", "description": desc} }
 
 func enum(desc string, values ...string) obj {
 	return obj{"type": "string", "description": desc, "enum": values}
+}
+
+// sourceEnum is a source field: one of sources when they are known.
+func sourceEnum(desc string, sources []string) obj {
+	if len(sources) == 0 {
+		return str(desc)
+	}
+	return enum(desc, sources...)
 }
 
 func integer(desc string) obj { return obj{"type": "integer", "description": desc} }

@@ -1,6 +1,6 @@
 package admin
 
-func schemas() obj {
+func schemas(sources []string) obj {
 	attrs := obj{"type": "object", "description": "Attributes in insertion order; values are strings, numbers or booleans."}
 	meta := obj{"type": "object", "description": "Free-form metadata; never shown to the model."}
 	priority := enum("", "low", "medium", "high", "urgent")
@@ -114,7 +114,7 @@ func schemas() obj {
 			"cursors": obj{"type": "object", "additionalProperties": obj{"type": "string"}, "description": "Stored mailbox cursors, uidvalidity:uid."},
 		}, "source", "name", "lastEvent", "lastError"),
 		"Sample": object(obj{
-			"eventId": str("A stored event; or give the sample fields below."), "source": enum("", "github", "slack", "email", "generic"),
+			"eventId": str("A stored event; or give the sample fields below."), "source": sourceEnum("", sources),
 			"connector": str("The configured connector name."), "type": str("Event type; else read from the headers."),
 			"deliveryId": str("Else read from the headers or body."), "headers": obj{"type": "object", "additionalProperties": obj{"type": "string"}},
 			"body":       obj{"description": "The raw body as a JSON string, or the JSON document itself."},

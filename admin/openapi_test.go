@@ -43,7 +43,7 @@ func TestOpenAPICoversAdminAndAgentRoutes(t *testing.T) {
 // TestOpenAPIDocumentIsConsistent: 3.1, every $ref resolves, every path template's
 // parameters are declared, every operation has an id and responses.
 func TestOpenAPIDocumentIsConsistent(t *testing.T) {
-	raw, err := admin.OpenAPI()
+	raw, err := admin.OpenAPI("github", "slack", "email", "generic")
 	require.NoError(t, err)
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(raw, &doc))
@@ -114,7 +114,7 @@ func TestOpenAPIServed(t *testing.T) {
 	en := newEnv(t, envOpts{})
 	code, raw := en.do(http.MethodGet, "/openapi.json", "", nil)
 	require.Equal(t, http.StatusOK, code, "the document needs no token")
-	want, err := admin.OpenAPI()
+	want, err := admin.OpenAPI("github", "slack", "email", "generic")
 	require.NoError(t, err)
 	require.Equal(t, string(want), string(raw))
 }

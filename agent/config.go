@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/signalgate/signalgate/secret"
+
 	"github.com/signalgate/signalgate/server"
 )
 
@@ -19,9 +21,9 @@ const (
 
 // Config is one entry of the `agents:` list of config.yaml.
 type Config struct {
-	ID     string       `yaml:"id"`
-	Token  string       `yaml:"token"` // bearer token for the agent API
-	Target TargetConfig `yaml:"target"`
+	ID     string        `yaml:"id"`
+	Token  secret.Secret `yaml:"token"` // bearer token for the agent API
+	Target TargetConfig  `yaml:"target"`
 	// RunLease is how long a run stays open without a heartbeat (default 5m).
 	RunLease time.Duration `yaml:"run_lease"`
 	// MaxContents bounds a signal's contents in bytes (default 256 KiB).
@@ -41,12 +43,12 @@ type Config struct {
 
 // TargetConfig says how signals reach the agent.
 type TargetConfig struct {
-	Kind    string            `yaml:"kind"`
-	URL     string            `yaml:"url"`      // mastra: server base URL; webhook: POST URL
-	AgentID string            `yaml:"agent_id"` // mastra: the agent's id on that server
-	Secret  string            `yaml:"secret"`   // webhook: Standard Webhooks secret (whsec_…)
-	Headers map[string]string `yaml:"headers"`  // extra request headers (e.g. Authorization for Mastra)
-	Timeout time.Duration     `yaml:"timeout"`  // per request (default 10s)
+	Kind    string                   `yaml:"kind"`
+	URL     string                   `yaml:"url"`      // mastra: server base URL; webhook: POST URL
+	AgentID string                   `yaml:"agent_id"` // mastra: the agent's id on that server
+	Secret  secret.Secret            `yaml:"secret"`   // webhook: Standard Webhooks secret (whsec_…)
+	Headers map[string]secret.Secret `yaml:"headers"`  // extra request headers (e.g. Authorization for Mastra)
+	Timeout time.Duration            `yaml:"timeout"`  // per request (default 10s)
 	// Concurrency bounds in-flight requests to this target (default 4).
 	Concurrency int `yaml:"concurrency"`
 	// MaxAttempts optionally caps attempts per record before it is failed (dead letter);

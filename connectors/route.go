@@ -17,9 +17,6 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 )
 
-// knownSources are the sources a route may match on.
-func knownSources() []string { return []string{"github", "slack", "email", "generic"} }
-
 // RouteConfig is one entry of the `routes:` list in config.yaml.
 type RouteConfig struct {
 	Name   string       `yaml:"name" json:"name"`
@@ -156,15 +153,17 @@ func parseThreadTemplate(name, text string) (*template.Template, error) {
 }
 
 // Validate reports problems with key paths relative to the route's list entry.
-func (rc RouteConfig) Validate(agents []string) error {
+// match.source must name one of sources (the configured integration kinds'), or be a
+// pattern; with no sources given, any is accepted.
+func (rc RouteConfig) Validate(agents, sources []string) error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if strings.TrimSpace(rc.Name) == "" {
 		add("name: required")
 	}
 	for i, s := range rc.Match.Source {
-		if !slices.Contains(knownSources(), strings.ToLower(s)) && !isPattern(s) {
-			add("match.source[%d]: unknown source %q (want %s)", i, s, strings.Join(knownSources(), ", "))
+		if len(sources) > 0 && !slices.Contains(sources, strings.ToLower(s)) && !isPattern(s) {
+			add("match.source[%d]: unknown source %q (want %s)", i, s, strings.Join(sources, ", "))
 		}
 	}
 	lists := rc.Match.lists()
@@ -296,10 +295,11 @@ func (f Fields) Values() map[string]any {
 
 // Router turns items into notifications by the configured routes.
 type Router struct {
-	routes []compiledRoute
-	agents []string
-	fields []field
-	limits condition.Limits // what one event's `when`s may spend
+	routes  []compiledRoute
+	agents  []string
+	fields  []field
+	limits  condition.Limits // what one event's `when`s may spend
+	sources []string         // the sources match.source may name
 }
 
 // RouterOption configures a Router.
@@ -309,6 +309,12 @@ type RouterOption func(*Router)
 // (condition.DefaultLimits otherwise).
 func WithExpressionLimits(l condition.Limits) RouterOption {
 	return func(r *Router) { r.limits = l }
+}
+
+// WithSources sets the sources a route's match.source may name: the configured
+// integration kinds' (any source otherwise).
+func WithSources(sources ...string) RouterOption {
+	return func(r *Router) { r.sources = sources }
 }
 
 type compiledRoute struct {
@@ -328,7 +334,7 @@ func NewRouter(routes []RouteConfig, agents []string, opts ...RouterOption) (*Ro
 		o(r)
 	}
 	for i, rc := range routes {
-		if err := rc.Validate(agents); err != nil {
+		if err := rc.Validate(agents, r.sources); err != nil {
 			errs = append(errs, PrefixErrors(fmt.Sprintf("routes[%d].", i), err))
 			continue
 		}

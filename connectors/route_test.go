@@ -65,7 +65,7 @@ func TestRouteValidation(t *testing.T) {
 			Match: RouteMatch{Repo: inbox.StringList{"acme/[x"}}},
 		{Name: "ok", Thread: ThreadConfig{Agent: "coder", Resource: "r", Thread: "t"}},
 	}
-	_, err := NewRouter(routes, []string{"coder"})
+	_, err := NewRouter(routes, []string{"coder"}, WithSources("github", "slack", "email", "generic"))
 	require.Error(t, err)
 	msg := err.Error()
 	for _, want := range []string{

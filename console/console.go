@@ -17,6 +17,8 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/signalgate/signalgate/secret"
+
 	"github.com/gorilla/securecookie"
 	"github.com/labstack/echo/v4"
 
@@ -32,7 +34,7 @@ type Config struct {
 	// SessionKey signs session cookies (at least 32 bytes). Empty: a random key per
 	// process, so sessions end when it restarts; replicas behind one load balancer
 	// need the same key.
-	SessionKey string `yaml:"session_key"`
+	SessionKey secret.Secret `yaml:"session_key"`
 	// SessionTTL is how long a sign-in lasts.
 	SessionTTL time.Duration `yaml:"session_ttl"`
 }
@@ -177,7 +179,7 @@ func New(cfg Config, d Deps) (*Console, error) {
 	// codec's wall-clock max age is off.
 	c.codec = securecookie.New(key, nil).MaxAge(0).SetSerializer(securecookie.JSONEncoder{})
 	for _, t := range d.Tokens {
-		c.prints[t.Name] = tokenPrint{sum: c.fingerprint(t.Token), scopes: t.Scopes}
+		c.prints[t.Name] = tokenPrint{sum: c.fingerprint(t.Token.Reveal()), scopes: t.Scopes}
 	}
 	return c, nil
 }

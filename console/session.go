@@ -177,7 +177,7 @@ func (c *Console) signin(ec echo.Context) error {
 	}
 	now := c.d.Now()
 	expires := now.Add(c.cfg.SessionTTL)
-	s := session{ID: base64.RawURLEncoding.EncodeToString(id), Name: tok.Name, Print: c.fingerprint(tok.Token),
+	s := session{ID: base64.RawURLEncoding.EncodeToString(id), Name: tok.Name, Print: c.fingerprint(tok.Token.Reveal()),
 		Scopes: tok.Scopes, CSRF: base64.RawURLEncoding.EncodeToString(csrf), Expires: expires.Unix()}
 	value, err := c.codec.Encode(cookieName, s)
 	if err != nil {

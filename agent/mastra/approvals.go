@@ -13,6 +13,7 @@ import (
 	"github.com/signalgate/signalgate/agent/httptarget"
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/secret"
 )
 
 // ApprovalHook is told about a followed run's tool approvals (approval.Service).
@@ -69,7 +70,7 @@ func (t *ToolApprovals) SendToolApproval(ctx context.Context, k inbox.ThreadKey,
 	if err != nil {
 		return err
 	}
-	_, _, err = httptarget.Post(ctx, t.client, agentBase(cfg)+"/send-tool-approval", cfg.Headers, body, cfg.Timeout, t.now)
+	_, _, err = httptarget.Post(ctx, t.client, agentBase(cfg)+"/send-tool-approval", secret.RevealMap(cfg.Headers), body, cfg.Timeout, t.now)
 	var he *agent.DeliveryError
 	if errors.As(err, &he) && (strings.Contains(he.Error(), noRunWaits) || (he.Status >= 400 && he.Status < 500 &&
 		!httptarget.Retryable(he.Status) && he.Status != http.StatusUnauthorized && he.Status != http.StatusForbidden)) {

@@ -16,6 +16,7 @@ import (
 	"github.com/signalgate/signalgate/agent/mastra"
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/secret"
 )
 
 // Mastra's own answer for a thread with nothing waiting (an HTTP 500 naming it) is a
@@ -36,7 +37,7 @@ func TestToolApprovalsAnswers(t *testing.T) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(down.Close)
-	cfg.Target.URL, cfg.Target.Headers = down.URL, map[string]string{"Authorization": "Bearer mk-0123456"}
+	cfg.Target.URL, cfg.Target.Headers = down.URL, map[string]secret.Secret{"Authorization": "Bearer mk-0123456"}
 	err = mastra.NewToolApprovals([]agent.Config{cfg}, nil).SendToolApproval(ctx, k, "call-1", false)
 	require.Error(t, err)
 	require.False(t, errors.Is(err, approval.ErrStale), "a Mastra that is down keeps the approval pending")

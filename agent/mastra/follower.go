@@ -404,7 +404,7 @@ func (f *Follower) stream(ctx context.Context, st *threadState, connected func()
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
 	for hk, hv := range f.cfg.Headers {
-		req.Header.Set(hk, hv)
+		req.Header.Set(hk, hv.Reveal())
 	}
 	resp, err := httptarget.NoRedirects(f.client).Do(req)
 	if err != nil {

@@ -17,13 +17,14 @@ import (
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/agent/mastra"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/secret"
 )
 
 var thread = inbox.ThreadKey{Agent: "support", Resource: "slack:T1", Thread: "dm:U1"}
 
 func config(u string) agent.Config {
 	return agent.Config{ID: "support", Token: "support-token-0123456789", Target: agent.TargetConfig{
-		Kind: agent.TargetMastra, URL: u, AgentID: "supportAgent", Headers: map[string]string{"Authorization": "Bearer mastra-key-123"}}}
+		Kind: agent.TargetMastra, URL: u, AgentID: "supportAgent", Headers: map[string]secret.Secret{"Authorization": "Bearer mastra-key-123"}}}
 }
 
 type call struct {

@@ -13,6 +13,7 @@ import (
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/agent/mastra"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/secret"
 )
 
 // elsewhere is the host a hostile or compromised target redirects to: it must never see
@@ -76,7 +77,7 @@ func TestEchoedCredentialsStayOutOfErrors(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	cfg := config(srv.URL + "/gw-PREFIXSENTINEL")
-	cfg.Target.Headers = map[string]string{"Authorization": "Bearer KEYSENTINEL-0a9f"}
+	cfg.Target.Headers = map[string]secret.Secret{"Authorization": "Bearer KEYSENTINEL-0a9f"}
 	target, err := mastra.New(cfg)
 	require.NoError(t, err)
 	_, err = target.Deliver(context.Background(), agent.Delivery{Thread: thread, Action: agent.ActionDeliver,

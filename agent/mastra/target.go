@@ -21,6 +21,7 @@ import (
 	"github.com/signalgate/signalgate/agent/httptarget"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/secret"
 )
 
 // Target delivers to one Mastra agent.
@@ -141,6 +142,6 @@ func (t *Target) Deliver(ctx context.Context, d agent.Delivery) (agent.Result, e
 	if err != nil {
 		return agent.Result{}, fmt.Errorf("encode signal %s: %w", d.Signal.ID, err)
 	}
-	_, res, err := httptarget.Post(ctx, t.client, t.base+path, t.cfg.Headers, body, t.cfg.Timeout, t.now)
+	_, res, err := httptarget.Post(ctx, t.client, t.base+path, secret.RevealMap(t.cfg.Headers), body, t.cfg.Timeout, t.now)
 	return res, err
 }

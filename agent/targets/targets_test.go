@@ -10,13 +10,14 @@ import (
 	"github.com/signalgate/signalgate/agent/targets"
 	"github.com/signalgate/signalgate/agent/webhook"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/secret"
 )
 
 func TestRoutes(t *testing.T) {
 	cfgs := []agent.Config{
 		{ID: "coder", Token: "coder-token-0123456789"},
 		{ID: "support", Token: "support-token-0123456789", Target: agent.TargetConfig{Kind: agent.TargetMastra,
-			URL: "http://127.0.0.1:4111", AgentID: "supportAgent", Headers: map[string]string{"Authorization": "Bearer mk-0123456"}}},
+			URL: "http://127.0.0.1:4111", AgentID: "supportAgent", Headers: map[string]secret.Secret{"Authorization": "Bearer mk-0123456"}}},
 		{ID: "hooks", Token: "hooks-token-0123456789", Target: agent.TargetConfig{Kind: agent.TargetWebhook,
 			URL: "https://example.com/hook", Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Concurrency: 2, MaxAttempts: 3}},
 	}

@@ -45,7 +45,7 @@ func New(cfg agent.Config, opts ...Option) (*Target, error) {
 	if cfg.Target.Kind != agent.TargetWebhook {
 		return nil, fmt.Errorf("agent %q: target kind is %q, not webhook", cfg.ID, cfg.Target.Kind)
 	}
-	secret, err := generic.ParseSecret(cfg.Target.Secret)
+	secret, err := generic.ParseSecret(cfg.Target.Secret.Reveal())
 	if err != nil {
 		return nil, fmt.Errorf("agent %q: target.secret: %w", cfg.ID, err)
 	}
@@ -99,7 +99,7 @@ func (t *Target) Deliver(ctx context.Context, d agent.Delivery) (agent.Result, e
 	ts := t.now()
 	headers := make(map[string]string, len(t.cfg.Headers)+3)
 	for k, v := range t.cfg.Headers {
-		headers[k] = v
+		headers[k] = v.Reveal()
 	}
 	headers[generic.HeaderID] = d.Signal.ID
 	headers[generic.HeaderTimestamp] = strconv.FormatInt(ts.Unix(), 10)

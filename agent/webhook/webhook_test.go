@@ -23,6 +23,7 @@ import (
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/delivery/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
+	sgsecret "github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/store"
 )
 
@@ -102,7 +103,7 @@ func newEnv(t *testing.T, rc *receiver, urlSuffix string, maxAttempts int) (*del
 	u := strings.Replace(srv.URL, "http://", "http://hookuser:hookpass@", 1) + "/hook" + urlSuffix
 	cfg := agent.Config{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{
 		Kind: agent.TargetWebhook, URL: u, Secret: secret, MaxAttempts: maxAttempts,
-		Headers: map[string]string{"X-Api-Key": "k-0123456789"}}}
+		Headers: map[string]sgsecret.Secret{"X-Api-Key": "k-0123456789"}}}
 	env := deliverytest.New(t, deliverytest.Config{
 		Agents: []agent.Config{cfg},
 		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {

@@ -87,22 +87,11 @@ func describe(w io.Writer, path string, cfg *Config) {
 		p("  - %s → %s (run lease %s)", a.ID, target, a.RunLease)
 	}
 	p("connectors:")
-	for _, c := range cfg.Connectors.GitHub {
-		p("  - github/%s  POST /webhooks/github/%s", c.Name, c.Name)
-	}
-	for _, c := range cfg.Connectors.Slack {
-		mode := "POST /webhooks/slack/" + c.Name
-		if c.SocketMode {
-			mode = "Socket Mode"
+	cfg.Connectors.each(func(k integration, l any) {
+		for _, line := range k.describe(l) {
+			p("  - %s", line)
 		}
-		p("  - slack/%s  %s", c.Name, mode)
-	}
-	for _, c := range cfg.Connectors.Email {
-		p("  - email/%s  IMAP %s as %s, mailboxes %s", c.Name, c.Addr, c.Username, strings.Join(c.Mailboxes, ", "))
-	}
-	for _, c := range cfg.Connectors.Generic {
-		p("  - generic/%s  POST /webhooks/generic/%s", c.Name, c.Name)
-	}
+	})
 	p("routes:   %d", len(cfg.Routes))
 	for _, r := range cfg.Routes {
 		p("  - %s: %s → %s / %s / %s", r.Name, matchJSON(r.Match), r.Thread.Agent, r.Thread.Resource, r.Thread.Thread)

@@ -14,6 +14,7 @@ import (
 	"github.com/signalgate/signalgate/agent/mastra"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/connectors/slack"
+	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/store"
 )
 
@@ -24,39 +25,25 @@ type connectCheck struct {
 }
 
 // connectChecks lists every outside dependency of cfg, in config order: the
-// database, each IMAP login, each Slack token, each Mastra agent, each webhook target.
+// database, each connector's (by kind: Slack tokens, IMAP logins), each Mastra agent,
+// each webhook target.
 func connectChecks(cfg *Config, hc *http.Client, log *slog.Logger) []connectCheck {
 	var out []connectCheck
 	out = append(out, connectCheck{"database", func(ctx context.Context) (string, error) {
 		return checkDatabase(ctx, cfg, log)
 	}})
-	for i, c := range cfg.Connectors.Email {
-		out = append(out, connectCheck{"email/" + c.Name, func(ctx context.Context) (string, error) {
-			return checkIMAP(ctx, c, fmt.Sprintf("connectors.email[%d]", i))
-		}})
-	}
-	for i, c := range cfg.Connectors.Slack {
-		key := fmt.Sprintf("connectors.slack[%d]", i)
-		out = append(out, connectCheck{"slack/" + c.Name, func(ctx context.Context) (string, error) {
-			return checkSlackBot(ctx, c, hc, key)
-		}})
-		if c.SocketMode {
-			out = append(out, connectCheck{"slack/" + c.Name + " socket mode", func(ctx context.Context) (string, error) {
-				return checkSlackSocket(ctx, c, hc, key)
-			}})
-		}
-	}
+	cfg.Connectors.each(func(k integration, l any) { out = append(out, k.connect(l, hc)...) })
 	for i, a := range cfg.Agents {
 		a = a.WithDefaults()
 		key := fmt.Sprintf("agents[%d].target", i)
 		switch a.Target.Kind {
 		case "mastra":
 			out = append(out, connectCheck{"agent " + a.ID + " (mastra)", func(ctx context.Context) (string, error) {
-				return checkMastra(ctx, hc, a.Target.URL, a.Target.AgentID, a.Target.Headers, a.Target.Timeout, key)
+				return checkMastra(ctx, hc, a.Target.URL, a.Target.AgentID, secret.RevealMap(a.Target.Headers), a.Target.Timeout, key)
 			}})
 		case "webhook":
 			out = append(out, connectCheck{"agent " + a.ID + " (webhook)", func(ctx context.Context) (string, error) {
-				return checkWebhook(ctx, hc, a.Target.URL, a.Target.Headers, a.Target.Timeout, key)
+				return checkWebhook(ctx, hc, a.Target.URL, secret.RevealMap(a.Target.Headers), a.Target.Timeout, key)
 			}})
 		}
 	}
@@ -121,6 +108,19 @@ func checkIMAP(ctx context.Context, c email.Config, key string) (string, error) 
 		return "", fmt.Errorf("logged in as %s, but %s: check %s.mailboxes", c.Username, strings.Join(bad, "; "), key)
 	}
 	return fmt.Sprintf("logged in to %s as %s; %s", c.Addr, c.Username, strings.Join(parts, ", ")), nil
+}
+
+// slackChecks are a Slack connector's: its bot token, and its app token in Socket Mode.
+func slackChecks(c slack.Config, key string, hc *http.Client) []connectCheck {
+	out := []connectCheck{{slack.Source + "/" + c.Name, func(ctx context.Context) (string, error) {
+		return checkSlackBot(ctx, c, hc, key)
+	}}}
+	if c.SocketMode {
+		out = append(out, connectCheck{slack.Source + "/" + c.Name + " socket mode", func(ctx context.Context) (string, error) {
+			return checkSlackSocket(ctx, c, hc, key)
+		}})
+	}
+	return out
 }
 
 func checkSlackBot(ctx context.Context, c slack.Config, hc *http.Client, key string) (string, error) {

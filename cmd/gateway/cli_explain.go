@@ -14,10 +14,7 @@ import (
 
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/agent"
-	"github.com/signalgate/signalgate/connectors/email"
-	"github.com/signalgate/signalgate/connectors/generic"
 	"github.com/signalgate/signalgate/connectors/github"
-	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/store"
@@ -30,24 +27,6 @@ func adminDeps(cfg *Config, st *store.Store, policy *inbox.Policy, parsers admin
 	if err != nil {
 		return admin.Deps{}, err
 	}
-	var refs []admin.ConnectorRef
-	add := func(source string, names ...string) {
-		for _, n := range names {
-			refs = append(refs, admin.ConnectorRef{Source: source, Name: n})
-		}
-	}
-	for _, c := range cfg.Connectors.GitHub {
-		add("github", c.Name)
-	}
-	for _, c := range cfg.Connectors.Slack {
-		add("slack", c.Name)
-	}
-	for _, c := range cfg.Connectors.Email {
-		add("email", c.Name)
-	}
-	for _, c := range cfg.Connectors.Generic {
-		add("generic", c.Name)
-	}
 	kinds := map[string]string{}
 	wakes := map[string]agent.WakeSettings{}
 	for _, a := range cfg.Agents {
@@ -55,25 +34,7 @@ func adminDeps(cfg *Config, st *store.Store, policy *inbox.Policy, parsers admin
 		wakes[a.ID] = agent.WakeSettings{Budget: a.WakeBudget, Limit: a.MaxConcurrentWakes}
 	}
 	return admin.Deps{Store: st, Policy: policy, Router: router, Agents: cfg.AgentIDs(), TargetKinds: kinds, Wakes: wakes,
-		Parsers: parsers, Connectors: refs, Log: log, Now: now}, nil
-}
-
-// offlineParsers builds the connectors' parse steps without mounting anything; ci is
-// what GitHub's CI mapping reads earlier conclusions from.
-func offlineParsers(cfg *Config, ci github.CIState, log *slog.Logger, now func() time.Time) (admin.Parsers, error) {
-	gh, err := github.NewHandler(cfg.Connectors.GitHub, nil, log, now, github.WithCIState(ci))
-	if err != nil {
-		return nil, err
-	}
-	sl, err := slack.NewHandler(cfg.Connectors.Slack, nil, log, now)
-	if err != nil {
-		return nil, err
-	}
-	gen, err := generic.NewHandler(cfg.Connectors.Generic, nil, log, now)
-	if err != nil {
-		return nil, err
-	}
-	return admin.Parsers{"github": gh, "slack": sl, "generic": gen, "email": email.NewParser(cfg.Connectors.Email)}, nil
+		Sources: cfg.sources(), Parsers: parsers, Connectors: cfg.connectorRefs(), Log: log, Now: now}, nil
 }
 
 const explainUsage = `Usage: gateway explain [flags] <event file | ->
@@ -189,7 +150,7 @@ func newExplainer(cfg *Config, st *store.Store, current bool, log *slog.Logger) 
 	if !current {
 		xs, ci = emptyInbox{}, github.NewMemoryCIState(0)
 	}
-	parsers, err := offlineParsers(cfg, ci, log, time.Now)
+	parsers, err := cfg.buildParsers(build{ci: ci, log: log, now: time.Now})
 	if err != nil {
 		return nil, err
 	}

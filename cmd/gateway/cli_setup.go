@@ -72,12 +72,13 @@ func slackCmd(args []string, stdout, stderr io.Writer, lookup func(string) (stri
 		fmt.Fprintf(stderr, "gateway slack manifest: %v\n", err)
 		return exitConfig
 	}
-	i := slices.IndexFunc(cfg.Connectors.Slack, func(c slack.Config) bool { return c.Name == *name })
+	slacks := entries[slack.Config](cfg.Connectors, slack.Source)
+	i := slices.IndexFunc(slacks, func(c slack.Config) bool { return c.Name == *name })
 	if i < 0 {
 		fmt.Fprintf(stderr, "gateway slack manifest: no connectors.slack entry named %q in %s\n", *name, *path)
 		return exitConfig
 	}
-	conn := cfg.Connectors.Slack[i]
+	conn := slacks[i]
 	if !conn.SocketMode {
 		if err := publicURL(*base, true); err != nil {
 			fmt.Fprintf(stderr, "gateway slack manifest: --url: %v\n", err)
@@ -116,12 +117,16 @@ func readSetup(path string) (*Config, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	cfg := &Config{}
+	var ghs []github.Config
 	for _, c := range doc.Connectors.GitHub {
-		cfg.Connectors.GitHub = append(cfg.Connectors.GitHub, github.Config{Name: c.Name})
+		ghs = append(ghs, github.Config{Name: c.Name})
 	}
+	var sls []slack.Config
 	for _, c := range doc.Connectors.Slack {
-		cfg.Connectors.Slack = append(cfg.Connectors.Slack, slack.Config{Name: c.Name, SocketMode: c.SocketMode})
+		sls = append(sls, slack.Config{Name: c.Name, SocketMode: c.SocketMode})
 	}
+	setEntries(&cfg.Connectors, github.Source, ghs)
+	setEntries(&cfg.Connectors, slack.Source, sls)
 	return cfg, nil
 }
 
@@ -273,7 +278,7 @@ func githubCmd(args []string, stdout, stderr io.Writer, lookup func(string) (str
 		fmt.Fprintf(stderr, "gateway github webhook: %v\n", err)
 		return exitConfig
 	}
-	i := slices.IndexFunc(cfg.Connectors.GitHub, func(c github.Config) bool { return c.Name == *name })
+	i := slices.IndexFunc(entries[github.Config](cfg.Connectors, github.Source), func(c github.Config) bool { return c.Name == *name })
 	if i < 0 {
 		fmt.Fprintf(stderr, "gateway github webhook: no connectors.github entry named %q in %s\n", *name, *path)
 		return exitConfig

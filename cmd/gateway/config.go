@@ -18,13 +18,11 @@ import (
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/connectors"
-	"github.com/signalgate/signalgate/connectors/email"
-	"github.com/signalgate/signalgate/connectors/generic"
-	"github.com/signalgate/signalgate/connectors/github"
 	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/console"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/retention"
+	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/store"
 )
@@ -46,14 +44,6 @@ type Config struct {
 
 	// router is Routes compiled by Validate; serving and explain use it as it is.
 	router *connectors.Router
-}
-
-// ConnectorsConfig lists the configured connectors per source.
-type ConnectorsConfig struct {
-	GitHub  []github.Config  `yaml:"github"`
-	Slack   []slack.Config   `yaml:"slack"`
-	Email   []email.Config   `yaml:"email"`
-	Generic []generic.Config `yaml:"generic"`
 }
 
 // LogConfig is the `log:` section.
@@ -83,6 +73,11 @@ func LoadConfig(path string, lookup func(string) (string, bool)) (*Config, error
 
 // ParseConfig is LoadConfig on bytes; path only names the source in errors.
 func ParseConfig(path string, raw []byte, lookup func(string) (string, bool)) (*Config, error) {
+	return parseConfig(path, raw, lookup, builtinKinds())
+}
+
+// parseConfig is ParseConfig with the integration kinds the connectors section holds.
+func parseConfig(path string, raw []byte, lookup func(string) (string, bool), kinds []integration) (*Config, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
@@ -95,10 +90,16 @@ func ParseConfig(path string, raw []byte, lookup func(string) (string, bool)) (*
 	if len(root.Content) > 0 {
 		doc := root.Content[0]
 		problems = append(problems, interpolate(doc, "", lookup)...)
-		problems = append(problems, unknownKeys(doc, reflect.TypeOf(Config{}), "")...)
-		if err := doc.Decode(&cfg); err != nil {
-			problems = append(problems, typeErrors(err, keyLines(doc, "", map[int]string{}))...)
+		decodeErr := doc.Decode(&cfg)
+		kindsErr := cfg.Connectors.decodeKinds(kinds)
+		problems = append(problems, unknownKeys(doc, &cfg)...)
+		for _, err := range []error{decodeErr, kindsErr} {
+			if err != nil {
+				problems = append(problems, typeErrors(err, keyLines(doc, "", map[int]string{}))...)
+			}
 		}
+	} else if err := cfg.Connectors.decodeKinds(kinds); err != nil {
+		problems = append(problems, err.Error())
 	}
 	cfg.applyDefaults()
 	named := map[string]bool{}
@@ -128,15 +129,6 @@ func (c *Config) applyDefaults() {
 	}
 	for i := range c.Agents {
 		c.Agents[i] = c.Agents[i].WithDefaults()
-	}
-	for i := range c.Connectors.GitHub {
-		c.Connectors.GitHub[i] = c.Connectors.GitHub[i].WithDefaults()
-	}
-	for i := range c.Connectors.Email {
-		c.Connectors.Email[i] = c.Connectors.Email[i].WithDefaults()
-	}
-	for i := range c.Connectors.Slack {
-		c.Connectors.Slack[i] = c.Connectors.Slack[i].WithDefaults()
 	}
 	if c.Policy.SummaryInterval == 0 {
 		c.Policy.SummaryInterval = inbox.DefaultSummaryInterval
@@ -178,12 +170,9 @@ func (c *Config) Validate() []string {
 		}
 		ids[a.ID] = true
 	}
-	add("connectors.", connectors.ValidateConfigs("github", c.Connectors.GitHub))
-	add("connectors.", connectors.ValidateConfigs("slack", c.Connectors.Slack))
-	add("connectors.", connectors.ValidateConfigs("email", c.Connectors.Email))
-	add("connectors.", connectors.ValidateConfigs("generic", c.Connectors.Generic))
+	add("connectors.", c.validateKinds())
 	c.router = nil
-	if r, err := connectors.NewRouter(c.Routes, c.AgentIDs()); err != nil {
+	if r, err := c.newRouter(); err != nil {
 		add("", err)
 	} else {
 		c.router = r
@@ -200,45 +189,18 @@ func (c *Config) Validate() []string {
 // endpoint: a Socket Mode app gets its clicks over the socket, which handles none).
 func (c *Config) approvalConnectors() map[string]bool {
 	out := map[string]bool{}
-	for _, s := range c.Connectors.Slack {
+	for _, s := range entries[slack.Config](c.Connectors, slack.Source) {
 		out[s.Name] = s.BotToken != "" && s.SigningSecret != "" && !s.SocketMode
 	}
 	return out
 }
 
-// Secrets lists every configured secret, so stored delivery errors can be redacted.
+// Secrets lists every configured secret (every secret.Secret the config walk reaches),
+// so stored delivery errors and check's lines can be redacted.
 func (c *Config) Secrets() []string {
-	var out []string
-	add := func(v ...string) {
-		for _, s := range v {
-			if s != "" {
-				out = append(out, s)
-			}
-		}
-	}
-	for _, t := range c.Admin.Tokens {
-		add(t.Token)
-	}
-	add(c.Console.SessionKey)
-	for _, a := range c.Agents {
-		add(a.Token, a.Target.Secret)
-		for _, h := range a.Target.Headers {
-			add(h)
-		}
-	}
-	for _, g := range c.Connectors.GitHub {
-		add(g.Secret)
-	}
-	for _, s := range c.Connectors.Slack {
-		add(s.SigningSecret, s.BotToken, s.AppToken)
-	}
-	for _, em := range c.Connectors.Email {
-		add(em.Password)
-	}
-	for _, g := range c.Connectors.Generic {
-		add(g.Secret)
-	}
-	return out
+	var w configWalk
+	w.walk(reflect.ValueOf(c).Elem(), nil, "")
+	return w.secrets
 }
 
 // Router is the routes as validation compiled them (compiled now for a Config built
@@ -247,12 +209,17 @@ func (c *Config) Router() (*connectors.Router, error) {
 	if c.router != nil {
 		return c.router, nil
 	}
-	r, err := connectors.NewRouter(c.Routes, c.AgentIDs())
+	r, err := c.newRouter()
 	if err != nil {
 		return nil, err
 	}
 	c.router = r
 	return r, nil
+}
+
+// newRouter compiles the routes against the agents and the kinds' sources.
+func (c *Config) newRouter() (*connectors.Router, error) {
+	return connectors.NewRouter(c.Routes, c.AgentIDs(), connectors.WithSources(c.sources()...))
 }
 
 // AgentIDs lists the configured agents.
@@ -319,45 +286,140 @@ func interpolate(n *yaml.Node, path string, lookup func(string) (string, bool)) 
 var (
 	yamlUnmarshaler = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
 	textUnmarshaler = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
+	secretType      = reflect.TypeOf(secret.Secret(""))
 )
 
-// unknownKeys walks the document against the Go types and names every key that
-// would be ignored, by its full path.
-func unknownKeys(n *yaml.Node, t reflect.Type, path string) []string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if reflect.PointerTo(t).Implements(yamlUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
-		return nil
-	}
-	var problems []string
-	switch {
-	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
-		fields := yamlFields(t)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			key := n.Content[i].Value
-			ft, ok := fields[key]
-			if !ok {
-				problems = append(problems, fmt.Sprintf("%s: unknown key (line %d)", join(path, key), n.Content[i].Line))
-				continue
-			}
-			problems = append(problems, unknownKeys(n.Content[i+1], ft, join(path, key))...)
-		}
-	case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && n.Kind == yaml.SequenceNode:
-		for i, c := range n.Content {
-			problems = append(problems, unknownKeys(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
-		}
-	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			problems = append(problems, unknownKeys(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value))...)
-		}
-	}
-	return problems
+// unknownKeys names every key of the document that would be ignored, by its full path.
+func unknownKeys(doc *yaml.Node, cfg *Config) []string {
+	var w configWalk
+	w.walk(reflect.ValueOf(cfg).Elem(), doc, "")
+	return w.unknown
 }
 
-// yamlFields maps YAML keys to field types, following ",inline" embeddings.
-func yamlFields(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
+// keyed is a config section whose keys are known at run time: the connectors
+// section, keyed by the integration kinds.
+type keyed interface {
+	sections() map[string]reflect.Value
+}
+
+// configWalk walks a config value by its YAML keys. Given the document, it follows
+// the document and names every key no field takes; without it, it visits every field.
+// Either way it collects every non-empty secret.Secret it reaches: credentials are
+// found by their type, so none is left out of redaction.
+type configWalk struct {
+	unknown []string
+	secrets []string
+}
+
+func (w *configWalk) walk(v reflect.Value, n *yaml.Node, path string) {
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			v = reflect.Zero(v.Type().Elem())
+			continue
+		}
+		v = v.Elem()
+	}
+	t := v.Type()
+	if t == secretType {
+		if v.String() != "" {
+			w.secrets = append(w.secrets, v.String())
+		}
+		return
+	}
+	if k, ok := v.Interface().(keyed); ok {
+		w.walkKeyed(k.sections(), n, path)
+		return
+	}
+	if reflect.PointerTo(t).Implements(yamlUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		fields := yamlFields(t)
+		if n == nil {
+			for key, index := range fields {
+				w.walk(field(v, index), nil, join(path, key))
+			}
+			return
+		}
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			index, ok := fields[key]
+			if !ok {
+				w.unknown = append(w.unknown, fmt.Sprintf("%s: unknown key (line %d)", join(path, key), n.Content[i].Line))
+				continue
+			}
+			w.walk(field(v, index), n.Content[i+1], join(path, key))
+		}
+	case reflect.Slice, reflect.Array:
+		if n == nil {
+			for i := range v.Len() {
+				w.walk(v.Index(i), nil, fmt.Sprintf("%s[%d]", path, i))
+			}
+			return
+		}
+		if n.Kind != yaml.SequenceNode {
+			return
+		}
+		for i, c := range n.Content {
+			e := reflect.Zero(t.Elem())
+			if i < v.Len() {
+				e = v.Index(i)
+			}
+			w.walk(e, c, fmt.Sprintf("%s[%d]", path, i))
+		}
+	case reflect.Map:
+		if n == nil {
+			for it := v.MapRange(); it.Next(); {
+				w.walk(it.Value(), nil, join(path, fmt.Sprint(it.Key().Interface())))
+			}
+			return
+		}
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			w.walk(reflect.Zero(t.Elem()), n.Content[i+1], join(path, n.Content[i].Value))
+		}
+	}
+}
+
+func (w *configWalk) walkKeyed(sections map[string]reflect.Value, n *yaml.Node, path string) {
+	if n == nil {
+		for key, v := range sections {
+			w.walk(v, nil, join(path, key))
+		}
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key := n.Content[i].Value
+		v, ok := sections[key]
+		if !ok {
+			w.unknown = append(w.unknown, fmt.Sprintf("%s: unknown key (line %d)", join(path, key), n.Content[i].Line))
+			continue
+		}
+		w.walk(v, n.Content[i+1], join(path, key))
+	}
+}
+
+// field is v's field at index, or the field type's zero value behind a nil embedded pointer.
+func field(v reflect.Value, index []int) reflect.Value {
+	f, err := v.FieldByIndexErr(index)
+	if err != nil {
+		return reflect.Zero(v.Type().FieldByIndex(index).Type)
+	}
+	return f
+}
+
+// yamlFields maps YAML keys to field indexes, following ",inline" embeddings.
+func yamlFields(t reflect.Type) map[string][]int {
+	out := map[string][]int{}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("yaml")
@@ -367,14 +429,14 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 		}
 		if strings.Contains(opts, "inline") {
 			for k, v := range yamlFields(f.Type) {
-				out[k] = v
+				out[k] = append([]int{i}, v...)
 			}
 			continue
 		}
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
-		out[name] = f.Type
+		out[name] = []int{i}
 	}
 	return out
 }

@@ -21,10 +21,10 @@ func (c *Config) credentialProblems() []string {
 	type token struct{ key, value string }
 	var tokens []token
 	for i, t := range c.Admin.Tokens {
-		tokens = append(tokens, token{fmt.Sprintf("admin.tokens[%d].token", i), t.Token})
+		tokens = append(tokens, token{fmt.Sprintf("admin.tokens[%d].token", i), t.Token.Reveal()})
 	}
 	for i, a := range c.Agents {
-		tokens = append(tokens, token{fmt.Sprintf("agents[%d].token", i), a.Token})
+		tokens = append(tokens, token{fmt.Sprintf("agents[%d].token", i), a.Token.Reveal()})
 	}
 	var out []string
 	exposed := !server.Loopback(c.Server.Listen)
@@ -47,7 +47,7 @@ func (c *Config) credentialProblems() []string {
 		if a.Target.Kind != agent.TargetWebhook || a.Target.Secret == "" {
 			continue // a missing secret is reported by the agent's own validation
 		}
-		if _, err := generic.ParseSecret(a.Target.Secret); err != nil {
+		if _, err := generic.ParseSecret(a.Target.Secret.Reveal()); err != nil {
 			out = append(out, fmt.Sprintf("agents[%d].target.secret: %v", i, err))
 		}
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/email"
-	"github.com/signalgate/signalgate/connectors/generic"
 	"github.com/signalgate/signalgate/connectors/github"
 	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/console"
@@ -202,27 +201,19 @@ func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
 	}
 	pipeline := connectors.NewPipeline(router, m.Metrics.WrapIngester(m.Inbox), m.Log,
 		connectors.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlaceRoute) }))
-	gh, err := github.NewHandler(cfg.Connectors.GitHub, pipeline, m.Log, m.Now,
-		github.WithCIState(github.NewStoreCIState(st, "github")))
+	parsers, err := cfg.buildParsers(build{pipeline: pipeline, ci: github.NewStoreCIState(st, github.Source), log: m.Log, now: m.Now})
 	if err != nil {
 		return nil, err
 	}
-	gh.Mount(e)
-	sl, err := slack.NewHandler(cfg.Connectors.Slack, pipeline, m.Log, m.Now)
-	if err != nil {
-		return nil, err
-	}
-	sl.Mount(e)
-	m.slack = sl
-	m.services = append(m.services, socketClients(sl.SocketClients())...)
-	gen, err := generic.NewHandler(cfg.Connectors.Generic, pipeline, m.Log, m.Now)
-	if err != nil {
-		return nil, err
-	}
-	gen.Mount(e)
-	for _, ec := range cfg.Connectors.Email {
+	return parsers, m.mountKinds(e, parsers, pipeline)
+}
+
+// emailPollers builds a poller per email connector on the pipeline.
+func (m *Main) emailPollers(cfgs []email.Config, _ admin.Parser, pipeline *connectors.Pipeline) ([]service, error) {
+	var out []service
+	for _, ec := range cfgs {
 		name := ec.Name
-		poller, err := email.NewPoller(ec, pipeline, st, m.Log, email.WithClock(m.Now), email.WithLock(mailboxLock(cfg, m.Log)), email.WithHooks(email.Hooks{
+		poller, err := email.NewPoller(ec, pipeline, m.Store, m.Log, email.WithClock(m.Now), email.WithLock(mailboxLock(m.Config, m.Log)), email.WithHooks(email.Hooks{
 			Polled:       func(_ string, _ int, err error) { m.Metrics.IMAPPoll(name, err) },
 			Disconnected: func(string, error) { m.Metrics.IMAPError(name) },
 		}))
@@ -230,27 +221,16 @@ func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
 			return nil, err
 		}
 		m.Pollers = append(m.Pollers, poller)
-		m.services = append(m.services, serviceFuncs{name: "email poller " + ec.Name, start: poller.Start, stop: stopWithin(poller.Stop)})
+		out = append(out, serviceFuncs{name: "email poller " + ec.Name, start: poller.Start, stop: stopWithin(poller.Stop)})
 	}
-	return admin.Parsers{"github": gh, "slack": sl, "generic": gen, "email": email.NewParser(cfg.Connectors.Email)}, nil
+	return out, nil
 }
 
 // metricLabels lists the sources and names metrics may carry: the connector kinds and the
 // agent API, configured connectors and agents.
 func (c *Config) metricLabels() metrics.Labels {
-	l := metrics.Labels{Sources: []string{"github", slack.Source, email.Source, generic.Source, agent.APISource}}
-	for _, g := range c.Connectors.GitHub {
-		l.Connectors = append(l.Connectors, g.Name)
-	}
-	for _, s := range c.Connectors.Slack {
-		l.Connectors = append(l.Connectors, s.Name)
-	}
-	for _, e := range c.Connectors.Email {
-		l.Connectors = append(l.Connectors, e.Name)
-	}
-	for _, g := range c.Connectors.Generic {
-		l.Connectors = append(l.Connectors, g.Name)
-	}
+	l := metrics.Labels{Sources: append(c.sources(), agent.APISource)}
+	c.Connectors.each(func(k integration, list any) { l.Connectors = append(l.Connectors, k.names(list)...) })
 	return metrics.Labels{Sources: l.Sources, Connectors: append(l.Connectors, c.AgentIDs()...)}
 }
 

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/signalgate/signalgate/secret"
+
 	"github.com/signalgate/signalgate/server"
 )
 
@@ -47,8 +49,8 @@ type Config struct {
 	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
 	Username           string `yaml:"username"`
 	// Password is a secret: it is never logged nor put in an error.
-	Password  string   `yaml:"password"`
-	Mailboxes []string `yaml:"mailboxes"`
+	Password  secret.Secret `yaml:"password"`
+	Mailboxes []string      `yaml:"mailboxes"`
 	// PollInterval is the polling period without IDLE, and the safety-net re-poll with it.
 	PollInterval time.Duration `yaml:"poll_interval"`
 	// Idle uses IMAP IDLE when the server supports it (default true).

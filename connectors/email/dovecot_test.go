@@ -11,6 +11,7 @@ import (
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
+	"github.com/signalgate/signalgate/secret"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -52,7 +53,7 @@ func TestDovecot(t *testing.T) {
 
 	e := newEnv(t)
 	cfg := testConfig(addr)
-	cfg.Username, cfg.Password, cfg.Mailboxes = user, password, []string{box}
+	cfg.Username, cfg.Password, cfg.Mailboxes = user, secret.Secret(password), []string{box}
 
 	// First run: the backlog, then mail that arrives while IDLE is running.
 	o1 := newObserver()

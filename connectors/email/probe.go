@@ -37,7 +37,7 @@ func Probe(ctx context.Context, cfg Config) ([]MailboxProbe, error) {
 		stop()
 		_ = c.Close()
 	}()
-	if err := c.Login(cfg.Username, cfg.Password).Wait(); err != nil {
+	if err := c.Login(cfg.Username, cfg.Password.Reveal()).Wait(); err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("log in to %s: %w", cfg.Addr, ctx.Err())
 		}

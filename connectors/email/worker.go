@@ -156,7 +156,7 @@ func (w *worker) session(ctx context.Context, healthy func()) error {
 		stop()
 		_ = c.Close()
 	}()
-	if err := c.Login(cfg.Username, cfg.Password).Wait(); err != nil {
+	if err := c.Login(cfg.Username, cfg.Password.Reveal()).Wait(); err != nil {
 		return fmt.Errorf("login as %q: %w", cfg.Username, err)
 	}
 	sel, err := c.Select(w.mailbox, nil).Wait()

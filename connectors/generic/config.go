@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/signalgate/signalgate/secret"
+
 	"github.com/signalgate/signalgate/inbox"
 )
 
@@ -17,7 +19,7 @@ import (
 type Config struct {
 	Name string `yaml:"name"`
 	// Secret is "whsec_<base64>" or, without the prefix, raw bytes.
-	Secret string `yaml:"secret"`
+	Secret secret.Secret `yaml:"secret"`
 	// Mapping, when set, reads the body as an arbitrary JSON document.
 	Mapping *Mapping `yaml:"mapping"`
 	// DefaultKind is used when the body (or mapping) yields no kind.
@@ -61,7 +63,7 @@ func (c Config) Validate() error {
 	}
 	if c.Secret == "" {
 		add("secret: required (unsigned deliveries are never accepted)")
-	} else if _, err := ParseSecret(c.Secret); err != nil {
+	} else if _, err := ParseSecret(c.Secret.Reveal()); err != nil {
 		add("secret: %w", err)
 	}
 	if c.DefaultPriority != "" && !c.DefaultPriority.Valid() {

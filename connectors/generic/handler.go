@@ -58,7 +58,7 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 	}
 	h := &Handler{conns: map[string]*connector{}, pipeline: p, log: log.With("component", "connector_generic")}
 	for _, c := range cfgs {
-		secret, _ := ParseSecret(c.Secret) // validated above
+		secret, _ := ParseSecret(c.Secret.Reveal()) // validated above
 		conn := &connector{cfg: c, secret: secret}
 		if c.Mapping != nil {
 			conn.mapping = compileMapping(c.Mapping)

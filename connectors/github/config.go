@@ -7,7 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/signalgate/signalgate/secret"
 )
+
+// Source is the source GitHub events carry, and the connectors key.
+const Source = "github"
 
 // MinSecretBytes is the shortest webhook secret accepted.
 const MinSecretBytes = 16
@@ -19,7 +24,7 @@ const DefaultBranch = "main"
 type Config struct {
 	Name string `yaml:"name"`
 	// Secret is the webhook secret; deliveries must carry X-Hub-Signature-256.
-	Secret string `yaml:"secret"`
+	Secret secret.Secret `yaml:"secret"`
 	// BotLogin is the agent's GitHub login: its mentions raise priority, review
 	// requests and assignments to it are notified, and its own comments are not routed.
 	BotLogin string `yaml:"bot_login"`

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/signalgate/signalgate/secret"
+
 	"github.com/signalgate/signalgate/inbox"
 )
 
@@ -55,15 +57,15 @@ const MinSecretBytes = 16
 type Config struct {
 	Name string `yaml:"name"`
 	// SigningSecret verifies HTTP deliveries (v0 signatures); required unless SocketMode.
-	SigningSecret string `yaml:"signing_secret"`
+	SigningSecret secret.Secret `yaml:"signing_secret"`
 	// BotUserID is the app's bot user (U…): its mentions make `mention` items and
 	// its own messages are not routed. When unset, the bot user of the event's
 	// authorizations is used.
 	BotUserID string `yaml:"bot_user_id"`
 	// BotToken (xoxb-…) enables user and channel names through the Web API.
-	BotToken string `yaml:"bot_token"`
+	BotToken secret.Secret `yaml:"bot_token"`
 	// AppToken (xapp-…) opens Socket Mode connections.
-	AppToken string `yaml:"app_token"`
+	AppToken secret.Secret `yaml:"app_token"`
 	// SocketMode receives events over a WebSocket instead of a public URL.
 	SocketMode bool `yaml:"socket_mode"`
 	// APIURL overrides the Web API base URL (tests, proxies).
@@ -109,7 +111,7 @@ func (c Config) Validate() error {
 	if c.SocketMode {
 		if c.AppToken == "" {
 			add("app_token: required with socket_mode (an app-level token, xapp-…)")
-		} else if !strings.HasPrefix(c.AppToken, "xapp-") {
+		} else if !strings.HasPrefix(c.AppToken.Reveal(), "xapp-") {
 			add("app_token: want an app-level token starting with xapp-")
 		}
 	}

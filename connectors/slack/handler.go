@@ -109,7 +109,7 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 			return nil
 		},
 		Verify: func(c *connector, hdr http.Header, body []byte, at time.Time) error {
-			if reason := verify(hdr, body, c.cfg.SigningSecret, at); reason != "" {
+			if reason := verify(hdr, body, c.cfg.SigningSecret.Reveal(), at); reason != "" {
 				return errors.New(reason)
 			}
 			return nil

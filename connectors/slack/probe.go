@@ -18,7 +18,7 @@ type Identity struct {
 // error code (invalid_auth, token_revoked, …), never the token.
 func ProbeBot(ctx context.Context, cfg Config, hc *http.Client) (Identity, error) {
 	cfg = cfg.WithDefaults()
-	res, err := slack.New(cfg.BotToken, apiOptions(cfg, hc)...).AuthTestContext(ctx)
+	res, err := slack.New(cfg.BotToken.Reveal(), apiOptions(cfg, hc)...).AuthTestContext(ctx)
 	if err != nil {
 		return Identity{}, fmt.Errorf("auth.test: %w", err)
 	}
@@ -29,8 +29,8 @@ func ProbeBot(ctx context.Context, cfg Config, hc *http.Client) (Identity, error
 // connection starts, and drops the WebSocket URL it gets (it is a one-use ticket).
 func ProbeSocket(ctx context.Context, cfg Config, hc *http.Client) error {
 	cfg = cfg.WithDefaults()
-	opts := append(apiOptions(cfg, hc), slack.OptionAppLevelToken(cfg.AppToken))
-	if _, _, err := slack.New(cfg.BotToken, opts...).StartSocketModeContext(ctx); err != nil {
+	opts := append(apiOptions(cfg, hc), slack.OptionAppLevelToken(cfg.AppToken.Reveal()))
+	if _, _, err := slack.New(cfg.BotToken.Reveal(), opts...).StartSocketModeContext(ctx); err != nil {
 		return fmt.Errorf("apps.connections.open: %w", err)
 	}
 	return nil

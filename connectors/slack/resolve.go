@@ -54,7 +54,7 @@ func newResolver(cfg *Config, hc *http.Client, now func() time.Time, log *slog.L
 		if cfg.APIURL != "" {
 			opts = append(opts, slack.OptionAPIURL(cfg.APIURL))
 		}
-		r.api = slack.New(cfg.BotToken, opts...)
+		r.api = slack.New(cfg.BotToken.Reveal(), opts...)
 	}
 	return r
 }

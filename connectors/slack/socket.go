@@ -135,7 +135,7 @@ func (s *SocketClient) Stop() {
 func (s *SocketClient) Run(ctx context.Context) error {
 	cfg := &s.conn.cfg
 	apiOpts := []slack.Option{
-		slack.OptionAppLevelToken(cfg.AppToken),
+		slack.OptionAppLevelToken(cfg.AppToken.Reveal()),
 		slack.OptionHTTPClient(s.httpClient),
 		slack.OptionLog(slogOutput{s.log}),
 	}
@@ -146,7 +146,7 @@ func (s *SocketClient) Run(ctx context.Context) error {
 	if s.ping > 0 {
 		smOpts = append(smOpts, socketmode.OptionPingInterval(s.ping))
 	}
-	sm := socketmode.New(slack.New(cfg.BotToken, apiOpts...), smOpts...)
+	sm := socketmode.New(slack.New(cfg.BotToken.Reveal(), apiOpts...), smOpts...)
 
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup

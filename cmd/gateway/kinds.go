@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/connectors/email"
+	"github.com/signalgate/signalgate/connectors/generic"
+	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/connectors/slack"
+)
+
+// builtinKinds is the table of integration kinds: one row per connector package. Its
+// config key, defaults, validation, metric labels, parse step, check lines, route
+// sources and the OpenAPI source enum all come from these rows, in this order.
+//
+// To add a kind: write its package with a config type (connectors.Config, credentials
+// typed secret.Secret, an optional WithDefaults) and a parse step (admin.Parser; a
+// Mount(*echo.Echo) method if it serves HTTP, its endpoints documented in admin's
+// OpenAPI paths), then add its row here.
+func builtinKinds() []integration {
+	return []integration{
+		Kind[github.Config]{
+			Source:   github.Source,
+			Describe: func(c github.Config) string { return "POST /webhooks/github/" + c.Name },
+			Parser: func(cs []github.Config, b build) (admin.Parser, error) {
+				return github.NewHandler(cs, b.pipeline, b.log, b.now, github.WithCIState(b.ci))
+			},
+		},
+		Kind[slack.Config]{
+			Source: slack.Source,
+			Describe: func(c slack.Config) string {
+				if c.SocketMode {
+					return "Socket Mode"
+				}
+				return "POST /webhooks/slack/" + c.Name
+			},
+			Parser: func(cs []slack.Config, b build) (admin.Parser, error) {
+				return slack.NewHandler(cs, b.pipeline, b.log, b.now)
+			},
+			Serve: func(m *Main, _ []slack.Config, p admin.Parser, _ *connectors.Pipeline) ([]service, error) {
+				m.slack = p.(*slack.Handler)
+				return socketClients(m.slack.SocketClients()), nil
+			},
+			Connect: slackChecks,
+		},
+		Kind[email.Config]{
+			Source: email.Source,
+			Describe: func(c email.Config) string {
+				return fmt.Sprintf("IMAP %s as %s, mailboxes %s", c.Addr, c.Username, strings.Join(c.Mailboxes, ", "))
+			},
+			Parser: func(cs []email.Config, _ build) (admin.Parser, error) { return email.NewParser(cs), nil },
+			Serve:  (*Main).emailPollers,
+			Connect: func(c email.Config, key string, _ *http.Client) []connectCheck {
+				return []connectCheck{{email.Source + "/" + c.Name, func(ctx context.Context) (string, error) { return checkIMAP(ctx, c, key) }}}
+			},
+		},
+		Kind[generic.Config]{
+			Source:   generic.Source,
+			Describe: func(c generic.Config) string { return "POST /webhooks/generic/" + c.Name },
+			Parser: func(cs []generic.Config, b build) (admin.Parser, error) {
+				return generic.NewHandler(cs, b.pipeline, b.log, b.now)
+			},
+		},
+	}
+}
+
+// integration is what the gateway asks of a row of the kinds table; Kind implements it
+// for each connector package's config type.
+type integration interface {
+	source() string
+	// decode reads the kind's entries under connectors.<source> (n may be nil), with
+	// the kind's defaults applied.
+	decode(n *yaml.Node) (any, error)
+	validate(list any) error
+	names(list any) []string
+	describe(list any) []string
+	parser(list any, b build) (admin.Parser, error)
+	serve(m *Main, list any, p admin.Parser, pipeline *connectors.Pipeline) ([]service, error)
+	connect(list any, hc *http.Client) []connectCheck
+}
+
+// Kind is one integration kind: its package's config type C and what the gateway does
+// with it. Defaults come from C's WithDefaults method when it has one.
+type Kind[C connectors.Config] struct {
+	// Source is the key under connectors: and the source its events carry.
+	Source string
+	// Describe is check's line for one entry, after "source/name  ". It must not show secrets.
+	Describe func(C) string
+	// Parser builds the kind's parse step over all its entries, once for serve (with
+	// the ingest pipeline; mounted when it serves HTTP) or for explain (no pipeline).
+	Parser func([]C, build) (admin.Parser, error)
+	// Serve, if set, adds what serving the kind runs beyond the parser (pollers, sockets).
+	Serve func(m *Main, cs []C, p admin.Parser, pipeline *connectors.Pipeline) ([]service, error)
+	// Connect, if set, lists check --connect's checks for one entry; key is its config path.
+	Connect func(c C, key string, hc *http.Client) []connectCheck
+}
+
+func (k Kind[C]) source() string { return k.Source }
+
+func (k Kind[C]) decode(n *yaml.Node) (any, error) {
+	var cs []C
+	var err error
+	if n != nil {
+		err = n.Decode(&cs)
+	}
+	for i, c := range cs {
+		if d, ok := any(c).(interface{ WithDefaults() C }); ok {
+			cs[i] = d.WithDefaults()
+		}
+	}
+	return cs, err
+}
+
+func (k Kind[C]) list(l any) []C { cs, _ := l.([]C); return cs }
+
+func (k Kind[C]) validate(l any) error { return connectors.ValidateConfigs(k.Source, k.list(l)) }
+
+func (k Kind[C]) names(l any) []string {
+	var out []string
+	for _, c := range k.list(l) {
+		out = append(out, c.ConnectorName())
+	}
+	return out
+}
+
+func (k Kind[C]) describe(l any) []string {
+	var out []string
+	for _, c := range k.list(l) {
+		out = append(out, fmt.Sprintf("%s/%s  %s", k.Source, c.ConnectorName(), k.Describe(c)))
+	}
+	return out
+}
+
+func (k Kind[C]) parser(l any, b build) (admin.Parser, error) { return k.Parser(k.list(l), b) }
+
+func (k Kind[C]) serve(m *Main, l any, p admin.Parser, pipeline *connectors.Pipeline) ([]service, error) {
+	if k.Serve == nil {
+		return nil, nil
+	}
+	return k.Serve(m, k.list(l), p, pipeline)
+}
+
+func (k Kind[C]) connect(l any, hc *http.Client) []connectCheck {
+	var out []connectCheck
+	for i, c := range k.list(l) {
+		if k.Connect != nil {
+			out = append(out, k.Connect(c, fmt.Sprintf("connectors.%s[%d]", k.Source, i), hc)...)
+		}
+	}
+	return out
+}
+
+// build is what a kind's parse step is built with: the ingest pipeline when serving
+// (nil for explain), GitHub's CI state, the logger and the clock.
+type build struct {
+	pipeline *connectors.Pipeline
+	ci       github.CIState
+	log      *slog.Logger
+	now      func() time.Time
+}
+
+// ConnectorsConfig is the `connectors:` section: each integration kind's entries
+// under the kind's source. The kinds table decodes it (decodeKinds).
+type ConnectorsConfig struct {
+	node  *yaml.Node
+	lists map[string]any // source → the kind's []C
+	kinds []integration
+}
+
+// UnmarshalYAML keeps the section for the kinds table to decode.
+func (c *ConnectorsConfig) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		// Decoded into a type of this name, so the message reads as before.
+		type ConnectorsConfig struct{}
+		return n.Decode(&ConnectorsConfig{})
+	}
+	c.node = n
+	return nil
+}
+
+// decodeKinds decodes every kind's entries; a kind absent from the document has none.
+func (c *ConnectorsConfig) decodeKinds(kinds []integration) error {
+	c.kinds, c.lists = kinds, map[string]any{}
+	var errs []string
+	for _, k := range kinds {
+		var n *yaml.Node
+		if c.node != nil {
+			for i := 0; i+1 < len(c.node.Content); i += 2 {
+				if c.node.Content[i].Value == k.source() {
+					n = c.node.Content[i+1]
+				}
+			}
+		}
+		list, err := k.decode(n)
+		c.lists[k.source()] = list
+		var te *yaml.TypeError
+		switch {
+		case errors.As(err, &te):
+			errs = append(errs, te.Errors...)
+		case err != nil:
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return &yaml.TypeError{Errors: errs}
+	}
+	return nil
+}
+
+// sections are the kinds' lists by key, for the config walk.
+func (c ConnectorsConfig) sections() map[string]reflect.Value {
+	out := make(map[string]reflect.Value, len(c.lists))
+	for k, l := range c.lists {
+		out[k] = reflect.ValueOf(l)
+	}
+	return out
+}
+
+// each calls f with every kind and its entries, in table order.
+func (c ConnectorsConfig) each(f func(k integration, list any)) {
+	for _, k := range c.kinds {
+		f(k, c.lists[k.source()])
+	}
+}
+
+// entries is one kind's entries, for the code that serves that kind alone (the
+// Slack approvals, the setup helpers).
+func entries[C connectors.Config](c ConnectorsConfig, source string) []C {
+	cs, _ := c.lists[source].([]C)
+	return cs
+}
+
+// setEntries sets one kind's entries.
+func setEntries[C connectors.Config](c *ConnectorsConfig, source string, cs []C) {
+	if c.lists == nil {
+		c.lists = map[string]any{}
+	}
+	c.lists[source] = cs
+}
+
+// sources are the configured kinds' sources, in table order.
+func (c *Config) sources() []string {
+	var out []string
+	c.Connectors.each(func(k integration, _ any) { out = append(out, k.source()) })
+	return out
+}
+
+// validateKinds validates every kind's entries.
+func (c *Config) validateKinds() error {
+	var errs []error
+	c.Connectors.each(func(k integration, l any) { errs = append(errs, k.validate(l)) })
+	return errors.Join(errs...)
+}
+
+// connectorRefs lists every configured connector by source and name.
+func (c *Config) connectorRefs() []admin.ConnectorRef {
+	var refs []admin.ConnectorRef
+	c.Connectors.each(func(k integration, l any) {
+		for _, n := range k.names(l) {
+			refs = append(refs, admin.ConnectorRef{Source: k.source(), Name: n})
+		}
+	})
+	return refs
+}
+
+// buildParsers builds every kind's parse step once: serve passes its pipeline, explain none.
+func (c *Config) buildParsers(b build) (admin.Parsers, error) {
+	out := admin.Parsers{}
+	var err error
+	c.Connectors.each(func(k integration, l any) {
+		if err != nil {
+			return
+		}
+		var p admin.Parser
+		if p, err = k.parser(l, b); err == nil {
+			out[k.source()] = p
+		}
+	})
+	return out, err
+}
+
+// mountKinds mounts each kind's parse step that serves HTTP and adds what each kind
+// runs beyond it.
+func (m *Main) mountKinds(e *echo.Echo, parsers admin.Parsers, pipeline *connectors.Pipeline) error {
+	var err error
+	m.Config.Connectors.each(func(k integration, l any) {
+		if err != nil {
+			return
+		}
+		p := parsers[k.source()]
+		if h, ok := p.(interface{ Mount(*echo.Echo) }); ok {
+			h.Mount(e)
+		}
+		var svcs []service
+		svcs, err = k.serve(m, l, p, pipeline)
+		m.services = append(m.services, svcs...)
+	})
+	return err
+}
