@@ -113,7 +113,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	var follow []mastra.FollowerOption
 	if cfg.Approvals.Enabled() {
 		m.Approvals = approval.New(cfg.Approvals, approval.Deps{Store: st, Places: st,
-			Resumer: mastra.NewToolApprovals(cfg.Agents, nil), Log: m.Log, Now: m.Now})
+			Resumer: mastra.NewToolApprovals(cfg.Agents, nil), Base: m.base()})
 		follow = append(follow, mastra.WithApprovals(m.Approvals))
 		runsOpts = append(runsOpts, agent.WithWakeSlotHook(m.Approvals.WakeSlotFreed))
 	}
@@ -230,7 +230,7 @@ func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
 	gen.Mount(e)
 	for _, ec := range cfg.Connectors.Email {
 		name := ec.Name
-		poller, err := email.NewPoller(ec, pipeline, st, m.Log, email.WithClock(m.Now), email.WithLock(mailboxLock(cfg, m.Log)), email.WithHooks(email.Hooks{
+		poller, err := email.NewPoller(ec, pipeline, st, m.base(), email.WithLock(mailboxLock(cfg, m.Log)), email.WithHooks(email.Hooks{
 			Polled:       func(_ string, _ int, err error) { m.Metrics.IMAPPoll(name, err) },
 			Disconnected: func(string, error) { m.Metrics.IMAPError(name) },
 		}))
