@@ -24,6 +24,7 @@ type Subscriber interface {
 type Broker interface {
 	Publisher
 	Subscriber
+	Name() string
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
 }
@@ -41,6 +42,9 @@ var _ Broker = (*LocalBroker)(nil)
 func NewLocalBroker() *LocalBroker {
 	return &LocalBroker{subs: map[inbox.ThreadKey]map[chan struct{}]struct{}{}}
 }
+
+// Name names the broker in start and stop errors.
+func (b *LocalBroker) Name() string { return "stream broker" }
 
 // Start is a no-op: the local broker needs no goroutine.
 func (b *LocalBroker) Start(context.Context) error { return nil }

@@ -16,6 +16,7 @@ import (
 	"github.com/signalgate/signalgate/delivery/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -33,7 +34,7 @@ func TestAgentAPIApproval(t *testing.T) {
 
 	slack := &fakeSlack{}
 	svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE"}},
-		approval.Deps{Store: e.Store, Places: e.Store, Slack: slack, Emitter: e.API, Now: e.Now})
+		approval.Deps{Store: e.Store, Places: e.Store, Slack: slack, Emitter: e.API, Base: service.Base{Now: e.Now}})
 	e.API.Approvals = svc
 	sub := e.Subscribe(k, "", "")
 
@@ -76,7 +77,7 @@ func TestAgentAPIApprovalIDKeptWhole(t *testing.T) {
 			k := inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: "deploy-7"}
 			slack := &fakeSlack{}
 			svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE"}},
-				approval.Deps{Store: e.Store, Places: e.Store, Slack: slack, Emitter: e.API, Now: e.Now})
+				approval.Deps{Store: e.Store, Places: e.Store, Slack: slack, Emitter: e.API, Base: service.Base{Now: e.Now}})
 			e.API.Approvals = svc
 			url, tok := e.ThreadURL(k, "/approvals"), e.Token(k)
 
@@ -127,7 +128,7 @@ func TestApprovalDecisionsRespectMaxConcurrentWakes(t *testing.T) {
 				{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{Kind: agent.TargetStream}, MaxConcurrentWakes: 1},
 			}})
 			svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE"}},
-				approval.Deps{Store: e.Store, Places: e.Store, Slack: &fakeSlack{}, Emitter: e.API, Now: e.Now})
+				approval.Deps{Store: e.Store, Places: e.Store, Slack: &fakeSlack{}, Emitter: e.API, Base: service.Base{Now: e.Now}})
 			e.API.Approvals = svc
 			var ks []inbox.ThreadKey
 			var as []approval.Approval
@@ -213,7 +214,7 @@ func TestApprovalDecisionKeepsItsPlaceInTheWakeQueue(t *testing.T) {
 				}
 			})}})
 			svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE"}},
-				approval.Deps{Store: e.Store, Places: e.Store, Slack: &fakeSlack{}, Emitter: e.API, Now: e.Now})
+				approval.Deps{Store: e.Store, Places: e.Store, Slack: &fakeSlack{}, Emitter: e.API, Base: service.Base{Now: e.Now}})
 			svcp.Store(svc)
 			e.API.Approvals = svc
 			require.NoError(t, svc.Start(t.Context()))

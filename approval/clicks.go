@@ -49,7 +49,7 @@ func (s *Service) decideLater(ctx context.Context, lc laterClick) {
 	ctx = context.WithoutCancel(ctx)
 	notice, err := s.Decide(ctx, lc.click)
 	if err != nil {
-		s.Log.Error("decide approval click", "approval_id", lc.click.ApprovalID, "user", lc.click.UserID, "error", err.Error())
+		s.Logger.Error("decide approval click", "approval_id", lc.click.ApprovalID, "user", lc.click.UserID, "error", err.Error())
 		notice = "Your click could not be recorded just now; nothing was changed, please try again."
 	}
 	if notice != "" {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync"
+	"fmt"
 	"time"
 
 	"github.com/signalgate/signalgate/agent"
@@ -16,17 +16,17 @@ import (
 // chunk, replays included: the call's first approval stands.
 func (s *Service) ToolApproval(ctx context.Context, k inbox.ThreadKey, runID, toolCallID, tool string, args json.RawMessage) {
 	if toolCallID == "" {
-		s.Log.Warn("tool-call-approval chunk without toolCallId", "thread", k.String())
+		s.Logger.Warn("tool-call-approval chunk without toolCallId", "thread", k.String())
 		return
 	}
 	a, created, err := s.Request(ctx, Request{Thread: k, Origin: OriginMastra, RunID: runID, ToolCallID: toolCallID,
 		Tool: tool, Arguments: args})
 	if err != nil {
-		s.Log.Error("record tool approval", "thread", k.String(), "tool_call_id", toolCallID, "error", err.Error())
+		s.Logger.Error("record tool approval", "thread", k.String(), "tool_call_id", toolCallID, "error", err.Error())
 		return
 	}
 	if created {
-		s.Log.Info("tool approval requested", "approval_id", a.ID, "thread", k.String(), "tool", a.Tool)
+		s.Logger.Info("tool approval requested", "approval_id", a.ID, "thread", k.String(), "tool", a.Tool)
 	}
 }
 
@@ -47,7 +47,7 @@ func (s *Service) RunEnded(ctx context.Context, k inbox.ThreadKey, runID string)
 func (s *Service) expireRun(ctx context.Context, k inbox.ThreadKey, runID, toolCallID, why string) {
 	as, err := s.Store.ExpireRunApprovals(ctx, k, runID, toolCallID, s.Now().UTC())
 	if err != nil {
-		s.Log.Error("expire approvals", "thread", k.String(), "error", err.Error())
+		s.Logger.Error("expire approvals", "thread", k.String(), "error", err.Error())
 		return
 	}
 	for _, a := range as {
@@ -108,12 +108,12 @@ func (s *Service) resend(ctx context.Context, a Approval) bool {
 	cancel()
 	switch {
 	case errors.Is(err, agent.ErrWakeQueued):
-		s.Log.Debug("approval signal still waits for a wake slot", "approval_id", a.ID)
+		s.Logger.Debug("approval signal still waits for a wake slot", "approval_id", a.ID)
 		return false
 	case err != nil:
-		s.Log.Warn("redeliver approval signal", "approval_id", a.ID, "error", err.Error())
+		s.Logger.Warn("redeliver approval signal", "approval_id", a.ID, "error", err.Error())
 	default:
-		s.Log.Info("approval signal delivered", "approval_id", a.ID, "status", string(a.Status))
+		s.Logger.Info("approval signal delivered", "approval_id", a.ID, "status", string(a.Status))
 	}
 	return true
 }
@@ -126,22 +126,12 @@ func (s *Service) Name() string { return "approvals" }
 func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cancel != nil {
-		return errors.New("approvals already started")
-	}
-	ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	s.done = make(chan struct{})
 	clicks := make(chan laterClick, clickQueue)
+	err := s.StartStop.Start(ctx, s.sweepLoop, s.slotLoop, func(ctx context.Context) { s.decideClicks(ctx, clicks) })
+	if err != nil {
+		return fmt.Errorf("approvals: %w", err)
+	}
 	s.clicks = clicks
-	var wg sync.WaitGroup
-	wg.Add(3)
-	go func() { defer wg.Done(); s.sweepLoop(ctx) }()
-	go func() { defer wg.Done(); s.slotLoop(ctx) }()
-	go func() { defer wg.Done(); s.decideClicks(ctx, clicks) }()
-	go func() {
-		wg.Wait()
-		close(s.done)
-	}()
 	return nil
 }
 
@@ -156,10 +146,10 @@ func (s *Service) sweepLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		if err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
-			s.Log.Warn("expire approvals", "error", err.Error())
+			s.Logger.Warn("expire approvals", "error", err.Error())
 		}
 		if err := s.Redeliver(ctx); err != nil && ctx.Err() == nil {
-			s.Log.Warn("redeliver approval signals", "error", err.Error())
+			s.Logger.Warn("redeliver approval signals", "error", err.Error())
 		}
 	}
 }
@@ -169,19 +159,9 @@ func (s *Service) sweepLoop(ctx context.Context) {
 // still work.
 func (s *Service) Stop(ctx context.Context) error {
 	s.mu.Lock()
-	cancel, done := s.cancel, s.done
 	s.clicks = nil
 	s.mu.Unlock()
-	if cancel == nil {
-		return nil
-	}
-	cancel()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return s.StartStop.Stop(ctx)
 }
 
 // RequestApproval takes an agent API request (POST …/approvals) of a stream or webhook

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 )
 
 // Slack is how approvals reach people (connectors/slack's Messenger).
@@ -47,9 +47,8 @@ type Deps struct {
 	Slack   Slack
 	Resumer Resumer // may be nil without mastra agents
 	Emitter Emitter
-	Log     *slog.Logger
-	Now     func() time.Time
-	NewID   func() string
+	service.Base
+	NewID func() string
 }
 
 // Service records, posts and decides approvals.
@@ -59,9 +58,8 @@ type Service struct {
 	// sweepEvery paces the expiry sweep.
 	sweepEvery time.Duration
 
+	service.StartStop
 	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
 	clicks chan<- laterClick // nil unless started
 	// freed are the agents a wake slot freed for, sent by slotLoop on slotKick.
 	freed    map[string]struct{}
@@ -79,16 +77,10 @@ const (
 
 // New builds the service; cfg must be valid and enabled.
 func New(cfg Config, deps Deps) *Service {
-	if deps.Log == nil {
-		deps.Log = slog.Default()
-	}
-	if deps.Now == nil {
-		deps.Now = time.Now
-	}
 	if deps.NewID == nil {
 		deps.NewID = inbox.NewID
 	}
-	deps.Log = deps.Log.With("component", "approvals")
+	deps.Base = deps.Base.Component("approvals")
 	return &Service{cfg: cfg.WithDefaults(), Deps: deps, sweepEvery: SweepEvery, freed: map[string]struct{}{},
 		slotKick: make(chan struct{}, 1)}
 }
@@ -171,12 +163,12 @@ func (s *Service) post(ctx context.Context, a *Approval) {
 		}
 	}
 	if postErr != "" {
-		s.Log.Warn("approval not posted", "approval_id", a.ID, "thread", a.ThreadKey.String(), "error", postErr)
+		s.Logger.Warn("approval not posted", "approval_id", a.ID, "thread", a.ThreadKey.String(), "error", postErr)
 		channel, threadTS = "", ""
 	}
 	a.Connector, a.Channel, a.MessageTS, a.ThreadTS, a.PostError = s.cfg.SlackConnector, channel, ts, threadTS, postErr
 	if err := s.Store.SetApprovalMessage(context.WithoutCancel(ctx), a.ID, a.Connector, channel, ts, threadTS, postErr, s.Now().UTC()); err != nil {
-		s.Log.Error("record approval message", "approval_id", a.ID, "error", err.Error())
+		s.Logger.Error("record approval message", "approval_id", a.ID, "error", err.Error())
 	}
 }
 
@@ -220,7 +212,7 @@ func (s *Service) Decide(ctx context.Context, c Click) (string, error) {
 		return "", fmt.Errorf("check approver: %w", err)
 	}
 	if !ok {
-		s.Log.Info("approval click refused: not an approver", "approval_id", a.ID, "user", c.UserID)
+		s.Logger.Info("approval click refused: not an approver", "approval_id", a.ID, "user", c.UserID)
 		return "Sorry, you are not one of the approvers for this agent's tool calls, so your click changed nothing.", nil
 	}
 	now := s.Now().UTC()
@@ -245,7 +237,7 @@ func (s *Service) Decide(ctx context.Context, c Click) (string, error) {
 	decided = c.clicked(decided)
 	if err := s.deliver(ctx, decided); errors.Is(err, agent.ErrWakeQueued) {
 		// The decision stands: its signal waits for a wake slot, sent by Redeliver.
-		s.Log.Info("approval decided; its signal waits for a wake slot", "approval_id", a.ID, "status", string(status),
+		s.Logger.Info("approval decided; its signal waits for a wake slot", "approval_id", a.ID, "status", string(status),
 			"user", c.UserID)
 		s.update(ctx, decided)
 		return "", nil
@@ -255,19 +247,19 @@ func (s *Service) Decide(ctx context.Context, c Click) (string, error) {
 		ctx := context.WithoutCancel(ctx)
 		reopened, rerr := s.Store.ReopenApproval(ctx, a.ID, status, now)
 		if rerr != nil {
-			s.Log.Error("reopen approval", "approval_id", a.ID, "error", rerr.Error())
+			s.Logger.Error("reopen approval", "approval_id", a.ID, "error", rerr.Error())
 		}
 		if errors.Is(err, ErrStale) {
-			s.Log.Info("approval stale: the run no longer waits", "approval_id", a.ID, "error", err.Error())
+			s.Logger.Info("approval stale: the run no longer waits", "approval_id", a.ID, "error", err.Error())
 			if reopened {
 				s.expire(ctx, []Approval{a}, "the run no longer waits")
 			}
 			return "The agent's run no longer waits for this tool call, so the approval has expired; nothing was changed.", nil
 		}
-		s.Log.Warn("approval decision not delivered", "approval_id", a.ID, "error", err.Error())
+		s.Logger.Warn("approval decision not delivered", "approval_id", a.ID, "error", err.Error())
 		return "The decision could not reach the agent just now; the approval is still pending, please try again.", nil
 	}
-	s.Log.Info("approval decided", "approval_id", a.ID, "status", string(status), "user", c.UserID)
+	s.Logger.Info("approval decided", "approval_id", a.ID, "status", string(status), "user", c.UserID)
 	s.update(ctx, decided)
 	return "", nil
 }
@@ -365,7 +357,7 @@ func (s *Service) update(ctx context.Context, a Approval) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), slackTimeout)
 	defer cancel()
 	if err := s.Slack.UpdateApproval(ctx, a.Connector, a); err != nil {
-		s.Log.Warn("update approval message", "approval_id", a.ID, "error", err.Error())
+		s.Logger.Warn("update approval message", "approval_id", a.ID, "error", err.Error())
 	}
 }
 
@@ -377,7 +369,7 @@ func (s *Service) expire(ctx context.Context, as []Approval, why string) {
 		if a.Status == StatusPending {
 			got, changed, err := s.Store.DecideApproval(ctx, a.ID, StatusExpired, "", "", now)
 			if err != nil {
-				s.Log.Error("expire approval", "approval_id", a.ID, "error", err.Error())
+				s.Logger.Error("expire approval", "approval_id", a.ID, "error", err.Error())
 				continue
 			}
 			if !changed {
@@ -391,15 +383,15 @@ func (s *Service) expire(ctx context.Context, as []Approval, why string) {
 
 // expired tells Slack and an API asker that a is expired.
 func (s *Service) expired(ctx context.Context, a Approval, why string) {
-	s.Log.Info("approval expired", "approval_id", a.ID, "reason", why)
+	s.Logger.Info("approval expired", "approval_id", a.ID, "reason", why)
 	s.update(ctx, a)
 	if a.Origin == OriginAPI {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resumeTimeout)
 		defer cancel()
 		if err := s.Emitter.Emit(ctx, a.ThreadKey, Signal(a)); errors.Is(err, agent.ErrWakeQueued) {
-			s.Log.Info("approval expired; its signal waits for a wake slot", "approval_id", a.ID)
+			s.Logger.Info("approval expired; its signal waits for a wake slot", "approval_id", a.ID)
 		} else if err != nil {
-			s.Log.Warn("tell the thread an approval expired", "approval_id", a.ID, "error", err.Error())
+			s.Logger.Warn("tell the thread an approval expired", "approval_id", a.ID, "error", err.Error())
 		}
 	}
 }

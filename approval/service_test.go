@@ -14,6 +14,7 @@ import (
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
@@ -110,7 +111,7 @@ func newEnv(t *testing.T, cfg approval.Config) *env {
 		cfg.Approvers = []string{"U0JANE", "S0OPS"}
 	}
 	e.svc = approval.New(cfg, approval.Deps{Store: e.st, Places: e.st, Slack: e.slack, Resumer: e.resumer,
-		Emitter: e.emitter, Now: func() time.Time { return e.now }})
+		Emitter: e.emitter, Base: service.Base{Now: func() time.Time { return e.now }}})
 	return e
 }
 

@@ -33,7 +33,7 @@ func (s *Service) slotLoop(ctx context.Context) {
 		s.mu.Unlock()
 		for _, id := range agents {
 			if err := s.SendQueued(ctx, id); err != nil && ctx.Err() == nil {
-				s.Log.Warn("send approval signals waiting for a wake slot", "agent", id, "error", err.Error())
+				s.Logger.Warn("send approval signals waiting for a wake slot", "agent", id, "error", err.Error())
 			}
 		}
 	}

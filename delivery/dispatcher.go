@@ -13,6 +13,7 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 )
 
 // Defaults of the dispatcher.
@@ -53,27 +54,28 @@ type Dispatcher struct {
 	perPass  int
 	workers  int
 	secrets  []string
-	passHook func(claimed int, err error)
 
 	kick chan struct{}
 
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
+	service.StartStop
+	// TestSignals are where tests wait; see service.Signal.
+	TestSignals struct {
+		Pass service.Signal[Pass] // a pass of the loop ended
+	}
+}
+
+// Pass is what one pass of the loop did: the threads it claimed, and its error.
+type Pass struct {
+	Claimed int
+	Err     error
 }
 
 // Option configures a Dispatcher.
 type Option func(*Dispatcher)
 
-// WithClock injects the clock.
-func WithClock(now func() time.Time) Option { return func(d *Dispatcher) { d.now = now } }
-
 // WithRandom injects the jitter source (values in [0, 1)); it must be safe for
 // concurrent use.
 func WithRandom(rnd func() float64) Option { return func(d *Dispatcher) { d.rnd = rnd } }
-
-// WithLogger sets the logger.
-func WithLogger(l *slog.Logger) Option { return func(d *Dispatcher) { d.log = l } }
 
 // WithSummaryInterval paces the summaries of a thread (policy.summary_interval).
 func WithSummaryInterval(iv time.Duration) Option { return func(d *Dispatcher) { d.interval = iv } }
@@ -97,25 +99,19 @@ func WithBatch(threads, workers int) Option {
 // WithSecrets lists strings redacted from stored errors (tokens, target secrets).
 func WithSecrets(secrets []string) Option { return func(d *Dispatcher) { d.secrets = secrets } }
 
-// WithPassHook is called after every pass of the loop (tests wait on it instead of
-// sleeping).
-func WithPassHook(fn func(claimed int, err error)) Option {
-	return func(d *Dispatcher) { d.passHook = fn }
-}
-
 // New builds a dispatcher over q that reaches agents through routes (keyed by agent id)
 // and tells pub about every thread whose log it appended to.
-func New(q Queue, runs Runs, pub Publisher, routes map[string]Route, opts ...Option) *Dispatcher {
+func New(q Queue, runs Runs, pub Publisher, routes map[string]Route, base service.Base, opts ...Option) *Dispatcher {
+	base = base.Component("delivery")
 	d := &Dispatcher{
-		q: q, runs: runs, pub: pub, routes: routes, log: slog.Default(), now: time.Now, rnd: rand.Float64,
+		q: q, runs: runs, pub: pub, routes: routes, log: base.Logger, now: base.Now, rnd: rand.Float64,
 		owner: inbox.NewID(), interval: inbox.DefaultSummaryInterval, lease: DefaultLease,
 		poll: DefaultPollInterval, errWait: DefaultErrorBackoff, batch: DefaultBatch, perPass: DefaultPerThread,
-		workers: DefaultWorkers, passHook: func(int, error) {}, kick: make(chan struct{}, 1),
+		workers: DefaultWorkers, kick: make(chan struct{}, 1),
 	}
 	for _, o := range opts {
 		o(d)
 	}
-	d.log = d.log.With("component", "delivery")
 	d.health.log = d.log
 	d.routes = make(map[string]Route, len(routes))
 	d.slots = map[string]chan struct{}{}
@@ -143,38 +139,13 @@ func (d *Dispatcher) Notify([]inbox.ThreadKey) {
 	}
 }
 
-// Start runs the loop until Stop. ctx only carries values; Stop ends the loop.
-func (d *Dispatcher) Start(ctx context.Context) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.done != nil {
-		return errors.New("dispatcher already started")
-	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	d.cancel, d.done = cancel, make(chan struct{})
-	go d.loop(ctx, d.done)
-	return nil
-}
+// Name names the service in start and stop errors.
+func (d *Dispatcher) Name() string { return "dispatcher" }
 
-// Stop ends the loop and waits for the pass in progress, or for ctx.
-func (d *Dispatcher) Stop(ctx context.Context) error {
-	d.mu.Lock()
-	cancel, done := d.cancel, d.done
-	d.mu.Unlock()
-	if cancel == nil {
-		return nil
-	}
-	cancel()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("stop dispatcher: %w", ctx.Err())
-	}
-}
+// Start runs the loop until Stop.
+func (d *Dispatcher) Start(ctx context.Context) error { return d.StartStop.Start(ctx, d.loop) }
 
-func (d *Dispatcher) loop(ctx context.Context, done chan struct{}) {
-	defer close(done)
+func (d *Dispatcher) loop(ctx context.Context) {
 	for {
 		n, full, err := d.pass(ctx)
 		if ctx.Err() != nil {
@@ -183,7 +154,7 @@ func (d *Dispatcher) loop(ctx context.Context, done chan struct{}) {
 		if err != nil {
 			d.log.Error("dispatch pass failed", "error", err.Error())
 		}
-		d.passHook(n, err)
+		d.TestSignals.Pass.Signal(Pass{n, err})
 		if full && err == nil {
 			continue // drain: the claim left due threads behind
 		}

@@ -253,18 +253,13 @@ func TestRestartMidBacklog(t *testing.T) {
 // TestLoopReactsWithoutTicks runs the real loop with a poll interval far beyond the test:
 // every delivery below is caused by a notification or a presence change, not a tick.
 func TestLoopReactsWithoutTicks(t *testing.T) {
-	passes := make(chan int, 100)
 	e := deliverytest.New(t, deliverytest.Config{RealClock: true, Dispatch: []delivery.Option{
 		delivery.WithPollInterval(time.Hour),
-		delivery.WithPassHook(func(n int, err error) {
-			if err == nil {
-				passes <- n
-			}
-		}),
 	}})
+	e.Dispatcher.TestSignals.Pass.Init()
 	require.NoError(t, e.Dispatcher.Start(t.Context()))
 	require.Error(t, e.Dispatcher.Start(t.Context()), "started once")
-	<-passes // the first pass at start
+	require.NoError(t, (<-e.Dispatcher.TestSignals.Pass.C()).Err) // the first pass at start
 
 	k := key("loop")
 	sub := e.Subscribe(k, "", "")

@@ -46,20 +46,12 @@ func runStatus(e *deliverytest.Env, k inbox.ThreadKey, runID string) string {
 // turn idle goes out at once, after the lapsed run's in-flight signals.
 func TestLoopExpiresLapsedRunAtOnce(t *testing.T) {
 	const lease = time.Second
-	passes := make(chan struct{}, 100)
 	cfg := deliverytest.Config{Agents: shortLease(lease), Dispatch: []delivery.Option{
 		delivery.WithPollInterval(time.Hour),
-		delivery.WithPassHook(func(int, error) {
-			select {
-			case passes <- struct{}{}:
-			default: // never block the loop
-			}
-		}),
 	}}
 	forBackends(t, cfg, func(t *testing.T, e *deliverytest.Env) {
-		for len(passes) > 0 {
-			<-passes
-		}
+		e.Dispatcher.TestSignals.Pass.Init()
+		passes := e.Dispatcher.TestSignals.Pass.C()
 		require.NoError(t, e.Dispatcher.Start(t.Context()))
 		<-passes // the first pass at start: the loop now sleeps for the poll interval
 		k := key("lapse")

@@ -15,6 +15,7 @@ import (
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/delivery/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -93,10 +94,10 @@ func (l *logCount) counts() map[string]int {
 	return maps.Clone(l.msgs)
 }
 
-func outageEnv(t *testing.T, b storetest.Backend, o *outage, opts ...delivery.Option) *deliverytest.Env {
+func outageEnv(t *testing.T, b storetest.Backend, o *outage, log *slog.Logger) *deliverytest.Env {
 	e := deliverytest.New(t, deliverytest.Config{
-		Dispatch: opts,
-		Backend:  &b,
+		Logger:  log,
+		Backend: &b,
 		Routes: func(stream delivery.Target) map[string]delivery.Route {
 			o.next = stream
 			r := delivery.RouteOf(agent.Config{ID: "coder", Target: agent.TargetConfig{Kind: agent.TargetWebhook}}, o)
@@ -140,7 +141,7 @@ func TestOutageThreeHoursThenRecovery(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			o := &outage{down: true, perRecord: map[string]int{}}
 			logs := &logCount{msgs: map[string]int{}}
-			e := outageEnv(t, b, o, delivery.WithLogger(slog.New(logs)))
+			e := outageEnv(t, b, o, slog.New(logs))
 			start := e.Clock.Now()
 			recoverAt := start.Add(3 * time.Hour)
 
@@ -256,7 +257,7 @@ func untilDown(t *testing.T, e *deliverytest.Env) {
 // and a probe's Retry-After moves the next probe.
 func TestGiveUpByAgeAndRetryAfter(t *testing.T) {
 	o := &outage{down: true, perRecord: map[string]int{}}
-	e := outageEnv(t, storetest.Backend{Name: "sqlite", Config: storetest.SQLiteConfig(t)}, o)
+	e := outageEnv(t, storetest.Backend{Name: "sqlite", Config: storetest.SQLiteConfig(t)}, o, nil)
 	start := e.Clock.Now()
 	id := e.Ingest(inbox.Notification{Thread: key("age"), Source: "github", Kind: "ci", Summary: "s", Priority: inbox.PriorityUrgent})
 	untilDown(t, e)
@@ -296,7 +297,7 @@ func TestGiveUpByAgeAndRetryAfter(t *testing.T) {
 // down: its backoff lets the next probe try another record.
 func TestPoisonRecordDoesNotHoldTheTarget(t *testing.T) {
 	o := &outage{poison: map[string]bool{}, perRecord: map[string]int{}}
-	e := outageEnv(t, storetest.Backend{Name: "sqlite", Config: storetest.SQLiteConfig(t)}, o)
+	e := outageEnv(t, storetest.Backend{Name: "sqlite", Config: storetest.SQLiteConfig(t)}, o, nil)
 	poisonN := inbox.Notification{Thread: key("poison"), Source: "github", Kind: "ci", Summary: "poison", Priority: inbox.PriorityUrgent}
 	sig := agent.NotificationSignal(inbox.Record{Summary: "poison"}, "x", e.Clock.Now())
 	o.poison[sig.Contents] = true
@@ -321,11 +322,11 @@ func TestReplicasShareProbes(t *testing.T) {
 	for _, b := range storetest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			o := &outage{down: true, perRecord: map[string]int{}}
-			e := outageEnv(t, b, o)
+			e := outageEnv(t, b, o, nil)
 			routes := map[string]delivery.Route{"coder": delivery.RouteOf(agent.Config{ID: "coder",
 				Target: agent.TargetConfig{Kind: agent.TargetWebhook}}, o)}
-			other := delivery.New(e.Store, e.Runs, e.Broker, routes, delivery.WithClock(e.Now), delivery.WithHealth(e.Store),
-				delivery.WithLogger(storetest.Logger(t)), delivery.WithRandom(func() float64 { return 0.5 }))
+			other := delivery.New(e.Store, e.Runs, e.Broker, routes, service.Base{Logger: storetest.Logger(t), Now: e.Now},
+				delivery.WithHealth(e.Store), delivery.WithRandom(func() float64 { return 0.5 }))
 			for i := range 10 {
 				e.Ingest(inbox.Notification{Thread: key(fmt.Sprintf("r%d", i)), Source: "github", Kind: "ci",
 					Summary: fmt.Sprintf("n%d", i), Priority: inbox.PriorityUrgent})

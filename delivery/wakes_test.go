@@ -13,6 +13,7 @@ import (
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/delivery/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -111,8 +112,8 @@ func TestWakeBudgetSurvivesRestart(t *testing.T) {
 		require.Equal(t, 1, wakes(e, k))
 
 		runs := agent.NewRuns(e.Store, e.Broker, agents, agent.WithRunsClock(e.Now))
-		restarted := delivery.New(e.Store, runs, e.Broker, delivery.StreamRoutes(agents, e.Stream), delivery.WithClock(e.Now),
-			delivery.WithLogger(storetest.Logger(t)))
+		restarted := delivery.New(e.Store, runs, e.Broker, delivery.StreamRoutes(agents, e.Stream),
+			service.Base{Logger: storetest.Logger(t), Now: e.Now})
 		held := e.Ingest(inbox.Notification{Thread: k, Source: "github", Kind: "comment", Summary: "second"})
 		for range 3 {
 			_, err := restarted.RunOnce(context.Background())
@@ -200,8 +201,8 @@ func TestMaxConcurrentWakesAcrossReplicas(t *testing.T) {
 	agents := wakeAgents(nil, limit)
 	forBackends(t, deliverytest.Config{Agents: agents}, func(t *testing.T, e *deliverytest.Env) {
 		runs := agent.NewRuns(e.Store, e.Broker, agents, agent.WithRunsClock(e.Now))
-		other := delivery.New(e.Store, runs, e.Broker, delivery.StreamRoutes(agents, e.Stream), delivery.WithClock(e.Now),
-			delivery.WithLogger(storetest.Logger(t)))
+		other := delivery.New(e.Store, runs, e.Broker, delivery.StreamRoutes(agents, e.Stream),
+			service.Base{Logger: storetest.Logger(t), Now: e.Now})
 		ids := make([]string, threads)
 		for i := range threads {
 			ids[i] = e.Ingest(inbox.Notification{Thread: key(fmt.Sprintf("r%02d", i)), Source: "github", Kind: "comment",

@@ -7,9 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"sync"
 	"time"
+
+	"github.com/signalgate/signalgate/service"
 )
 
 // Defaults of the `retention:` section.
@@ -82,102 +82,63 @@ type Result struct {
 
 // Cleaner runs passes every interval in a goroutine it owns, between Start and Stop.
 type Cleaner struct {
+	service.Base
+	service.StartStop
 	cfg     Config
 	st      Store
-	log     *slog.Logger
-	now     func() time.Time
 	wait    func(ctx context.Context, d time.Duration) bool
-	hook    func(Result, error)
 	deleted func(kind string, n int64)
 
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
+	// TestSignals are where tests wait; see service.Signal.
+	TestSignals struct {
+		Pass service.Signal[Pass] // a pass of the loop ended
+	}
+}
+
+// Pass is what one pass of the loop did.
+type Pass struct {
+	Result Result
+	Err    error
 }
 
 // Option configures a Cleaner.
 type Option func(*Cleaner)
-
-// WithClock injects the clock ages are measured against.
-func WithClock(now func() time.Time) Option { return func(c *Cleaner) { c.now = now } }
 
 // WithWait replaces the wait between passes; it returns false when ctx ended first.
 func WithWait(wait func(ctx context.Context, d time.Duration) bool) Option {
 	return func(c *Cleaner) { c.wait = wait }
 }
 
-// WithPassHook is called after every pass of the loop (tests wait on it).
-func WithPassHook(fn func(Result, error)) Option { return func(c *Cleaner) { c.hook = fn } }
-
 // WithObserver is told how many rows of a kind (events, records, net_states) a pass deleted;
 // metrics count them.
 func WithObserver(fn func(kind string, n int64)) Option { return func(c *Cleaner) { c.deleted = fn } }
 
 // New builds a stopped cleaner; cfg gets its defaults.
-func New(cfg Config, st Store, log *slog.Logger, opts ...Option) *Cleaner {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	c := &Cleaner{cfg: cfg.WithDefaults(), st: st, log: log.With("component", "retention"), now: time.Now,
-		wait: sleep, hook: func(Result, error) {}, deleted: func(string, int64) {}}
+func New(cfg Config, st Store, base service.Base, opts ...Option) *Cleaner {
+	c := &Cleaner{Base: base.Component("retention"), cfg: cfg.WithDefaults(), st: st,
+		wait: service.Sleep, deleted: func(string, int64) {}}
 	for _, o := range opts {
 		o(c)
 	}
 	return c
 }
 
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
 // Name names the service in start errors.
 func (c *Cleaner) Name() string { return "retention cleaner" }
 
-// Start runs a pass now and then every interval until Stop. ctx only carries values.
-func (c *Cleaner) Start(ctx context.Context) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done != nil {
-		return errors.New("retention cleaner already started")
-	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c.cancel, c.done = cancel, make(chan struct{})
-	go c.loop(ctx, c.done)
-	return nil
-}
+// Start runs a pass now and then every interval until Stop.
+func (c *Cleaner) Start(ctx context.Context) error { return c.StartStop.Start(ctx, c.loop) }
 
-// Stop ends the loop and waits for a pass in progress (its batches are short).
-func (c *Cleaner) Stop() error {
-	c.mu.Lock()
-	cancel, done := c.cancel, c.done
-	c.cancel, c.done = nil, nil
-	c.mu.Unlock()
-	if cancel == nil {
-		return nil
-	}
-	cancel()
-	<-done
-	return nil
-}
-
-func (c *Cleaner) loop(ctx context.Context, done chan struct{}) {
-	defer close(done)
+func (c *Cleaner) loop(ctx context.Context) {
 	for {
 		res, err := c.RunOnce(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		if err != nil {
-			c.log.Error("retention pass failed", "error", err.Error())
+			c.Logger.Error("retention pass failed", "error", err.Error())
 		}
-		c.hook(res, err)
+		c.TestSignals.Pass.Signal(Pass{res, err})
 		if !c.wait(ctx, c.cfg.Interval) {
 			return
 		}
@@ -187,7 +148,7 @@ func (c *Cleaner) loop(ctx context.Context, done chan struct{}) {
 // RunOnce deletes what is past its age: terminal records first, so the events they
 // came from can go in the same pass.
 func (c *Cleaner) RunOnce(ctx context.Context) (Result, error) {
-	now := c.now()
+	now := c.Now()
 	var res Result
 	var err error
 	if age := *c.cfg.Records; age > 0 {
@@ -218,7 +179,7 @@ func (c *Cleaner) report(kind string, n int64) {
 		return
 	}
 	c.deleted(kind, n)
-	c.log.Info("retention deleted", "kind", kind, "rows", n)
+	c.Logger.Info("retention deleted", "kind", kind, "rows", n)
 }
 
 // drain deletes batch after batch until one comes back short.

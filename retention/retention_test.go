@@ -12,6 +12,7 @@ import (
 
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/retention"
+	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
@@ -69,7 +70,7 @@ func TestRunOnceKeepsPendingAndRecent(t *testing.T) {
 				rows[c.name] = row{ev, rec}
 			}
 
-			c := retention.New(retention.Config{}, s, storetest.Logger(t), retention.WithClock(func() time.Time { return now }))
+			c := retention.New(retention.Config{}, s, service.Base{Logger: storetest.Logger(t), Now: func() time.Time { return now }})
 			res, err := c.RunOnce(ctx)
 			require.NoError(t, err)
 			require.Equal(t, retention.Result{Records: 3, Events: 3}, res)
@@ -105,7 +106,7 @@ func TestZeroAgeKeepsForever(t *testing.T) {
 	f.svc = inbox.NewService(s, pol, inbox.WithClock(func() time.Time { return f.at }))
 	f.add(t, "old", t0, inbox.StatusDelivered)
 	cfg := retention.Config{Events: dur(0), Records: dur(0)}
-	c := retention.New(cfg, s, nil, retention.WithClock(func() time.Time { return t0.Add(10 * 365 * 24 * time.Hour) }))
+	c := retention.New(cfg, s, service.Base{Now: func() time.Time { return t0.Add(10 * 365 * 24 * time.Hour) }})
 	res, err := c.RunOnce(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, retention.Result{}, res)
@@ -141,7 +142,7 @@ func (f *fakeStore) DeleteNetStatesBefore(context.Context, time.Time, int) (int6
 
 func TestRunOnceDrainsInBatches(t *testing.T) {
 	st := &fakeStore{events: 2500}
-	c := retention.New(retention.Config{Events: dur(time.Hour)}, st, nil, retention.WithClock(func() time.Time { return t0 }))
+	c := retention.New(retention.Config{Events: dur(time.Hour)}, st, service.Base{Now: func() time.Time { return t0 }})
 	res, err := c.RunOnce(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, int64(2500), res.Events)
@@ -155,17 +156,10 @@ func TestRunOnceDrainsInBatches(t *testing.T) {
 // TestLoop: a pass at start, then one per interval; Stop ends the loop.
 func TestLoop(t *testing.T) {
 	st := &fakeStore{events: 5}
-	type pass struct {
-		res retention.Result
-		err error
-	}
-	passes := make(chan pass, 4)
 	waits := make(chan time.Duration, 4)
 	tick := make(chan struct{})
 	var deleted []string
-	c := retention.New(retention.Config{Events: dur(time.Hour), Interval: 2 * time.Hour}, st, nil,
-		retention.WithClock(func() time.Time { return t0 }),
-		retention.WithPassHook(func(r retention.Result, err error) { passes <- pass{r, err} }),
+	c := retention.New(retention.Config{Events: dur(time.Hour), Interval: 2 * time.Hour}, st, service.Base{Now: func() time.Time { return t0 }},
 		retention.WithObserver(func(kind string, n int64) { deleted = append(deleted, kind+":"+strconv.FormatInt(n, 10)) }),
 		retention.WithWait(func(ctx context.Context, d time.Duration) bool {
 			waits <- d
@@ -176,18 +170,20 @@ func TestLoop(t *testing.T) {
 				return true
 			}
 		}))
+	c.TestSignals.Pass.Init()
+	passes := c.TestSignals.Pass.C()
 	require.NoError(t, c.Start(context.Background()))
 	require.Error(t, c.Start(context.Background()), "started twice")
-	require.Equal(t, pass{res: retention.Result{Events: 5}}, <-passes)
+	require.Equal(t, retention.Pass{Result: retention.Result{Events: 5}}, <-passes)
 	require.Equal(t, 2*time.Hour, <-waits)
 	st.mu.Lock()
 	st.events = 3
 	st.mu.Unlock()
 	tick <- struct{}{}
-	require.Equal(t, pass{res: retention.Result{Events: 3}}, <-passes)
+	require.Equal(t, retention.Pass{Result: retention.Result{Events: 3}}, <-passes)
 	<-waits
-	require.NoError(t, c.Stop())
-	require.NoError(t, c.Stop(), "stopping twice is fine")
+	require.NoError(t, c.Stop(context.Background()))
+	require.NoError(t, c.Stop(context.Background()), "stopping twice is fine")
 	require.Equal(t, []string{"events:5", "events:3"}, deleted)
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 )
 
 // NotifyChannel is the PostgreSQL channel thread changes are announced on.
@@ -47,8 +48,8 @@ type PGBroker struct {
 	seqs    map[inbox.ThreadKey]int64 // last seq the poller saw
 	pending map[inbox.ThreadKey]struct{}
 	kick    chan struct{}
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+
+	service.StartStop
 }
 
 var _ agent.Broker = (*PGBroker)(nil)
@@ -61,9 +62,9 @@ func WithBrokerPoll(d time.Duration) BrokerOption { return func(b *PGBroker) { b
 
 // NewPGBroker builds a broker over st (a PostgreSQL store) that listens on its own
 // connection to dsn.
-func NewPGBroker(st *Store, dsn string, log *slog.Logger, opts ...BrokerOption) *PGBroker {
+func NewPGBroker(st *Store, dsn string, base service.Base, opts ...BrokerOption) *PGBroker {
 	b := &PGBroker{
-		st: st, dsn: dsn, log: log.With("component", "pg_broker"), local: agent.NewLocalBroker(),
+		st: st, dsn: dsn, log: base.Component("pg_broker").Logger, local: agent.NewLocalBroker(),
 		origin: inbox.NewID(), poll: DefaultBrokerPoll, subs: map[inbox.ThreadKey]int{},
 		seqs: map[inbox.ThreadKey]int64{}, pending: map[inbox.ThreadKey]struct{}{}, kick: make(chan struct{}, 1),
 	}
@@ -83,31 +84,20 @@ func (b *PGBroker) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	b.mu.Lock()
-	b.cancel = cancel
-	b.mu.Unlock()
-	b.wg.Add(3)
-	go func() { defer b.wg.Done(); b.listenLoop(ctx, conn) }()
-	go func() { defer b.wg.Done(); b.sendLoop(ctx) }()
-	go func() { defer b.wg.Done(); b.pollLoop(ctx) }()
+	err = b.StartStop.Start(ctx, func(ctx context.Context) { b.listenLoop(ctx, conn) }, b.sendLoop, b.pollLoop)
+	if err != nil {
+		_ = conn.Close(context.Background())
+		return fmt.Errorf("pg broker: %w", err)
+	}
 	return nil
 }
 
+// Name names the broker in start and stop errors.
+func (b *PGBroker) Name() string { return "stream broker" }
+
 // Stop ends the goroutines and closes every subscription.
 func (b *PGBroker) Stop(ctx context.Context) error {
-	b.mu.Lock()
-	cancel := b.cancel
-	b.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-	done := make(chan struct{})
-	go func() { b.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
+	_ = b.StartStop.Stop(ctx) // the subscriptions close even when a goroutine is slow to end
 	return b.local.Stop(ctx)
 }
 
@@ -184,7 +174,7 @@ func (b *PGBroker) listenLoop(ctx context.Context, conn *pgx.Conn) {
 				if ctx.Err() == nil {
 					b.log.Warn("listener reconnect failed", "error", err.Error(), "retry_in", backoff.String())
 				}
-				if !sleepCtx(ctx, backoff) {
+				if !service.Sleep(ctx, backoff) {
 					return
 				}
 				backoff = min(backoff*2, 5*time.Second)
@@ -332,16 +322,5 @@ func (b *PGBroker) wakeAll() {
 	b.mu.Unlock()
 	for _, k := range keys {
 		b.local.Publish(k)
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
@@ -56,7 +57,7 @@ func terminate(t *testing.T, app string) {
 
 func startBroker(t *testing.T, st *store.Store, dsn string, opts ...store.BrokerOption) *store.PGBroker {
 	t.Helper()
-	b := store.NewPGBroker(st, dsn, storetest.Logger(t), opts...)
+	b := store.NewPGBroker(st, dsn, service.Base{Logger: storetest.Logger(t)}, opts...)
 	require.NoError(t, b.Start(context.Background()))
 	t.Cleanup(func() { _ = b.Stop(context.Background()) })
 	return b

@@ -17,6 +17,7 @@ import (
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/secret"
+	"github.com/signalgate/signalgate/service"
 )
 
 // Mastra's own answer for a thread with nothing waiting (an HTTP 500 naming it) is a
@@ -80,7 +81,7 @@ func TestFollowerReportsApprovals(t *testing.T) {
 	p := &presence{}
 	h := &hookCalls{}
 	idle := make(chan inbox.ThreadKey, 10)
-	f := mastra.NewFollower(config(scriptedStreams(t, streams)), p, func(ks []inbox.ThreadKey) { idle <- ks[0] },
+	f := mastra.NewFollower(config(scriptedStreams(t, streams)), p, func(ks []inbox.ThreadKey) { idle <- ks[0] }, service.Base{},
 		mastra.WithBackoff(time.Millisecond, 10*time.Millisecond), mastra.WithApprovals(h))
 	require.NoError(t, f.Start(context.Background()))
 	f.Follow(context.Background(), thread)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/signalgate/signalgate/agent/mastra"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 )
 
 // While Mastra cannot be reached the thread keeps its last known presence (the run's
@@ -55,9 +56,8 @@ func TestFollowerKeepsPresenceWhileAwayThenResyncs(t *testing.T) {
 	}
 	p := &presence{}
 	idle := make(chan inbox.ThreadKey, 4)
-	f := mastra.NewFollower(config(srv.URL), p, func(ks []inbox.ThreadKey) { idle <- ks[0] },
-		mastra.WithBackoff(time.Millisecond, 5*time.Millisecond), mastra.WithResyncWait(100*time.Millisecond),
-		mastra.WithFollowerClock(now), mastra.WithIdleUnfollow(0))
+	f := mastra.NewFollower(config(srv.URL), p, func(ks []inbox.ThreadKey) { idle <- ks[0] }, service.Base{Now: now},
+		mastra.WithBackoff(time.Millisecond, 5*time.Millisecond), mastra.WithResyncWait(100*time.Millisecond), mastra.WithIdleUnfollow(0))
 	require.NoError(t, f.Start(context.Background()))
 	f.Follow(context.Background(), thread)
 	select {
@@ -86,7 +86,7 @@ func TestFollowerResumeClosesRunEndedWhileDown(t *testing.T) {
 	defer srv.Close()
 	p := &presence{live: "run-before-restart", resumed: []inbox.ThreadKey{thread}}
 	idle := make(chan inbox.ThreadKey, 1)
-	f := mastra.NewFollower(config(srv.URL), p, func(ks []inbox.ThreadKey) { idle <- ks[0] },
+	f := mastra.NewFollower(config(srv.URL), p, func(ks []inbox.ThreadKey) { idle <- ks[0] }, service.Base{},
 		mastra.WithResyncWait(50*time.Millisecond))
 	require.NoError(t, f.Start(context.Background()))
 	select {

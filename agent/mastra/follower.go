@@ -16,6 +16,7 @@ import (
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/agent/httptarget"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 )
 
 // Presence is what the follower changes: *agent.Runs.
@@ -75,10 +76,8 @@ type Follower struct {
 	// connection to Mastra); 0: no cap.
 	maxFollowed int
 
+	service.StartStop
 	mu      sync.Mutex
-	ctx     context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
 	threads map[inbox.ThreadKey]*followed
 }
 
@@ -99,9 +98,6 @@ type FollowerOption func(*Follower)
 // WithFollowerClient replaces the HTTP client (no timeout: streams stay open).
 func WithFollowerClient(c *http.Client) FollowerOption { return func(f *Follower) { f.client = c } }
 
-// WithFollowerLogger sets the logger.
-func WithFollowerLogger(l *slog.Logger) FollowerOption { return func(f *Follower) { f.log = l } }
-
 // WithBackoff sets the reconnect backoff bounds.
 func WithBackoff(min, max time.Duration) FollowerOption {
 	return func(f *Follower) { f.min, f.max = min, max }
@@ -116,9 +112,6 @@ func WithIdleUnfollow(d time.Duration) FollowerOption { return func(f *Follower)
 // gateway kept open is still going (default DefaultResyncWait).
 func WithResyncWait(d time.Duration) FollowerOption { return func(f *Follower) { f.resync = d } }
 
-// WithFollowerClock injects the clock.
-func WithFollowerClock(now func() time.Time) FollowerOption { return func(f *Follower) { f.now = now } }
-
 // WithChunkHook is called after each chunk is handled (tests wait on it).
 func WithChunkHook(fn func(k inbox.ThreadKey, chunkType string)) FollowerOption {
 	return func(f *Follower) { f.hook = fn }
@@ -126,31 +119,31 @@ func WithChunkHook(fn func(k inbox.ThreadKey, chunkType string)) FollowerOption 
 
 // NewFollower builds the follower of one mastra agent. notify receives threads that
 // turned idle (the dispatcher's Notify).
-func NewFollower(cfg agent.Config, runs Presence, notify func([]inbox.ThreadKey), opts ...FollowerOption) *Follower {
+func NewFollower(cfg agent.Config, runs Presence, notify func([]inbox.ThreadKey), base service.Base, opts ...FollowerOption) *Follower {
 	cfg = cfg.WithDefaults()
+	base = base.Component("mastra_follower", "agent", cfg.ID)
 	f := &Follower{id: cfg.ID, cfg: cfg.Target, base: agentBase(cfg.Target), runs: runs, notify: notify, client: &http.Client{},
-		log: slog.Default(), now: time.Now, min: DefaultMinBackoff, max: DefaultMaxBackoff,
+		log: base.Logger, now: base.Now, min: DefaultMinBackoff, max: DefaultMaxBackoff,
 		hook: func(inbox.ThreadKey, string) {}, threads: map[inbox.ThreadKey]*followed{},
 		idle: 2 * cfg.RunLease, after: time.After, exited: func(inbox.ThreadKey) {}, resync: DefaultResyncWait,
 		maxFollowed: cfg.Target.MaxFollowed}
 	for _, o := range opts {
 		o(f)
 	}
-	f.log = f.log.With("component", "mastra_follower", "agent", cfg.ID)
 	return f
 }
 
 // Name names the service in logs.
 func (f *Follower) Name() string { return "mastra follower " + f.id }
 
-// Start lets Follow start streams. ctx only carries values; Stop ends the streams.
+// Start lets Follow start streams until Stop.
 func (f *Follower) Start(ctx context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.ctx != nil {
-		return errors.New("mastra follower already started")
+	if err := f.StartStop.Start(ctx); err != nil {
+		return fmt.Errorf("mastra follower: %w", err)
 	}
-	f.ctx, f.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	f.threads = map[inbox.ThreadKey]*followed{} // what an earlier start followed has ended
 	// Runs still open from before a restart: follow them so their end is seen.
 	ks, err := f.runs.LiveThreads(ctx, f.id)
 	if err != nil {
@@ -168,14 +161,15 @@ func (f *Follower) startLocked(k inbox.ThreadKey, resume bool) *followed {
 	th, ok := f.threads[k]
 	if !ok {
 		f.makeRoomLocked()
-		ctx, cancel := context.WithCancel(f.ctx)
+		ctx, cancel := context.WithCancel(f.Context())
 		th = &followed{connected: make(chan struct{}), cancel: cancel, gone: make(chan struct{}), lastActive: f.now()}
 		f.threads[k] = th
-		f.wg.Add(1)
-		go f.follow(ctx, k, th, resume)
-		if f.idle > 0 {
-			f.wg.Add(1)
-			go f.unfollowIdle(ctx, k, th)
+		started := f.Go(func(context.Context) { f.follow(ctx, k, th, resume) })
+		if started && f.idle > 0 {
+			f.Go(func(context.Context) { f.unfollowIdle(ctx, k, th) })
+		}
+		if !started { // stopped meanwhile: nothing follows k
+			f.dropLocked(k, th)
 		}
 	}
 	return th
@@ -185,7 +179,6 @@ func (f *Follower) startLocked(k inbox.ThreadKey, resume bool) *followed {
 // under f.mu, where Follow marks the thread active, so a delivery never relies on a stream
 // about to close: it either keeps this one or starts a new one.
 func (f *Follower) unfollowIdle(ctx context.Context, k inbox.ThreadKey, th *followed) {
-	defer f.wg.Done()
 	wait := f.idle
 	for {
 		var at time.Time
@@ -253,21 +246,10 @@ func (f *Follower) active(th *followed, running bool) {
 
 // Stop ends every stream and waits for their goroutines, or for ctx.
 func (f *Follower) Stop(ctx context.Context) error {
-	f.mu.Lock()
-	cancel := f.cancel
-	f.mu.Unlock()
-	if cancel == nil {
-		return nil
+	if err := f.StartStop.Stop(ctx); err != nil {
+		return fmt.Errorf("stop mastra follower: %w", err)
 	}
-	cancel()
-	done := make(chan struct{})
-	go func() { f.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("stop mastra follower: %w", ctx.Err())
-	}
+	return nil
 }
 
 // Follow starts following k unless it is followed already, and waits (bounded by ctx and
@@ -275,7 +257,7 @@ func (f *Follower) Stop(ctx context.Context) error {
 // the stream cannot connect, deliveries do not wait for it.
 func (f *Follower) Follow(ctx context.Context, k inbox.ThreadKey) {
 	f.mu.Lock()
-	if f.ctx == nil || f.ctx.Err() != nil {
+	if run := f.Context(); run == nil || run.Err() != nil {
 		f.mu.Unlock()
 		return
 	}
@@ -311,7 +293,6 @@ type threadState struct {
 }
 
 func (f *Follower) follow(ctx context.Context, k inbox.ThreadKey, th *followed, resume bool) {
-	defer f.wg.Done()
 	defer f.exited(k)
 	st := &threadState{k: k, th: th}
 	if resume {

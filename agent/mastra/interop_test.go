@@ -20,6 +20,7 @@ import (
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/delivery/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 )
 
 // mastraServer starts the real-Mastra interop harness.
@@ -119,7 +120,7 @@ func TestRealMastraInterop(t *testing.T) {
 		Policy: inbox.PolicyConfig{SummaryInterval: 300 * time.Millisecond},
 		Agents: []agent.Config{cfg},
 		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
-			follower = mastra.NewFollower(cfg, e.Runs, e.Notify, mastra.WithBackoff(50*time.Millisecond, time.Second),
+			follower = mastra.NewFollower(cfg, e.Runs, e.Notify, service.Base{}, mastra.WithBackoff(50*time.Millisecond, time.Second),
 				mastra.WithChunkHook(func(k inbox.ThreadKey, typ string) {
 					switch typ {
 					case "start", "finish", "abort", "error", "tool-call-approval", "tool-call-suspended":

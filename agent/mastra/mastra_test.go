@@ -18,6 +18,7 @@ import (
 	"github.com/signalgate/signalgate/agent/mastra"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/secret"
+	"github.com/signalgate/signalgate/service"
 )
 
 var thread = inbox.ThreadKey{Agent: "support", Resource: "slack:T1", Thread: "dm:U1"}
@@ -201,7 +202,7 @@ func TestFollowerMirrorsRuns(t *testing.T) {
 	p := &presence{}
 	idle := make(chan inbox.ThreadKey, 10)
 	ends := make(chan string, 10)
-	f := mastra.NewFollower(config(srvURL), p, func(ks []inbox.ThreadKey) { idle <- ks[0] },
+	f := mastra.NewFollower(config(srvURL), p, func(ks []inbox.ThreadKey) { idle <- ks[0] }, service.Base{},
 		mastra.WithBackoff(time.Millisecond, 10*time.Millisecond),
 		mastra.WithChunkHook(func(_ inbox.ThreadKey, typ string) {
 			if typ == "error" {
@@ -253,7 +254,7 @@ func TestFollowerKeepsSuspendedRunsActive(t *testing.T) {
 
 	p := &presence{}
 	idle := make(chan inbox.ThreadKey, 10)
-	f := mastra.NewFollower(config(srvURL), p, func(ks []inbox.ThreadKey) { idle <- ks[0] },
+	f := mastra.NewFollower(config(srvURL), p, func(ks []inbox.ThreadKey) { idle <- ks[0] }, service.Base{},
 		mastra.WithBackoff(time.Millisecond, 10*time.Millisecond))
 	require.NoError(t, f.Start(context.Background()))
 	f.Follow(context.Background(), thread)
@@ -280,7 +281,7 @@ func TestFollowerResumesLiveThreads(t *testing.T) {
 	defer srv.Close()
 	p := &presence{live: "run-before-restart", resumed: []inbox.ThreadKey{thread}}
 	idle := make(chan inbox.ThreadKey, 1)
-	f := mastra.NewFollower(config(srv.URL), p, func(ks []inbox.ThreadKey) { idle <- ks[0] })
+	f := mastra.NewFollower(config(srv.URL), p, func(ks []inbox.ThreadKey) { idle <- ks[0] }, service.Base{})
 	require.NoError(t, f.Start(context.Background()))
 	select {
 	case k := <-idle:
@@ -312,8 +313,8 @@ func TestFollowerUnfollowsIdleThreads(t *testing.T) {
 	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
 	fire := make(chan time.Time)
 	exited := make(chan inbox.ThreadKey, 4)
-	f := mastra.NewFollower(config(srv.URL), &presence{}, func([]inbox.ThreadKey) {},
-		mastra.WithIdleUnfollow(time.Minute), mastra.WithFollowerClock(clock),
+	f := mastra.NewFollower(config(srv.URL), &presence{}, func([]inbox.ThreadKey) {}, service.Base{Now: clock},
+		mastra.WithIdleUnfollow(time.Minute),
 		mastra.WithIdleTimer(func(time.Duration) <-chan time.Time { return fire }),
 		mastra.WithExitHook(func(k inbox.ThreadKey) { exited <- k }))
 	require.NoError(t, f.Start(context.Background()))

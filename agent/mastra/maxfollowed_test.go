@@ -14,6 +14,7 @@ import (
 
 	"github.com/signalgate/signalgate/agent/mastra"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 )
 
 // Deliveries to ever new threads (a stranger choosing thread ids in routed events) never
@@ -35,7 +36,7 @@ func TestFollowerCapsFollowedThreads(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); now = now.Add(time.Second); return now }
 	cfg := config(srv.URL)
 	cfg.Target.MaxFollowed = 2
-	f := mastra.NewFollower(cfg, &presence{}, func([]inbox.ThreadKey) {}, mastra.WithIdleUnfollow(0), mastra.WithFollowerClock(clock))
+	f := mastra.NewFollower(cfg, &presence{}, func([]inbox.ThreadKey) {}, service.Base{Now: clock}, mastra.WithIdleUnfollow(0))
 	require.NoError(t, f.Start(context.Background()))
 	defer func() { require.NoError(t, f.Stop(context.Background())) }()
 	key := func(id string) inbox.ThreadKey { return inbox.ThreadKey{Agent: "support", Resource: "r", Thread: id} }

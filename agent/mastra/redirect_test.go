@@ -14,6 +14,7 @@ import (
 	"github.com/signalgate/signalgate/agent/mastra"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/secret"
+	"github.com/signalgate/signalgate/service"
 )
 
 // elsewhere is the host a hostile or compromised target redirects to: it must never see
@@ -59,7 +60,7 @@ func TestFollowerNeverFollowsRedirects(t *testing.T) {
 	other, hits := elsewhere(t)
 	seen := make(chan string, 16)
 	srv := redirecting(t, other.URL, seen)
-	f := mastra.NewFollower(config(srv.URL), &presence{}, func([]inbox.ThreadKey) {}, mastra.WithBackoff(time.Hour, time.Hour))
+	f := mastra.NewFollower(config(srv.URL), &presence{}, func([]inbox.ThreadKey) {}, service.Base{}, mastra.WithBackoff(time.Hour, time.Hour))
 	require.NoError(t, f.Start(context.Background()))
 	f.Follow(context.Background(), thread)
 	require.Equal(t, "/api/agents/supportAgent/threads/subscribe", <-seen)

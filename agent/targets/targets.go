@@ -12,6 +12,7 @@ import (
 	"github.com/signalgate/signalgate/agent/webhook"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 )
 
 // Service is a background part a target needs (a Mastra presence follower).
@@ -39,7 +40,7 @@ func Routes(cfgs []agent.Config, runs *agent.Runs, stream delivery.Target, notif
 		case agent.TargetStream:
 			r.Target = stream
 		case agent.TargetMastra:
-			f := mastra.NewFollower(c, runs, notify, append([]mastra.FollowerOption{mastra.WithFollowerLogger(log)}, follow...)...)
+			f := mastra.NewFollower(c, runs, notify, service.Base{Logger: log}, follow...)
 			t, err := mastra.New(c, mastra.WithFollower(f))
 			if err != nil {
 				return nil, nil, err

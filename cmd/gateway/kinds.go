@@ -49,9 +49,13 @@ func builtinKinds() []integration {
 			Parser: func(cs []slack.Config, b build) (admin.Parser, error) {
 				return slack.NewHandler(cs, b.pipeline, b.log, b.now)
 			},
-			Serve: func(m *Main, _ []slack.Config, p admin.Parser, _ *connectors.Pipeline) ([]service, error) {
+			Serve: func(m *Main, _ []slack.Config, p admin.Parser, _ *connectors.Pipeline) ([]background, error) {
 				m.slack = p.(*slack.Handler)
-				return socketClients(m.slack.SocketClients()), nil
+				var out []background
+				for _, c := range m.slack.SocketClients() {
+					out = append(out, c)
+				}
+				return out, nil
 			},
 			Connect: slackChecks,
 		},
@@ -87,7 +91,7 @@ type integration interface {
 	names(list any) []string
 	describe(list any) []string
 	parser(list any, b build) (admin.Parser, error)
-	serve(m *Main, list any, p admin.Parser, pipeline *connectors.Pipeline) ([]service, error)
+	serve(m *Main, list any, p admin.Parser, pipeline *connectors.Pipeline) ([]background, error)
 	connect(list any, hc *http.Client) []connectCheck
 }
 
@@ -102,7 +106,7 @@ type Kind[C connectors.Config] struct {
 	// the ingest pipeline; mounted when it serves HTTP) or for explain (no pipeline).
 	Parser func([]C, build) (admin.Parser, error)
 	// Serve, if set, adds what serving the kind runs beyond the parser (pollers, sockets).
-	Serve func(m *Main, cs []C, p admin.Parser, pipeline *connectors.Pipeline) ([]service, error)
+	Serve func(m *Main, cs []C, p admin.Parser, pipeline *connectors.Pipeline) ([]background, error)
 	// Connect, if set, lists check --connect's checks for one entry; key is its config path.
 	Connect func(c C, key string, hc *http.Client) []connectCheck
 }
@@ -145,7 +149,7 @@ func (k Kind[C]) describe(l any) []string {
 
 func (k Kind[C]) parser(l any, b build) (admin.Parser, error) { return k.Parser(k.list(l), b) }
 
-func (k Kind[C]) serve(m *Main, l any, p admin.Parser, pipeline *connectors.Pipeline) ([]service, error) {
+func (k Kind[C]) serve(m *Main, l any, p admin.Parser, pipeline *connectors.Pipeline) ([]background, error) {
 	if k.Serve == nil {
 		return nil, nil
 	}
@@ -303,7 +307,7 @@ func (m *Main) mountKinds(e *echo.Echo, parsers admin.Parsers, pipeline *connect
 		if h, ok := p.(interface{ Mount(*echo.Echo) }); ok {
 			h.Mount(e)
 		}
-		var svcs []service
+		var svcs []background
 		svcs, err = k.serve(m, l, p, pipeline)
 		m.services = append(m.services, svcs...)
 	})

@@ -8,6 +8,7 @@ import (
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/delivery"
+	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/store"
 )
 
@@ -52,7 +53,7 @@ func (c DispatchConfig) options(more ...delivery.Option) []delivery.Option {
 // through LISTEN/NOTIFY; with SQLite one process serves every stream.
 func newBroker(cfg *Config, st *store.Store, log *slog.Logger) agent.Broker {
 	if cfg.Storage.Driver == store.DriverPostgres {
-		return store.NewPGBroker(st, cfg.Storage.DSN, log)
+		return store.NewPGBroker(st, cfg.Storage.DSN, service.Base{Logger: log})
 	}
 	return agent.NewLocalBroker()
 }

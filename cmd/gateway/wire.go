@@ -25,6 +25,7 @@ import (
 	"github.com/signalgate/signalgate/metrics"
 	"github.com/signalgate/signalgate/retention"
 	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/store"
 )
 
@@ -50,17 +51,23 @@ type Main struct {
 	slack *slack.Handler
 
 	addr     net.Addr
-	services []service // built by Open, started in order
-	running  []service // started; stopped in reverse by Close
+	services []background // built by Open, started in order
+	running  []background // started; stopped in reverse by Close
 }
 
-// service is a background component Main starts after the server and stops before
-// closing the store.
-type service interface {
+// background is a long-lived part (see package service) Main starts after the server
+// and stops before closing the store.
+type background interface {
 	Name() string
 	Start(ctx context.Context) error
-	Stop() error
+	Stop(ctx context.Context) error
 }
+
+// stopWait bounds each part's Stop so shutdown cannot hang on one of them.
+const stopWait = 10 * time.Second
+
+// base is the logger and clock every service is given.
+func (m *Main) base() service.Base { return service.Base{Logger: m.Log, Now: m.Now} }
 
 // NewMain prepares a gateway; Open starts it.
 func NewMain(cfg *Config, log *slog.Logger) *Main {
@@ -105,7 +112,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	var follow []mastra.FollowerOption
 	if cfg.Approvals.Enabled() {
 		m.Approvals = approval.New(cfg.Approvals, approval.Deps{Store: st, Places: st,
-			Resumer: mastra.NewToolApprovals(cfg.Agents, nil), Log: m.Log, Now: m.Now})
+			Resumer: mastra.NewToolApprovals(cfg.Agents, nil), Base: m.base()})
 		follow = append(follow, mastra.WithApprovals(m.Approvals))
 		runsOpts = append(runsOpts, agent.WithWakeSlotHook(m.Approvals.WakeSlotFreed))
 	}
@@ -115,19 +122,18 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("agents: %w", err)
 	}
-	m.Dispatcher = delivery.New(st, m.Runs, m.Broker, routes, cfg.Dispatch.options(
-		delivery.WithClock(m.Now), delivery.WithLogger(m.Log),
+	m.Dispatcher = delivery.New(st, m.Runs, m.Broker, routes, m.base(), cfg.Dispatch.options(
 		delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithDetailedSummaries(policy.SummaryFormat() == inbox.SummaryFormatDetailed),
 		delivery.WithSecrets(cfg.Secrets()),
 		delivery.WithObserver(m.Metrics), delivery.WithHealth(st))...)
 	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now), inbox.WithChangeHook(m.Dispatcher.Notify),
 		inbox.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlacePolicy) }))
-	m.services = append(m.services, serviceFuncs{name: "stream broker", start: m.Broker.Start, stop: stopWithin(m.Broker.Stop)})
+	m.services = append(m.services, m.Broker)
 	// Mastra presence followers start before the dispatcher and stop after it.
 	for _, s := range targetServices {
-		m.services = append(m.services, serviceFuncs{name: s.Name(), start: s.Start, stop: stopWithin(s.Stop)})
+		m.services = append(m.services, s)
 	}
-	m.services = append(m.services, serviceFuncs{name: "dispatcher", start: m.Dispatcher.Start, stop: stopWithin(m.Dispatcher.Stop)})
+	m.services = append(m.services, m.Dispatcher)
 
 	m.Server = server.New(cfg.Server, m.Log, server.WithObserver(m.Metrics.Middleware()))
 	e := m.Server.Echo()
@@ -153,7 +159,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		m.Approvals.Emitter, m.Approvals.Slack = api, m.slack.Messenger(cfg.Approvals.GroupCacheTTL)
 		api.Approvals = m.Approvals
 		m.slack.SetDecider(m.Approvals)
-		m.services = append(m.services, serviceFuncs{name: "approvals", start: m.Approvals.Start, stop: stopWithin(m.Approvals.Stop)})
+		m.services = append(m.services, m.Approvals)
 	}
 
 	deps, err := adminDeps(cfg, st, policy, parsers, m.Log, m.Now)
@@ -172,7 +178,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return err
 	}
 	con.Mount(e)
-	m.services = append(m.services, retention.New(cfg.Retention, st, m.Log, retention.WithClock(m.Now), retention.WithObserver(m.Metrics.RetentionDeleted)))
+	m.services = append(m.services, retention.New(cfg.Retention, st, m.base(), retention.WithObserver(m.Metrics.RetentionDeleted)))
 
 	addr, err := m.Server.Listen()
 	if err != nil {
@@ -209,11 +215,11 @@ func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
 }
 
 // emailPollers builds a poller per email connector on the pipeline.
-func (m *Main) emailPollers(cfgs []email.Config, _ admin.Parser, pipeline *connectors.Pipeline) ([]service, error) {
-	var out []service
+func (m *Main) emailPollers(cfgs []email.Config, _ admin.Parser, pipeline *connectors.Pipeline) ([]background, error) {
+	var out []background
 	for _, ec := range cfgs {
 		name := ec.Name
-		poller, err := email.NewPoller(ec, pipeline, m.Store, m.Log, email.WithClock(m.Now), email.WithLock(mailboxLock(m.Config, m.Log)), email.WithHooks(email.Hooks{
+		poller, err := email.NewPoller(ec, pipeline, m.Store, m.base(), email.WithLock(mailboxLock(m.Config, m.Log)), email.WithHooks(email.Hooks{
 			Polled:       func(_ string, _ int, err error) { m.Metrics.IMAPPoll(name, err) },
 			Disconnected: func(string, error) { m.Metrics.IMAPError(name) },
 		}))
@@ -221,7 +227,7 @@ func (m *Main) emailPollers(cfgs []email.Config, _ admin.Parser, pipeline *conne
 			return nil, err
 		}
 		m.Pollers = append(m.Pollers, poller)
-		out = append(out, serviceFuncs{name: "email poller " + ec.Name, start: poller.Start, stop: stopWithin(poller.Stop)})
+		out = append(out, poller)
 	}
 	return out, nil
 }
@@ -232,15 +238,6 @@ func (c *Config) metricLabels() metrics.Labels {
 	l := metrics.Labels{Sources: append(c.sources(), agent.APISource)}
 	c.Connectors.each(func(k integration, list any) { l.Connectors = append(l.Connectors, k.names(list)...) })
 	return metrics.Labels{Sources: l.Sources, Connectors: append(l.Connectors, c.AgentIDs()...)}
-}
-
-// stopWithin bounds a service's Stop so shutdown cannot hang on one component.
-func stopWithin(stop func(context.Context) error) func() error {
-	return func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		return stop(ctx)
-	}
 }
 
 // Addr is the bound listen address.
@@ -259,7 +256,12 @@ func (m *Main) Close() error {
 		m.Server = nil
 	}
 	for i := len(m.running) - 1; i >= 0; i-- {
-		errs = append(errs, m.running[i].Stop())
+		svc := m.running[i]
+		ctx, cancel := context.WithTimeout(context.Background(), stopWait)
+		if err := svc.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop %s: %w", svc.Name(), err))
+		}
+		cancel()
 	}
 	m.running, m.services = nil, nil
 	errs = append(errs, m.closeStore())
@@ -273,27 +275,4 @@ func (m *Main) closeStore() error {
 	err := m.Store.Close()
 	m.Store = nil
 	return err
-}
-
-// serviceFuncs adapts components whose Start/Stop signatures differ.
-type serviceFuncs struct {
-	name  string
-	start func(context.Context) error
-	stop  func() error
-}
-
-func (s serviceFuncs) Name() string                    { return s.name }
-func (s serviceFuncs) Start(ctx context.Context) error { return s.start(ctx) }
-func (s serviceFuncs) Stop() error                     { return s.stop() }
-
-func socketClients(clients []*slack.SocketClient) []service {
-	out := make([]service, 0, len(clients))
-	for _, c := range clients {
-		out = append(out, serviceFuncs{
-			name:  "slack socket mode " + c.Name(),
-			start: func(ctx context.Context) error { c.Start(ctx); return nil },
-			stop:  func() error { c.Stop(); return nil },
-		})
-	}
-	return out
 }

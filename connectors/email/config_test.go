@@ -14,6 +14,7 @@ import (
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/service"
 )
 
 func decodeConfigs(t *testing.T, src string) []Config {
@@ -154,8 +155,8 @@ func TestCursorFormat(t *testing.T) {
 }
 
 func TestInvalidEventKeepsRawAndMessageID(t *testing.T) {
-	p, err := NewPoller(Config{Name: "support", Addr: "127.0.0.1:1", Username: "u", Password: "p"}, &recorder{}, storeless{}, nil,
-		WithClock(func() time.Time { return testNow }))
+	p, err := NewPoller(Config{Name: "support", Addr: "127.0.0.1:1", Username: "u", Password: "p"}, &recorder{}, storeless{},
+		service.Base{Now: func() time.Time { return testNow }})
 	require.NoError(t, err)
 	w := p.workers[0]
 	raw := []byte(deepMultipart(maxDepth+1, "Message-ID: <broken-1@example.com>\r\n"))

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 )
 
 // corpusDir holds CPython's email test messages as Debian's libpython3.11-testsuite
@@ -100,7 +101,7 @@ var corpusWant = map[string]struct{ from, subject, text string }{
 func TestMailCorpusReadable(t *testing.T) {
 	files := corpusFiles(t)
 	require.Len(t, files, len(corpusWant), "an expectation for every message of the corpus")
-	p, err := NewPoller(testConfig("127.0.0.1:1"), &recorder{}, storeless{}, nil, WithClock(fixedClock))
+	p, err := NewPoller(testConfig("127.0.0.1:1"), &recorder{}, storeless{}, service.Base{Now: fixedClock})
 	require.NoError(t, err)
 	w := p.workers[0]
 	e := newEnv(t)

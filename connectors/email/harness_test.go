@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"log/slog"
 	"math/big"
 	"net"
 	"slices"
@@ -30,6 +29,7 @@ import (
 
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
@@ -377,8 +377,8 @@ func tinyBackoff() backoff.BackOff {
 // startPoller runs a poller until the test ends.
 func (e *env) startPoller(cfg Config, o *observer, opts ...Option) *Poller {
 	e.t.Helper()
-	opts = append([]Option{WithHooks(o.hooks()), WithBackoff(tinyBackoff), WithClock(func() time.Time { return testNow })}, opts...)
-	p, err := NewPoller(cfg, e.rec, e.st, slog.New(slog.DiscardHandler), opts...)
+	opts = append([]Option{WithHooks(o.hooks()), WithBackoff(tinyBackoff)}, opts...)
+	p, err := NewPoller(cfg, e.rec, e.st, service.Base{Now: func() time.Time { return testNow }}, opts...)
 	require.NoError(e.t, err)
 	require.NoError(e.t, p.Start(context.Background()))
 	e.t.Cleanup(func() { stopPoller(e.t, p) })

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
 
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 )
 
 // Pipeline routes one message's items and stores its event; *connectors.Pipeline
@@ -56,9 +56,6 @@ type Hooks struct {
 // Option configures a Poller.
 type Option func(*Poller)
 
-// WithClock injects the clock.
-func WithClock(now func() time.Time) Option { return func(p *Poller) { p.now = now } }
-
 // WithBackoff replaces the reconnect backoff (exponential with jitter, 1s to 5m).
 // The function is called once per mailbox worker.
 func WithBackoff(newBackOff func() backoff.BackOff) Option {
@@ -91,13 +88,11 @@ type Poller struct {
 	tlsBase    *tls.Config
 	workers    []*worker
 
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{} // closed when every worker returned
+	service.StartStop
 }
 
 // NewPoller validates cfg and builds a stopped poller.
-func NewPoller(cfg Config, pipeline Pipeline, cursors CursorStore, log *slog.Logger, opts ...Option) (*Poller, error) {
+func NewPoller(cfg Config, pipeline Pipeline, cursors CursorStore, base service.Base, opts ...Option) (*Poller, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -106,13 +101,11 @@ func NewPoller(cfg Config, pipeline Pipeline, cursors CursorStore, log *slog.Log
 	}
 	cfg = cfg.WithDefaults()
 	after, moveTo, _ := parseAfterIngest(cfg.AfterIngest)
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	base = base.Component("connector_email", "connector", cfg.Name)
 	p := &Poller{
 		cfg: cfg, after: after, moveTo: moveTo, pipeline: pipeline, cursors: cursors,
-		log:        log.With("component", "connector_email", "connector", cfg.Name),
-		now:        time.Now,
+		log:        base.Logger,
+		now:        base.Now,
 		newBackoff: defaultBackoff,
 		lock:       NoLock{},
 	}
@@ -143,10 +136,12 @@ func (p *Poller) StateConnector() string { return Source + "/" + p.cfg.Name }
 
 // Start launches one worker per mailbox. They run until Stop, or until ctx ends.
 func (p *Poller) Start(ctx context.Context) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.runningLocked() {
-		return fmt.Errorf("email connector %q: already started", p.cfg.Name)
+	workers := make([]func(context.Context), 0, len(p.workers))
+	for _, w := range p.workers {
+		workers = append(workers, w.run)
+	}
+	if err := p.StartStop.Start(ctx, workers...); err != nil {
+		return fmt.Errorf("email connector %q: %w", p.cfg.Name, err)
 	}
 	if p.cfg.InsecureSkipVerify {
 		p.log.Warn("insecure_skip_verify is set: the IMAP server certificate is not checked (test servers only)")
@@ -155,21 +150,6 @@ func (p *Poller) Start(ctx context.Context) error {
 		p.log.Warn("IMAP without TLS to a non-loopback host: the password and mail cross the network in clear",
 			"addr", p.cfg.Addr)
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	for _, w := range p.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.run(runCtx)
-		}()
-	}
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
-	p.cancel, p.done = cancel, done
 	p.log.Info("email connector started", "addr", p.cfg.Addr, "mailboxes", p.cfg.Mailboxes,
 		"idle", p.cfg.useIdle(), "after_ingest", p.cfg.AfterIngest)
 	return nil
@@ -178,35 +158,14 @@ func (p *Poller) Start(ctx context.Context) error {
 // Stop ends the workers and waits for them, or for ctx. A message being stored
 // when Stop is called is either committed or not: its cursor says which.
 func (p *Poller) Stop(ctx context.Context) error {
-	p.mu.Lock()
-	if !p.runningLocked() {
-		p.mu.Unlock()
+	if !p.Running() {
 		return nil
 	}
-	cancel, done := p.cancel, p.done
-	p.mu.Unlock()
-	cancel()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return fmt.Errorf("email connector %q: stop: %w", p.cfg.Name, ctx.Err())
+	if err := p.StartStop.Stop(ctx); err != nil {
+		return fmt.Errorf("email connector %q: stop: %w", p.cfg.Name, err)
 	}
 	p.log.Info("email connector stopped")
 	return nil
-}
-
-// runningLocked reports whether workers are still running: derived from their done
-// channel, so it is also false once Start's context ended on its own.
-func (p *Poller) runningLocked() bool {
-	if p.done == nil {
-		return false
-	}
-	select {
-	case <-p.done:
-		return false
-	default:
-		return true
-	}
 }
 
 // PollNow asks every worker to fetch at once instead of waiting for new mail or
@@ -263,9 +222,7 @@ type MailboxStatus struct {
 
 // Status returns a snapshot.
 func (p *Poller) Status() Status {
-	p.mu.Lock()
-	running := p.runningLocked()
-	p.mu.Unlock()
+	running := p.Running()
 	st := Status{Connector: p.cfg.Name, Addr: p.cfg.Addr, Running: running}
 	for _, w := range p.workers {
 		st.Mailboxes = append(st.Mailboxes, w.status())

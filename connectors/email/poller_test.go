@@ -2,7 +2,6 @@ package email
 
 import (
 	"context"
-	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 )
 
 func storedAtLeast(n int) func(*observer) bool {
@@ -362,7 +362,7 @@ func TestStopIsIdempotentAndStartTwiceFails(t *testing.T) {
 }
 
 func TestNewPollerRejectsBadConfig(t *testing.T) {
-	_, err := NewPoller(Config{Name: "x"}, &recorder{}, storeless{}, nil)
+	_, err := NewPoller(Config{Name: "x"}, &recorder{}, storeless{}, service.Base{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "addr: required")
 	assert.True(t, slices.ContainsFunc(strings.Split(err.Error(), "\n"), func(s string) bool { return strings.HasPrefix(s, "password:") }))
@@ -407,18 +407,15 @@ func TestStartContextEndingStopsRunning(t *testing.T) {
 	srv := newMemIMAP(t)
 	e := newEnv(t)
 	o := newObserver()
-	p, err := NewPoller(testConfig(srv.addr), e.rec, e.st, slog.New(slog.DiscardHandler),
-		WithHooks(o.hooks()), WithBackoff(tinyBackoff), WithClock(func() time.Time { return testNow }))
+	p, err := NewPoller(testConfig(srv.addr), e.rec, e.st, service.Base{Now: func() time.Time { return testNow }},
+		WithHooks(o.hooks()), WithBackoff(tinyBackoff))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, p.Start(ctx))
 	require.True(t, p.Status().Running)
 	cancel()
-	p.mu.Lock()
-	done := p.done
-	p.mu.Unlock()
 	select {
-	case <-done:
+	case <-p.Stopped():
 	case <-time.After(waitLimit): // hang guard only
 		t.Fatal("workers did not end with their context")
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/service"
 )
 
 // Reconnect backoff after slack-go's client gives up (it retries transient
@@ -39,9 +40,7 @@ type SocketClient struct {
 	minBackoff time.Duration
 	maxBackoff time.Duration
 
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
+	service.StartStop
 }
 
 // SocketOption configures a SocketClient.
@@ -97,37 +96,14 @@ func (h *Handler) SocketClients(opts ...SocketOption) []*SocketClient {
 // Name is the connector's configured name.
 func (s *SocketClient) Name() string { return s.conn.cfg.Name }
 
-// Start runs the client in a goroutine until Stop (or ctx ends). Starting a
-// running client does nothing.
-func (s *SocketClient) Start(ctx context.Context) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.done != nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	s.cancel, s.done = cancel, done
-	go func() {
-		defer close(done)
+// Start runs the client in a goroutine until Stop (or ctx ends). Stop ends it; events
+// not yet committed stay unacknowledged and are redelivered by Slack.
+func (s *SocketClient) Start(ctx context.Context) error {
+	return s.StartStop.Start(ctx, func(ctx context.Context) {
 		if err := s.Run(ctx); err != nil {
 			s.log.Error("socket mode client stopped", "error", err.Error())
 		}
-	}()
-}
-
-// Stop ends the client and waits for it; events not yet committed stay
-// unacknowledged and are redelivered by Slack.
-func (s *SocketClient) Stop() {
-	s.mu.Lock()
-	cancel, done := s.cancel, s.done
-	s.cancel, s.done = nil, nil
-	s.mu.Unlock()
-	if cancel == nil {
-		return
-	}
-	cancel()
-	<-done
+	})
 }
 
 // Run connects and processes events until ctx ends, reconnecting as needed.
@@ -170,12 +146,8 @@ func (s *SocketClient) connectLoop(ctx context.Context, sm *socketmode.Client) {
 			delay = s.minBackoff // it ran fine for a while; this is a new failure
 		}
 		s.log.Error("socket mode connection failed", "error", errString(err), "retry_in", delay.String())
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !service.Sleep(ctx, delay) {
 			return
-		case <-t.C:
 		}
 		delay = min(delay*2, s.maxBackoff)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/connectorstest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 )
 
 // scriptedIngester wraps the fake inbox: it reports each attempt, can hold an
@@ -80,10 +81,10 @@ func newSocketClient(t *testing.T, ing connectors.Ingester) (*fakeSlack, *Socket
 	require.Len(t, clients, 1)
 	sc := clients[0]
 	assert.Equal(t, "acme", sc.Name())
-	sc.Start(context.Background())
-	sc.Start(context.Background()) // a second Start is a no-op
+	require.NoError(t, sc.Start(context.Background()))
+	require.ErrorIs(t, sc.Start(context.Background()), service.ErrStarted, "a second Start fails")
 	t.Cleanup(func() {
-		sc.Stop()
+		require.NoError(t, sc.Stop(context.Background()))
 		f.Close()
 	})
 	return f, sc
@@ -195,8 +196,8 @@ func TestSocketClientStopsPromptly(t *testing.T) {
 	require.NoError(t, err)
 	done := make(chan struct{})
 	go func() {
-		sc.Stop()
-		sc.Stop() // stopping twice is fine
+		assert.NoError(t, sc.Stop(context.Background()))
+		assert.NoError(t, sc.Stop(context.Background()), "stopping twice is fine")
 		close(done)
 	}()
 	select {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -21,6 +22,7 @@ import (
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
@@ -69,8 +71,10 @@ type Config struct {
 	EnvRoutes func(e *Env) map[string]delivery.Route
 	Queue     func(*store.Store) delivery.Queue // wraps the store's queue
 	Dispatch  []delivery.Option
-	API       []agent.APIOption
-	Runs      []agent.RunsOption
+	// Logger is the dispatcher's logger; nil logs to the test.
+	Logger *slog.Logger
+	API    []agent.APIOption
+	Runs   []agent.RunsOption
 }
 
 // Env is one wired gateway half.
@@ -126,11 +130,15 @@ func New(t testing.TB, cfg Config) *Env {
 	if cfg.Queue != nil {
 		q = cfg.Queue(e.Store)
 	}
-	opts := append([]delivery.Option{delivery.WithClock(e.Now), delivery.WithLogger(storetest.Logger(t)),
+	log := cfg.Logger
+	if log == nil {
+		log = storetest.Logger(t)
+	}
+	opts := append([]delivery.Option{
 		delivery.WithSummaryInterval(pol.SummaryInterval()), delivery.WithDetailedSummaries(pol.SummaryFormat() == inbox.SummaryFormatDetailed),
 		delivery.WithRandom(func() float64 { return 0.5 }),
 		delivery.WithHealth(e.Store)}, cfg.Dispatch...)
-	e.Dispatcher = delivery.New(q, e.Runs, e.Broker, routes, opts...)
+	e.Dispatcher = delivery.New(q, e.Runs, e.Broker, routes, service.Base{Logger: log, Now: e.Now}, opts...)
 	e.Inbox = inbox.NewService(e.Store, pol, inbox.WithClock(e.Now), inbox.WithChangeHook(e.Dispatcher.Notify))
 	apiOpts := append([]agent.APIOption{agent.WithAPIClock(e.Now), agent.WithShutdown(e.Shutdown)}, cfg.API...)
 	e.API, err = agent.NewAPI(cfg.Agents, agent.Deps{

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 )
 
 // StormConfig is one run of the recorded storm against a gateway configured with
@@ -158,7 +159,7 @@ func RunStorm(ctx context.Context, cfg StormConfig) (*StormResult, error) {
 	start := time.Now()
 	ackedBy := make([]int, len(threads))
 	for _, ev := range plan {
-		if d := time.Until(start.Add(ev.at)); d > 0 && !sleep(ctx, d) {
+		if d := time.Until(start.Add(ev.at)); d > 0 && !service.Sleep(ctx, d) {
 			return nil, ctx.Err()
 		}
 		lag := time.Since(start.Add(ev.at))
@@ -183,7 +184,7 @@ func RunStorm(ctx context.Context, cfg StormConfig) (*StormResult, error) {
 			ackedBy[ev.thread]++
 		}
 	}
-	sleep(ctx, cfg.Drain)
+	service.Sleep(ctx, cfg.Drain)
 	stop()
 	wg.Wait()
 	res.Seconds = time.Since(start).Seconds()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 )
 
 // stormAgent is one thread's agent: it follows the thread's stream, finishes a run the
@@ -104,7 +105,7 @@ func (a *stormAgent) frame(ctx context.Context, event, data string) {
 			a.handlers.Add(1)
 			go func() {
 				defer a.handlers.Done()
-				if sleep(ctx, a.cfg.Handle) {
+				if service.Sleep(ctx, a.cfg.Handle) {
 					a.post(ctx, "/runs/"+url.PathEscape(f.RunID)+"/finish")
 				}
 			}()
@@ -114,7 +115,7 @@ func (a *stormAgent) frame(ctx context.Context, event, data string) {
 
 // work keeps the agent busy on its own Busy of every BusyPeriod, starting after phase.
 func (a *stormAgent) work(ctx context.Context, phase time.Duration) {
-	if !sleep(ctx, phase) {
+	if !service.Sleep(ctx, phase) {
 		return
 	}
 	on := time.Duration(a.cfg.Busy * float64(a.cfg.BusyPeriod))
@@ -123,13 +124,13 @@ func (a *stormAgent) work(ctx context.Context, phase time.Duration) {
 			RunID string `json:"runId"`
 		}
 		a.postJSON(ctx, "/runs", &run)
-		if !sleep(ctx, on) {
+		if !service.Sleep(ctx, on) {
 			return
 		}
 		if run.RunID != "" {
 			a.post(ctx, "/runs/"+url.PathEscape(run.RunID)+"/finish")
 		}
-		if !sleep(ctx, a.cfg.BusyPeriod-on) {
+		if !service.Sleep(ctx, a.cfg.BusyPeriod-on) {
 			return
 		}
 	}
@@ -164,17 +165,5 @@ func (a *stormAgent) postJSON(ctx context.Context, suffix string, out any) {
 		_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out)
 	} else {
 		_, _ = io.Copy(io.Discard, resp.Body)
-	}
-}
-
-// sleep waits d or until ctx ends; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
