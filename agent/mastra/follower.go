@@ -56,6 +56,9 @@ const (
 // chunk, no delivery) for the idle period, or until Stop; a dropped stream is reconnected
 // with backoff. Start follows the threads whose runs are still live.
 type Follower struct {
+	// TestSignals are for tests; they do nothing unless a test initialises them.
+	TestSignals FollowerSignals
+
 	id       string
 	cfg      agent.TargetConfig
 	base     string
@@ -65,10 +68,8 @@ type Follower struct {
 	log      *slog.Logger
 	now      func() time.Time
 	min, max time.Duration
-	hook     func(k inbox.ThreadKey, chunkType string)
 	idle     time.Duration                        // unfollow after this long idle; 0: never
 	after    func(time.Duration) <-chan time.Time // the idle timer; it yields times of f.now's clock
-	exited   func(k inbox.ThreadKey)              // a thread's stream goroutine ended
 	resync   time.Duration
 	// approvals is told of tool approvals; nil: none.
 	approvals ApprovalHook
@@ -112,9 +113,28 @@ func WithIdleUnfollow(d time.Duration) FollowerOption { return func(f *Follower)
 // gateway kept open is still going (default DefaultResyncWait).
 func WithResyncWait(d time.Duration) FollowerOption { return func(f *Follower) { f.resync = d } }
 
-// WithChunkHook is called after each chunk is handled (tests wait on it).
-func WithChunkHook(fn func(k inbox.ThreadKey, chunkType string)) FollowerOption {
-	return func(f *Follower) { f.hook = fn }
+// FollowerSignals are the points of a follower's work tests wait on.
+type FollowerSignals struct {
+	// Chunk: a chunk that moves a run (start, finish, abort, error, a tool call's
+	// approval or suspension) was handled; text deltas are not signalled.
+	Chunk service.Signal[Chunk]
+	// Exited: a thread's stream goroutine ended.
+	Exited service.Signal[inbox.ThreadKey]
+}
+
+// Chunk is a handled chunk as FollowerSignals.Chunk reports it.
+type Chunk struct {
+	Thread inbox.ThreadKey
+	Type   string
+}
+
+// signalled reports the chunk types FollowerSignals.Chunk reports.
+func signalled(chunkType string) bool {
+	switch chunkType {
+	case "start", "finish", "abort", "error", "tool-call-approval", "tool-call-suspended":
+		return true
+	}
+	return false
 }
 
 // NewFollower builds the follower of one mastra agent. notify receives threads that
@@ -124,8 +144,8 @@ func NewFollower(cfg agent.Config, runs Presence, notify func([]inbox.ThreadKey)
 	base = base.Component("mastra_follower", "agent", cfg.ID)
 	f := &Follower{id: cfg.ID, cfg: cfg.Target, base: agentBase(cfg.Target), runs: runs, notify: notify, client: &http.Client{},
 		log: base.Logger, now: base.Now, min: DefaultMinBackoff, max: DefaultMaxBackoff,
-		hook: func(inbox.ThreadKey, string) {}, threads: map[inbox.ThreadKey]*followed{},
-		idle: 2 * cfg.RunLease, after: time.After, exited: func(inbox.ThreadKey) {}, resync: DefaultResyncWait,
+		threads: map[inbox.ThreadKey]*followed{},
+		idle:    2 * cfg.RunLease, after: time.After, resync: DefaultResyncWait,
 		maxFollowed: cfg.Target.MaxFollowed}
 	for _, o := range opts {
 		o(f)
@@ -293,7 +313,7 @@ type threadState struct {
 }
 
 func (f *Follower) follow(ctx context.Context, k inbox.ThreadKey, th *followed, resume bool) {
-	defer f.exited(k)
+	defer f.TestSignals.Exited.Signal(k)
 	st := &threadState{k: k, th: th}
 	if resume {
 		// The gateway was away (restarted) while this run was open: the first stream
@@ -508,7 +528,9 @@ func (f *Follower) handle(ctx context.Context, st *threadState, data string) {
 		f.log.Warn("unreadable chunk", "thread", st.k.String(), "error", err.Error())
 		return
 	}
-	defer f.hook(st.k, c.Type)
+	if signalled(c.Type) {
+		defer f.TestSignals.Chunk.Signal(Chunk{st.k, c.Type})
+	}
 	switch c.Type {
 	case "start":
 		run, _, err := f.runs.Open(ctx, st.k, agent.OriginMastra)

@@ -26,11 +26,6 @@ import (
 // mastraServer starts the real-Mastra interop harness.
 func mastraServer(t *testing.T, delay time.Duration) string { return mastratest.Server(t, delay) }
 
-type seenChunk struct {
-	k   inbox.ThreadKey
-	typ string
-}
-
 type prompt struct {
 	Turn        int      `json:"turn"`
 	Temperature *float64 `json:"temperature"`
@@ -112,7 +107,6 @@ func TestRealMastraInterop(t *testing.T) {
 	base := mastraServer(t, 2500*time.Millisecond)
 	cfg := agent.Config{ID: "support", Token: deliverytest.SupportToken,
 		Target: agent.TargetConfig{Kind: agent.TargetMastra, URL: base, AgentID: "interopAgent", Timeout: 20 * time.Second}}
-	chunks := make(chan seenChunk, 1000)
 	var follower *mastra.Follower
 	env := deliverytest.New(t, deliverytest.Config{
 		RealClock: true,
@@ -120,13 +114,8 @@ func TestRealMastraInterop(t *testing.T) {
 		Policy: inbox.PolicyConfig{SummaryInterval: 300 * time.Millisecond},
 		Agents: []agent.Config{cfg},
 		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
-			follower = mastra.NewFollower(cfg, e.Runs, e.Notify, service.Base{}, mastra.WithBackoff(50*time.Millisecond, time.Second),
-				mastra.WithChunkHook(func(k inbox.ThreadKey, typ string) {
-					switch typ {
-					case "start", "finish", "abort", "error", "tool-call-approval", "tool-call-suspended":
-						chunks <- seenChunk{k, typ}
-					}
-				}))
+			follower = mastra.NewFollower(cfg, e.Runs, e.Notify, service.Base{}, mastra.WithBackoff(50*time.Millisecond, time.Second))
+			follower.TestSignals.Chunk.Init()
 			tg, err := mastra.New(cfg, mastra.WithFollower(follower))
 			require.NoError(t, err)
 			return map[string]delivery.Route{"support": {Kind: agent.TargetMastra, Target: tg, Concurrency: 4}}
@@ -142,8 +131,8 @@ func TestRealMastraInterop(t *testing.T) {
 		timeout := time.After(30 * time.Second)
 		for {
 			select {
-			case c := <-chunks:
-				if c.k == k && c.typ == typ {
+			case c := <-follower.TestSignals.Chunk.C():
+				if c.Thread == k && c.Type == typ {
 					return
 				}
 			case <-timeout:

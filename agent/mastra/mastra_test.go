@@ -201,21 +201,20 @@ func TestFollowerMirrorsRuns(t *testing.T) {
 
 	p := &presence{}
 	idle := make(chan inbox.ThreadKey, 10)
-	ends := make(chan string, 10)
 	f := mastra.NewFollower(config(srvURL), p, func(ks []inbox.ThreadKey) { idle <- ks[0] }, service.Base{},
-		mastra.WithBackoff(time.Millisecond, 10*time.Millisecond),
-		mastra.WithChunkHook(func(_ inbox.ThreadKey, typ string) {
-			if typ == "error" {
-				ends <- typ
-			}
-		}))
+		mastra.WithBackoff(time.Millisecond, 10*time.Millisecond))
+	f.TestSignals.Chunk.Init()
 	require.NoError(t, f.Start(context.Background()))
 	f.Follow(context.Background(), thread)
 	f.Follow(context.Background(), thread) // already followed: no second stream
-	select {
-	case <-ends:
-	case <-time.After(10 * time.Second):
-		t.Fatal("follower did not reach the second stream's end")
+	timeout := time.After(10 * time.Second)
+	for ended := false; !ended; {
+		select {
+		case c := <-f.TestSignals.Chunk.C():
+			ended = c.Type == "error"
+		case <-timeout:
+			t.Fatal("follower did not reach the second stream's end")
+		}
 	}
 	for range 3 {
 		require.Equal(t, thread, <-idle)
@@ -312,11 +311,11 @@ func TestFollowerUnfollowsIdleThreads(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
 	fire := make(chan time.Time)
-	exited := make(chan inbox.ThreadKey, 4)
 	f := mastra.NewFollower(config(srv.URL), &presence{}, func([]inbox.ThreadKey) {}, service.Base{Now: clock},
 		mastra.WithIdleUnfollow(time.Minute),
-		mastra.WithIdleTimer(func(time.Duration) <-chan time.Time { return fire }),
-		mastra.WithExitHook(func(k inbox.ThreadKey) { exited <- k }))
+		mastra.WithIdleTimer(func(time.Duration) <-chan time.Time { return fire }))
+	f.TestSignals.Exited.Init()
+	exited := f.TestSignals.Exited.C()
 	require.NoError(t, f.Start(context.Background()))
 	defer func() { require.NoError(t, f.Stop(context.Background())) }()
 	wait := func(ch <-chan struct{}, what string) {
