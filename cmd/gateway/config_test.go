@@ -41,7 +41,7 @@ func TestMissingVariableNamed(t *testing.T) {
 	require.Equal(t, []string{"agents[0].token: environment variable CODER_TOKEN is not set"}, problems(t, minimal, noEnv))
 	cfg, err := ParseConfig("test.yaml", []byte(minimal), env("CODER_TOKEN", "tok-0123456789abc"))
 	require.NoError(t, err)
-	require.Equal(t, "tok-0123456789abc", cfg.Agents[0].Token)
+	require.Equal(t, "tok-0123456789abc", cfg.Agents[0].Token.Reveal())
 }
 
 func TestInterpolationDefaultsAndTypes(t *testing.T) {
@@ -55,7 +55,7 @@ agents: [ { id: a, token: "${TOK}" } ]
 	// A token that looks like a number stays a string; a bare $ stays as is.
 	cfg, err = ParseConfig("t.yaml", []byte(`agents: [ { id: a, token: "${TOK}" } ]`), env("TOK", "123456789012345$x"))
 	require.NoError(t, err)
-	require.Equal(t, "123456789012345$x", cfg.Agents[0].Token)
+	require.Equal(t, "123456789012345$x", cfg.Agents[0].Token.Reveal())
 }
 
 func TestUnknownKeysNamedByPath(t *testing.T) {
