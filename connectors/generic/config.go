@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/stdwebhooks"
 )
 
 // Config is one entry of `connectors.generic` in config.yaml.
@@ -61,7 +62,7 @@ func (c Config) Validate() error {
 	}
 	if c.Secret == "" {
 		add("secret: required (unsigned deliveries are never accepted)")
-	} else if _, err := ParseSecret(c.Secret); err != nil {
+	} else if _, err := stdwebhooks.ParseSecret(c.Secret); err != nil {
 		add("secret: %w", err)
 	}
 	if c.DefaultPriority != "" && !c.DefaultPriority.Valid() {

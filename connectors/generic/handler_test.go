@@ -20,6 +20,7 @@ import (
 	"github.com/signalgate/signalgate/connectors/connectorstest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/stdwebhooks"
 )
 
 const testSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -53,13 +54,13 @@ func newHarness(t *testing.T, limit server.ByteSize, cfgs ...Config) *harness {
 
 func signedRequest(t *testing.T, connector, id string, ts time.Time, body []byte) *http.Request {
 	t.Helper()
-	secret, err := ParseSecret(testSecret)
+	secret, err := stdwebhooks.ParseSecret(testSecret)
 	require.NoError(t, err)
 	req := httptest.NewRequest(http.MethodPost, "/webhooks/generic/"+connector, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(HeaderID, id)
-	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
-	req.Header.Set(HeaderSignature, Sign(secret, id, ts, body))
+	req.Header.Set(stdwebhooks.HeaderID, id)
+	req.Header.Set(stdwebhooks.HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
+	req.Header.Set(stdwebhooks.HeaderSignature, stdwebhooks.Sign(secret, id, ts, body))
 	return req
 }
 
@@ -176,14 +177,14 @@ func TestGenericBadInput(t *testing.T) {
 
 	t.Run("bad signature", func(t *testing.T) {
 		req := signedRequest(t, "billing", "msg_1", h.now, []byte(notificationJSON))
-		req.Header.Set(HeaderSignature, "v1,"+strings.Repeat("A", 44))
+		req.Header.Set(stdwebhooks.HeaderSignature, "v1,"+strings.Repeat("A", 44))
 		rec := h.do(req)
 		require.Equal(t, http.StatusUnauthorized, rec.Code)
 		assert.Equal(t, "missing or invalid credentials", errMessage(t, rec))
 	})
 	t.Run("missing signature", func(t *testing.T) {
 		req := signedRequest(t, "billing", "msg_1", h.now, []byte(notificationJSON))
-		req.Header.Del(HeaderSignature)
+		req.Header.Del(stdwebhooks.HeaderSignature)
 		rec := h.do(req)
 		require.Equal(t, http.StatusUnauthorized, rec.Code)
 		assert.Equal(t, "missing or invalid credentials", errMessage(t, rec))
@@ -307,3 +308,5 @@ func TestGenericConfigValidation(t *testing.T) {
 		assert.Contains(t, err.Error(), want)
 	}
 }
+
+var testNow = time.Unix(1_770_000_000, 0)
