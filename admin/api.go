@@ -2,18 +2,16 @@ package admin
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/bearer"
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/inbox"
@@ -90,11 +88,6 @@ type route struct {
 	h echo.HandlerFunc
 }
 
-type tokenHash struct {
-	tok Token
-	sum [sha256.Size]byte
-}
-
 // API serves /admin/v1 and the OpenAPI document at /openapi.json.
 //
 // Every admin request carries `Authorization: Bearer <token>` of a configured admin
@@ -103,7 +96,7 @@ type tokenHash struct {
 // writes nothing and needs `read`.
 type API struct {
 	d         Deps
-	tokens    []tokenHash
+	tokens    bearer.Table[Token]
 	router    *connectors.Router
 	explainer *Explainer
 	log       *slog.Logger
@@ -141,7 +134,7 @@ func New(cfg Config, d Deps) (*API, error) {
 	}
 	a := &API{d: d, router: x.router, explainer: x, log: d.Log.With("component", "admin"), openapi: doc}
 	for _, t := range cfg.Tokens {
-		a.tokens = append(a.tokens, tokenHash{tok: t, sum: sha256.Sum256([]byte(t.Token))})
+		a.tokens.Add(t.Token.Reveal(), t)
 	}
 	a.routes = []route{
 		{Route{http.MethodGet, "/events", ScopeRead}, a.listEvents},
@@ -201,35 +194,12 @@ func (a *API) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// caller finds the token presented. Every configured token is compared, in constant
-// time over fixed-length digests, so timing reveals neither which token nor how close.
-func (a *API) caller(header string) (Token, bool) {
-	scheme, raw, ok := strings.Cut(strings.TrimSpace(header), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return Token{}, false
-	}
-	return a.Authenticate(raw)
-}
+// caller finds the token an Authorization header presents.
+func (a *API) caller(header string) (Token, bool) { return a.tokens.FromHeader(header) }
 
 // Authenticate finds the configured admin token raw is, for callers that take the token
 // once and keep a session (the console).
-func (a *API) Authenticate(raw string) (Token, bool) {
-	raw = strings.TrimSpace(raw)
-	if raw == "" {
-		return Token{}, false
-	}
-	sum := sha256.Sum256([]byte(raw))
-	found := -1
-	for i, t := range a.tokens {
-		if subtle.ConstantTimeCompare(sum[:], t.sum[:]) == 1 {
-			found = i
-		}
-	}
-	if found < 0 {
-		return Token{}, false
-	}
-	return a.tokens[found].tok, true
-}
+func (a *API) Authenticate(raw string) (Token, bool) { return a.tokens.Lookup(raw) }
 
 func requireScope(scope string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {

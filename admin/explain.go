@@ -20,7 +20,6 @@ import (
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
-	"github.com/signalgate/signalgate/store"
 )
 
 // Sample is what explain looks at: a stored event by id, or an event as a connector
@@ -98,7 +97,7 @@ type Outcome struct {
 	Thread       inbox.ThreadKey    `json:"thread"`
 	Notification inbox.Notification `json:"notification"`
 	Presence     inbox.Presence     `json:"presence"`
-	ActiveRun    *store.ActiveRun   `json:"activeRun,omitempty"`
+	ActiveRun    *agent.ActiveRun   `json:"activeRun,omitempty"`
 	// Merge is the pending record it would dedupe or coalesce into.
 	Merge *Merge `json:"merge,omitempty"`
 	// Net is the net-state verdict of a notification with a netKey (which never merges).
@@ -343,7 +342,7 @@ func (x *Explainer) outcome(ctx context.Context, n inbox.Notification, in policy
 	}
 	if run != nil {
 		o.Presence = inbox.PresenceActive
-		o.ActiveRun = &store.ActiveRun{RunID: run.ID, Origin: run.Origin, Since: run.OpenedAt, LeaseUntil: run.LeaseUntil}
+		o.ActiveRun = &agent.ActiveRun{RunID: run.ID, Origin: run.Origin, Since: run.OpenedAt, LeaseUntil: run.LeaseUntil}
 	}
 	if n.NetKey != "" {
 		return x.netOutcome(ctx, o, n, in, now)

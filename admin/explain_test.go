@@ -13,7 +13,6 @@ import (
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
-	"github.com/signalgate/signalgate/store"
 )
 
 // snapshot counts what explain must never change.
@@ -24,7 +23,7 @@ func snapshot(t *testing.T, en *env) [3]int {
 	require.NoError(t, err)
 	recs, _, err := en.st.ListRecords(ctx, inbox.RecordFilter{Limit: inbox.MaxPageSize})
 	require.NoError(t, err)
-	threads, _, err := en.st.ListThreads(ctx, store.ThreadFilter{Limit: inbox.MaxPageSize}, en.clock.Now())
+	threads, _, err := en.st.ListThreads(ctx, agent.ThreadFilter{Limit: inbox.MaxPageSize}, en.clock.Now())
 	require.NoError(t, err)
 	sum := 0
 	for _, r := range recs {

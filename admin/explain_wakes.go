@@ -7,7 +7,6 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
-	"github.com/signalgate/signalgate/store"
 )
 
 // ExplainedWake is a thread's wake accounting, shown when its agent has a wake_budget
@@ -30,7 +29,7 @@ type ExplainedWake struct {
 
 // wakeStater is the store's read of a thread's wake accounting (an empty inbox has none).
 type wakeStater interface {
-	WakeState(ctx context.Context, k inbox.ThreadKey, now time.Time) (store.WakeState, error)
+	WakeState(ctx context.Context, k inbox.ThreadKey, now time.Time) (agent.WakeState, error)
 }
 
 // explainWake describes the wake budget and cap of k's agent; nil when it has neither.
@@ -39,7 +38,7 @@ func (x *Explainer) explainWake(ctx context.Context, o Outcome, now time.Time) (
 	if set.Budget == nil && set.Limit == 0 {
 		return nil, nil
 	}
-	var st store.WakeState
+	var st agent.WakeState
 	if ws, ok := x.st.(wakeStater); ok {
 		var err error
 		if st, err = ws.WakeState(ctx, o.Thread, now); err != nil {

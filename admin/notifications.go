@@ -14,7 +14,6 @@ import (
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
-	"github.com/signalgate/signalgate/store"
 )
 
 var recordParams = []string{"agent", "resource", "thread", "status", "priority", "source", "kind", "text", "event", "limit", "cursor"}
@@ -65,7 +64,7 @@ func (a *API) listNotifications(c echo.Context) error {
 // attempt log and the signals that carried it.
 type NotificationDetail struct {
 	inbox.Record
-	Event      *store.EventRef    `json:"event"` // nil when retention deleted it
+	Event      *inbox.EventRef    `json:"event"` // nil when retention deleted it
 	Deliveries []delivery.Attempt `json:"deliveries"`
 	Signals    []agent.Frame      `json:"signals"`
 }
@@ -97,12 +96,12 @@ func (a *API) Notification(ctx context.Context, id string) (NotificationDetail, 
 		ev, err := a.d.Store.GetEvent(ctx, rec.EventID)
 		switch {
 		case err == nil:
-			out.Event = &store.EventRef{ID: ev.ID, Type: ev.Type, Status: ev.Status, Error: ev.Error, ReceivedAt: ev.ReceivedAt}
+			out.Event = &inbox.EventRef{ID: ev.ID, Type: ev.Type, Status: ev.Status, Error: ev.Error, ReceivedAt: ev.ReceivedAt}
 		case !errors.Is(err, inbox.ErrNotFound):
 			return NotificationDetail{}, err
 		}
 	}
-	if out.Deliveries, err = a.d.Store.ListAttempts(ctx, store.AttemptFilter{RecordID: id, Limit: inbox.MaxPageSize}); err != nil {
+	if out.Deliveries, err = a.d.Store.ListAttempts(ctx, delivery.AttemptFilter{RecordID: id, Limit: inbox.MaxPageSize}); err != nil {
 		return NotificationDetail{}, err
 	}
 	if out.Signals, err = a.d.Store.RecordSignals(ctx, rec.Thread, id); err != nil {

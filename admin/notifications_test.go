@@ -13,7 +13,6 @@ import (
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
-	"github.com/signalgate/signalgate/store"
 )
 
 type recordList struct {
@@ -190,16 +189,16 @@ func TestThreadsAndDeliveries(t *testing.T) {
 		require.NoError(t, err)
 
 		var threads struct {
-			Threads []store.Thread `json:"threads"`
+			Threads []agent.Thread `json:"threads"`
 		}
 		en.call(http.MethodGet, "/admin/v1/threads?presence=active", nil, &threads)
 		require.Len(t, threads.Threads, 1)
 		th := threads.Threads[0]
 		require.Equal(t, k, th.ThreadKey)
 		require.Equal(t, inbox.PresenceActive, th.Presence)
-		require.Equal(t, &store.ActiveRun{RunID: "run-1", Origin: agent.OriginAgent, Since: en.clock.Now(),
+		require.Equal(t, &agent.ActiveRun{RunID: "run-1", Origin: agent.OriginAgent, Since: en.clock.Now(),
 			LeaseUntil: en.clock.Now().Add(5 * time.Minute)}, th.ActiveRun)
-		require.Equal(t, store.PendingCounts{High: 1, Total: 1}, th.Pending)
+		require.Equal(t, agent.PendingCounts{High: 1, Total: 1}, th.Pending)
 		en.call(http.MethodGet, "/admin/v1/threads?pending=false&limit=10", nil, &threads)
 		require.Len(t, threads.Threads, 3)
 		en.call(http.MethodGet, "/admin/v1/threads?thread=globex", nil, &threads)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/agent/agentapi"
 	"github.com/signalgate/signalgate/connectors/generic"
 	"github.com/signalgate/signalgate/connectors/github"
 	"github.com/signalgate/signalgate/connectors/slack"
@@ -23,9 +24,9 @@ func TestOpenAPICoversAdminAndAgentRoutes(t *testing.T) {
 	en := newEnv(t, envOpts{})
 	e := echo.New()
 	en.api.Mount(e)
-	api, err := agent.NewAPI([]agent.Config{{ID: "coder", Token: "coder-token-0123456789"}}, agent.Deps{})
+	svc, err := agent.NewService([]agent.Config{{ID: "coder", Token: "coder-token-0123456789"}}, agent.Deps{})
 	require.NoError(t, err)
-	api.Mount(e)
+	agentapi.New(svc, nil, nil).Mount(e)
 	for _, p := range []string{github.RoutePath, slack.RoutePath, slack.InteractionsPath, generic.RoutePath} {
 		e.POST(p, func(echo.Context) error { return nil })
 	}

@@ -8,10 +8,7 @@ import (
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
-	"github.com/signalgate/signalgate/store"
 )
-
-var _ Store = (*store.Store)(nil)
 
 // ExplainStore is what explain reads; it never writes.
 type ExplainStore interface {
@@ -35,11 +32,11 @@ type Store interface {
 	// RequeueRecord makes a record in one of from pending and due now again; changed is
 	// false when it was in another status (the record is returned as it is).
 	RequeueRecord(ctx context.Context, id string, from []inbox.Status, operator string, now time.Time) (rec inbox.Record, changed bool, err error)
-	ListThreads(ctx context.Context, f store.ThreadFilter, now time.Time) ([]store.Thread, string, error)
-	ListAttempts(ctx context.Context, f store.AttemptFilter) ([]delivery.Attempt, error)
+	ListThreads(ctx context.Context, f agent.ThreadFilter, now time.Time) ([]agent.Thread, string, error)
+	ListAttempts(ctx context.Context, f delivery.AttemptFilter) ([]delivery.Attempt, error)
 	// RecordSignals lists the signals of k's log that carried record id, oldest first.
 	RecordSignals(ctx context.Context, k inbox.ThreadKey, id string) ([]agent.Frame, error)
-	ConnectorActivity(ctx context.Context, source, connector string) (store.ConnectorActivity, error)
+	ConnectorActivity(ctx context.Context, source, connector string) (inbox.ConnectorActivity, error)
 	ConnectorStates(ctx context.Context, connector string) (map[string]string, error)
 	// TargetStates and Backlog are the targets' shared health and what waits for them.
 	TargetStates(ctx context.Context) ([]delivery.TargetState, error)

@@ -8,15 +8,15 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
-	"github.com/signalgate/signalgate/store"
 )
 
 // ThreadPage is one page of GET /threads.
 type ThreadPage struct {
-	Threads    []store.Thread `json:"threads"`
+	Threads    []agent.Thread `json:"threads"`
 	NextCursor string         `json:"nextCursor,omitempty"`
 }
 
@@ -33,7 +33,7 @@ func (a *API) listThreads(c echo.Context) error {
 // counts per priority, most recently active first, with GET /threads' query parameters.
 func (a *API) Threads(ctx context.Context, q url.Values) (ThreadPage, error) {
 	p := readParams(q, "agent", "resource", "thread", "presence", "pending", "limit", "cursor")
-	f := store.ThreadFilter{Agent: p.text("agent"), Resource: p.text("resource"), Thread: p.text("thread"),
+	f := agent.ThreadFilter{Agent: p.text("agent"), Resource: p.text("resource"), Thread: p.text("thread"),
 		Limit: p.limit(), Cursor: p.cursor()}
 	switch pr := inbox.Presence(p.vals["presence"]); pr {
 	case "", inbox.PresenceActive, inbox.PresenceIdle:
@@ -52,7 +52,7 @@ func (a *API) Threads(ctx context.Context, q url.Values) (ThreadPage, error) {
 		return ThreadPage{}, err
 	}
 	if threads == nil {
-		threads = []store.Thread{}
+		threads = []agent.Thread{}
 	}
 	return ThreadPage{Threads: threads, NextCursor: next}, nil
 }
@@ -76,7 +76,7 @@ func (a *API) listDeliveries(c echo.Context) error {
 // (signal=), one thread (agent=, resource=, thread=) or all.
 func (a *API) Deliveries(ctx context.Context, q url.Values) (DeliveryPage, error) {
 	p := readParams(q, "record", "signal", "agent", "resource", "thread", "limit", "cursor")
-	f := store.AttemptFilter{RecordID: p.text("record"), SignalID: p.text("signal"), Limit: p.limit()}
+	f := delivery.AttemptFilter{RecordID: p.text("record"), SignalID: p.text("signal"), Limit: p.limit()}
 	k := inbox.ThreadKey{Agent: p.text("agent"), Resource: p.text("resource"), Thread: p.text("thread")}
 	if k != (inbox.ThreadKey{}) {
 		for _, part := range [][2]string{{"agent", k.Agent}, {"resource", k.Resource}, {"thread", k.Thread}} {
@@ -125,7 +125,7 @@ func (a *API) Deliveries(ctx context.Context, q url.Values) (DeliveryPage, error
 // the live pollers see it.
 type ConnectorHealth struct {
 	ConnectorRef
-	store.ConnectorActivity
+	inbox.ConnectorActivity
 	// Mailboxes is an email connector's live state: connection, IDLE, last poll, cursor.
 	Mailboxes []email.MailboxStatus `json:"mailboxes,omitempty"`
 	// Cursors are an email connector's stored cursors ("uidvalidity:uid" per mailbox).

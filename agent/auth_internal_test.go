@@ -9,18 +9,17 @@ import (
 // A tokenless agent has no digest to match, so even a caller that got past the
 // empty-bearer check could not become it.
 func TestTokenlessAgentHasNoDigest(t *testing.T) {
-	a, err := NewAPI([]Config{
+	s, err := NewService([]Config{
 		{ID: "coder", Token: "coder-token-0123456789"},
 		{ID: "support", Target: TargetConfig{Kind: TargetMastra, URL: "http://127.0.0.1:4111", AgentID: "supportAgent"}},
 	}, Deps{})
 	require.NoError(t, err)
-	require.Len(t, a.tokens, 1)
-	require.Equal(t, "coder", a.tokens[0].agent)
+	require.Equal(t, 1, s.tokens.Len())
 	for _, h := range []string{"", "Bearer", "Bearer ", "Bearer \t "} {
-		_, ok := a.caller(h)
-		require.False(t, ok, "header %q", h)
+		_, err := s.Caller(h)
+		require.Error(t, err, "header %q", h)
 	}
-	who, ok := a.caller("Bearer coder-token-0123456789")
-	require.True(t, ok)
+	who, err := s.Caller("Bearer coder-token-0123456789")
+	require.NoError(t, err)
 	require.Equal(t, "coder", who)
 }

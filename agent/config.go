@@ -7,9 +7,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/signalgate/signalgate/bytesize"
 	"github.com/signalgate/signalgate/secret"
-
-	"github.com/signalgate/signalgate/server"
 )
 
 // Target kinds: how a thread's agent is reached.
@@ -27,7 +26,7 @@ type Config struct {
 	// RunLease is how long a run stays open without a heartbeat (default 5m).
 	RunLease time.Duration `yaml:"run_lease"`
 	// MaxContents bounds a signal's contents in bytes (default 256 KiB).
-	MaxContents server.ByteSize `yaml:"max_contents"`
+	MaxContents bytesize.Size `yaml:"max_contents"`
 	// MaxStreams caps the agent token's open thread streams (default 1024), and
 	// MaxStreamsPerThread those of one thread (default 8): each holds a connection, a
 	// goroutine and buffers. Beyond either, a new stream is answered 429.

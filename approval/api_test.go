@@ -34,8 +34,8 @@ func TestAgentAPIApproval(t *testing.T) {
 
 	slack := &fakeSlack{}
 	svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE"}},
-		approval.Deps{Store: e.Store, Places: e.Store, Slack: slack, Emitter: e.API, Base: service.Base{Now: e.Now}})
-	e.API.Approvals = svc
+		approval.Deps{Store: e.Store, Places: e.Store, Slack: slack, Emitter: e.Agents, Base: service.Base{Now: e.Now}})
+	e.Agents.Approvals = svc
 	sub := e.Subscribe(k, "", "")
 
 	for body, want := range map[string]int{
@@ -77,8 +77,8 @@ func TestAgentAPIApprovalIDKeptWhole(t *testing.T) {
 			k := inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: "deploy-7"}
 			slack := &fakeSlack{}
 			svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE"}},
-				approval.Deps{Store: e.Store, Places: e.Store, Slack: slack, Emitter: e.API, Base: service.Base{Now: e.Now}})
-			e.API.Approvals = svc
+				approval.Deps{Store: e.Store, Places: e.Store, Slack: slack, Emitter: e.Agents, Base: service.Base{Now: e.Now}})
+			e.Agents.Approvals = svc
 			url, tok := e.ThreadURL(k, "/approvals"), e.Token(k)
 
 			long := strings.Repeat("a", approval.MaxCallID)
@@ -128,8 +128,8 @@ func TestApprovalDecisionsRespectMaxConcurrentWakes(t *testing.T) {
 				{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{Kind: agent.TargetStream}, MaxConcurrentWakes: 1},
 			}})
 			svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE"}},
-				approval.Deps{Store: e.Store, Places: e.Store, Slack: &fakeSlack{}, Emitter: e.API, Base: service.Base{Now: e.Now}})
-			e.API.Approvals = svc
+				approval.Deps{Store: e.Store, Places: e.Store, Slack: &fakeSlack{}, Emitter: e.Agents, Base: service.Base{Now: e.Now}})
+			e.Agents.Approvals = svc
 			var ks []inbox.ThreadKey
 			var as []approval.Approval
 			for i := range 3 {
@@ -214,9 +214,9 @@ func TestApprovalDecisionKeepsItsPlaceInTheWakeQueue(t *testing.T) {
 				}
 			})}})
 			svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE"}},
-				approval.Deps{Store: e.Store, Places: e.Store, Slack: &fakeSlack{}, Emitter: e.API, Base: service.Base{Now: e.Now}})
+				approval.Deps{Store: e.Store, Places: e.Store, Slack: &fakeSlack{}, Emitter: e.Agents, Base: service.Base{Now: e.Now}})
 			svcp.Store(svc)
-			e.API.Approvals = svc
+			e.Agents.Approvals = svc
 			require.NoError(t, svc.Start(t.Context()))
 			t.Cleanup(func() { require.NoError(t, svc.Stop(context.Background())) })
 			key := func(name string) inbox.ThreadKey {

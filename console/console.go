@@ -82,7 +82,7 @@ type Admin interface {
 	Approvals(ctx context.Context, q url.Values) (admin.ApprovalPage, error)
 }
 
-// Streamer serves a thread's signal log as SSE (*agent.API's ServeStream).
+// Streamer serves a thread's signal log as SSE (*agentapi.API's ServeStream).
 type Streamer interface {
 	ServeStream(c echo.Context, k inbox.ThreadKey) error
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
-	"github.com/signalgate/signalgate/store"
 )
 
 // logWindow is how much of a thread's log its page shows before following it live.
@@ -34,7 +34,7 @@ func cleanQuery(q url.Values) url.Values {
 type threadsPage struct {
 	Q       url.Values
 	Agents  []string
-	Threads []store.Thread
+	Threads []agent.Thread
 	Next    string
 }
 
@@ -51,7 +51,7 @@ func (c *Console) threads(ec echo.Context) error {
 
 type threadPage struct {
 	Key     inbox.ThreadKey
-	Thread  *store.Thread // nil: nothing has reached the thread yet
+	Thread  *agent.Thread // nil: nothing has reached the thread yet
 	Self    string
 	Q       url.Values
 	Records []inbox.Record

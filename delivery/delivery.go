@@ -146,6 +146,15 @@ type Attempt struct {
 	At         time.Time       `json:"at"`
 }
 
+// AttemptFilter selects attempt log rows; empty fields match all.
+type AttemptFilter struct {
+	Thread   *inbox.ThreadKey
+	SignalID string
+	RecordID string
+	BeforeID int64 // page: rows with a smaller id
+	Limit    int   // default 100
+}
+
 // Sent is a record carried by a delivered signal. UpdatedAt and Coalesced are the
 // version the signal was built from: a record merged meanwhile keeps its new content
 // pending.

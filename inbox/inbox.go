@@ -153,6 +153,27 @@ const (
 	EventInvalid  EventStatus = "invalid"  // verified but could not be parsed
 )
 
+// NotificationInput is the JSON body that creates a notification, as the agent API
+// (POST …/notifications), MCP's notify tool and the generic connector's native body all
+// take it. Each front adds its own: the agent API deliverAs and deliveryId.
+type NotificationInput struct {
+	// Source names the sending system (the generic connector keeps its own source and
+	// makes this the "origin" attribute).
+	Source      string          `json:"source"`
+	Kind        string          `json:"kind"`
+	Summary     string          `json:"summary"`
+	Priority    string          `json:"priority"`
+	Payload     json.RawMessage `json:"payload"`
+	DedupeKey   string          `json:"dedupeKey"`
+	CoalesceKey string          `json:"coalesceKey"`
+	Attributes  Attributes      `json:"attributes"`
+	Metadata    map[string]any  `json:"metadata"`
+	// NetKey, State and RestState put the notification in a net-state lane.
+	NetKey    string `json:"netKey"`
+	State     string `json:"state"`
+	RestState string `json:"restState"`
+}
+
 // Notification is what a route produces for one thread: the input of the inbox.
 type Notification struct {
 	Thread      ThreadKey       `json:"thread"`

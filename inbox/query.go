@@ -84,3 +84,19 @@ func PageSize(limit int) int {
 	}
 	return limit
 }
+
+// ConnectorActivity is what the stored events say about a connector's health.
+type ConnectorActivity struct {
+	LastEvent *EventRef `json:"lastEvent"`
+	// LastError is the newest event that could not be parsed or routed.
+	LastError *EventRef `json:"lastError"`
+}
+
+// EventRef summarises one stored event.
+type EventRef struct {
+	ID         string      `json:"id"`
+	Type       string      `json:"type"`
+	Status     EventStatus `json:"status"`
+	Error      string      `json:"error,omitempty"`
+	ReceivedAt time.Time   `json:"receivedAt"`
+}

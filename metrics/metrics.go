@@ -1,5 +1,5 @@
 // Package metrics exposes the gateway's Prometheus metrics. Most are observed from
-// the outside of the domain packages: an echo middleware for ingest, a decorator
+// the outside of the domain packages: the server's request observer for ingest, a decorator
 // around the inbox, and gauges read from the store at scrape time; the dispatcher,
 // the stream broker and the email poller report through small observer methods.
 package metrics
@@ -12,13 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/signalgate/signalgate/inbox"
-	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/store"
 )
 
@@ -147,42 +145,33 @@ func New(stats StatsReader, log *slog.Logger, opts ...Option) *Metrics {
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // Handler serves the Prometheus text format.
-func (m *Metrics) Handler() echo.HandlerFunc {
-	return echo.WrapHandler(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
-// Middleware times every request by route template (bounded label values) and counts
-// ingest outcomes: the /webhooks/{source}/{connector} answers.
-func (m *Metrics) Middleware() echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			start := time.Now()
-			err := next(c)
-			status := c.Response().Status
-			if err != nil {
-				status = server.StatusOf(err)
-			}
-			route := c.Path()
-			if route == "" {
-				route = "unmatched"
-			}
-			m.requestDuration.WithLabelValues(route, methodLabel(c.Request().Method), statusLabel(status)).Observe(time.Since(start).Seconds())
-			if strings.HasPrefix(route, "/webhooks/") {
-				source := m.sourceLabel(strings.Split(strings.TrimPrefix(route, "/webhooks/"), "/")[0])
-				m.ingestLatency.WithLabelValues(source).Observe(time.Since(start).Seconds())
-				// The connector comes from the URL and is refused (413, 503) by middleware
-				// before any handler looks it up: only configured names are label values.
-				connector := m.connectorLabel(c.Param("connector"))
-				if status == http.StatusUnauthorized {
-					m.verifyFailures.WithLabelValues(source, connector).Inc()
-				}
-				// Refused before the inbox; a failure to store is counted by WrapIngester.
-				if status >= 400 && status < 500 {
-					m.eventsReceived.WithLabelValues(source, connector, "rejected").Inc()
-				}
-			}
-			return err
-		}
+// ObserveRequest times an answered request by route template (bounded label values)
+// and counts ingest outcomes: the /webhooks/{source}/{connector} answers. route is ""
+// when nothing matched; connector is the request's connector path parameter, if any
+// (server.Observe reports them).
+func (m *Metrics) ObserveRequest(route, method string, status int, connector string, elapsed time.Duration) {
+	if route == "" {
+		route = "unmatched"
+	}
+	m.requestDuration.WithLabelValues(route, methodLabel(method), statusLabel(status)).Observe(elapsed.Seconds())
+	if !strings.HasPrefix(route, "/webhooks/") {
+		return
+	}
+	source := m.sourceLabel(strings.Split(strings.TrimPrefix(route, "/webhooks/"), "/")[0])
+	m.ingestLatency.WithLabelValues(source).Observe(elapsed.Seconds())
+	// The connector comes from the URL and is refused (413, 503) by middleware before
+	// any handler looks it up: only configured names are label values.
+	connectorLabel := m.connectorLabel(connector)
+	if status == http.StatusUnauthorized {
+		m.verifyFailures.WithLabelValues(source, connectorLabel).Inc()
+	}
+	// Refused before the inbox; a failure to store is counted by WrapIngester.
+	if status >= 400 && status < 500 {
+		m.eventsReceived.WithLabelValues(source, connectorLabel, "rejected").Inc()
 	}
 }
 

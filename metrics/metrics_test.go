@@ -27,7 +27,7 @@ func TestIngestOutcomesCountedOnceWithBoundedLabels(t *testing.T) {
 	m := New(nil, slog.New(slog.DiscardHandler), WithLabels(Labels{Sources: []string{"generic"}, Connectors: []string{"billing", "slow"}}))
 	srv := server.New(server.Config{}, slog.New(slog.DiscardHandler))
 	e := srv.Echo()
-	e.Use(m.Middleware())
+	e.Use(server.Observe(m))
 	ing := m.WrapIngester(failingInbox{})
 	e.POST("/webhooks/generic/:connector", func(c echo.Context) error {
 		switch c.Param("connector") {
@@ -44,7 +44,7 @@ func TestIngestOutcomesCountedOnceWithBoundedLabels(t *testing.T) {
 		e.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/webhooks/generic/"+name, nil))
 	}
 	rec := httptest.NewRecorder()
-	e.GET("/metrics", m.Handler())
+	e.GET("/metrics", echo.WrapHandler(m.Handler()))
 	e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	var received []string
 	for _, line := range strings.Split(rec.Body.String(), "\n") {
@@ -66,7 +66,7 @@ func TestIngestOutcomesCountedOnceWithBoundedLabels(t *testing.T) {
 // of them may mint a series.
 func TestRequestValuesNeverMintSeries(t *testing.T) {
 	m := New(nil, slog.New(slog.DiscardHandler), WithLabels(Labels{Sources: []string{"generic", "agent-api"}, Connectors: []string{"billing", "coder"}}))
-	srv := server.New(server.Config{BodyLimit: 64}, slog.New(slog.DiscardHandler), server.WithObserver(m.Middleware()))
+	srv := server.New(server.Config{BodyLimit: 64}, slog.New(slog.DiscardHandler), server.WithObserver(server.Observe(m)))
 	e := srv.Echo()
 	e.POST("/webhooks/generic/:connector", func(c echo.Context) error {
 		if c.Param("connector") != "billing" {
@@ -75,7 +75,7 @@ func TestRequestValuesNeverMintSeries(t *testing.T) {
 		return c.NoContent(http.StatusAccepted)
 	})
 	e.GET("/healthz", func(c echo.Context) error { return c.NoContent(http.StatusOK) })
-	e.GET("/metrics", m.Handler())
+	e.GET("/metrics", echo.WrapHandler(m.Handler()))
 	series := func() int {
 		mfs, err := m.Registry().Gather()
 		require.NoError(t, err)

@@ -31,7 +31,7 @@ func TestTargetGauges(t *testing.T) {
 	m.TargetProbe("coder")
 	m.TargetProbe("not-configured") // never a label value from outside the config
 	e := echo.New()
-	e.GET("/metrics", m.Handler())
+	e.GET("/metrics", echo.WrapHandler(m.Handler()))
 	rec := httptest.NewRecorder()
 	e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	var got []string

@@ -14,62 +14,6 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 )
 
-// ThreadFilter selects threads, most recently active first. Zero fields match all.
-type ThreadFilter struct {
-	Agent    string
-	Resource string
-	Thread   string
-	Presence inbox.Presence // active or idle
-	Pending  bool           // only threads with pending records
-	Limit    int
-	Cursor   string
-}
-
-// Thread is one thread with its presence and inbox depth.
-type Thread struct {
-	inbox.ThreadKey
-	Presence  inbox.Presence `json:"presence"`
-	ActiveRun *ActiveRun     `json:"activeRun,omitempty"`
-	Pending   PendingCounts  `json:"pending"`
-	Failed    int            `json:"failed"`
-	LastSeq   int64          `json:"lastSeq"`
-	CreatedAt time.Time      `json:"createdAt"`
-	UpdatedAt time.Time      `json:"updatedAt"`
-}
-
-// ActiveRun is the run that makes a thread active.
-type ActiveRun struct {
-	RunID      string    `json:"runId"`
-	Origin     string    `json:"origin"`
-	Since      time.Time `json:"since"`
-	LeaseUntil time.Time `json:"leaseUntil"`
-}
-
-// PendingCounts counts a thread's pending records per priority.
-type PendingCounts struct {
-	Urgent int `json:"urgent"`
-	High   int `json:"high"`
-	Medium int `json:"medium"`
-	Low    int `json:"low"`
-	Total  int `json:"total"`
-}
-
-// ConnectorActivity is what the stored events say about a connector's health.
-type ConnectorActivity struct {
-	LastEvent *EventRef `json:"lastEvent"`
-	// LastError is the newest event that could not be parsed or routed.
-	LastError *EventRef `json:"lastError"`
-}
-
-// EventRef summarises one stored event.
-type EventRef struct {
-	ID         string            `json:"id"`
-	Type       string            `json:"type"`
-	Status     inbox.EventStatus `json:"status"`
-	Error      string            `json:"error,omitempty"`
-	ReceivedAt time.Time         `json:"receivedAt"`
-}
-
 // EventByDelivery finds the event stored under a provider delivery id.
 func (s *Store) EventByDelivery(ctx context.Context, source, connector, deliveryID string) (string, bool, error) {
 	var id string
@@ -154,18 +98,18 @@ type threadRow struct {
 	Failed    int            `db:"failed"`
 }
 
-func (row threadRow) thread() Thread {
-	t := Thread{
+func (row threadRow) thread() agent.Thread {
+	t := agent.Thread{
 		ThreadKey: inbox.ThreadKey{Agent: row.Agent, Resource: row.Resource, Thread: row.Thread},
 		Presence:  inbox.PresenceIdle,
-		Pending:   PendingCounts{Urgent: row.Urgent, High: row.High, Medium: row.Medium, Low: row.Low},
+		Pending:   agent.PendingCounts{Urgent: row.Urgent, High: row.High, Medium: row.Medium, Low: row.Low},
 		Failed:    row.Failed, LastSeq: row.LastSeq,
 		CreatedAt: fromMicros(row.CreatedAt), UpdatedAt: fromMicros(row.UpdatedAt),
 	}
 	t.Pending.Total = row.Urgent + row.High + row.Medium + row.Low
 	if row.RunID.Valid {
 		t.Presence = inbox.PresenceActive
-		t.ActiveRun = &ActiveRun{RunID: row.RunID.String, Origin: row.RunOrigin.String,
+		t.ActiveRun = &agent.ActiveRun{RunID: row.RunID.String, Origin: row.RunOrigin.String,
 			Since: fromMicros(row.RunOpened.Int64), LeaseUntil: fromMicros(row.RunLease.Int64)}
 	}
 	return t
@@ -173,7 +117,7 @@ func (row threadRow) thread() Thread {
 
 // ListThreads lists threads with their live run and pending counts, most recently
 // active first; next is "" on the last page.
-func (s *Store) ListThreads(ctx context.Context, f ThreadFilter, now time.Time) ([]Thread, string, error) {
+func (s *Store) ListThreads(ctx context.Context, f agent.ThreadFilter, now time.Time) ([]agent.Thread, string, error) {
 	var w, rw where // rw narrows the record counts to the listed threads
 	for col, v := range map[string]string{"agent": f.Agent, "resource_id": f.Resource, "thread_id": f.Thread} {
 		if v != "" {
@@ -226,7 +170,7 @@ func (s *Store) ListThreads(ctx context.Context, f ThreadFilter, now time.Time) 
 	if err := s.r.SelectContext(ctx, &rows, s.q(query), args...); err != nil {
 		return nil, "", fmt.Errorf("list threads: %w", err)
 	}
-	out := make([]Thread, 0, min(len(rows), limit))
+	out := make([]agent.Thread, 0, min(len(rows), limit))
 	next := ""
 	for i, row := range rows {
 		if i == limit {
@@ -277,11 +221,11 @@ type eventRefRow struct {
 
 // ConnectorActivity reads a connector's newest event and newest failed one: an event
 // that could not be parsed, or one a route could not place.
-func (s *Store) ConnectorActivity(ctx context.Context, source, connector string) (ConnectorActivity, error) {
-	var out ConnectorActivity
+func (s *Store) ConnectorActivity(ctx context.Context, source, connector string) (inbox.ConnectorActivity, error) {
+	var out inbox.ConnectorActivity
 	for _, q := range []struct {
 		cond string
-		dst  **EventRef
+		dst  **inbox.EventRef
 	}{
 		{"", &out.LastEvent},
 		{` AND (status = 'invalid' OR (status <> 'ignored' AND error <> ''))`, &out.LastError},
@@ -295,7 +239,7 @@ func (s *Store) ConnectorActivity(ctx context.Context, source, connector string)
 		if err != nil {
 			return out, fmt.Errorf("read activity of %s/%s: %w", source, connector, err)
 		}
-		*q.dst = &EventRef{ID: row.ID, Type: row.Type, Status: inbox.EventStatus(row.Status), Error: row.Error,
+		*q.dst = &inbox.EventRef{ID: row.ID, Type: row.Type, Status: inbox.EventStatus(row.Status), Error: row.Error,
 			ReceivedAt: fromMicros(row.ReceivedAt)}
 	}
 	return out, nil

@@ -114,37 +114,37 @@ func TestListThreads(t *testing.T) {
 		require.NoError(t, err)
 		now := clock.Add(time.Second)
 
-		all, next, err := s.ListThreads(ctx, store.ThreadFilter{}, now)
+		all, next, err := s.ListThreads(ctx, agent.ThreadFilter{}, now)
 		require.NoError(t, err)
 		require.Empty(t, next)
 		require.Len(t, all, 3)
 		require.Equal(t, []string{"c", "b", "a"}, threadNames(all), "most recently active first")
 		a, b, c := all[2], all[1], all[0]
-		require.Equal(t, store.PendingCounts{Urgent: 1, Low: 1, Total: 2}, a.Pending)
+		require.Equal(t, agent.PendingCounts{Urgent: 1, Low: 1, Total: 2}, a.Pending)
 		require.Equal(t, 1, a.Failed)
 		require.Equal(t, inbox.PresenceIdle, a.Presence)
 		require.Nil(t, a.ActiveRun)
 		require.Equal(t, inbox.PresenceActive, b.Presence)
-		require.Equal(t, &store.ActiveRun{RunID: "run-1", Origin: agent.OriginAgent, Since: clock, LeaseUntil: clock.Add(time.Minute)}, b.ActiveRun)
+		require.Equal(t, &agent.ActiveRun{RunID: "run-1", Origin: agent.OriginAgent, Since: clock, LeaseUntil: clock.Add(time.Minute)}, b.ActiveRun)
 		require.Equal(t, int64(1), b.LastSeq, "the run frame")
-		require.Equal(t, store.PendingCounts{}, c.Pending)
+		require.Equal(t, agent.PendingCounts{}, c.Pending)
 
-		list := func(f store.ThreadFilter, at time.Time) []string {
+		list := func(f agent.ThreadFilter, at time.Time) []string {
 			out, _, err := s.ListThreads(ctx, f, at)
 			require.NoError(t, err)
 			return threadNames(out)
 		}
-		require.Equal(t, []string{"b"}, list(store.ThreadFilter{Presence: inbox.PresenceActive}, now))
-		require.Equal(t, []string{"c", "a"}, list(store.ThreadFilter{Presence: inbox.PresenceIdle}, now))
-		require.Equal(t, []string{"c", "b", "a"}, list(store.ThreadFilter{Presence: inbox.PresenceIdle}, now.Add(time.Hour)), "a lapsed lease is idle")
-		require.Equal(t, []string{"b", "a"}, list(store.ThreadFilter{Pending: true}, now))
-		require.Equal(t, []string{"a"}, list(store.ThreadFilter{Thread: "a"}, now))
-		require.Empty(t, list(store.ThreadFilter{Agent: "support"}, now))
+		require.Equal(t, []string{"b"}, list(agent.ThreadFilter{Presence: inbox.PresenceActive}, now))
+		require.Equal(t, []string{"c", "a"}, list(agent.ThreadFilter{Presence: inbox.PresenceIdle}, now))
+		require.Equal(t, []string{"c", "b", "a"}, list(agent.ThreadFilter{Presence: inbox.PresenceIdle}, now.Add(time.Hour)), "a lapsed lease is idle")
+		require.Equal(t, []string{"b", "a"}, list(agent.ThreadFilter{Pending: true}, now))
+		require.Equal(t, []string{"a"}, list(agent.ThreadFilter{Thread: "a"}, now))
+		require.Empty(t, list(agent.ThreadFilter{Agent: "support"}, now))
 
 		var pages []string
 		cursor := ""
 		for range 5 {
-			page, next, err := s.ListThreads(ctx, store.ThreadFilter{Limit: 2, Cursor: cursor}, now)
+			page, next, err := s.ListThreads(ctx, agent.ThreadFilter{Limit: 2, Cursor: cursor}, now)
 			require.NoError(t, err)
 			pages = append(pages, threadNames(page)...)
 			if next == "" {
@@ -154,12 +154,12 @@ func TestListThreads(t *testing.T) {
 		}
 		require.Equal(t, []string{"c", "b", "a"}, pages)
 
-		_, _, err = s.ListThreads(ctx, store.ThreadFilter{Cursor: inbox.Cursor{At: now, ID: "not json"}.Encode()}, now)
+		_, _, err = s.ListThreads(ctx, agent.ThreadFilter{Cursor: inbox.Cursor{At: now, ID: "not json"}.Encode()}, now)
 		require.ErrorIs(t, err, inbox.ErrBadCursor)
 	})
 }
 
-func threadNames(ts []store.Thread) []string {
+func threadNames(ts []agent.Thread) []string {
 	var out []string
 	for _, t := range ts {
 		out = append(out, t.Thread)
@@ -203,7 +203,7 @@ func TestConnectorActivity(t *testing.T) {
 	forEach(t, func(t *testing.T, s *store.Store, _ *inbox.Service) {
 		act, err := s.ConnectorActivity(ctx, "github", "acme")
 		require.NoError(t, err)
-		require.Equal(t, store.ConnectorActivity{}, act)
+		require.Equal(t, inbox.ConnectorActivity{}, act)
 
 		pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 		require.NoError(t, err)
@@ -222,8 +222,8 @@ func TestConnectorActivity(t *testing.T) {
 
 		act, err = s.ConnectorActivity(ctx, "github", "acme")
 		require.NoError(t, err)
-		require.Equal(t, &store.EventRef{ID: last, Type: "issue_comment", Status: inbox.EventUnrouted, ReceivedAt: t0.Add(3 * time.Second)}, act.LastEvent)
-		require.Equal(t, &store.EventRef{ID: bad, Type: "issue_comment", Status: inbox.EventInvalid,
+		require.Equal(t, &inbox.EventRef{ID: last, Type: "issue_comment", Status: inbox.EventUnrouted, ReceivedAt: t0.Add(3 * time.Second)}, act.LastEvent)
+		require.Equal(t, &inbox.EventRef{ID: bad, Type: "issue_comment", Status: inbox.EventInvalid,
 			Error: "decode payload: unexpected shape", ReceivedAt: t0.Add(time.Second)}, act.LastError)
 	})
 }

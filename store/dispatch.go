@@ -405,15 +405,6 @@ func (s *Store) insertAttempts(ctx context.Context, tx *sqlx.Tx, attempts []deli
 	return nil
 }
 
-// AttemptFilter selects attempt log rows; empty fields match all.
-type AttemptFilter struct {
-	Thread   *inbox.ThreadKey
-	SignalID string
-	RecordID string
-	BeforeID int64 // page: rows with a smaller id
-	Limit    int   // default 100
-}
-
 type attemptRow struct {
 	ID          int64  `db:"id"`
 	Agent       string `db:"agent"`
@@ -431,7 +422,7 @@ type attemptRow struct {
 }
 
 // ListAttempts returns attempt log rows, newest first.
-func (s *Store) ListAttempts(ctx context.Context, f AttemptFilter) ([]delivery.Attempt, error) {
+func (s *Store) ListAttempts(ctx context.Context, f delivery.AttemptFilter) ([]delivery.Attempt, error) {
 	query := `SELECT id, agent, resource_id, thread_id, target, signal_id, record_ids, attempt, outcome, status_code,
 		error, duration_us, attempted_at FROM delivery_attempts WHERE 1 = 1`
 	var args []any

@@ -177,11 +177,11 @@ func TestCompleteThread(t *testing.T) {
 
 		// A failing record's merge keeps its backoff.
 		ingest(t, svc, "d7", comment("failing", "", ""))
-		atts, err := s.ListAttempts(ctx, store.AttemptFilter{Thread: &thread})
+		atts, err := s.ListAttempts(ctx, delivery.AttemptFilter{Thread: &thread})
 		require.NoError(t, err)
 		require.Len(t, atts, 1)
 		require.Equal(t, []string{full}, atts[0].RecordIDs)
-		atts, err = s.ListAttempts(ctx, store.AttemptFilter{RecordID: full})
+		atts, err = s.ListAttempts(ctx, delivery.AttemptFilter{RecordID: full})
 		require.NoError(t, err)
 		require.Len(t, atts, 1)
 	})

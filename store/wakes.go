@@ -228,19 +228,9 @@ func (s *Store) logWake(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, wak
 	return nil
 }
 
-// WakeState is a thread's wake accounting as explain shows it.
-type WakeState struct {
-	// Wakes are the logged wake times (kept only while the agent has a budget).
-	Wakes []time.Time `json:"wakes"`
-	// QueuedAt is when the thread began waiting for a wake slot; nil when not waiting.
-	QueuedAt *time.Time `json:"queuedAt,omitempty"`
-	// OpenWakes counts the agent's runs opened by wakes that are open now.
-	OpenWakes int `json:"openWakes"`
-}
-
 // WakeState reads k's wake log, its place in the wake queue and its agent's open wakes.
-func (s *Store) WakeState(ctx context.Context, k inbox.ThreadKey, now time.Time) (WakeState, error) {
-	var st WakeState
+func (s *Store) WakeState(ctx context.Context, k inbox.ThreadKey, now time.Time) (agent.WakeState, error) {
+	var st agent.WakeState
 	var err error
 	if st.Wakes, err = s.wakeLog(ctx, s.r, k); err != nil {
 		return st, err

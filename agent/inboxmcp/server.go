@@ -1,6 +1,7 @@
 // Package inboxmcp serves the agent inbox as Model Context Protocol tools at /mcp
-// (streamable HTTP, the official Go SDK). Every tool calls the agent API's own
-// operations and authorization; this package only translates.
+// (streamable HTTP, the official Go SDK). Every tool calls the agent operations
+// (agent.Service) and their authorization, as the agent API does; this package only
+// translates.
 //
 // The endpoint is stateless: a request is authenticated with the agent's bearer token,
 // served by a session that lives for that request alone, and forgotten. Nothing is kept
@@ -26,7 +27,6 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
-	"github.com/signalgate/signalgate/server"
 )
 
 // Path is where the MCP endpoint is mounted.
@@ -41,7 +41,8 @@ const (
 	DefaultCallTimeout = 30 * time.Second
 )
 
-// Inbox is the agent API's inbox: authentication, authorization and the operations.
+// Inbox is the agent inbox (agent.Service): authentication, authorization and the
+// operations.
 type Inbox interface {
 	Caller(header string) (string, error)
 	Thread(caller, agent, resource, thread string) (inbox.ThreadKey, error)
@@ -109,7 +110,7 @@ const instructions = `The signalgate agent inbox: notifications (GitHub, Slack, 
 	`Every tool names a thread by resourceId and threadId. inbox_list and inbox_search only look; inbox_read returns notifications in full and marks them seen; ` +
 	`inbox_dismiss and inbox_archive move one; notify creates a notification on a thread.`
 
-// verify authenticates with the agent API's own token check. Agent tokens do not expire.
+// verify authenticates with the agent operations' own token check. Agent tokens do not expire.
 func (s *Server) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 	caller, err := s.inbox.Caller("Bearer " + token)
 	if err != nil {
@@ -220,13 +221,13 @@ func (s *Server) openSessions() int {
 	return n
 }
 
-// toolError turns an agent API error into the tool error a model reads: the same
-// message the agent API answers, prefixed with its code. Server faults are logged and
-// not described (they may name internals).
+// toolError turns an agent operation's refusal into the tool error a model reads: the
+// same message the agent API answers, prefixed with its code. Server faults are logged
+// and not described (they may name internals).
 func (s *Server) toolError(tool string, err error) error {
-	var se *server.Error
-	if errors.As(err, &se) && se.Status < http.StatusInternalServerError {
-		return fmt.Errorf("%s: %s", se.Code, se.Message)
+	var ae *agent.Error
+	if errors.As(err, &ae) {
+		return fmt.Errorf("%s: %s", ae.Code, ae.Message)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("timeout: %s did not finish within %s; try again", tool, s.callTimeout)

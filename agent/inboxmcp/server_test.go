@@ -34,7 +34,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := deliverytest.New(t, deliverytest.Config{})
 	srv := server.New(server.Config{}, storetest.Logger(t))
-	inboxmcp.New(e.API, inboxmcp.WithLogger(storetest.Logger(t))).Mount(srv.Echo())
+	inboxmcp.New(e.Agents, inboxmcp.WithLogger(storetest.Logger(t))).Mount(srv.Echo())
 	ts := httptest.NewServer(srv.Echo())
 	t.Cleanup(ts.Close)
 	return &env{Env: e, URL: ts.URL + inboxmcp.Path}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
-	"github.com/signalgate/signalgate/server"
 )
 
 // threadArgs name the thread every tool works on.
@@ -195,7 +194,7 @@ func idRequired(p map[string]*jsonschema.Schema) {
 
 func ptr[T any](v T) *T { return &v }
 
-// thread resolves a tool's thread through the agent API's authorization, and bounds the
+// thread resolves a tool's thread through the agent operations' authorization, and bounds the
 // call's time.
 func (s *Server) thread(ctx context.Context, req *mcp.CallToolRequest, a threadArgs) (context.Context, context.CancelFunc, inbox.ThreadKey, error) {
 	caller := ""
@@ -203,7 +202,7 @@ func (s *Server) thread(ctx context.Context, req *mcp.CallToolRequest, a threadA
 		caller = ti.UserID
 	}
 	if caller == "" {
-		return ctx, func() {}, inbox.ThreadKey{}, server.Unauthorized()
+		return ctx, func() {}, inbox.ThreadKey{}, agent.Unauthenticated()
 	}
 	agentID := a.AgentID
 	if agentID == "" {

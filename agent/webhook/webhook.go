@@ -15,9 +15,9 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/agent/httptarget"
-	"github.com/signalgate/signalgate/connectors/generic"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/stdwebhooks"
 )
 
 // Target posts signals to one agent's webhook URL.
@@ -45,7 +45,7 @@ func New(cfg agent.Config, opts ...Option) (*Target, error) {
 	if cfg.Target.Kind != agent.TargetWebhook {
 		return nil, fmt.Errorf("agent %q: target kind is %q, not webhook", cfg.ID, cfg.Target.Kind)
 	}
-	secret, err := generic.ParseSecret(cfg.Target.Secret.Reveal())
+	secret, err := stdwebhooks.ParseSecret(cfg.Target.Secret.Reveal())
 	if err != nil {
 		return nil, fmt.Errorf("agent %q: target.secret: %w", cfg.ID, err)
 	}
@@ -101,9 +101,9 @@ func (t *Target) Deliver(ctx context.Context, d agent.Delivery) (agent.Result, e
 	for k, v := range t.cfg.Headers {
 		headers[k] = v.Reveal()
 	}
-	headers[generic.HeaderID] = d.Signal.ID
-	headers[generic.HeaderTimestamp] = strconv.FormatInt(ts.Unix(), 10)
-	headers[generic.HeaderSignature] = generic.Sign(t.secret, d.Signal.ID, ts, body)
+	headers[stdwebhooks.HeaderID] = d.Signal.ID
+	headers[stdwebhooks.HeaderTimestamp] = strconv.FormatInt(ts.Unix(), 10)
+	headers[stdwebhooks.HeaderSignature] = stdwebhooks.Sign(t.secret, d.Signal.ID, ts, body)
 	_, res, err := httptarget.Post(ctx, t.client, t.cfg.URL, headers, body, t.cfg.Timeout, t.now)
 	return res, err
 }

@@ -24,7 +24,6 @@ import (
 	"github.com/signalgate/signalgate/delivery/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	sgsecret "github.com/signalgate/signalgate/secret"
-	"github.com/signalgate/signalgate/store"
 )
 
 // The secret of the Standard Webhooks spec's own example.
@@ -118,7 +117,7 @@ func newEnv(t *testing.T, rc *receiver, urlSuffix string, maxAttempts int) (*del
 
 func attempts(t *testing.T, env *deliverytest.Env, recordID string) []delivery.Attempt {
 	t.Helper()
-	out, err := env.Store.ListAttempts(context.Background(), store.AttemptFilter{RecordID: recordID})
+	out, err := env.Store.ListAttempts(context.Background(), delivery.AttemptFilter{RecordID: recordID})
 	require.NoError(t, err)
 	// Oldest first.
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {

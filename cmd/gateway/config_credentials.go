@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/signalgate/signalgate/agent"
-	"github.com/signalgate/signalgate/connectors/generic"
 	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/stdwebhooks"
 )
 
 // devTokenPrefix marks the shipped config's try-it-out tokens. They are public (they are
@@ -47,7 +47,7 @@ func (c *Config) credentialProblems() []string {
 		if a.Target.Kind != agent.TargetWebhook || a.Target.Secret == "" {
 			continue // a missing secret is reported by the agent's own validation
 		}
-		if _, err := generic.ParseSecret(a.Target.Secret.Reveal()); err != nil {
+		if _, err := stdwebhooks.ParseSecret(a.Target.Secret.Reveal()); err != nil {
 			out = append(out, fmt.Sprintf("agents[%d].target.secret: %v", i, err))
 		}
 	}

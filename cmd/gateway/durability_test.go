@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/signalgate/signalgate/connectors/generic"
+	"github.com/signalgate/signalgate/stdwebhooks"
 )
 
 // TestAckedEventsAreOnDisk runs the gateway (SQLite) under strace and sends 100 events
@@ -52,7 +52,7 @@ connectors:
 	p := startGatewayUnder(t, cfg, "strace", "-ff", "-qq", "-ttt", "-T", "-y", "-s", "0",
 		"-e", "trace=write,pwrite64,writev,pwritev,pwritev2,fsync,fdatasync", "-o", trace)
 
-	key, err := generic.ParseSecret(secret)
+	key, err := stdwebhooks.ParseSecret(secret)
 	require.NoError(t, err)
 	const n = 100
 	acks := make([]float64, 0, n+1)
@@ -63,9 +63,9 @@ connectors:
 		req, err := http.NewRequest(http.MethodPost, p.url+"/webhooks/generic/disk", bytes.NewReader(body))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(generic.HeaderID, id)
-		req.Header.Set(generic.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
-		req.Header.Set(generic.HeaderSignature, generic.Sign(key, id, now, body))
+		req.Header.Set(stdwebhooks.HeaderID, id)
+		req.Header.Set(stdwebhooks.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+		req.Header.Set(stdwebhooks.HeaderSignature, stdwebhooks.Sign(key, id, now, body))
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		resp.Body.Close()

@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/signalgate/signalgate/connectors/generic"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/stdwebhooks"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -44,10 +44,10 @@ func postGeneric(t *testing.T, m *Main, id string, body []byte, sign bool) (int,
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, "http://"+m.Addr().String()+"/webhooks/generic/billing", bytes.NewReader(body))
 	require.NoError(t, err)
-	secret, err := generic.ParseSecret(billingSecret)
+	secret, err := stdwebhooks.ParseSecret(billingSecret)
 	require.NoError(t, err)
 	ts := time.Now()
-	sig := generic.Sign(secret, id, ts, body)
+	sig := stdwebhooks.Sign(secret, id, ts, body)
 	if !sign {
 		sig = "v1,AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
 	}

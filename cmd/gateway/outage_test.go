@@ -19,7 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/signalgate/signalgate/connectors/generic"
+	"github.com/signalgate/signalgate/stdwebhooks"
 	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
@@ -56,14 +56,14 @@ type hookReceiver struct {
 }
 
 func newHookReceiver(t *testing.T) *hookReceiver {
-	secret, err := generic.ParseSecret(outageSecret)
+	secret, err := stdwebhooks.ParseSecret(outageSecret)
 	require.NoError(t, err)
 	return &hookReceiver{t: t, secret: secret, accepted: map[string]int{}, order: map[string][]string{}, allIn: make(chan struct{})}
 }
 
 func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
-	if err != nil || generic.Verify(h.secret, r.Header, body, time.Now()) != nil {
+	if err != nil || stdwebhooks.Verify(h.secret, r.Header, body, time.Now()) != nil {
 		http.Error(w, "bad signature", http.StatusUnauthorized)
 		return
 	}
@@ -84,7 +84,7 @@ func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "deploying", http.StatusServiceUnavailable)
 		return
 	}
-	id := r.Header.Get(generic.HeaderID)
+	id := r.Header.Get(stdwebhooks.HeaderID)
 	h.accepted[id]++
 	h.order[p.ThreadID] = append(h.order[p.ThreadID], p.Signal.Contents)
 	h.lastOK = time.Now()
@@ -128,7 +128,7 @@ routes:
 // sendBilling posts notification i (customer c<i%threads>) to a gateway, signed.
 func sendBilling(t *testing.T, base string, i int) {
 	t.Helper()
-	secret, err := generic.ParseSecret(outageSecret)
+	secret, err := stdwebhooks.ParseSecret(outageSecret)
 	require.NoError(t, err)
 	body, err := json.Marshal(map[string]any{"kind": "invoice-failed", "summary": fmt.Sprintf("n%02d", i), "priority": "urgent",
 		"attributes": map[string]any{"customer": fmt.Sprintf("c%d", i%outageThreads)}})
@@ -138,9 +138,9 @@ func sendBilling(t *testing.T, base string, i int) {
 	req, err := http.NewRequest(http.MethodPost, base+"/webhooks/generic/billing", bytes.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(generic.HeaderID, id)
-	req.Header.Set(generic.HeaderTimestamp, fmt.Sprint(now.Unix()))
-	req.Header.Set(generic.HeaderSignature, generic.Sign(secret, id, now, body))
+	req.Header.Set(stdwebhooks.HeaderID, id)
+	req.Header.Set(stdwebhooks.HeaderTimestamp, fmt.Sprint(now.Unix()))
+	req.Header.Set(stdwebhooks.HeaderSignature, stdwebhooks.Sign(secret, id, now, body))
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	raw, _ := io.ReadAll(resp.Body)

@@ -26,7 +26,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
 	"github.com/stretchr/testify/require"
 
-	"github.com/signalgate/signalgate/connectors/generic"
+	"github.com/signalgate/signalgate/stdwebhooks"
 )
 
 // Secrets fed through every connector and API; none may come back out.
@@ -193,15 +193,15 @@ routes:
 	require.Equal(t, http.StatusUnauthorized, tr.request("POST", "/webhooks/slack/acme", mention, slackSig("wrong", mention)))
 
 	// Generic: a signed delivery and a forged one.
-	key, err := generic.ParseSecret(genericSecret())
+	key, err := stdwebhooks.ParseSecret(genericSecret())
 	require.NoError(t, err)
 	body := []byte(`{"kind":"invoice-failed","summary":"Invoice 9 failed"}`)
 	now := time.Now()
 	genHeaders := func(sig string) map[string]string {
-		return map[string]string{generic.HeaderID: "msg_1", generic.HeaderTimestamp: strconv.FormatInt(now.Unix(), 10), generic.HeaderSignature: sig}
+		return map[string]string{stdwebhooks.HeaderID: "msg_1", stdwebhooks.HeaderTimestamp: strconv.FormatInt(now.Unix(), 10), stdwebhooks.HeaderSignature: sig}
 	}
-	require.Equal(t, http.StatusOK, tr.request("POST", "/webhooks/generic/billing", body, genHeaders(generic.Sign(key, "msg_1", now, body))))
-	require.Equal(t, http.StatusUnauthorized, tr.request("POST", "/webhooks/generic/billing", body, genHeaders(generic.Sign([]byte("nope"), "msg_1", now, body))))
+	require.Equal(t, http.StatusOK, tr.request("POST", "/webhooks/generic/billing", body, genHeaders(stdwebhooks.Sign(key, "msg_1", now, body))))
+	require.Equal(t, http.StatusUnauthorized, tr.request("POST", "/webhooks/generic/billing", body, genHeaders(stdwebhooks.Sign([]byte("nope"), "msg_1", now, body))))
 
 	// Agent API with its token, a near miss, and another agent's path.
 	agentAuth := map[string]string{"Authorization": "Bearer " + secretAgent, "Content-Type": "application/json"}

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/agent/agentapi"
 	"github.com/signalgate/signalgate/agent/inboxmcp"
 	"github.com/signalgate/signalgate/agent/mastra"
 	"github.com/signalgate/signalgate/agent/targets"
@@ -135,29 +136,30 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	}
 	m.services = append(m.services, m.Dispatcher)
 
-	m.Server = server.New(cfg.Server, m.Log, server.WithObserver(m.Metrics.Middleware()))
+	m.Server = server.New(cfg.Server, m.Log, server.WithObserver(server.Observe(m.Metrics)))
 	e := m.Server.Echo()
 	m.Server.Health(st.Ready)
-	e.GET("/metrics", m.Metrics.Handler())
+	e.GET("/metrics", echo.WrapHandler(m.Metrics.Handler()))
 
-	api, err := agent.NewAPI(cfg.Agents, agent.Deps{
-		Frames: st, Broker: m.Broker, Runs: m.Runs, Inbox: m.Metrics.WrapIngester(m.Inbox),
+	agents, err := agent.NewService(cfg.Agents, agent.Deps{
+		Frames: st, Runs: m.Runs, Inbox: m.Metrics.WrapIngester(m.Inbox),
 		Records: st, States: st, Deliverer: m.Dispatcher, Notify: m.Dispatcher.Notify, Log: m.Log,
-	}, agent.WithShutdown(m.Server.Done()), agent.WithSubscriberGauge(m.Metrics.SubscriberDelta),
-		agent.WithStreamLimit(cfg.Server.WithDefaults().MaxStreams()))
+	}, agent.WithServiceClock(m.Now))
 	if err != nil {
 		return err
 	}
+	api := agentapi.New(agents, st, m.Broker, agentapi.WithLogger(m.Log), agentapi.WithShutdown(m.Server.Done()),
+		agentapi.WithSubscriberGauge(m.Metrics.SubscriberDelta), agentapi.WithStreamLimit(cfg.Server.WithDefaults().MaxStreams()))
 	api.Mount(e)
-	inboxmcp.New(api, inboxmcp.WithLogger(m.Log), inboxmcp.WithVersion(version),
+	inboxmcp.New(agents, inboxmcp.WithLogger(m.Log), inboxmcp.WithVersion(version),
 		inboxmcp.WithCallTimeout(cfg.Server.WithDefaults().RequestTimeout)).Mount(e)
 	parsers, err := m.mountConnectors(e)
 	if err != nil {
 		return err
 	}
 	if m.Approvals != nil {
-		m.Approvals.Emitter, m.Approvals.Slack = api, m.slack.Messenger(cfg.Approvals.GroupCacheTTL)
-		api.Approvals = m.Approvals
+		m.Approvals.Emitter, m.Approvals.Slack = agents, m.slack.Messenger(cfg.Approvals.GroupCacheTTL)
+		agents.Approvals = m.Approvals
 		m.slack.SetDecider(m.Approvals)
 		m.services = append(m.services, m.Approvals)
 	}

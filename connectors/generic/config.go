@@ -13,6 +13,7 @@ import (
 	"github.com/signalgate/signalgate/secret"
 
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/stdwebhooks"
 )
 
 // Config is one entry of `connectors.generic` in config.yaml.
@@ -63,7 +64,7 @@ func (c Config) Validate() error {
 	}
 	if c.Secret == "" {
 		add("secret: required (unsigned deliveries are never accepted)")
-	} else if _, err := ParseSecret(c.Secret.Reveal()); err != nil {
+	} else if _, err := stdwebhooks.ParseSecret(c.Secret.Reveal()); err != nil {
 		add("secret: %w", err)
 	}
 	if c.DefaultPriority != "" && !c.DefaultPriority.Valid() {

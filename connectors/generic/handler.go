@@ -16,6 +16,7 @@ import (
 
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/stdwebhooks"
 )
 
 // RoutePath is where deliveries are posted; :connector is the configured name.
@@ -58,7 +59,7 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 	}
 	h := &Handler{conns: map[string]*connector{}, pipeline: p, log: log.With("component", "connector_generic")}
 	for _, c := range cfgs {
-		secret, _ := ParseSecret(c.Secret.Reveal()) // validated above
+		secret, _ := stdwebhooks.ParseSecret(c.Secret.Reveal()) // validated above
 		conn := &connector{cfg: c, secret: secret}
 		if c.Mapping != nil {
 			conn.mapping = compileMapping(c.Mapping)
@@ -66,9 +67,9 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 		h.conns[c.Name] = conn
 	}
 	h.opening = connectors.Opening[*connector]{
-		Source: Source, Conns: h.conns, LogHeader: HeaderID, Log: h.log, Now: now,
+		Source: Source, Conns: h.conns, LogHeader: stdwebhooks.HeaderID, Log: h.log, Now: now,
 		Verify: func(c *connector, hdr http.Header, body []byte, at time.Time) error {
-			return Verify(c.secret, hdr, body, at)
+			return stdwebhooks.Verify(c.secret, hdr, body, at)
 		},
 	}
 	return h, nil
@@ -85,12 +86,12 @@ func (h *Handler) Serve(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	id := d.Header.Get(HeaderID)
+	id := d.Header.Get(stdwebhooks.HeaderID)
 	ev := &inbox.Event{
 		Source:     Source,
 		Connector:  d.Name,
 		DeliveryID: id,
-		Headers:    connectors.KeepHeaders(d.Header, HeaderID, HeaderTimestamp, "User-Agent", "Content-Type"),
+		Headers:    connectors.KeepHeaders(d.Header, stdwebhooks.HeaderID, stdwebhooks.HeaderTimestamp, "User-Agent", "Content-Type"),
 		Body:       d.Body,
 		ReceivedAt: d.At,
 	}
@@ -111,7 +112,7 @@ func (h *Handler) Items(_ context.Context, ev *inbox.Event) ([]connectors.Item, 
 	if !ok {
 		return nil, fmt.Errorf("no generic connector named %q", ev.Connector)
 	}
-	id := cmp.Or(ev.DeliveryID, connectors.Header(ev.Headers, HeaderID))
+	id := cmp.Or(ev.DeliveryID, connectors.Header(ev.Headers, stdwebhooks.HeaderID))
 	it, err := conn.item(ev.Connector, id, ev.Body)
 	if err != nil {
 		return nil, err
@@ -165,30 +166,13 @@ func isNative(obj map[string]any) bool {
 	return kind || summary
 }
 
-// notificationBody is the native body shape, the same fields as the agent API's
-// notification. Unknown fields are rejected so a typo (dedupe_key) is not silently
-// ignored.
-type notificationBody struct {
-	// Source names the sending system. The notification's source stays "generic"
-	// (policies and routes trust it); this value becomes the "origin" attribute and
-	// Fields.Extra["origin"].
-	Source      string           `json:"source"`
-	Kind        string           `json:"kind"`
-	Summary     string           `json:"summary"`
-	Priority    string           `json:"priority"`
-	Payload     json.RawMessage  `json:"payload"`
-	DedupeKey   string           `json:"dedupeKey"`
-	CoalesceKey string           `json:"coalesceKey"`
-	Attributes  inbox.Attributes `json:"attributes"`
-	Metadata    map[string]any   `json:"metadata"`
-	// NetKey, State and RestState put the notification in a net-state lane.
-	NetKey    string `json:"netKey"`
-	State     string `json:"state"`
-	RestState string `json:"restState"`
-}
-
 func (c *connector) notification(body []byte) (connectors.Item, error) {
-	var nb notificationBody
+	// The native body is the notification input the agent API takes too; its Source
+	// names the sending system while the notification's source stays "generic"
+	// (policies and routes trust it): it becomes the "origin" attribute and
+	// Fields.Extra["origin"]. Unknown fields are rejected so a typo (dedupe_key) is not
+	// silently ignored.
+	var nb inbox.NotificationInput
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&nb); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/signalgate/signalgate/connectors/connectorstest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/stdwebhooks"
 )
 
 const testSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -52,13 +53,13 @@ func newHarness(t *testing.T, limit server.ByteSize, cfgs ...Config) *harness {
 
 func signedRequest(t *testing.T, connector, id string, ts time.Time, body []byte) *http.Request {
 	t.Helper()
-	secret, err := ParseSecret(testSecret)
+	secret, err := stdwebhooks.ParseSecret(testSecret)
 	require.NoError(t, err)
 	req := httptest.NewRequest(http.MethodPost, "/webhooks/generic/"+connector, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(HeaderID, id)
-	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
-	req.Header.Set(HeaderSignature, Sign(secret, id, ts, body))
+	req.Header.Set(stdwebhooks.HeaderID, id)
+	req.Header.Set(stdwebhooks.HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
+	req.Header.Set(stdwebhooks.HeaderSignature, stdwebhooks.Sign(secret, id, ts, body))
 	return req
 }
 
@@ -221,3 +222,5 @@ func TestGenericConfigValidation(t *testing.T) {
 		assert.Contains(t, err.Error(), want)
 	}
 }
+
+var testNow = time.Unix(1_770_000_000, 0)

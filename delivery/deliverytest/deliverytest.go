@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/agent/agentapi"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
@@ -73,7 +74,7 @@ type Config struct {
 	Dispatch  []delivery.Option
 	// Logger is the dispatcher's logger; nil logs to the test.
 	Logger *slog.Logger
-	API    []agent.APIOption
+	API    []agentapi.Option
 	Runs   []agent.RunsOption
 }
 
@@ -88,7 +89,8 @@ type Env struct {
 	Stream     *agent.StreamTarget
 	Dispatcher *delivery.Dispatcher
 	Inbox      *inbox.Service
-	API        *agent.API
+	Agents     *agent.Service // the agent operations
+	API        *agentapi.API
 	Server     *httptest.Server
 	Shutdown   chan struct{} // closing it ends open streams, like server shutdown
 }
@@ -140,12 +142,13 @@ func New(t testing.TB, cfg Config) *Env {
 		delivery.WithHealth(e.Store)}, cfg.Dispatch...)
 	e.Dispatcher = delivery.New(q, e.Runs, e.Broker, routes, service.Base{Logger: log, Now: e.Now}, opts...)
 	e.Inbox = inbox.NewService(e.Store, pol, inbox.WithClock(e.Now), inbox.WithChangeHook(e.Dispatcher.Notify))
-	apiOpts := append([]agent.APIOption{agent.WithAPIClock(e.Now), agent.WithShutdown(e.Shutdown)}, cfg.API...)
-	e.API, err = agent.NewAPI(cfg.Agents, agent.Deps{
-		Frames: e.Store, Broker: e.Broker, Runs: e.Runs, Inbox: e.Inbox, Records: e.Store, States: e.Store,
+	e.Agents, err = agent.NewService(cfg.Agents, agent.Deps{
+		Frames: e.Store, Runs: e.Runs, Inbox: e.Inbox, Records: e.Store, States: e.Store,
 		Deliverer: e.Dispatcher, Notify: e.Dispatcher.Notify, Log: storetest.Logger(t),
-	}, apiOpts...)
+	}, agent.WithServiceClock(e.Now))
 	require.NoError(t, err)
+	apiOpts := append([]agentapi.Option{agentapi.WithShutdown(e.Shutdown), agentapi.WithLogger(storetest.Logger(t))}, cfg.API...)
+	e.API = agentapi.New(e.Agents, e.Store, e.Broker, apiOpts...)
 	srv := server.New(server.Config{}, storetest.Logger(t))
 	e.API.Mount(srv.Echo())
 	e.Server = httptest.NewServer(srv.Echo())

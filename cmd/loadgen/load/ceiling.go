@@ -10,14 +10,14 @@ import (
 	gh "github.com/google/go-github/v62/github"
 	"github.com/slack-go/slack"
 
-	"github.com/signalgate/signalgate/connectors/generic"
+	"github.com/signalgate/signalgate/stdwebhooks"
 )
 
 // VerifyOnly is the ceiling a gateway is measured against: the same three ingest paths,
 // reading the body and checking its signature as the connectors do, then answering 200
 // without parsing, storing or routing anything.
 func VerifyOnly(s Scenario) (http.Handler, error) {
-	genSecret, err := generic.ParseSecret(s.GenericSecret)
+	genSecret, err := stdwebhooks.ParseSecret(s.GenericSecret)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func VerifyOnly(s Scenario) (http.Handler, error) {
 				ok = sv.Ensure() == nil
 			}
 		case strings.HasPrefix(r.URL.Path, "/webhooks/generic/"):
-			ok = generic.Verify(genSecret, r.Header, body, time.Now()) == nil
+			ok = stdwebhooks.Verify(genSecret, r.Header, body, time.Now()) == nil
 		}
 		if !ok {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)

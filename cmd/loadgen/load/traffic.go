@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/signalgate/signalgate/connectors/generic"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/stdwebhooks"
 )
 
 // issueCommentExample is a real GitHub issue_comment (created) delivery from
@@ -113,7 +113,7 @@ func newBuilder(s Scenario, sources []string, runID string) (*builder, error) {
 		return nil, fmt.Errorf("embedded github example: %w", err)
 	}
 	var err error
-	if b.genSecret, err = generic.ParseSecret(s.GenericSecret); err != nil {
+	if b.genSecret, err = stdwebhooks.ParseSecret(s.GenericSecret); err != nil {
 		return nil, fmt.Errorf("generic secret: %w", err)
 	}
 	return b, nil
@@ -163,9 +163,9 @@ func (b *builder) build(n, ti int, now time.Time) (*request, error) {
 			return nil, err
 		}
 		r.path, r.body = "/webhooks/generic/"+b.s.Connector, body
-		r.header.Set(generic.HeaderID, delivery)
-		r.header.Set(generic.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
-		r.header.Set(generic.HeaderSignature, generic.Sign(b.genSecret, delivery, now, body))
+		r.header.Set(stdwebhooks.HeaderID, delivery)
+		r.header.Set(stdwebhooks.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+		r.header.Set(stdwebhooks.HeaderSignature, stdwebhooks.Sign(b.genSecret, delivery, now, body))
 	default:
 		return nil, fmt.Errorf("unknown source %q", src)
 	}

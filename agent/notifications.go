@@ -2,17 +2,11 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
 	"strconv"
 	"strings"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/signalgate/signalgate/inbox"
-	"github.com/signalgate/signalgate/server"
 )
 
 // APISource is the event source of notifications created through the agent API when
@@ -20,20 +14,8 @@ import (
 const APISource = "agent-api"
 
 type notificationRequest struct {
-	Source      string           `json:"source"`
-	Kind        string           `json:"kind"`
-	Summary     string           `json:"summary"`
-	Priority    string           `json:"priority"`
-	Payload     json.RawMessage  `json:"payload"`
-	DedupeKey   string           `json:"dedupeKey"`
-	CoalesceKey string           `json:"coalesceKey"`
-	Attributes  inbox.Attributes `json:"attributes"`
-	Metadata    map[string]any   `json:"metadata"`
-	DeliverAs   string           `json:"deliverAs"`
-	// NetKey, State and RestState put the notification in a net-state lane.
-	NetKey    string `json:"netKey"`
-	State     string `json:"state"`
-	RestState string `json:"restState"`
+	inbox.NotificationInput
+	DeliverAs string `json:"deliverAs"`
 	// DeliveryID makes a retried create a no-op (also the Idempotency-Key header).
 	DeliveryID string `json:"deliveryId"`
 }
@@ -51,43 +33,26 @@ type NotificationResult struct {
 	Net *inbox.NetDecision `json:"net,omitempty"`
 }
 
-func (a *API) createNotification(c echo.Context, k inbox.ThreadKey) error {
-	body, err := io.ReadAll(c.Request().Body)
-	if err != nil {
-		return err
-	}
-	res, err := a.CreateNotification(c.Request().Context(), k, body, c.Request().Header.Get("Idempotency-Key"))
-	if err != nil {
-		return err
-	}
-	status := http.StatusOK
-	if res.Created {
-		status = http.StatusCreated
-	}
-	return c.JSON(status, res)
-}
-
 // CreateNotification takes the connectors' path: body (the agent API's JSON request) becomes
 // one event (source the body's source or agent-api, connector the agent id) with one
 // notification for thread k, stored and decided in one transaction; the dispatcher is
 // woken by the inbox. idempotencyKey stands in for a body without deliveryId.
-func (a *API) CreateNotification(ctx context.Context, k inbox.ThreadKey, body []byte, idempotencyKey string) (NotificationResult, error) {
+func (s *Service) CreateNotification(ctx context.Context, k inbox.ThreadKey, body []byte, idempotencyKey string) (NotificationResult, error) {
 	var req notificationRequest
-	if err := decodeJSON(body, &req, false); err != nil {
+	if err := DecodeJSON(body, &req, false); err != nil {
 		return NotificationResult{}, err
 	}
-	cfg := a.agents[k.Agent]
+	cfg := s.agents[k.Agent]
 	if len(req.Summary) > int(cfg.MaxContents) {
-		return NotificationResult{}, server.NewError(http.StatusRequestEntityTooLarge, "payload_too_large",
-			"summary is %d bytes, over the limit of %d bytes", len(req.Summary), cfg.MaxContents)
+		return NotificationResult{}, tooLargef("summary is %d bytes, over the limit of %d bytes", len(req.Summary), cfg.MaxContents)
 	}
 	attrs, err := NormalizeAttributes(req.Attributes)
 	if err != nil {
-		return NotificationResult{}, server.BadRequest("attributes: %v", err)
+		return NotificationResult{}, invalidf("attributes: %v", err)
 	}
 	pr, err := inbox.ParsePriority(req.Priority)
 	if err != nil {
-		return NotificationResult{}, server.BadRequest("priority: %v", err)
+		return NotificationResult{}, invalidf("priority: %v", err)
 	}
 	if req.Source == "" {
 		req.Source = APISource
@@ -108,17 +73,17 @@ func (a *API) CreateNotification(ctx context.Context, k inbox.ThreadKey, body []
 		n.Priority = "" // a merge keeps the record's priority; a new record defaults to medium
 	}
 	if err := errors.Join(n.Validate(), n.CheckBounds()); err != nil {
-		return NotificationResult{}, server.BadRequest("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
+		return NotificationResult{}, invalidf("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	delivery := req.DeliveryID
 	if delivery == "" {
 		delivery = idempotencyKey
 	}
 	if err := checkOptionalID(delivery); err != nil {
-		return NotificationResult{}, server.BadRequest("deliveryId: %v", err)
+		return NotificationResult{}, invalidf("deliveryId: %v", err)
 	}
 	ev := &inbox.Event{Source: req.Source, Connector: k.Agent, DeliveryID: delivery, Type: "notification", Body: body}
-	res, err := a.Inbox.Ingest(ctx, ev, []inbox.Notification{n})
+	res, err := s.Inbox.Ingest(ctx, ev, []inbox.Notification{n})
 	if err != nil {
 		return NotificationResult{}, err
 	}
@@ -164,7 +129,8 @@ func checkOptionalID(v string) error {
 // Listing limits.
 const (
 	defaultListLimit = 50
-	maxListLimit     = 200
+	// MaxListLimit is the largest page a listing returns.
+	MaxListLimit = 200
 )
 
 // InboxPage is one page of a thread's inbox.
@@ -189,48 +155,11 @@ const (
 	maxSearchLen    = 512
 )
 
-// listNotifications is GET …/notifications (see ListInbox). markSeen=false, which older
-// clients send to only look, is accepted; markSeen=true is refused, so a client relying
-// on the old side effect learns it is gone.
-func (a *API) listNotifications(c echo.Context, k inbox.ThreadKey) error {
-	p := ListParams{Status: c.QueryParam("status"), Search: c.QueryParam("q"), Cursor: c.QueryParam("cursor"),
-		Sources: commaList(c.QueryParam("source")), Kinds: commaList(c.QueryParam("kind"))}
-	if raw := c.QueryParam("limit"); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > maxListLimit {
-			return server.BadRequest("limit: want 1 to %d, got %q", maxListLimit, raw)
-		}
-		p.Limit = n
-	}
-	if raw := c.QueryParam("markSeen"); raw != "" {
-		if v, err := strconv.ParseBool(raw); err != nil || v {
-			return server.BadRequest("markSeen: listing never marks records seen (only false is accepted, got %q): "+
-				"POST …/notifications/read or …/notifications/{id}/seen moves them", raw)
-		}
-	}
-	page, err := a.ListInbox(c.Request().Context(), k, p)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, page)
-}
-
-func commaList(raw string) []string {
-	if raw == "" {
-		return nil
-	}
-	out := strings.Split(raw, ",")
-	for i := range out {
-		out[i] = strings.TrimSpace(out[i])
-	}
-	return out
-}
-
 // ListInbox lists thread k's records newest first: by default the pending and delivered
 // ones, filtered by source, kind and a search, continuing after a cursor. Listing and
 // searching change nothing, as Mastra's list and search: a pending record keeps its
 // scheduled delivery until the agent reads it or moves it.
-func (a *API) ListInbox(ctx context.Context, k inbox.ThreadKey, p ListParams) (InboxPage, error) {
+func (s *Service) ListInbox(ctx context.Context, k inbox.ThreadKey, p ListParams) (InboxPage, error) {
 	q := RecordQuery{Thread: k, Statuses: []inbox.Status{inbox.StatusPending, inbox.StatusDelivered}, Search: p.Search, Limit: defaultListLimit}
 	if p.Status != "" {
 		st, err := parseStatuses(p.Status)
@@ -247,24 +176,24 @@ func (a *API) ListInbox(ctx context.Context, k inbox.ThreadKey, p ListParams) (I
 		return InboxPage{}, err
 	}
 	if len(p.Search) > maxSearchLen {
-		return InboxPage{}, server.BadRequest("q: longer than %d bytes", maxSearchLen)
+		return InboxPage{}, invalidf("q: longer than %d bytes", maxSearchLen)
 	}
 	if p.Limit != 0 {
-		if p.Limit < 1 || p.Limit > maxListLimit {
-			return InboxPage{}, server.BadRequest("limit: want 1 to %d, got %d", maxListLimit, p.Limit)
+		if p.Limit < 1 || p.Limit > MaxListLimit {
+			return InboxPage{}, invalidf("limit: want 1 to %d, got %d", MaxListLimit, p.Limit)
 		}
 		q.Limit = p.Limit
 	}
 	if p.Cursor != "" {
 		cur, err := ParseRecordCursor(p.Cursor)
 		if err != nil {
-			return InboxPage{}, server.BadRequest("%v", err)
+			return InboxPage{}, invalidf("%v", err)
 		}
 		q.After = &cur
 	}
 	limit := q.Limit
 	q.Limit++ // one more tells whether there is a next page
-	recs, err := a.Records.ListThreadRecords(ctx, q)
+	recs, err := s.Records.ListThreadRecords(ctx, q)
 	if err != nil {
 		return InboxPage{}, err
 	}
@@ -282,11 +211,11 @@ func (a *API) ListInbox(ctx context.Context, k inbox.ThreadKey, p ListParams) (I
 
 func filterValues(name string, vs []string) ([]string, error) {
 	if len(vs) > maxFilterValues {
-		return nil, server.BadRequest("%s: at most %d values", name, maxFilterValues)
+		return nil, invalidf("%s: at most %d values", name, maxFilterValues)
 	}
 	for _, v := range vs {
 		if err := checkID(v); err != nil {
-			return nil, server.BadRequest("%s: %v", name, err)
+			return nil, invalidf("%s: %v", name, err)
 		}
 	}
 	return vs, nil
@@ -300,21 +229,21 @@ func parseStatuses(raw string) ([]inbox.Status, error) {
 	for _, s := range strings.Split(raw, ",") {
 		st := inbox.Status(strings.TrimSpace(s))
 		if !st.Valid() {
-			return nil, server.BadRequest("status: unknown %q (want all or a comma list of pending, delivered, seen, dismissed, archived, discarded, failed, superseded)", st)
+			return nil, invalidf("status: unknown %q (want all or a comma list of pending, delivered, seen, dismissed, archived, discarded, failed, superseded)", st)
 		}
 		out = append(out, st)
 	}
 	return out, nil
 }
 
-func (a *API) markSeen(ctx context.Context, recs []inbox.Record) error {
+func (s *Service) markSeen(ctx context.Context, recs []inbox.Record) error {
 	var ids []string
 	for _, r := range recs {
 		if r.Status == inbox.StatusPending || r.Status == inbox.StatusDelivered {
 			ids = append(ids, r.ID)
 		}
 	}
-	return a.Records.MarkSeen(ctx, ids, a.now().UTC())
+	return s.Records.MarkSeen(ctx, ids, s.now().UTC())
 }
 
 // maxRead bounds one read.
@@ -326,52 +255,37 @@ type ReadNotification struct {
 	XML string `json:"xml"`
 }
 
-// readNotifications is POST …/notifications/read (see ReadInbox).
-func (a *API) readNotifications(c echo.Context, k inbox.ThreadKey) error {
-	var req struct {
-		IDs []string `json:"ids"`
-	}
-	if err := decodeBody(c, &req, true); err != nil {
-		return err
-	}
-	out, err := a.ReadInbox(c.Request().Context(), k, req.IDs)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"notifications": out})
-}
-
 // ReadInbox returns unread notifications of thread k in full — every field, payload
 // included, and the XML of the full notification as the model would see it — and marks
 // them seen, so the dispatcher will not deliver them as well. Unread means pending (not
 // yet delivered in full, summarised or not), oldest first, at most 100; ids reads those
 // records instead, whatever their status (404 naming any not on this thread).
-func (a *API) ReadInbox(ctx context.Context, k inbox.ThreadKey, ids []string) ([]ReadNotification, error) {
+func (s *Service) ReadInbox(ctx context.Context, k inbox.ThreadKey, ids []string) ([]ReadNotification, error) {
 	if len(ids) > maxRead {
-		return nil, server.BadRequest("ids: at most %d per read", maxRead)
+		return nil, invalidf("ids: at most %d per read", maxRead)
 	}
 	var recs []inbox.Record
 	var err error
 	if len(ids) > 0 {
-		recs, err = a.Records.ThreadRecordsByID(ctx, k, ids)
+		recs, err = s.Records.ThreadRecordsByID(ctx, k, ids)
 		if err != nil {
 			return nil, err
 		}
 		if len(recs) != len(ids) {
-			return nil, server.NotFound("notifications not found on this thread: %s", strings.Join(missing(ids, recs), ", "))
+			return nil, notFoundf("notifications not found on this thread: %s", strings.Join(missing(ids, recs), ", "))
 		}
 	} else {
-		recs, err = a.Records.ListThreadRecords(ctx, RecordQuery{Thread: k, Statuses: []inbox.Status{inbox.StatusPending}, Oldest: true, Limit: maxRead})
+		recs, err = s.Records.ListThreadRecords(ctx, RecordQuery{Thread: k, Statuses: []inbox.Status{inbox.StatusPending}, Oldest: true, Limit: maxRead})
 		if err != nil {
 			return nil, err
 		}
 	}
-	now := a.now().UTC()
+	now := s.now().UTC()
 	out := make([]ReadNotification, len(recs))
 	for i, r := range recs {
 		out[i] = ReadNotification{Record: r, XML: RenderXML(NotificationSignal(r, "", now))}
 	}
-	if err := a.markSeen(ctx, recs); err != nil {
+	if err := s.markSeen(ctx, recs); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -391,19 +305,16 @@ func missing(ids []string, recs []inbox.Record) []string {
 	return out
 }
 
-func (a *API) getNotification(c echo.Context, k inbox.ThreadKey) error {
-	id, err := pathID(c, "id")
+// GetNotification is record id of thread k (not found when it is on another thread).
+func (s *Service) GetNotification(ctx context.Context, k inbox.ThreadKey, id string) (inbox.Record, error) {
+	recs, err := s.Records.ThreadRecordsByID(ctx, k, []string{id})
 	if err != nil {
-		return err
-	}
-	recs, err := a.Records.ThreadRecordsByID(c.Request().Context(), k, []string{id})
-	if err != nil {
-		return err
+		return inbox.Record{}, err
 	}
 	if len(recs) == 0 {
-		return server.NotFound("notification %q not found on this thread", id)
+		return inbox.Record{}, notFoundf("notification %q not found on this thread", id)
 	}
-	return c.JSON(http.StatusOK, recs[0])
+	return recs[0], nil
 }
 
 // transition gives an action's target status and the statuses it may leave. Seen never
@@ -421,43 +332,26 @@ func transition(action string) (to inbox.Status, from []inbox.Status, ok bool) {
 	return "", nil, false
 }
 
-// actOnNotification is POST …/notifications/{id}/{seen|dismiss|archive} (see ActOn).
-func (a *API) actOnNotification(c echo.Context, k inbox.ThreadKey) error {
-	id, err := pathParam(c, "id")
-	if err != nil {
-		return err
-	}
-	action, err := pathParam(c, "action")
-	if err != nil {
-		return err
-	}
-	rec, err := a.ActOn(c.Request().Context(), k, id, action)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, rec)
-}
-
 // ActOn moves record id of thread k: action seen, dismiss or archive. Repeating an
 // action is fine; an action the record's status does not allow is 409, a record not on
 // this thread 404.
-func (a *API) ActOn(ctx context.Context, k inbox.ThreadKey, id, action string) (inbox.Record, error) {
+func (s *Service) ActOn(ctx context.Context, k inbox.ThreadKey, id, action string) (inbox.Record, error) {
 	if err := checkID(id); err != nil {
-		return inbox.Record{}, server.BadRequest("id: %v", err)
+		return inbox.Record{}, invalidf("id: %v", err)
 	}
 	to, from, ok := transition(action)
 	if !ok {
-		return inbox.Record{}, server.NotFound("unknown action %q (want seen, dismiss or archive)", action)
+		return inbox.Record{}, notFoundf("unknown action %q (want seen, dismiss or archive)", action)
 	}
-	rec, changed, err := a.Records.TransitionRecord(ctx, k, id, to, from, a.now().UTC())
+	rec, changed, err := s.Records.TransitionRecord(ctx, k, id, to, from, s.now().UTC())
 	if errors.Is(err, inbox.ErrNotFound) {
-		return inbox.Record{}, server.NotFound("notification %q not found on this thread", id)
+		return inbox.Record{}, notFoundf("notification %q not found on this thread", id)
 	}
 	if err != nil {
 		return inbox.Record{}, err
 	}
 	if !changed && rec.Status != to {
-		return inbox.Record{}, server.NewError(http.StatusConflict, "conflict", "notification %q is %s and cannot be marked %s", id, rec.Status, to)
+		return inbox.Record{}, NewError(KindConflict, "conflict", "notification %q is %s and cannot be marked %s", id, rec.Status, to)
 	}
 	return rec, nil
 }

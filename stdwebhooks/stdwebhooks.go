@@ -1,4 +1,7 @@
-package generic
+// Package stdwebhooks is the Standard Webhooks contract (https://www.standardwebhooks.com):
+// secrets, signing and verification, shared by the generic connector (inbound) and the
+// webhook target (outbound).
+package stdwebhooks
 
 import (
 	"crypto/hmac"
@@ -12,7 +15,7 @@ import (
 	"time"
 )
 
-// Standard Webhooks headers (https://www.standardwebhooks.com).
+// Standard Webhooks headers.
 const (
 	HeaderID        = "webhook-id"
 	HeaderTimestamp = "webhook-timestamp"

@@ -1,9 +1,10 @@
-package agent
+package agentapi
 
 import (
 	"net/http"
 	"sync"
 
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
 )
@@ -39,7 +40,7 @@ func newStreamCaps(b *streamBudget, share int, pool string) *streamCaps {
 
 // open takes a place for a stream of k, or answers 429 naming the cap that is full; the
 // returned func gives the place back.
-func (s *streamCaps) open(cfg Config, k inbox.ThreadKey) (func(), error) {
+func (s *streamCaps) open(cfg agent.Config, k inbox.ThreadKey) (func(), error) {
 	s.budget.mu.Lock()
 	defer s.budget.mu.Unlock()
 	if s.budget.open >= s.budget.limit {

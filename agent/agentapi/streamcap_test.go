@@ -1,4 +1,4 @@
-package agent_test
+package agentapi_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/agent/agentapi"
 	"github.com/signalgate/signalgate/delivery/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
@@ -24,7 +25,7 @@ func TestStreamsCappedPerThreadAndPerAgent(t *testing.T) {
 	gauge := make(chan int, 16)
 	e := deliverytest.New(t, deliverytest.Config{
 		Agents: []agent.Config{{ID: "coder", Token: deliverytest.CoderToken, MaxStreams: 3, MaxStreamsPerThread: 2}},
-		API:    []agent.APIOption{agent.WithSubscriberGauge(func(d int) { gauge <- d })},
+		API:    []agentapi.Option{agentapi.WithSubscriberGauge(func(d int) { gauge <- d })},
 	})
 	open := func(k inbox.ThreadKey) (int, string) {
 		t.Helper()
@@ -105,7 +106,7 @@ func TestStreamsShareOneGatewayLimit(t *testing.T) {
 	e := deliverytest.New(t, deliverytest.Config{
 		// The per-agent caps are far above the gateway's limit: only it can refuse.
 		Agents: []agent.Config{{ID: "coder", Token: deliverytest.CoderToken, MaxStreams: 100, MaxStreamsPerThread: 100}},
-		API:    []agent.APIOption{agent.WithStreamLimit(8), agent.WithSubscriberGauge(func(d int) { gauge <- d })},
+		API:    []agentapi.Option{agentapi.WithStreamLimit(8), agentapi.WithSubscriberGauge(func(d int) { gauge <- d })},
 	})
 	view := echo.New()
 	view.GET("/view", func(c echo.Context) error {

@@ -1,4 +1,4 @@
-package agent_test
+package agentapi_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	sse "github.com/tmaxmax/go-sse"
 
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/agent/agentapi"
 	"github.com/signalgate/signalgate/delivery/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 )
@@ -84,7 +85,7 @@ func TestStreamFanOut(t *testing.T) {
 }
 
 func TestStreamKeepAlive(t *testing.T) {
-	e := deliverytest.New(t, deliverytest.Config{API: []agent.APIOption{agent.WithKeepAlive(5 * time.Millisecond)}})
+	e := deliverytest.New(t, deliverytest.Config{API: []agentapi.Option{agentapi.WithKeepAlive(5 * time.Millisecond)}})
 	sub := e.Subscribe(coderThread, "", "")
 	for {
 		ev, ok := sub.NextAny(wait)

@@ -6,14 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/signalgate/signalgate/inbox"
-	"github.com/signalgate/signalgate/server"
 )
 
 // Approvals takes approval requests from stream and webhook agents (approval.Service).
@@ -62,50 +58,60 @@ const (
 	maxApprovalDescription = 2000
 )
 
-// requestApproval asks people in Slack to approve a tool call; the decision comes back
-// to the thread as an <approval> signal.
-func (a *API) requestApproval(c echo.Context, k inbox.ThreadKey) error {
-	if a.Approvals == nil {
-		return server.NotFound("approvals are not configured (approvals.slack_connector)")
+// RequestApproval asks people in Slack to approve a tool call; the decision comes back
+// to the thread as an <approval> signal. The result is the approval as JSON shows it,
+// created false for a resend.
+func (s *Service) RequestApproval(ctx context.Context, k inbox.ThreadKey, req ApprovalRequest) (any, bool, error) {
+	if err := s.ApprovalsFor(k); err != nil {
+		return nil, false, err
 	}
-	if a.agents[k.Agent].Target.Kind == TargetMastra {
-		return server.BadRequest("agent %q is a mastra agent: its tools ask for approval through Mastra (requireApproval)", k.Agent)
+	if err := req.check(); err != nil {
+		return nil, false, err
 	}
-	var req ApprovalRequest
-	if err := decodeBody(c, &req, false); err != nil {
-		return err
-	}
-	switch {
-	case strings.TrimSpace(req.Tool) == "":
-		return server.BadRequest("tool: required (the name of the tool that needs approval)")
-	case len(req.Tool) > maxApprovalTool:
-		return server.BadRequest("tool: at most %d bytes", maxApprovalTool)
-	case len(req.Arguments) > maxApprovalArguments:
-		return server.NewError(http.StatusRequestEntityTooLarge, "payload_too_large", "arguments: at most %d bytes of JSON", maxApprovalArguments)
-	case len(req.Description) > maxApprovalDescription:
-		return server.BadRequest("description: at most %d bytes", maxApprovalDescription)
-	}
-	if req.ID != "" {
-		if len(req.ID) > maxApprovalID {
-			return server.BadRequest("id: at most %d bytes", maxApprovalID)
-		}
-		if err := checkID(req.ID); err != nil {
-			return server.BadRequest("id: %v", err)
-		}
-	}
-	out, created, err := a.Approvals.RequestApproval(c.Request().Context(), k, req)
+	out, created, err := s.Approvals.RequestApproval(ctx, k, req)
 	if errors.Is(err, ErrApprovalConflict) {
-		return server.NewError(http.StatusConflict, "approval_id_conflict",
+		return nil, false, NewError(KindConflict, "approval_id_conflict",
 			"approval id %q was already used on this thread for another tool or other arguments: ask with a new id", req.ID)
 	}
 	if err != nil {
-		return err
+		return nil, false, err
 	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
+	return out, created, nil
+}
+
+// ApprovalsFor says whether thread k's agent may ask for approvals here: not when
+// approvals are not configured, nor for a Mastra agent (Mastra asks itself).
+func (s *Service) ApprovalsFor(k inbox.ThreadKey) error {
+	if s.Approvals == nil {
+		return notFoundf("approvals are not configured (approvals.slack_connector)")
 	}
-	return c.JSON(status, out)
+	if s.agents[k.Agent].Target.Kind == TargetMastra {
+		return invalidf("agent %q is a mastra agent: its tools ask for approval through Mastra (requireApproval)", k.Agent)
+	}
+	return nil
+}
+
+// check applies the request's bounds.
+func (req ApprovalRequest) check() error {
+	switch {
+	case strings.TrimSpace(req.Tool) == "":
+		return invalidf("tool: required (the name of the tool that needs approval)")
+	case len(req.Tool) > maxApprovalTool:
+		return invalidf("tool: at most %d bytes", maxApprovalTool)
+	case len(req.Arguments) > maxApprovalArguments:
+		return tooLargef("arguments: at most %d bytes of JSON", maxApprovalArguments)
+	case len(req.Description) > maxApprovalDescription:
+		return invalidf("description: at most %d bytes", maxApprovalDescription)
+	}
+	if req.ID != "" {
+		if len(req.ID) > maxApprovalID {
+			return invalidf("id: at most %d bytes", maxApprovalID)
+		}
+		if err := checkID(req.ID); err != nil {
+			return invalidf("id: %v", err)
+		}
+	}
+	return nil
 }
 
 // ErrWakeQueued is Emit's answer when waking the idle thread would pass the agent's
@@ -116,20 +122,20 @@ var ErrWakeQueued = errors.New("max_concurrent_wakes reached: the wake waits for
 // or waking the idle thread through the agent's wake accounting like every wake (an
 // urgent one: the wake budget does not hold it back, max_concurrent_wakes does, and it
 // queues by sig.CreatedAt). A signal id the thread logged already is not sent again.
-func (a *API) Emit(ctx context.Context, k inbox.ThreadKey, sig Signal) error {
+func (s *Service) Emit(ctx context.Context, k inbox.ThreadKey, sig Signal) error {
 	if sig.ID != "" {
-		if _, ok, err := a.loggedSignal(ctx, k, sig.ID); err != nil || ok {
+		if _, ok, err := s.loggedSignal(ctx, k, sig.ID); err != nil || ok {
 			return err
 		}
 	}
-	live, err := a.Runs.Live(ctx, k)
+	live, err := s.Runs.Live(ctx, k)
 	if err != nil {
 		return err
 	}
-	sig = Accept(sig, nil, a.now().UTC())
+	sig = Accept(sig, nil, s.now().UTC())
 	d := Delivery{Thread: k, Signal: sig, Action: ActionDeliver, Attempt: 1}
 	if live == nil {
-		res, err := a.Runs.Wake(ctx, k, WakeRequest{Exempt: true, Rank: inbox.PriorityUrgent.Rank(), Since: sig.CreatedAt})
+		res, err := s.Runs.Wake(ctx, k, WakeRequest{Exempt: true, Rank: inbox.PriorityUrgent.Rank(), Since: sig.CreatedAt})
 		if err != nil {
 			return err
 		}
@@ -140,7 +146,7 @@ func (a *API) Emit(ctx context.Context, k inbox.ThreadKey, sig Signal) error {
 	} else {
 		d.RunID = live.ID
 	}
-	if _, err := a.Deliverer.Deliver(ctx, d); err != nil && !errors.Is(err, ErrSignalLogged) {
+	if _, err := s.Deliverer.Deliver(ctx, d); err != nil && !errors.Is(err, ErrSignalLogged) {
 		return err
 	}
 	return nil

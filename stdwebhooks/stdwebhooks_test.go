@@ -1,4 +1,4 @@
-package generic
+package stdwebhooks
 
 import (
 	"encoding/base64"

@@ -1,4 +1,4 @@
-package agent_test
+package agentapi_test
 
 import (
 	"net/http"
