@@ -1,7 +1,8 @@
-// Package agent holds what an agent thread receives and how agents reach the gateway:
-// the signal model, its XML rendering for the model, delivery options and state lanes;
-// thread presence (runs); the durable per-thread log with its live fan-out; the stream
-// target; and the agent API (runs, signals, notifications, the inbox, the SSE stream).
+// Package agent is the agent domain, with no transport: the signal model, its XML
+// rendering for the model, delivery options and state lanes; thread presence (runs);
+// the durable per-thread log with its live fan-out; the stream target; the delivery
+// contract (Result, DeliveryError); and the operations (runs, signals, notifications,
+// the inbox, approvals) that the HTTP API (agentapi) and MCP (inboxmcp) call.
 package agent
 
 import (
