@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 )
 
 // ThreadURL is the agent API path of k under base.
@@ -125,25 +126,15 @@ func busyAgent(ctx context.Context, client *http.Client, base, token string, k i
 		_ = json.NewDecoder(resp.Body).Decode(&out)
 		return out.RunID, nil
 	}
-	wait := func() bool {
-		t := time.NewTimer(hold)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C:
-			return true
-		}
-	}
 	for ctx.Err() == nil {
 		id, err := post("/runs")
 		if err == nil && id != "" {
-			if !wait() {
+			if !service.Sleep(ctx, hold) {
 				return
 			}
 			_, _ = post("/runs/" + url.PathEscape(id) + "/finish")
 		}
-		if !wait() {
+		if !service.Sleep(ctx, hold) {
 			return
 		}
 	}
