@@ -336,24 +336,11 @@ func (w *configWalk) walk(v reflect.Value, n *yaml.Node, path string) {
 	switch t.Kind() {
 	case reflect.Struct:
 		fields := yamlFields(t)
-		if n == nil {
-			for key, index := range fields {
-				w.walk(field(v, index), nil, join(path, key))
-			}
-			return
+		sections := make(map[string]reflect.Value, len(fields))
+		for key, index := range fields {
+			sections[key] = field(v, index)
 		}
-		if n.Kind != yaml.MappingNode {
-			return
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			key := n.Content[i].Value
-			index, ok := fields[key]
-			if !ok {
-				w.unknown = append(w.unknown, fmt.Sprintf("%s: unknown key (line %d)", join(path, key), n.Content[i].Line))
-				continue
-			}
-			w.walk(field(v, index), n.Content[i+1], join(path, key))
-		}
+		w.walkKeyed(sections, n, path)
 	case reflect.Slice, reflect.Array:
 		if n == nil {
 			for i := range v.Len() {
@@ -387,6 +374,8 @@ func (w *configWalk) walk(v reflect.Value, n *yaml.Node, path string) {
 	}
 }
 
+// walkKeyed walks a mapping whose keys are known up front (a struct's YAML keys, the
+// integration kinds' sections); a key outside them is unknown.
 func (w *configWalk) walkKeyed(sections map[string]reflect.Value, n *yaml.Node, path string) {
 	if n == nil {
 		for key, v := range sections {
