@@ -434,7 +434,7 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 		attempt = max(attempt, r.Attempts+1)
 		round = max(round, r.Attempts-r.AttemptsBefore+1)
 	}
-	del := Delivery{Thread: o.Thread, Signal: it.signal, Action: action, RunID: runID, RecordIDs: ids, Attempt: attempt,
+	del := agent.Delivery{Thread: o.Thread, Signal: it.signal, Action: action, RunID: runID, RecordIDs: ids, Attempt: attempt,
 		DeliverAs: it.deliverAs, NoWake: it.noWake}
 	if probe && d.obs != nil {
 		if ho, ok := d.obs.(HealthObserver); ok {
@@ -518,7 +518,7 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 // attempt hands del to the route's target and describes the call as an attempt row at
 // `at`: delivered with the answer's status, or failed with the redacted error and the
 // failure's status (a pass may still turn a failure into a retry).
-func (d *Dispatcher) attempt(ctx context.Context, route Route, del Delivery, at time.Time) (Attempt, error) {
+func (d *Dispatcher) attempt(ctx context.Context, route Route, del agent.Delivery, at time.Time) (Attempt, error) {
 	started := time.Now()
 	res, err := route.Target.Deliver(ctx, del)
 	att := Attempt{Thread: del.Thread, Target: route.Kind, SignalID: del.Signal.ID, RecordIDs: del.RecordIDs,
@@ -595,7 +595,7 @@ func WithObserver(o Observer) Option { return func(d *Dispatcher) { d.obs = o } 
 // straight to the thread's target, then logs it and the attempt. There is no retry: the
 // caller learns the outcome and may send again with the same signal id, which the log
 // keeps only once.
-func (d *Dispatcher) Deliver(ctx context.Context, del Delivery) (agent.Result, error) {
+func (d *Dispatcher) Deliver(ctx context.Context, del agent.Delivery) (agent.Result, error) {
 	if logged, ok := d.q.(frameGetter); ok && del.Signal.ID != "" {
 		// A sender repeating an id the thread already logged: the target accepted it once
 		// and some (Mastra) would show it twice. The API answers repeats before this; here
@@ -619,7 +619,7 @@ type frameGetter interface {
 
 // deliverOne sends one signal outside a pass and logs it with its attempt; recovered
 // lists the in-flight signals it redelivers, closed in the same transaction.
-func (d *Dispatcher) deliverOne(ctx context.Context, del Delivery, recovered []string) (agent.Result, error) {
+func (d *Dispatcher) deliverOne(ctx context.Context, del agent.Delivery, recovered []string) (agent.Result, error) {
 	route, ok := d.routes[del.Thread.Agent]
 	if !ok || route.Target == nil {
 		return agent.Result{}, fmt.Errorf("agent %q has no delivery target configured", del.Thread.Agent)
