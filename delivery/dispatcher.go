@@ -55,7 +55,8 @@ type Dispatcher struct {
 	workers  int
 	secrets  []string
 
-	kick chan struct{}
+	kick  *Kick
+	opens RunOpens // nil: no recovery subscription
 
 	service.StartStop
 	// TestSignals are where tests wait; see service.Signal.
@@ -107,10 +108,13 @@ func New(q Queue, runs Runs, pub Publisher, routes map[string]Route, base servic
 		q: q, runs: runs, pub: pub, routes: routes, log: base.Logger, now: base.Now, rnd: rand.Float64,
 		owner: inbox.NewID(), interval: inbox.DefaultSummaryInterval, lease: DefaultLease,
 		poll: DefaultPollInterval, errWait: DefaultErrorBackoff, batch: DefaultBatch, perPass: DefaultPerThread,
-		workers: DefaultWorkers, kick: make(chan struct{}, 1),
+		workers: DefaultWorkers,
 	}
 	for _, o := range opts {
 		o(d)
+	}
+	if d.kick == nil {
+		d.kick = NewKick()
 	}
 	d.health.log = d.log
 	d.routes = make(map[string]Route, len(routes))
@@ -127,17 +131,36 @@ func New(q Queue, runs Runs, pub Publisher, routes map[string]Route, base servic
 	if d.batch < 1 {
 		d.batch = 1
 	}
+	if d.opens != nil {
+		d.opens.OnOpen(d.Recover)
+	}
 	return d
 }
 
-// Notify tells the dispatcher that threads changed (new records, an idle transition).
-// It never blocks; it matches inbox.WithChangeHook.
-func (d *Dispatcher) Notify([]inbox.ThreadKey) {
+// Kick wakes the dispatcher's loop: threads changed (new records, an idle transition, a
+// target back up). It is built before the dispatcher, so the parts that tell it (the
+// inbox, presence followers, the agent and admin APIs) need no dispatcher, and the
+// dispatcher needs none of them.
+type Kick struct{ c chan struct{} }
+
+// NewKick builds a wake-up for one dispatcher (WithKick).
+func NewKick() *Kick { return &Kick{c: make(chan struct{}, 1)} }
+
+// Notify wakes the loop. It never blocks (wake-ups coalesce); it matches
+// inbox.WithChangeHook.
+func (k *Kick) Notify([]inbox.ThreadKey) {
 	select {
-	case d.kick <- struct{}{}:
+	case k.c <- struct{}{}:
 	default:
 	}
 }
+
+// WithKick makes the loop wake on k's notifications.
+func WithKick(k *Kick) Option { return func(d *Dispatcher) { d.kick = k } }
+
+// Notify tells the dispatcher that threads changed (new records, an idle transition).
+// It never blocks; it matches inbox.WithChangeHook.
+func (d *Dispatcher) Notify(ks []inbox.ThreadKey) { d.kick.Notify(ks) }
 
 // Name names the service in start and stop errors.
 func (d *Dispatcher) Name() string { return "dispatcher" }
@@ -176,7 +199,7 @@ func (d *Dispatcher) loop(ctx context.Context) {
 		case <-ctx.Done():
 			timer.Stop()
 			return
-		case <-d.kick:
+		case <-d.kick.c:
 		case <-timer.C:
 		}
 		timer.Stop()
