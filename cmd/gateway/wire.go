@@ -108,9 +108,11 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.Broker = newBroker(cfg, st, m.Log)
 	kick := delivery.NewKick()
 	runsOpts := []agent.RunsOption{agent.WithRunsClock(m.Now), agent.WithRunsLogger(m.Log)}
-	// Approvals: Mastra followers report tool approvals, and a closing wake run hands
-	// its slot to a decision waiting for one; Slack and the agent API are handed to the
-	// service once built, before anything starts.
+	// Approvals: Mastra followers report tool approvals, a closing wake run hands its
+	// slot to a decision waiting for one, and the agent API and Slack clicks ask it. The
+	// two parts it sends through (the agent operations that emit decisions, the Slack
+	// connectors that post them) depend on it in turn, so they are handed to it once
+	// built, before anything starts.
 	var follow []mastra.FollowerOption
 	if cfg.Approvals.Enabled() {
 		m.Approvals = approval.New(cfg.Approvals, approval.Deps{Store: st, Places: st,
@@ -141,10 +143,14 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.Server.Health(st.Ready)
 	e.GET("/metrics", echo.WrapHandler(m.Metrics.Handler()))
 
-	agents, err := agent.NewService(cfg.Agents, agent.Deps{
+	agentDeps := agent.Deps{
 		Frames: st, Runs: m.Runs, Inbox: m.Metrics.WrapIngester(m.Inbox),
 		Records: st, States: st, Deliverer: m.Dispatcher, Notify: kick.Notify, Log: m.Log,
-	}, agent.WithServiceClock(m.Now))
+	}
+	if m.Approvals != nil {
+		agentDeps.Approvals = m.Approvals
+	}
+	agents, err := agent.NewService(cfg.Agents, agentDeps, agent.WithServiceClock(m.Now))
 	if err != nil {
 		return err
 	}
@@ -159,8 +165,6 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	}
 	if m.Approvals != nil {
 		m.Approvals.Emitter, m.Approvals.Slack = agents, m.slack.Messenger(cfg.Approvals.GroupCacheTTL)
-		agents.Approvals = m.Approvals
-		m.slack.SetDecider(m.Approvals)
 		m.services = append(m.services, m.Approvals)
 	}
 
@@ -209,7 +213,8 @@ func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
 	}
 	pipeline := connectors.NewPipeline(router, m.Metrics.WrapIngester(m.Inbox), m.Log,
 		connectors.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlaceRoute) }))
-	parsers, err := cfg.buildParsers(build{pipeline: pipeline, ci: github.NewStoreCIState(st, github.Source), log: m.Log, now: m.Now})
+	parsers, err := cfg.buildParsers(build{pipeline: pipeline, ci: github.NewStoreCIState(st, github.Source), log: m.Log, now: m.Now,
+		approvals: m.Approvals})
 	if err != nil {
 		return nil, err
 	}
