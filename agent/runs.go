@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/signalgate/signalgate/inbox"
@@ -38,18 +39,24 @@ type Runs struct {
 	wakes  map[string]WakeSettings
 	now    func() time.Time
 	newID  func() string
-	onOpen OpenHook
 	onSlot func(agentID string)
+	mu     sync.RWMutex // guards opens
+	opens  []OpenHook
 	log    *slog.Logger
 }
 
-// OpenHook runs after a new run is opened (not when a live one is adopted), before Open
-// returns: the dispatcher's Recover, which splices the signals an unfinished run left in
-// flight into the new one. Its error is logged; the run stays open.
+// OpenHook is told after a new run is opened (not when a live one is adopted), before
+// Open returns: the dispatcher's Recover, which splices the signals an unfinished run left
+// in flight into the new one. Its error is logged; the run stays open.
 type OpenHook func(ctx context.Context, run Run) error
 
-// WithOpenHook sets the open hook.
-func WithOpenHook(h OpenHook) RunsOption { return func(r *Runs) { r.onOpen = h } }
+// OnOpen subscribes h to new runs. The dispatcher subscribes when it is built: it is
+// built after Runs, whose users include its own targets (Mastra presence followers).
+func (r *Runs) OnOpen(h OpenHook) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.opens = append(r.opens, h)
+}
 
 // WithWakeSlotHook sets the hook told, after commit, that a wake run of an agent with
 // max_concurrent_wakes closed (finished, aborted, or its lease lapsed): a slot may be
@@ -114,11 +121,14 @@ func (r *Runs) Open(ctx context.Context, k inbox.ThreadKey, origin string) (Run,
 	return run, created, nil
 }
 
-// opened tells subscribers and the open hook about a new run.
+// opened tells stream subscribers and the open hooks about a new run.
 func (r *Runs) opened(ctx context.Context, run Run) {
 	r.pub.Publish(run.Thread)
-	if r.onOpen != nil {
-		if err := r.onOpen(ctx, run); err != nil {
+	r.mu.RLock()
+	hooks := r.opens
+	r.mu.RUnlock()
+	for _, h := range hooks {
+		if err := h(ctx, run); err != nil {
 			r.log.Error("open hook failed", "thread", run.Thread.String(), "run_id", run.ID, "error", err.Error())
 		}
 	}

@@ -12,22 +12,21 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 )
 
-// Delivery is one signal on its way to a target.
-type Delivery = agent.Delivery
-
 // Target reaches one agent. A nil error means the signal was accepted; the dispatcher
 // then logs it to the thread, with the Result's status, and never sends the same signal
 // again. A failure is an *agent.DeliveryError saying whether trying again later may help,
 // the HTTP status and the receiver's Retry-After; any other error fails the record for good.
 type Target interface {
-	Deliver(ctx context.Context, d Delivery) (agent.Result, error)
+	Deliver(ctx context.Context, d agent.Delivery) (agent.Result, error)
 }
 
 // TargetFunc adapts a function to Target.
-type TargetFunc func(ctx context.Context, d Delivery) (agent.Result, error)
+type TargetFunc func(ctx context.Context, d agent.Delivery) (agent.Result, error)
 
 // Deliver calls f.
-func (f TargetFunc) Deliver(ctx context.Context, d Delivery) (agent.Result, error) { return f(ctx, d) }
+func (f TargetFunc) Deliver(ctx context.Context, d agent.Delivery) (agent.Result, error) {
+	return f(ctx, d)
+}
 
 // Route is how the dispatcher reaches one agent.
 type Route struct {

@@ -55,7 +55,8 @@ type Dispatcher struct {
 	workers  int
 	secrets  []string
 
-	kick chan struct{}
+	kick  *Kick
+	opens RunOpens // nil: no recovery subscription
 
 	service.StartStop
 	// TestSignals are where tests wait; see service.Signal.
@@ -107,10 +108,13 @@ func New(q Queue, runs Runs, pub Publisher, routes map[string]Route, base servic
 		q: q, runs: runs, pub: pub, routes: routes, log: base.Logger, now: base.Now, rnd: rand.Float64,
 		owner: inbox.NewID(), interval: inbox.DefaultSummaryInterval, lease: DefaultLease,
 		poll: DefaultPollInterval, errWait: DefaultErrorBackoff, batch: DefaultBatch, perPass: DefaultPerThread,
-		workers: DefaultWorkers, kick: make(chan struct{}, 1),
+		workers: DefaultWorkers,
 	}
 	for _, o := range opts {
 		o(d)
+	}
+	if d.kick == nil {
+		d.kick = NewKick()
 	}
 	d.health.log = d.log
 	d.routes = make(map[string]Route, len(routes))
@@ -127,17 +131,36 @@ func New(q Queue, runs Runs, pub Publisher, routes map[string]Route, base servic
 	if d.batch < 1 {
 		d.batch = 1
 	}
+	if d.opens != nil {
+		d.opens.OnOpen(d.Recover)
+	}
 	return d
 }
 
-// Notify tells the dispatcher that threads changed (new records, an idle transition).
-// It never blocks; it matches inbox.WithChangeHook.
-func (d *Dispatcher) Notify([]inbox.ThreadKey) {
+// Kick wakes the dispatcher's loop: threads changed (new records, an idle transition, a
+// target back up). It is built before the dispatcher, so the parts that tell it (the
+// inbox, presence followers, the agent and admin APIs) need no dispatcher, and the
+// dispatcher needs none of them.
+type Kick struct{ c chan struct{} }
+
+// NewKick builds a wake-up for one dispatcher (WithKick).
+func NewKick() *Kick { return &Kick{c: make(chan struct{}, 1)} }
+
+// Notify wakes the loop. It never blocks (wake-ups coalesce); it matches
+// inbox.WithChangeHook.
+func (k *Kick) Notify([]inbox.ThreadKey) {
 	select {
-	case d.kick <- struct{}{}:
+	case k.c <- struct{}{}:
 	default:
 	}
 }
+
+// WithKick makes the loop wake on k's notifications.
+func WithKick(k *Kick) Option { return func(d *Dispatcher) { d.kick = k } }
+
+// Notify tells the dispatcher that threads changed (new records, an idle transition).
+// It never blocks; it matches inbox.WithChangeHook.
+func (d *Dispatcher) Notify(ks []inbox.ThreadKey) { d.kick.Notify(ks) }
 
 // Name names the service in start and stop errors.
 func (d *Dispatcher) Name() string { return "dispatcher" }
@@ -176,7 +199,7 @@ func (d *Dispatcher) loop(ctx context.Context) {
 		case <-ctx.Done():
 			timer.Stop()
 			return
-		case <-d.kick:
+		case <-d.kick.c:
 		case <-timer.C:
 		}
 		timer.Stop()
@@ -434,7 +457,7 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 		attempt = max(attempt, r.Attempts+1)
 		round = max(round, r.Attempts-r.AttemptsBefore+1)
 	}
-	del := Delivery{Thread: o.Thread, Signal: it.signal, Action: action, RunID: runID, RecordIDs: ids, Attempt: attempt,
+	del := agent.Delivery{Thread: o.Thread, Signal: it.signal, Action: action, RunID: runID, RecordIDs: ids, Attempt: attempt,
 		DeliverAs: it.deliverAs, NoWake: it.noWake}
 	if probe && d.obs != nil {
 		if ho, ok := d.obs.(HealthObserver); ok {
@@ -518,7 +541,7 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 // attempt hands del to the route's target and describes the call as an attempt row at
 // `at`: delivered with the answer's status, or failed with the redacted error and the
 // failure's status (a pass may still turn a failure into a retry).
-func (d *Dispatcher) attempt(ctx context.Context, route Route, del Delivery, at time.Time) (Attempt, error) {
+func (d *Dispatcher) attempt(ctx context.Context, route Route, del agent.Delivery, at time.Time) (Attempt, error) {
 	started := time.Now()
 	res, err := route.Target.Deliver(ctx, del)
 	att := Attempt{Thread: del.Thread, Target: route.Kind, SignalID: del.Signal.ID, RecordIDs: del.RecordIDs,
@@ -595,7 +618,7 @@ func WithObserver(o Observer) Option { return func(d *Dispatcher) { d.obs = o } 
 // straight to the thread's target, then logs it and the attempt. There is no retry: the
 // caller learns the outcome and may send again with the same signal id, which the log
 // keeps only once.
-func (d *Dispatcher) Deliver(ctx context.Context, del Delivery) (agent.Result, error) {
+func (d *Dispatcher) Deliver(ctx context.Context, del agent.Delivery) (agent.Result, error) {
 	if logged, ok := d.q.(frameGetter); ok && del.Signal.ID != "" {
 		// A sender repeating an id the thread already logged: the target accepted it once
 		// and some (Mastra) would show it twice. The API answers repeats before this; here
@@ -619,7 +642,7 @@ type frameGetter interface {
 
 // deliverOne sends one signal outside a pass and logs it with its attempt; recovered
 // lists the in-flight signals it redelivers, closed in the same transaction.
-func (d *Dispatcher) deliverOne(ctx context.Context, del Delivery, recovered []string) (agent.Result, error) {
+func (d *Dispatcher) deliverOne(ctx context.Context, del agent.Delivery, recovered []string) (agent.Result, error) {
 	route, ok := d.routes[del.Thread.Agent]
 	if !ok || route.Target == nil {
 		return agent.Result{}, fmt.Errorf("agent %q has no delivery target configured", del.Thread.Agent)

@@ -16,6 +16,15 @@ type Recoveries interface {
 	PendingRecoveries(ctx context.Context, k inbox.ThreadKey, limit int) ([]agent.Frame, error)
 }
 
+// RunOpens tells of newly opened runs (agent.Runs).
+type RunOpens interface {
+	OnOpen(agent.OpenHook)
+}
+
+// WithRecovery subscribes the dispatcher's Recover to the runs opens tells of. One
+// dispatcher per Runs subscribes: another replica's would deliver the same signals again.
+func WithRecovery(opens RunOpens) Option { return func(d *Dispatcher) { d.opens = opens } }
+
 // maxRecovered bounds the signals spliced into one new run.
 const maxRecovered = 200
 
@@ -28,10 +37,10 @@ const AttrRecovered = "recovered"
 // marked recovered="true", so the agent's next turn has the context it lost. Each is a
 // new signal (its id derives from the original and the new run, so a repeat within the
 // run is logged once); logging it closes the original's recovery in one transaction. On
-// the first failure the rest wait for the next run. It is agent.Runs' open hook, so it
-// also wakes the loop: the new run's lease end is a time the loop must wake at (to expire
-// the run and dispatch what waits for idle), and a loop asleep on the poll interval
-// would not know of it.
+// the first failure the rest wait for the next run. It is agent.Runs' open hook (see
+// WithRecovery), so it also wakes the loop: the new run's lease end is a time the loop
+// must wake at (to expire the run and dispatch what waits for idle), and a loop asleep on
+// the poll interval would not know of it.
 func (d *Dispatcher) Recover(ctx context.Context, run agent.Run) error {
 	d.Notify([]inbox.ThreadKey{run.Thread})
 	r, ok := d.q.(Recoveries)
@@ -53,7 +62,7 @@ func (d *Dispatcher) Recover(ctx context.Context, run agent.Run) error {
 		}
 		meta["recoveredFrom"], meta["recoveredRun"] = f.ID, f.RunID
 		sig.Metadata, sig.AcceptedAt = meta, now
-		del := Delivery{Thread: run.Thread, Signal: sig, Action: agent.ActionDeliver, RunID: run.ID, RecordIDs: f.RecordIDs, Attempt: 1}
+		del := agent.Delivery{Thread: run.Thread, Signal: sig, Action: agent.ActionDeliver, RunID: run.ID, RecordIDs: f.RecordIDs, Attempt: 1}
 		// No route slot: the opener may be a pass that holds it already, and opens are few.
 		if _, err := d.deliverOne(ctx, del, []string{f.ID}); err != nil {
 			return fmt.Errorf("recover signal %s into run %s: %w", f.ID, run.ID, err)

@@ -24,8 +24,7 @@ type Service interface {
 
 // Routes builds one route per agent: stream agents share stream; mastra and webhook
 // agents get their own target, bounded by target.concurrency. notify receives threads
-// that turned idle (the dispatcher's Notify; it may be a closure over a dispatcher built
-// after this call). The services must be started before the dispatcher and stopped
+// that turned idle (the dispatcher's wake-up, delivery.Kick, built before both). The services must be started before the dispatcher and stopped
 // after it. follow configures every Mastra presence follower (approvals).
 func Routes(cfgs []agent.Config, runs *agent.Runs, stream delivery.Target, notify func([]inbox.ThreadKey), log *slog.Logger, follow ...mastra.FollowerOption) (map[string]delivery.Route, []Service, error) {
 	if log == nil {

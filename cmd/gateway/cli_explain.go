@@ -14,6 +14,7 @@ import (
 
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/github"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
@@ -22,7 +23,7 @@ import (
 
 // adminDeps is what the admin API and the offline explain share: the store, today's
 // routes (compiled once, by config validation) and policy, and the connectors' parse steps.
-func adminDeps(cfg *Config, st *store.Store, policy *inbox.Policy, parsers admin.Parsers, log *slog.Logger, now func() time.Time) (admin.Deps, error) {
+func adminDeps(cfg *Config, st *store.Store, policy *inbox.Policy, parsers admin.Parsers, log *slog.Logger, now func() time.Time, live adminLive) (admin.Deps, error) {
 	router, err := cfg.Router()
 	if err != nil {
 		return admin.Deps{}, err
@@ -34,7 +35,16 @@ func adminDeps(cfg *Config, st *store.Store, policy *inbox.Policy, parsers admin
 		wakes[a.ID] = agent.WakeSettings{Budget: a.WakeBudget, Limit: a.MaxConcurrentWakes}
 	}
 	return admin.Deps{Store: st, Policy: policy, Router: router, Agents: cfg.AgentIDs(), TargetKinds: kinds, Wakes: wakes,
-		Sources: cfg.sources(), Parsers: parsers, Connectors: cfg.connectorRefs(), Log: log, Now: now}, nil
+		Sources: cfg.sources(), Parsers: parsers, Connectors: cfg.connectorRefs(), Log: log, Now: now,
+		Inbox: live.Inbox, Pollers: live.Pollers, Notify: live.Notify}, nil
+}
+
+// adminLive is what a serving gateway's admin API has beyond what explain reads: where
+// replays go, the pollers, the dispatcher's wake-up. Explain passes none.
+type adminLive struct {
+	Inbox   connectors.Ingester
+	Pollers []admin.Poller
+	Notify  func([]inbox.ThreadKey)
 }
 
 const explainUsage = `Usage: gateway explain [flags] <event file | ->
@@ -154,7 +164,7 @@ func newExplainer(cfg *Config, st *store.Store, current bool, log *slog.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	deps, err := adminDeps(cfg, st, policy, parsers, log, time.Now)
+	deps, err := adminDeps(cfg, st, policy, parsers, log, time.Now, adminLive{})
 	if err != nil {
 		return nil, err
 	}

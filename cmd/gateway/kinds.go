@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/connectors/generic"
@@ -47,7 +48,11 @@ func builtinKinds() []integration {
 				return "POST /webhooks/slack/" + c.Name
 			},
 			Parser: func(cs []slack.Config, b build) (admin.Parser, error) {
-				return slack.NewHandler(cs, b.pipeline, b.log, b.now)
+				var opts []slack.Option
+				if b.approvals != nil {
+					opts = append(opts, slack.WithDecider(b.approvals))
+				}
+				return slack.NewHandler(cs, b.pipeline, b.log, b.now, opts...)
 			},
 			Serve: func(m *Main, _ []slack.Config, p admin.Parser, _ *connectors.Pipeline) ([]background, error) {
 				m.slack = p.(*slack.Handler)
@@ -173,6 +178,8 @@ type build struct {
 	ci       github.CIState
 	log      *slog.Logger
 	now      func() time.Time
+	// approvals decides Slack's approval clicks; nil when approvals are off, and in explain.
+	approvals *approval.Service
 }
 
 // ConnectorsConfig is the `connectors:` section: each integration kind's entries

@@ -101,15 +101,18 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.Metrics = metrics.New(st, m.Log, metrics.WithLabels(cfg.metricLabels()))
 	m.Metrics.WatchTargets(cfg.AgentIDs(), st, m.Log)
 
-	// Agents: the thread log broker, presence, the targets that reach agents, and the
-	// dispatcher that feeds threads. A run opening hands the dispatcher the previous
-	// run's unfinished signals (in-flight recovery).
+	// Agents: the thread log broker, the dispatcher's wake-up (told by the inbox, presence
+	// followers and the APIs), presence, the targets that reach agents, and the dispatcher
+	// that feeds threads. The dispatcher subscribes to run opens to hand a new run the
+	// previous run's unfinished signals (in-flight recovery).
 	m.Broker = newBroker(cfg, st, m.Log)
-	runsOpts := []agent.RunsOption{agent.WithRunsClock(m.Now), agent.WithRunsLogger(m.Log),
-		agent.WithOpenHook(func(ctx context.Context, run agent.Run) error { return m.Dispatcher.Recover(ctx, run) })}
-	// Approvals: Mastra followers report tool approvals, and a closing wake run hands
-	// its slot to a decision waiting for one; Slack and the agent API are handed to the
-	// service once built, before anything starts.
+	kick := delivery.NewKick()
+	runsOpts := []agent.RunsOption{agent.WithRunsClock(m.Now), agent.WithRunsLogger(m.Log)}
+	// Approvals: Mastra followers report tool approvals, a closing wake run hands its
+	// slot to a decision waiting for one, and the agent API and Slack clicks ask it. The
+	// two parts it sends through (the agent operations that emit decisions, the Slack
+	// connectors that post them) depend on it in turn, so they are handed to it once
+	// built, before anything starts.
 	var follow []mastra.FollowerOption
 	if cfg.Approvals.Enabled() {
 		m.Approvals = approval.New(cfg.Approvals, approval.Deps{Store: st, Places: st,
@@ -118,16 +121,15 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		runsOpts = append(runsOpts, agent.WithWakeSlotHook(m.Approvals.WakeSlotFreed))
 	}
 	m.Runs = agent.NewRuns(st, m.Broker, cfg.Agents, runsOpts...)
-	routes, targetServices, err := targets.Routes(cfg.Agents, m.Runs, agent.NewStreamTarget(),
-		func(ks []inbox.ThreadKey) { m.Dispatcher.Notify(ks) }, m.Log, follow...)
+	routes, targetServices, err := targets.Routes(cfg.Agents, m.Runs, agent.NewStreamTarget(), kick.Notify, m.Log, follow...)
 	if err != nil {
 		return fmt.Errorf("agents: %w", err)
 	}
 	m.Dispatcher = delivery.New(st, m.Runs, m.Broker, routes, m.base(), cfg.Dispatch.options(
 		delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithDetailedSummaries(policy.SummaryFormat() == inbox.SummaryFormatDetailed),
-		delivery.WithSecrets(cfg.Secrets()),
-		delivery.WithObserver(m.Metrics), delivery.WithHealth(st))...)
-	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now), inbox.WithChangeHook(m.Dispatcher.Notify),
+		delivery.WithSecrets(cfg.Secrets()), delivery.WithObserver(m.Metrics), delivery.WithHealth(st),
+		delivery.WithKick(kick), delivery.WithRecovery(m.Runs))...)
+	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now), inbox.WithChangeHook(kick.Notify),
 		inbox.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlacePolicy) }))
 	m.services = append(m.services, m.Broker)
 	// Mastra presence followers start before the dispatcher and stop after it.
@@ -141,10 +143,14 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.Server.Health(st.Ready)
 	e.GET("/metrics", echo.WrapHandler(m.Metrics.Handler()))
 
-	agents, err := agent.NewService(cfg.Agents, agent.Deps{
+	agentDeps := agent.Deps{
 		Frames: st, Runs: m.Runs, Inbox: m.Metrics.WrapIngester(m.Inbox),
-		Records: st, States: st, Deliverer: m.Dispatcher, Notify: m.Dispatcher.Notify, Log: m.Log,
-	}, agent.WithServiceClock(m.Now))
+		Records: st, States: st, Deliverer: m.Dispatcher, Notify: kick.Notify, Log: m.Log,
+	}
+	if m.Approvals != nil {
+		agentDeps.Approvals = m.Approvals
+	}
+	agents, err := agent.NewService(cfg.Agents, agentDeps, agent.WithServiceClock(m.Now))
 	if err != nil {
 		return err
 	}
@@ -159,16 +165,14 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	}
 	if m.Approvals != nil {
 		m.Approvals.Emitter, m.Approvals.Slack = agents, m.slack.Messenger(cfg.Approvals.GroupCacheTTL)
-		agents.Approvals = m.Approvals
-		m.slack.SetDecider(m.Approvals)
 		m.services = append(m.services, m.Approvals)
 	}
 
-	deps, err := adminDeps(cfg, st, policy, parsers, m.Log, m.Now)
+	deps, err := adminDeps(cfg, st, policy, parsers, m.Log, m.Now,
+		adminLive{Inbox: m.Metrics.WrapIngester(m.Inbox), Pollers: admin.AsPollers(m.Pollers), Notify: kick.Notify})
 	if err != nil {
 		return err
 	}
-	deps.Inbox, deps.Pollers, deps.Notify = m.Metrics.WrapIngester(m.Inbox), admin.AsPollers(m.Pollers), m.Dispatcher.Notify
 	adm, err := admin.New(cfg.Admin, deps)
 	if err != nil {
 		return err
@@ -209,7 +213,8 @@ func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
 	}
 	pipeline := connectors.NewPipeline(router, m.Metrics.WrapIngester(m.Inbox), m.Log,
 		connectors.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlaceRoute) }))
-	parsers, err := cfg.buildParsers(build{pipeline: pipeline, ci: github.NewStoreCIState(st, github.Source), log: m.Log, now: m.Now})
+	parsers, err := cfg.buildParsers(build{pipeline: pipeline, ci: github.NewStoreCIState(st, github.Source), log: m.Log, now: m.Now,
+		approvals: m.Approvals})
 	if err != nil {
 		return nil, err
 	}

@@ -155,9 +155,8 @@ func click(action string) webapitest.Click {
 
 func TestInteractionClick(t *testing.T) {
 	api := webapitest.New(t)
-	h := newHarness(t, approvalConfig(api), harnessOpts{})
 	d := &fakeDecider{}
-	h.handler.SetDecider(d)
+	h := newHarness(t, approvalConfig(api), harnessOpts{opts: []Option{WithDecider(d)}})
 	now := h.clock.Now().Unix()
 
 	rec := interaction(h, webapitest.BlockActions(click(ActionApprove)), now)
@@ -204,9 +203,8 @@ func (l *laterDecider) Later(c approval.Click, answer func(context.Context, stri
 // decision may wait on Mastra longer); the notice reaches the clicker afterwards.
 func TestInteractionAnsweredBeforeDecided(t *testing.T) {
 	api := webapitest.New(t)
-	h := newHarness(t, approvalConfig(api), harnessOpts{})
 	d := &laterDecider{queued: make(chan func(context.Context, string), 1)}
-	h.handler.SetDecider(d)
+	h := newHarness(t, approvalConfig(api), harnessOpts{opts: []Option{WithDecider(d)}})
 
 	rec := interaction(h, webapitest.BlockActions(click(ActionApprove)), h.clock.Now().Unix())
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
@@ -227,9 +225,8 @@ func TestInteractionAnsweredBeforeDecided(t *testing.T) {
 func TestInteractionHostile(t *testing.T) {
 	const limit = 16 << 10
 	api := webapitest.New(t)
-	h := newHarness(t, approvalConfig(api), harnessOpts{limit: limit})
 	d := &fakeDecider{}
-	h.handler.SetDecider(d)
+	h := newHarness(t, approvalConfig(api), harnessOpts{limit: limit, opts: []Option{WithDecider(d)}})
 	now := h.clock.Now()
 	body := webapitest.BlockActions(click(ActionApprove))
 

@@ -20,8 +20,9 @@ const InteractionsPath = RoutePath + "/interactions"
 // maxApprovalID bounds the button value taken from a request before any lookup.
 const maxApprovalID = 64
 
-// SetDecider hands approval clicks to d; call it before serving.
-func (h *Handler) SetDecider(d Decider) { h.decider = d }
+// WithDecider hands approval clicks to d (the approvals service); without it, clicks
+// are refused because approvals are off.
+func WithDecider(d Decider) Option { return func(h *Handler) { h.decider = d } }
 
 // ServeInteractions verifies an interactivity request exactly like an Events API
 // request (same signature, window and body limit), reads the form's `payload`, and

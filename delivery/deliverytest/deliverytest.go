@@ -118,8 +118,7 @@ func New(t testing.TB, cfg Config) *Env {
 	require.NoError(t, err)
 	e.Broker = agent.NewLocalBroker()
 	e.Runs = agent.NewRuns(e.Store, e.Broker, cfg.Agents, append([]agent.RunsOption{agent.WithRunsClock(e.Now),
-		agent.WithRunsLogger(storetest.Logger(t)),
-		agent.WithOpenHook(func(ctx context.Context, run agent.Run) error { return e.Dispatcher.Recover(ctx, run) })}, cfg.Runs...)...)
+		agent.WithRunsLogger(storetest.Logger(t))}, cfg.Runs...)...)
 	e.Stream = agent.NewStreamTarget()
 	routes := delivery.StreamRoutes(cfg.Agents, e.Stream)
 	if cfg.Routes != nil {
@@ -139,7 +138,7 @@ func New(t testing.TB, cfg Config) *Env {
 	opts := append([]delivery.Option{
 		delivery.WithSummaryInterval(pol.SummaryInterval()), delivery.WithDetailedSummaries(pol.SummaryFormat() == inbox.SummaryFormatDetailed),
 		delivery.WithRandom(func() float64 { return 0.5 }),
-		delivery.WithHealth(e.Store)}, cfg.Dispatch...)
+		delivery.WithHealth(e.Store), delivery.WithRecovery(e.Runs)}, cfg.Dispatch...)
 	e.Dispatcher = delivery.New(q, e.Runs, e.Broker, routes, service.Base{Logger: log, Now: e.Now}, opts...)
 	e.Inbox = inbox.NewService(e.Store, pol, inbox.WithClock(e.Now), inbox.WithChangeHook(e.Dispatcher.Notify))
 	e.Agents, err = agent.NewService(cfg.Agents, agent.Deps{
