@@ -453,15 +453,9 @@ type Trace struct {
 	SameThreadAs string
 }
 
-// Trace runs every route against it, in config order: what Route does, and why a
-// route did not match or make a notification (explain shows it).
-func (r *Router) Trace(it Item) []Trace { return r.TraceEvent(nil, it) }
-
-// TraceEvent is Trace with the event's decoded body as `payload`.
-func (r *Router) TraceEvent(payload any, it Item) []Trace {
-	return r.traceEvent(payload, it, condition.NewBudget(r.limits))
-}
-
+// traceEvent runs every route against it, in config order, drawing on the event's budget
+// b: what routing does, and why a route did not match or make a notification (explain
+// shows it).
 func (r *Router) traceEvent(payload any, it Item, b *condition.Budget) []Trace {
 	f := it.Fields
 	if f.Kind == "" {

@@ -40,7 +40,7 @@ routes:
 	assert.Equal(t, "humans", ns[0].Thread.Thread)
 
 	// No body to look at: the payload condition cannot hold, and explain says why.
-	tr := r.TraceEvent(nil, it)
+	tr := r.RouteTraced(nil, []Item{it}).Traces[0]
 	assert.False(t, tr[0].Matched)
 	assert.Equal(t, `payload.check_run.name matches "^lint" && fields.repo == "acme/api"`, tr[0].When)
 	assert.Error(t, tr[0].WhenErr)
