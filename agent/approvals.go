@@ -118,24 +118,47 @@ func (req ApprovalRequest) check() error {
 // max_concurrent_wakes: nothing was sent, and the caller sends again once a slot frees.
 var ErrWakeQueued = errors.New("max_concurrent_wakes reached: the wake waits for a free slot")
 
-// Emit sends a gateway-made signal to k as a default send would: into the active run,
-// or waking the idle thread through the agent's wake accounting like every wake (an
-// urgent one: the wake budget does not hold it back, max_concurrent_wakes does, and it
-// queues by sig.CreatedAt). A signal id the thread logged already is not sent again.
+// Emit sends a gateway-made signal to k (the Service's own Emitter).
 func (s *Service) Emit(ctx context.Context, k inbox.ThreadKey, sig Signal) error {
+	return NewEmitter(s.Frames, s.Runs, s.Deliverer, s.now).Emit(ctx, k, sig)
+}
+
+// Emitter sends gateway-made signals (approval decisions) to threads. It stands apart
+// from Service so the approvals service, which the Service asks, can be built with it
+// before the Service exists.
+type Emitter struct {
+	frames    FrameReader
+	runs      *Runs
+	deliverer Deliverer
+	now       func() time.Time
+}
+
+// NewEmitter builds an Emitter on the thread logs, presence and the dispatcher.
+func NewEmitter(frames FrameReader, runs *Runs, d Deliverer, now func() time.Time) *Emitter {
+	if now == nil {
+		now = time.Now
+	}
+	return &Emitter{frames: frames, runs: runs, deliverer: d, now: now}
+}
+
+// Emit sends sig to k as a default send would: into the active run, or waking the idle
+// thread through the agent's wake accounting like every wake (an urgent one: the wake
+// budget does not hold it back, max_concurrent_wakes does, and it queues by
+// sig.CreatedAt). A signal id the thread logged already is not sent again.
+func (e *Emitter) Emit(ctx context.Context, k inbox.ThreadKey, sig Signal) error {
 	if sig.ID != "" {
-		if _, ok, err := s.loggedSignal(ctx, k, sig.ID); err != nil || ok {
+		if _, ok, err := loggedSignal(ctx, e.frames, k, sig.ID); err != nil || ok {
 			return err
 		}
 	}
-	live, err := s.Runs.Live(ctx, k)
+	live, err := e.runs.Live(ctx, k)
 	if err != nil {
 		return err
 	}
-	sig = Accept(sig, nil, s.now().UTC())
+	sig = Accept(sig, nil, e.now().UTC())
 	d := Delivery{Thread: k, Signal: sig, Action: ActionDeliver, Attempt: 1}
 	if live == nil {
-		res, err := s.Runs.Wake(ctx, k, WakeRequest{Exempt: true, Rank: inbox.PriorityUrgent.Rank(), Since: sig.CreatedAt})
+		res, err := e.runs.Wake(ctx, k, WakeRequest{Exempt: true, Rank: inbox.PriorityUrgent.Rank(), Since: sig.CreatedAt})
 		if err != nil {
 			return err
 		}
@@ -146,7 +169,7 @@ func (s *Service) Emit(ctx context.Context, k inbox.ThreadKey, sig Signal) error
 	} else {
 		d.RunID = live.ID
 	}
-	if _, err := s.Deliverer.Deliver(ctx, d); err != nil && !errors.Is(err, ErrSignalLogged) {
+	if _, err := e.deliverer.Deliver(ctx, d); err != nil && !errors.Is(err, ErrSignalLogged) {
 		return err
 	}
 	return nil

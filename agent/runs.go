@@ -39,9 +39,9 @@ type Runs struct {
 	wakes  map[string]WakeSettings
 	now    func() time.Time
 	newID  func() string
-	onSlot func(agentID string)
-	mu     sync.RWMutex // guards opens
+	mu     sync.RWMutex // guards opens and slots
 	opens  []OpenHook
+	slots  []func(agentID string)
 	log    *slog.Logger
 }
 
@@ -58,16 +58,26 @@ func (r *Runs) OnOpen(h OpenHook) {
 	r.opens = append(r.opens, h)
 }
 
-// WithWakeSlotHook sets the hook told, after commit, that a wake run of an agent with
-// max_concurrent_wakes closed (finished, aborted, or its lease lapsed): a slot may be
-// free for a waiter the dispatcher does not serve (the approvals service's decisions).
-// It must not block.
-func WithWakeSlotHook(h func(agentID string)) RunsOption { return func(r *Runs) { r.onSlot = h } }
+// OnWakeSlotFreed subscribes h to closed wake runs: told, after commit, that a wake run
+// of an agent with max_concurrent_wakes closed (finished, aborted, or its lease lapsed),
+// so a slot may be free for a waiter the dispatcher does not serve (the approvals
+// service's decisions, which subscribes when it is built). h must not block.
+func (r *Runs) OnWakeSlotFreed(h func(agentID string)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.slots = append(r.slots, h)
+}
 
-// slotFreed calls the wake slot hook when agentID's wakes are capped.
+// slotFreed tells the wake slot subscribers when agentID's wakes are capped.
 func (r *Runs) slotFreed(agentID string) {
-	if r.onSlot != nil && r.wakes[agentID].Limit > 0 {
-		r.onSlot(agentID)
+	if r.wakes[agentID].Limit == 0 {
+		return
+	}
+	r.mu.RLock()
+	hs := r.slots
+	r.mu.RUnlock()
+	for _, h := range hs {
+		h(agentID)
 	}
 }
 

@@ -43,8 +43,8 @@ func (nopPublisher) Publish(inbox.ThreadKey) {}
 func TestWakeSlotHook(t *testing.T) {
 	st := &slotRuns{origin: agent.OriginWake, closing: true}
 	var told []string
-	runs := agent.NewRuns(st, nopPublisher{}, []agent.Config{{ID: "capped", MaxConcurrentWakes: 2}, {ID: "free"}},
-		agent.WithWakeSlotHook(func(id string) { told = append(told, id) }))
+	runs := agent.NewRuns(st, nopPublisher{}, []agent.Config{{ID: "capped", MaxConcurrentWakes: 2}, {ID: "free"}})
+	runs.OnWakeSlotFreed(func(id string) { told = append(told, id) })
 	capped, free := inbox.ThreadKey{Agent: "capped", Resource: "r", Thread: "t"}, inbox.ThreadKey{Agent: "free", Resource: "r", Thread: "t"}
 	ctx := context.Background()
 

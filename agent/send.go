@@ -264,7 +264,11 @@ type frameGetter interface {
 
 // loggedSignal finds the signal frame id logged on k, if the frame store can look it up.
 func (s *Service) loggedSignal(ctx context.Context, k inbox.ThreadKey, id string) (Frame, bool, error) {
-	g, ok := s.Frames.(frameGetter)
+	return loggedSignal(ctx, s.Frames, k, id)
+}
+
+func loggedSignal(ctx context.Context, frames FrameReader, k inbox.ThreadKey, id string) (Frame, bool, error) {
+	g, ok := frames.(frameGetter)
 	if !ok {
 		return Frame{}, false, nil
 	}

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -205,17 +204,11 @@ func TestApprovalDecisionsRespectMaxConcurrentWakes(t *testing.T) {
 func TestApprovalDecisionKeepsItsPlaceInTheWakeQueue(t *testing.T) {
 	for _, b := range storetest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			var svcp atomic.Pointer[approval.Service]
 			e := deliverytest.New(t, deliverytest.Config{Backend: &b, Agents: []agent.Config{
 				{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{Kind: agent.TargetStream}, MaxConcurrentWakes: 1},
-			}, Runs: []agent.RunsOption{agent.WithWakeSlotHook(func(id string) {
-				if svc := svcp.Load(); svc != nil {
-					svc.WakeSlotFreed(id)
-				}
-			})}})
+			}})
 			svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE"}},
-				approval.Deps{Store: e.Store, Places: e.Store, Slack: &fakeSlack{}, Emitter: e.Agents, Base: service.Base{Now: e.Now}})
-			svcp.Store(svc)
+				approval.Deps{Store: e.Store, Places: e.Store, Slack: &fakeSlack{}, Emitter: e.Agents, Slots: e.Runs, Base: service.Base{Now: e.Now}})
 			e.Agents.Approvals = svc
 			require.NoError(t, svc.Start(t.Context()))
 			t.Cleanup(func() { require.NoError(t, svc.Stop(context.Background())) })

@@ -32,9 +32,14 @@ type Resumer interface {
 	SendToolApproval(ctx context.Context, k inbox.ThreadKey, toolCallID string, approved bool) error
 }
 
-// Emitter sends a gateway-made signal to a thread (the agent API).
+// Emitter sends a gateway-made signal to a thread (agent.Emitter).
 type Emitter interface {
 	Emit(ctx context.Context, k inbox.ThreadKey, sig agent.Signal) error
+}
+
+// WakeSlots tells subscribers of closed wake runs of agents with max_concurrent_wakes.
+type WakeSlots interface {
+	OnWakeSlotFreed(h func(agentID string))
 }
 
 // ErrStale is a Resumer's answer when the run no longer waits on the call.
@@ -47,6 +52,11 @@ type Deps struct {
 	Slack   Slack
 	Resumer Resumer // may be nil without mastra agents
 	Emitter Emitter
+	// Relay, when set, brings followed Mastra runs' tool approvals; the Service
+	// subscribes to it.
+	Relay *Relay
+	// Slots, when set, tells of freed wake slots (agent.Runs); the Service subscribes.
+	Slots WakeSlots
 	service.Base
 	NewID func() string
 }
@@ -81,8 +91,15 @@ func New(cfg Config, deps Deps) *Service {
 		deps.NewID = inbox.NewID
 	}
 	deps.Base = deps.Base.Component("approvals")
-	return &Service{cfg: cfg.WithDefaults(), Deps: deps, sweepEvery: SweepEvery, freed: map[string]struct{}{},
+	s := &Service{cfg: cfg.WithDefaults(), Deps: deps, sweepEvery: SweepEvery, freed: map[string]struct{}{},
 		slotKick: make(chan struct{}, 1)}
+	if deps.Relay != nil {
+		deps.Relay.subscribe(s)
+	}
+	if deps.Slots != nil {
+		deps.Slots.OnWakeSlotFreed(s.WakeSlotFreed)
+	}
+	return s
 }
 
 // Request is a new approval as the asker describes it.

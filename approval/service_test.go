@@ -363,3 +363,30 @@ func TestLongCallIDNotCut(t *testing.T) {
 	require.Len(t, page, 1)
 	require.Equal(t, a.ID, page[0].ID)
 }
+
+// Followers are given the relay before the service exists; once built, the service
+// hears what they report through it: a tool approval is recorded and posted, and the
+// run's end expires it.
+func TestRelayReachesTheServiceBuiltAfterIt(t *testing.T) {
+	relay := approval.NewRelay()
+	ctx := context.Background()
+	relay.ToolApproval(ctx, k, "run-0", "call-early", "deploy", json.RawMessage(`{}`)) // before: nobody listens
+	st := storetest.OpenSQLite(t)
+	slack := &fakeSlack{}
+	svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE"}},
+		approval.Deps{Store: st, Places: st, Slack: slack, Emitter: &fakeEmitter{}, Relay: relay,
+			Base: service.Base{Now: func() time.Time { return t0 }}})
+	require.NotNil(t, svc)
+
+	relay.ToolApproval(ctx, k, "run-1", "call-1", "deploy", json.RawMessage(`{"env":"prod"}`))
+	page, _, err := st.ListApprovals(ctx, approval.Filter{})
+	require.NoError(t, err)
+	require.Len(t, page, 1)
+	require.Equal(t, "call-1", page[0].ToolCallID)
+	require.Equal(t, approval.StatusPending, page[0].Status)
+
+	relay.RunEnded(ctx, k, "run-1")
+	page, _, err = st.ListApprovals(ctx, approval.Filter{})
+	require.NoError(t, err)
+	require.Equal(t, approval.StatusExpired, page[0].Status)
+}

@@ -54,10 +54,9 @@ func builtinKinds() []integration {
 				}
 				return slack.NewHandler(cs, b.pipeline, b.log, b.now, opts...)
 			},
-			Serve: func(m *Main, _ []slack.Config, p admin.Parser, _ *connectors.Pipeline) ([]background, error) {
-				m.slack = p.(*slack.Handler)
+			Serve: func(_ *Main, _ []slack.Config, p admin.Parser, _ *connectors.Pipeline) ([]background, error) {
 				var out []background
-				for _, c := range m.slack.SocketClients() {
+				for _, c := range p.(*slack.Handler).SocketClients() {
 					out = append(out, c)
 				}
 				return out, nil

@@ -49,8 +49,6 @@ type Main struct {
 	// Approvals is nil unless approvals.slack_connector is set.
 	Approvals *approval.Service
 
-	slack *slack.Handler
-
 	addr     net.Addr
 	services []background // built by Open, started in order
 	running  []background // started; stopped in reverse by Close
@@ -107,20 +105,15 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	// previous run's unfinished signals (in-flight recovery).
 	m.Broker = newBroker(cfg, st, m.Log)
 	kick := delivery.NewKick()
-	runsOpts := []agent.RunsOption{agent.WithRunsClock(m.Now), agent.WithRunsLogger(m.Log)}
-	// Approvals: Mastra followers report tool approvals, a closing wake run hands its
-	// slot to a decision waiting for one, and the agent API and Slack clicks ask it. The
-	// two parts it sends through (the agent operations that emit decisions, the Slack
-	// connectors that post them) depend on it in turn, so they are handed to it once
-	// built, before anything starts.
+	// Mastra followers report tool approvals through a relay the approvals service,
+	// built once the parts it sends through exist, subscribes to.
 	var follow []mastra.FollowerOption
+	var relay *approval.Relay
 	if cfg.Approvals.Enabled() {
-		m.Approvals = approval.New(cfg.Approvals, approval.Deps{Store: st, Places: st,
-			Resumer: mastra.NewToolApprovals(cfg.Agents, nil), Base: m.base()})
-		follow = append(follow, mastra.WithApprovals(m.Approvals))
-		runsOpts = append(runsOpts, agent.WithWakeSlotHook(m.Approvals.WakeSlotFreed))
+		relay = approval.NewRelay()
+		follow = append(follow, mastra.WithApprovals(relay))
 	}
-	m.Runs = agent.NewRuns(st, m.Broker, cfg.Agents, runsOpts...)
+	m.Runs = agent.NewRuns(st, m.Broker, cfg.Agents, agent.WithRunsClock(m.Now), agent.WithRunsLogger(m.Log))
 	routes, targetServices, err := targets.Routes(cfg.Agents, m.Runs, agent.NewStreamTarget(), kick.Notify, m.Log, follow...)
 	if err != nil {
 		return fmt.Errorf("agents: %w", err)
@@ -137,6 +130,17 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		m.services = append(m.services, s)
 	}
 	m.services = append(m.services, m.Dispatcher)
+
+	// Approvals: sends decisions through an emitter on presence and the dispatcher and
+	// posts through the Slack connectors' bot clients; it subscribes to the followers'
+	// relay and to freed wake slots. The agent operations and Slack clicks ask it.
+	if cfg.Approvals.Enabled() {
+		m.Approvals = approval.New(cfg.Approvals, approval.Deps{Store: st, Places: st,
+			Slack:   slack.NewMessenger(entries[slack.Config](cfg.Connectors, slack.Source), cfg.Approvals.GroupCacheTTL, m.Log, m.Now),
+			Resumer: mastra.NewToolApprovals(cfg.Agents, nil), Emitter: agent.NewEmitter(st, m.Runs, m.Dispatcher, m.Now),
+			Relay: relay, Slots: m.Runs, Base: m.base()})
+		m.services = append(m.services, m.Approvals)
+	}
 
 	m.Server = server.New(cfg.Server, m.Log, server.WithObserver(server.Observe(m.Metrics)))
 	e := m.Server.Echo()
@@ -162,10 +166,6 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	parsers, err := m.mountConnectors(e)
 	if err != nil {
 		return err
-	}
-	if m.Approvals != nil {
-		m.Approvals.Emitter, m.Approvals.Slack = agents, m.slack.Messenger(cfg.Approvals.GroupCacheTTL)
-		m.services = append(m.services, m.Approvals)
 	}
 
 	deps, err := adminDeps(cfg, st, policy, parsers, m.Log, m.Now,

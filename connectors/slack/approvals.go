@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -38,8 +40,9 @@ func ApprovalScopes() []string { return []string{"chat:write", "usergroups:read"
 // Messenger posts approval messages with a connector's bot token and checks user
 // group membership (approval.Slack).
 type Messenger struct {
-	h   *Handler
-	ttl time.Duration
+	apis map[string]*slack.Client // connector name → bot token client, nil without a token
+	ttl  time.Duration
+	now  func() time.Time
 
 	mu     sync.Mutex
 	groups map[string]groupEntry // connector + "/" + group; at most maxCachedGroups
@@ -52,13 +55,29 @@ type groupEntry struct {
 
 var _ approval.Slack = (*Messenger)(nil)
 
-// Messenger returns the approvals' view of the connectors; group memberships are
-// trusted for ttl.
-func (h *Handler) Messenger(ttl time.Duration) *Messenger {
-	return &Messenger{h: h, ttl: ttl, groups: map[string]groupEntry{}}
+// NewMessenger builds the approvals' view of the connectors, with its own Web API
+// clients: it is built before the Handler, whose approval clicks go to the service that
+// posts through it. Group memberships are trusted for ttl.
+func NewMessenger(cfgs []Config, ttl time.Duration, log *slog.Logger, now func() time.Time) *Messenger {
+	m := &Messenger{apis: map[string]*slack.Client{}, ttl: ttl, now: now, groups: map[string]groupEntry{}}
+	hc := &http.Client{Timeout: webAPITimeout}
+	for _, c := range cfgs {
+		c = c.WithDefaults()
+		m.apis[c.Name] = botClient(&c, hc, log.With("component", "connector_slack", "connector", c.Name))
+	}
+	return m
 }
 
-func (m *Messenger) api(connector string) (*slack.Client, error) { return m.h.botAPI(connector) }
+func (m *Messenger) api(connector string) (*slack.Client, error) {
+	api, ok := m.apis[connector]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("no slack connector named %q", connector)
+	case api == nil:
+		return nil, fmt.Errorf("slack connector %q has no bot_token", connector)
+	}
+	return api, nil
+}
 
 // botAPI is the Web API client of a connector's bot token.
 func (h *Handler) botAPI(connector string) (*slack.Client, error) {
@@ -125,7 +144,7 @@ func (h *Handler) ephemeral(ctx context.Context, connector, channel, user, threa
 // for the messenger's ttl (usergroups.users.list).
 func (m *Messenger) InGroup(ctx context.Context, connector, group, user string) (bool, error) {
 	key := connector + "/" + group
-	now := m.h.now()
+	now := m.now()
 	m.mu.Lock()
 	e, ok := m.groups[key]
 	m.mu.Unlock()

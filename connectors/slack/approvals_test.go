@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -27,6 +28,11 @@ func approvalConfig(api *webapitest.Server) Config {
 	return cfg
 }
 
+// messenger is the approvals' view of the harness's connector, on its clock.
+func (h *harness) messenger(ttl time.Duration) *Messenger {
+	return NewMessenger([]Config{h.cfg}, ttl, slog.New(slog.DiscardHandler), h.clock.Now)
+}
+
 func sampleApproval() approval.Approval {
 	return approval.Approval{ID: "0193-approval", ThreadKey: inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "t1"},
 		Tool: "deploy", Arguments: json.RawMessage(`{"env":"<!channel> prod"}`), Description: "Deploy api to production",
@@ -47,7 +53,7 @@ func nextCall(t *testing.T, api *webapitest.Server) webapitest.Call {
 func TestPostAndUpdateApproval(t *testing.T) {
 	api := webapitest.New(t)
 	h := newHarness(t, approvalConfig(api), harnessOpts{})
-	m := h.handler.Messenger(time.Minute)
+	m := h.messenger(time.Minute)
 	ctx := context.Background()
 	a := sampleApproval()
 
@@ -86,7 +92,7 @@ func TestPostAndUpdateApproval(t *testing.T) {
 
 func TestApprovalNeedsBotToken(t *testing.T) {
 	h := newHarness(t, testConfig(), harnessOpts{})
-	_, _, err := h.handler.Messenger(time.Minute).PostApproval(context.Background(), "acme", "C0", "", sampleApproval())
+	_, _, err := h.messenger(time.Minute).PostApproval(context.Background(), "acme", "C0", "", sampleApproval())
 	require.ErrorContains(t, err, "has no bot_token")
 }
 
@@ -96,7 +102,7 @@ func TestInGroupCached(t *testing.T) {
 	api := webapitest.New(t)
 	api.SetGroup("S0OPS", "U0JANE", "U0BOB")
 	h := newHarness(t, approvalConfig(api), harnessOpts{})
-	m := h.handler.Messenger(5 * time.Minute)
+	m := h.messenger(5 * time.Minute)
 	ctx := context.Background()
 	in, err := m.InGroup(ctx, "acme", "S0OPS", "U0JANE")
 	require.NoError(t, err)
@@ -286,7 +292,7 @@ func TestApprovalBlocksFitASection(t *testing.T) {
 func TestApprovalTextNeutralised(t *testing.T) {
 	api := webapitest.New(t)
 	h := newHarness(t, approvalConfig(api), harnessOpts{})
-	m := h.handler.Messenger(time.Minute)
+	m := h.messenger(time.Minute)
 	a := sampleApproval()
 	a.Agent, a.Tool = "support <!here>", "<!channel> <https://evil.example|Approve here> & co"
 

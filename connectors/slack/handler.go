@@ -94,7 +94,7 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 		pipeline:      p,
 		log:           log.With("component", "connector_slack"),
 		now:           now,
-		httpClient:    &http.Client{Timeout: 10 * time.Second},
+		httpClient:    &http.Client{Timeout: webAPITimeout},
 		lookupTimeout: DefaultLookupTimeout,
 	}
 	for _, o := range opts {

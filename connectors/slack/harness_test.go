@@ -72,6 +72,7 @@ type harness struct {
 	fake    *connectorstest.Ingester
 	clock   *clock
 	handler *Handler
+	cfg     Config
 }
 
 type harnessOpts struct {
@@ -90,7 +91,7 @@ func newHarness(t testing.TB, cfg Config, ho harnessOpts) *harness {
 	}
 	router, err := connectors.NewRouter(ho.routes, []string{"support"})
 	require.NoError(t, err)
-	h := &harness{t: t, e: srv.Echo(), clock: newClock()}
+	h := &harness{t: t, e: srv.Echo(), clock: newClock(), cfg: cfg}
 	ing := ho.ing
 	if ing == nil {
 		h.fake = connectorstest.NewIngester()

@@ -15,6 +15,9 @@ import (
 // event is always answered well within Slack's 3 seconds.
 const DefaultLookupTimeout = time.Second
 
+// webAPITimeout bounds any one Web API call of the connectors' HTTP client.
+const webAPITimeout = 10 * time.Second
+
 const (
 	nameTTL          = time.Hour   // names change rarely; an hour-old name is fine in a summary
 	missTTL          = time.Minute // a failing or slow API is not asked again for every event
@@ -48,15 +51,19 @@ type resolver struct {
 }
 
 func newResolver(cfg *Config, hc *http.Client, now func() time.Time, log *slog.Logger) *resolver {
-	r := &resolver{now: now, log: log, entries: map[string]cacheEntry{}}
-	if cfg.BotToken != "" {
-		opts := []slack.Option{slack.OptionHTTPClient(hc), slack.OptionLog(slogOutput{log})}
-		if cfg.APIURL != "" {
-			opts = append(opts, slack.OptionAPIURL(cfg.APIURL))
-		}
-		r.api = slack.New(cfg.BotToken.Reveal(), opts...)
+	return &resolver{now: now, log: log, entries: map[string]cacheEntry{}, api: botClient(cfg, hc, log)}
+}
+
+// botClient is the Web API client of cfg's bot token, nil without one.
+func botClient(cfg *Config, hc *http.Client, log *slog.Logger) *slack.Client {
+	if cfg.BotToken == "" {
+		return nil
 	}
-	return r
+	opts := []slack.Option{slack.OptionHTTPClient(hc), slack.OptionLog(slogOutput{log})}
+	if cfg.APIURL != "" {
+		opts = append(opts, slack.OptionAPIURL(cfg.APIURL))
+	}
+	return slack.New(cfg.BotToken.Reveal(), opts...)
 }
 
 func (r *resolver) enabled() bool { return r.api != nil }

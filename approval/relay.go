@@ -1,0 +1,54 @@
+package approval
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// Relay carries what followed Mastra runs report about tool approvals to the Service.
+// The followers are built before the Service (their deliveries go through the dispatcher
+// that the Service's decisions are sent by), so they are given the Relay, and the
+// Service subscribes to it when it is built; nothing reports before the gateway starts.
+type Relay struct {
+	mu sync.RWMutex
+	to *Service
+}
+
+// NewRelay returns a Relay no Service listens to yet.
+func NewRelay() *Relay { return &Relay{} }
+
+func (r *Relay) subscribe(s *Service) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.to = s
+}
+
+func (r *Relay) service() *Service {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.to
+}
+
+// ToolApproval relays Service.ToolApproval.
+func (r *Relay) ToolApproval(ctx context.Context, k inbox.ThreadKey, runID, toolCallID, tool string, args json.RawMessage) {
+	if s := r.service(); s != nil {
+		s.ToolApproval(ctx, k, runID, toolCallID, tool, args)
+	}
+}
+
+// ToolAnswered relays Service.ToolAnswered.
+func (r *Relay) ToolAnswered(ctx context.Context, k inbox.ThreadKey, toolCallID string) {
+	if s := r.service(); s != nil {
+		s.ToolAnswered(ctx, k, toolCallID)
+	}
+}
+
+// RunEnded relays Service.RunEnded.
+func (r *Relay) RunEnded(ctx context.Context, k inbox.ThreadKey, runID string) {
+	if s := r.service(); s != nil {
+		s.RunEnded(ctx, k, runID)
+	}
+}
