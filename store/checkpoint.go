@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/signalgate/signalgate/service"
 )
 
 // Checkpoints (SQLite). SQLite's automatic checkpoint runs inside the commit that
@@ -31,17 +31,14 @@ type checkpointer struct {
 	db   *sqlx.DB
 	log  *slog.Logger
 	kick chan struct{} // buffered 1: kicks while a checkpoint runs fold into the next
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
+	service.StartStop
 	// ran is a test hook: the WAL's frames and how many are now in the database file.
 	ran func(walFrames, copied int64)
 }
 
 func newCheckpointer(db *sqlx.DB, log *slog.Logger) *checkpointer {
-	c := &checkpointer{db: db, log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}),
-		done: make(chan struct{}), ran: func(int64, int64) {}}
-	go c.loop()
+	c := &checkpointer{db: db, log: log, kick: make(chan struct{}, 1), ran: func(int64, int64) {}}
+	_ = c.Start(context.Background(), c.loop) // a new StartStop always starts
 	return c
 }
 
@@ -53,11 +50,10 @@ func (c *checkpointer) wrote() {
 	}
 }
 
-func (c *checkpointer) loop() {
-	defer close(c.done)
+func (c *checkpointer) loop(ctx context.Context) {
 	for {
 		select {
-		case <-c.stop:
+		case <-ctx.Done():
 			return
 		case <-c.kick:
 		}
@@ -81,7 +77,6 @@ func (c *checkpointer) checkpoint() error {
 
 // close stops the loop after the checkpoint in progress and closes the connection.
 func (c *checkpointer) close() error {
-	c.once.Do(func() { close(c.stop) })
-	<-c.done
+	_ = c.Stop(context.Background())
 	return c.db.Close()
 }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/signalgate/signalgate/service"
 )
 
 // Group commit (SQLite). A 2xx means the event is on disk, so the writer commits with
@@ -48,9 +48,10 @@ type committer struct {
 	w    *sqlx.DB
 	jobs chan *commitJob // first in every batch
 	bulk chan *commitJob // ingest: fills the rest
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
+	service.StartStop
+	// life ends when the store closes; ended is closed once the loop returned.
+	life  context.Context
+	ended <-chan struct{}
 	// wrote is told every checkpointJobs committed jobs (the checkpointer's kick).
 	wrote     func()
 	sinceKick int
@@ -61,8 +62,9 @@ type committer struct {
 
 func newCommitter(w *sqlx.DB, wrote func()) *committer {
 	c := &committer{w: w, jobs: make(chan *commitJob, maxBatch), bulk: make(chan *commitJob, maxBatch),
-		stop: make(chan struct{}), done: make(chan struct{}), wrote: wrote, queued: func() {}, batched: func(int) {}}
-	go c.loop()
+		wrote: wrote, queued: func() {}, batched: func(int) {}}
+	_ = c.Start(context.Background(), c.loop) // a new StartStop always starts
+	c.life, c.ended = c.Context(), c.Stopped()
 	return c
 }
 
@@ -79,7 +81,7 @@ func (c *committer) run(ctx context.Context, bulk, keep bool, fn txFunc) error {
 	case lane <- j:
 	case <-ctx.Done():
 		return fmt.Errorf("wait for the writer: %w", ctx.Err())
-	case <-c.stop:
+	case <-c.life.Done():
 		return errStoreClosed
 	}
 	c.queued()
@@ -88,7 +90,7 @@ func (c *committer) run(ctx context.Context, bulk, keep bool, fn txFunc) error {
 	select {
 	case err := <-j.done:
 		return err
-	case <-c.done:
+	case <-c.ended:
 		// The loop answers every job it took before it ends.
 		select {
 		case err := <-j.done:
@@ -100,17 +102,13 @@ func (c *committer) run(ctx context.Context, bulk, keep bool, fn txFunc) error {
 }
 
 // close stops taking jobs, lets the batch in progress finish and waits for it.
-func (c *committer) close() {
-	c.once.Do(func() { close(c.stop) })
-	<-c.done
-}
+func (c *committer) close() { _ = c.Stop(context.Background()) }
 
-func (c *committer) loop() {
-	defer close(c.done)
+func (c *committer) loop(ctx context.Context) {
 	batch := make([]*commitJob, 0, maxBatch)
 	for {
 		select {
-		case <-c.stop:
+		case <-ctx.Done():
 			return
 		case j := <-c.jobs:
 			batch = append(batch[:0], j)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/signalgate/signalgate/service"
 )
 
 // lockKeepAlive is how often a held lock's connection is checked.
@@ -48,18 +49,12 @@ func (l *AdvisoryLocker) TryLock(ctx context.Context, key string) (func(), bool,
 		_ = conn.Close(context.Background())
 		return nil, false, nil
 	}
-	held, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		l.keepAlive(held, conn, key)
-	}()
+	var keeper service.StartStop
+	_ = keeper.Start(context.Background(), func(ctx context.Context) { l.keepAlive(ctx, conn, key) })
 	var once sync.Once
 	release := func() {
 		once.Do(func() {
-			stop()
-			wg.Wait()
+			_ = keeper.Stop(context.Background())
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			// Closing the session frees the lock even if the unlock fails.
