@@ -81,3 +81,22 @@ func TestConfigKeysWalkTheStructs(t *testing.T) {
 	}
 	require.NotContains(t, keys, "connectors.github")
 }
+
+// The routing page's examples that start at `routes:` load as written.
+func TestDocRoutingExamplesLoad(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/routing.md")
+	require.NoError(t, err)
+	blocks := 0
+	for _, part := range strings.Split(string(doc), "```yaml\n")[1:] {
+		block, _, ok := strings.Cut(part, "```")
+		require.True(t, ok)
+		if !strings.HasPrefix(block, "routes:") {
+			continue
+		}
+		blocks++
+		cfg, err := ParseConfig("routing.yaml", []byte(minimal+block), env("CODER_TOKEN", "a-long-enough-token"))
+		require.NoError(t, err, block)
+		require.NotEmpty(t, cfg.Routes)
+	}
+	require.GreaterOrEqual(t, blocks, 3)
+}
