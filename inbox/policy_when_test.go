@@ -9,7 +9,7 @@ import (
 	"github.com/signalgate/signalgate/condition"
 )
 
-// The README's three examples.
+// The three expression examples of docs/policy.md.
 func TestPolicyWhenExamples(t *testing.T) {
 	p := mustPolicy(t, PolicyConfig{Rules: []Rule{
 		{When: `metadata.author_is_bot && kind == "comment"`, ActionSpec: ActionSpec{Action: ActionDiscard}},

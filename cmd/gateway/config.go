@@ -309,6 +309,12 @@ type keyed interface {
 type configWalk struct {
 	unknown []string
 	secrets []string
+	// listKeys makes a walk without a document visit every key the config takes, not
+	// just the set ones, and name each leaf in keys: entries of a list or map of
+	// sections as "[]" and ".*" (a list or map of values is one leaf). The reference,
+	// docs/configuration.md, is checked against it.
+	listKeys bool
+	keys     []string
 }
 
 func (w *configWalk) walk(v reflect.Value, n *yaml.Node, path string) {
@@ -324,6 +330,7 @@ func (w *configWalk) walk(v reflect.Value, n *yaml.Node, path string) {
 		if v.String() != "" {
 			w.secrets = append(w.secrets, v.String())
 		}
+		w.leaf(path)
 		return
 	}
 	if k, ok := v.Interface().(keyed); ok {
@@ -331,9 +338,12 @@ func (w *configWalk) walk(v reflect.Value, n *yaml.Node, path string) {
 		return
 	}
 	if reflect.PointerTo(t).Implements(yamlUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+		w.leaf(path)
 		return
 	}
 	switch t.Kind() {
+	default:
+		w.leaf(path)
 	case reflect.Struct:
 		fields := yamlFields(t)
 		sections := make(map[string]reflect.Value, len(fields))
@@ -342,6 +352,14 @@ func (w *configWalk) walk(v reflect.Value, n *yaml.Node, path string) {
 		}
 		w.walkKeyed(sections, n, path)
 	case reflect.Slice, reflect.Array:
+		if n == nil && w.listKeys {
+			if e := t.Elem(); e.Kind() == reflect.Struct || e.Kind() == reflect.Pointer {
+				w.walk(reflect.Zero(e), nil, path+"[]")
+			} else {
+				w.leaf(path)
+			}
+			return
+		}
 		if n == nil {
 			for i := range v.Len() {
 				w.walk(v.Index(i), nil, fmt.Sprintf("%s[%d]", path, i))
@@ -359,6 +377,14 @@ func (w *configWalk) walk(v reflect.Value, n *yaml.Node, path string) {
 			w.walk(e, c, fmt.Sprintf("%s[%d]", path, i))
 		}
 	case reflect.Map:
+		if n == nil && w.listKeys {
+			if e := t.Elem(); e.Kind() == reflect.Struct || e.Kind() == reflect.Pointer {
+				w.walk(reflect.Zero(e), nil, join(path, "*"))
+			} else {
+				w.leaf(path)
+			}
+			return
+		}
 		if n == nil {
 			for it := v.MapRange(); it.Next(); {
 				w.walk(it.Value(), nil, join(path, fmt.Sprint(it.Key().Interface())))
@@ -371,6 +397,13 @@ func (w *configWalk) walk(v reflect.Value, n *yaml.Node, path string) {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			w.walk(reflect.Zero(t.Elem()), n.Content[i+1], join(path, n.Content[i].Value))
 		}
+	}
+}
+
+// leaf names a key that holds a value, when the walk lists keys.
+func (w *configWalk) leaf(path string) {
+	if w.listKeys {
+		w.keys = append(w.keys, path)
 	}
 }
 

@@ -16,7 +16,7 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// TestMCPServed: the gateway serves /mcp as the README says, with the agent's token,
+// TestMCPServed: the gateway serves /mcp as docs/mcp.md says, with the agent's token,
 // behind the server's shared middleware.
 func TestMCPServed(t *testing.T) {
 	m := startMain(t, "")

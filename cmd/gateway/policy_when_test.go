@@ -56,18 +56,18 @@ policy:
 	require.Equal(t, inbox.ActionDeliver, by["Invoice 8 failed"].Action)
 }
 
-// The README's expression examples load as written.
-func TestReadmeExpressionExamplesLoad(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// The policy page's expression examples load as written.
+func TestDocExpressionExamplesLoad(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/policy.md")
 	require.NoError(t, err)
-	_, rest, ok := strings.Cut(string(readme), "#### Expressions")
+	_, rest, ok := strings.Cut(string(doc), "## Expressions")
 	require.True(t, ok)
 	_, rest, ok = strings.Cut(rest, "```yaml\n")
 	require.True(t, ok)
 	block, _, ok := strings.Cut(rest, "```")
 	require.True(t, ok)
 	require.Contains(t, block, `payload.check_run.name matches "^lint"`)
-	cfg, err := ParseConfig("readme.yaml", []byte(minimal+block), env("CODER_TOKEN", "a-long-enough-token"))
+	cfg, err := ParseConfig("policy.yaml", []byte(minimal+block), env("CODER_TOKEN", "a-long-enough-token"))
 	require.NoError(t, err)
 	require.Len(t, cfg.Policy.Rules, 3)
 }

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// configKeys is every key the config takes, as the config walk sees the structs:
+// list entries as "[]", map entries as ".*". The shipped config gives the
+// connectors section its kinds.
+func configKeys(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile("../../config.yaml")
+	require.NoError(t, err)
+	cfg, err := ParseConfig("config.yaml", raw, env())
+	require.NoError(t, err)
+	w := configWalk{listKeys: true}
+	w.walk(reflect.ValueOf(cfg).Elem(), nil, "")
+	slices.Sort(w.keys)
+	return w.keys
+}
+
+var docKeyRow = regexp.MustCompile("^\\| `([^`]+)` \\|")
+
+// documentedKeys is the first cell of every row of the reference's key tables.
+func documentedKeys(doc string) []string {
+	var out []string
+	for _, line := range strings.Split(doc, "\n") {
+		if m := docKeyRow.FindStringSubmatch(line); m != nil {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// The configuration reference names every key the config takes, and none it does not:
+// a new key without a row, or a row left behind by a removed key, fails here.
+func TestConfigurationDocMatchesConfig(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/configuration.md")
+	require.NoError(t, err)
+	keys := configKeys(t)
+	documented := documentedKeys(string(doc))
+	require.NotEmpty(t, documented)
+
+	var missing, unknown, twice []string
+	seen := map[string]bool{}
+	for _, k := range documented {
+		if seen[k] {
+			twice = append(twice, k)
+		}
+		seen[k] = true
+		if !slices.Contains(keys, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	for _, k := range keys {
+		if !seen[k] {
+			missing = append(missing, k)
+		}
+	}
+	require.Empty(t, missing, "keys the config takes that docs/configuration.md does not list")
+	require.Empty(t, unknown, "keys docs/configuration.md lists that the config does not take")
+	require.Empty(t, twice, "keys docs/configuration.md lists twice")
+}
+
+// The walk that lists keys sees what the structs hold, lists and maps included.
+func TestConfigKeysWalkTheStructs(t *testing.T) {
+	keys := configKeys(t)
+	for _, k := range []string{
+		"server.listen", "agents[].target.headers", "agents[].wake_budget.per",
+		"connectors.github[].secret", "connectors.email[].mailboxes", "routes[].match.extra",
+		"policy.sources.*.action", "policy.rules[].when", "admin.tokens[].scopes",
+	} {
+		require.Contains(t, keys, k)
+	}
+	require.NotContains(t, keys, "connectors.github")
+}
+
+// The routing page's examples that start at `routes:` load as written.
+func TestDocRoutingExamplesLoad(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/routing.md")
+	require.NoError(t, err)
+	blocks := 0
+	for _, part := range strings.Split(string(doc), "```yaml\n")[1:] {
+		block, _, ok := strings.Cut(part, "```")
+		require.True(t, ok)
+		if !strings.HasPrefix(block, "routes:") {
+			continue
+		}
+		blocks++
+		cfg, err := ParseConfig("routing.yaml", []byte(minimal+block), env("CODER_TOKEN", "a-long-enough-token"))
+		require.NoError(t, err, block)
+		require.NotEmpty(t, cfg.Routes)
+	}
+	require.GreaterOrEqual(t, blocks, 3)
+}
