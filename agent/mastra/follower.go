@@ -27,7 +27,8 @@ type Presence interface {
 	Live(ctx context.Context, k inbox.ThreadKey) (*agent.Run, error)
 	Open(ctx context.Context, k inbox.ThreadKey, origin string) (agent.Run, bool, error)
 	Heartbeat(ctx context.Context, k inbox.ThreadKey, id string) (agent.Run, error)
-	Finish(ctx context.Context, k inbox.ThreadKey, id, status string) (agent.Run, bool, error)
+	// Close ends a run; an aborted one's in-flight signals are recovered with cause.
+	Close(ctx context.Context, k inbox.ThreadKey, id, status, cause string) (agent.Run, bool, error)
 }
 
 // Follower backoff and pacing.
@@ -510,15 +511,15 @@ func (f *Follower) resynced(ctx context.Context, st *threadState, data string) {
 }
 
 // endAway closes the run held open while the follower was away, at once rather than at
-// lease expiry. It is closed as aborted: how it ended is unknown, so its in-flight
-// signals are delivered again in the next run.
+// lease expiry. It is closed as aborted, cause crashed: how it ended is unknown. Its
+// in-flight signals that Mastra accepted are not sent again (Mastra holds them).
 func (f *Follower) endAway(ctx context.Context, st *threadState) {
 	st.away = false
 	if st.runID == "" {
 		return
 	}
 	f.log.Info("run ended while the stream was lost; closing it", "thread", st.k.String(), "run_id", st.runID)
-	f.end(ctx, st, agent.RunAborted)
+	f.end(ctx, st, agent.RunAborted, agent.CauseCrashed)
 }
 
 // handle applies one chunk to the thread's presence.
@@ -567,15 +568,17 @@ func (f *Follower) handle(ctx context.Context, st *threadState, data string) {
 			f.beat(ctx, st)
 			return
 		}
-		f.end(ctx, st, agent.RunFinished)
-	case "abort", "error":
-		f.end(ctx, st, agent.RunAborted)
+		f.end(ctx, st, agent.RunFinished, "")
+	case "abort":
+		f.end(ctx, st, agent.RunAborted, agent.CauseAborted)
+	case "error":
+		f.end(ctx, st, agent.RunAborted, agent.CauseCrashed)
 	default:
 		f.beat(ctx, st)
 	}
 }
 
-func (f *Follower) end(ctx context.Context, st *threadState, status string) {
+func (f *Follower) end(ctx context.Context, st *threadState, status, cause string) {
 	if st.runID == "" {
 		return
 	}
@@ -584,7 +587,7 @@ func (f *Follower) end(ctx context.Context, st *threadState, status string) {
 	if f.approvals != nil && mastraRun != "" {
 		f.approvals.RunEnded(ctx, st.k, mastraRun)
 	}
-	_, idle, err := f.runs.Finish(ctx, st.k, id, status)
+	_, idle, err := f.runs.Close(ctx, st.k, id, status, cause)
 	if err != nil {
 		f.log.Error("close run", "thread", st.k.String(), "run_id", id, "error", err.Error())
 		return
