@@ -23,6 +23,9 @@ type ApprovalHook interface {
 	ToolAnswered(ctx context.Context, k inbox.ThreadKey, toolCallID string)
 	// RunEnded: the Mastra run ended (finish, abort or error).
 	RunEnded(ctx context.Context, k inbox.ThreadKey, runID string)
+	// Reconcile: the agent's suspended calls as Mastra lists them (on start and after a
+	// stream reconnects), so approvals missed or ended while away are set right.
+	Reconcile(ctx context.Context, agentID string, calls []approval.SuspendedCall) error
 }
 
 // WithApprovals hands the run's tool approvals to h.
@@ -68,4 +71,31 @@ func (t *ToolApprovals) resume(ctx context.Context, k inbox.ThreadKey, body map[
 		return fmt.Errorf("send tool approval: %w", err)
 	}
 	return nil
+}
+
+// reconcile hands the agent's suspended calls, as Mastra lists them, to the approvals.
+// Concurrent calls (many streams reconnecting at once) coalesce into the running one.
+func (f *Follower) reconcile(ctx context.Context) {
+	if f.approvals == nil || !f.reconciling.CompareAndSwap(false, true) {
+		return
+	}
+	defer f.reconciling.Store(false)
+	runs, err := NewClient([]agent.Config{{ID: f.id, Target: f.cfg}}, f.client).SuspendedRuns(ctx, f.id)
+	if err != nil {
+		f.log.Warn("list Mastra's suspended runs to reconcile approvals", "error", err.Error())
+		return
+	}
+	var calls []approval.SuspendedCall
+	for _, r := range runs {
+		k := inbox.ThreadKey{Agent: f.id, Resource: r.ResourceID, Thread: r.ThreadID}
+		for _, c := range r.ToolCalls {
+			calls = append(calls, approval.SuspendedCall{Thread: k, RunID: r.RunID, ToolCallID: c.ToolCallID,
+				Tool: c.ToolName, Args: c.Args, RequiresApproval: c.RequiresApproval})
+		}
+	}
+	if err := f.approvals.Reconcile(ctx, f.id, calls); err != nil {
+		f.log.Warn("reconcile approvals with Mastra's suspended runs", "error", err.Error())
+		return
+	}
+	f.TestSignals.Reconciled.Signal(len(calls))
 }

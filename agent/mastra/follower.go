@@ -74,6 +74,8 @@ type Follower struct {
 	resync   time.Duration
 	// approvals is told of tool approvals; nil: none.
 	approvals ApprovalHook
+	// reconciling: a reconcile with Mastra's suspended runs is under way.
+	reconciling atomic.Bool
 	// maxFollowed caps the threads followed at once (each holds a goroutine and a
 	// connection to Mastra); 0: no cap.
 	maxFollowed int
@@ -121,6 +123,8 @@ type FollowerSignals struct {
 	Chunk service.Signal[Chunk]
 	// Exited: a thread's stream goroutine ended.
 	Exited service.Signal[inbox.ThreadKey]
+	// Reconciled: approvals were reconciled with this many suspended calls.
+	Reconciled service.Signal[int]
 }
 
 // Chunk is a handled chunk as FollowerSignals.Chunk reports it.
@@ -173,6 +177,8 @@ func (f *Follower) Start(ctx context.Context) error {
 	for _, k := range ks {
 		f.startLocked(k, true)
 	}
+	// Approvals pending from before the restart, and suspensions missed meanwhile.
+	f.Go(f.reconcile)
 	return nil
 }
 
@@ -329,7 +335,12 @@ func (f *Follower) follow(ctx context.Context, k inbox.ThreadKey, th *followed, 
 	backoff := f.min
 	for ctx.Err() == nil {
 		err := f.stream(ctx, st, func() {
-			once.Do(func() { close(th.connected) })
+			first := false
+			once.Do(func() { close(th.connected); first = true })
+			if !first {
+				// Reconnected: what changed while away is set right.
+				f.Go(f.reconcile)
+			}
 			th.failing.Store(false)
 			backoff = f.min
 		})
