@@ -39,7 +39,7 @@ func TestExplainShowsWakeBudget(t *testing.T) {
 		LeaseUntil: now.Add(time.Minute)}, agent.WakeRequest{Budget: budget, Limit: 4, Since: now})
 	require.NoError(t, err)
 	require.Equal(t, agent.WakeOpened, res.Outcome)
-	_, _, _, err = en.st.CloseRun(context.Background(), k, "run-1", agent.RunFinished, now)
+	_, _, _, err = en.st.CloseRun(context.Background(), k, "run-1", agent.RunFinished, "", now)
 	require.NoError(t, err)
 	en.clock.Advance(10 * time.Minute)
 

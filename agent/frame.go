@@ -22,6 +22,19 @@ const (
 	RunAborted  = "aborted"
 )
 
+// Recovery causes: why the run a recovered signal was in flight in ended without
+// finishing (metadata recoveredCause of the redelivered signal).
+const (
+	// CauseLeaseExpired: nothing renewed or finished the run before its lease lapsed.
+	CauseLeaseExpired = "lease-expired"
+	// CauseAborted: the run was closed as aborted (the agent API, Mastra's abort chunk,
+	// a wake whose signal never reached the agent).
+	CauseAborted = "aborted"
+	// CauseCrashed: the runtime failed (Mastra's error chunk) or the run ended while the
+	// gateway could not see it (its stream was lost, or the gateway was down).
+	CauseCrashed = "crashed"
+)
+
 // Run origins: who opened the run.
 const (
 	OriginAgent = "agent" // the agent runtime, through the agent API

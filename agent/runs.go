@@ -19,9 +19,11 @@ type RunStore interface {
 	OpenRun(ctx context.Context, r Run) (run Run, created bool, err error)
 	// HeartbeatRun extends a live run's lease; ErrRunNotFound or ErrRunClosed otherwise.
 	HeartbeatRun(ctx context.Context, k inbox.ThreadKey, id string, now, leaseUntil time.Time) (Run, error)
-	// CloseRun moves an open run to status. closed is false when it was not open (the
-	// call is then a no-op); idle reports that the thread has no live run left.
-	CloseRun(ctx context.Context, k inbox.ThreadKey, id, status string, now time.Time) (run Run, closed, idle bool, err error)
+	// CloseRun moves an open run to status; an aborted run's in-flight signals are kept
+	// for recovery with cause (CauseAborted, CauseCrashed). closed is false when it was
+	// not open (the call is then a no-op); idle reports that the thread has no live run
+	// left.
+	CloseRun(ctx context.Context, k inbox.ThreadKey, id, status, cause string, now time.Time) (run Run, closed, idle bool, err error)
 	// ExpireRuns closes open runs whose lease lapsed by now. It returns the threads whose
 	// logs got a run frame and, among them, those that turned idle.
 	ExpireRuns(ctx context.Context, now time.Time) (changed, idle []inbox.ThreadKey, err error)
@@ -157,13 +159,22 @@ func (r *Runs) Heartbeat(ctx context.Context, k inbox.ThreadKey, id string) (Run
 // Finish closes a run as finished or aborted. Closing a run that is no longer open is a
 // no-op returning it as it is. idle reports an idle transition.
 func (r *Runs) Finish(ctx context.Context, k inbox.ThreadKey, id, status string) (run Run, idle bool, err error) {
+	return r.Close(ctx, k, id, status, CauseAborted)
+}
+
+// Close is Finish naming why an aborted run ended (CauseAborted, CauseCrashed): its
+// recovered signals carry the cause.
+func (r *Runs) Close(ctx context.Context, k inbox.ThreadKey, id, status, cause string) (run Run, idle bool, err error) {
 	if status == "" {
 		status = RunFinished
 	}
 	if status != RunFinished && status != RunAborted {
 		return Run{}, false, fmt.Errorf("finish run %s: unknown status %q (want finished or aborted)", id, status)
 	}
-	run, closed, idle, err := r.store.CloseRun(ctx, k, id, status, r.now().UTC())
+	if status == RunFinished {
+		cause = ""
+	}
+	run, closed, idle, err := r.store.CloseRun(ctx, k, id, status, cause, r.now().UTC())
 	if err != nil {
 		return Run{}, false, fmt.Errorf("finish run %s: %w", id, err)
 	}

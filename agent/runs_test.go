@@ -24,7 +24,7 @@ func (s *slotRuns) OpenRun(_ context.Context, r agent.Run) (agent.Run, bool, err
 func (s *slotRuns) HeartbeatRun(context.Context, inbox.ThreadKey, string, time.Time, time.Time) (agent.Run, error) {
 	return agent.Run{}, nil
 }
-func (s *slotRuns) CloseRun(_ context.Context, k inbox.ThreadKey, id, status string, _ time.Time) (agent.Run, bool, bool, error) {
+func (s *slotRuns) CloseRun(_ context.Context, k inbox.ThreadKey, id, status, _ string, _ time.Time) (agent.Run, bool, bool, error) {
 	return agent.Run{ID: id, Thread: k, Status: status, Origin: s.origin}, s.closing, true, nil
 }
 func (s *slotRuns) ExpireRuns(context.Context, time.Time) ([]inbox.ThreadKey, []inbox.ThreadKey, error) {

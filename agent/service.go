@@ -56,7 +56,16 @@ type Deps struct {
 	Notify func([]inbox.ThreadKey)
 	// Approvals takes approval requests; nil: approvals are not configured.
 	Approvals Approvals
-	Log       *slog.Logger
+	// Aborter aborts a mastra agent's own run when its gateway run is finished as
+	// aborted; nil: runs are closed in the gateway only.
+	Aborter ThreadAborter
+	Log     *slog.Logger
+}
+
+// ThreadAborter aborts the active run a runtime holds on a thread (Mastra's
+// POST /agents/:agentId/threads/abort).
+type ThreadAborter interface {
+	AbortThread(ctx context.Context, k inbox.ThreadKey, clearPendingSignals bool) error
 }
 
 // Service is what agents may do on their threads, whatever the front (the agent API,

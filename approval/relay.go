@@ -52,3 +52,11 @@ func (r *Relay) RunEnded(ctx context.Context, k inbox.ThreadKey, runID string) {
 		s.RunEnded(ctx, k, runID)
 	}
 }
+
+// Reconcile relays Service.Reconcile; with no Service listening there is nothing to match.
+func (r *Relay) Reconcile(ctx context.Context, agentID string, calls []SuspendedCall) error {
+	if s := r.service(); s != nil {
+		return s.Reconcile(ctx, agentID, calls)
+	}
+	return nil
+}

@@ -390,3 +390,35 @@ func TestRelayReachesTheServiceBuiltAfterIt(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, approval.StatusExpired, page[0].Status)
 }
+
+// Reconcile against Mastra's suspended runs: a pending approval whose call Mastra no
+// longer lists expires (and its Slack message says so); a suspended call needing
+// approval without one gets one, posted; one already there is kept as it is; a call that
+// suspended for an answer (ask_user) gets no approval; another agent's approvals stay.
+func TestReconcileWithSuspendedRuns(t *testing.T) {
+	e := newEnv(t, approval.Config{Channel: "C0APPROVE"})
+	gone := e.mastraApproval(t, "call-gone")
+	kept := e.mastraApproval(t, "call-kept")
+	other := inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: "t9"}
+	e.svc.ToolApproval(context.Background(), other, "run-9", "call-other", "deploy", nil)
+	posts := len(e.slack.posts)
+
+	k2 := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "t2"}
+	require.NoError(t, e.svc.Reconcile(context.Background(), "support", []approval.SuspendedCall{
+		{Thread: k, RunID: "run-1", ToolCallID: "call-kept", Tool: "deploy", RequiresApproval: true},
+		{Thread: k2, RunID: "run-2", ToolCallID: "call-new", Tool: "deploy", Args: json.RawMessage(`{"env":"staging"}`), RequiresApproval: true},
+		{Thread: k2, RunID: "run-2", ToolCallID: "call-ask", Tool: "ask_user"},
+	}))
+	require.Equal(t, approval.StatusExpired, e.get(t, gone.ID).Status, "its run is gone")
+	require.Equal(t, approval.StatusPending, e.get(t, kept.ID).Status)
+	page, _, err := e.st.ListApprovals(context.Background(), approval.Filter{Agent: "support", Thread: "t2"})
+	require.NoError(t, err)
+	require.Len(t, page, 1, "an approval for the suspended call that had none, none for ask_user")
+	require.Equal(t, "call-new", page[0].ToolCallID)
+	require.Equal(t, "run-2", page[0].RunID)
+	require.Equal(t, approval.StatusPending, page[0].Status)
+	require.Len(t, e.slack.posts, posts+1, "posted like any other")
+	page, _, err = e.st.ListApprovals(context.Background(), approval.Filter{Agent: "coder"})
+	require.NoError(t, err)
+	require.Equal(t, approval.StatusPending, page[0].Status, "another agent's approvals are not touched")
+}

@@ -121,7 +121,7 @@ func TestOpenAfterLapseRecovers(t *testing.T) {
 		require.Len(t, after, 3)
 		require.Equal(t, []string{r1.ID + ":" + agent.RunExpired, r2.ID + ":" + agent.RunOpen},
 			[]string{after[0].RunID + ":" + after[0].RunStatus, after[1].RunID + ":" + after[1].RunStatus})
-		requireRecovered(t, after[2:], want, r2.ID)
+		requireRecovered(t, after[2:], want, r2.ID, agent.CauseLeaseExpired)
 		require.Equal(t, `<build recovered="true">step 3</build>`, after[2].XML)
 
 		run, err := e.Store.GetRun(t.Context(), k, r1.ID)

@@ -13,7 +13,14 @@ import (
 // Recoveries lists the in-flight signals of a thread's unfinished runs: a Queue that
 // implements it (the store) enables Recover.
 type Recoveries interface {
-	PendingRecoveries(ctx context.Context, k inbox.ThreadKey, limit int) ([]agent.Frame, error)
+	PendingRecoveries(ctx context.Context, k inbox.ThreadKey, limit int) ([]Recovery, error)
+}
+
+// Recovery is one signal awaiting recovery: its logged frame and why the run it went
+// into ended (agent.CauseLeaseExpired, CauseAborted, CauseCrashed).
+type Recovery struct {
+	Frame agent.Frame
+	Cause string
 }
 
 // RunOpens tells of newly opened runs (agent.Runs).
@@ -32,9 +39,14 @@ const maxRecovered = 200
 // finishing (lease expiry, abort).
 const AttrRecovered = "recovered"
 
+// MetaRecoveredCause is the metadata key of a recovered signal saying why its run ended.
+const MetaRecoveredCause = "recoveredCause"
+
 // Recover delivers into a newly opened run the signals that were in flight when the
 // thread's previous run ended by lease expiry or abort, in their original order and
-// marked recovered="true", so the agent's next turn has the context it lost. Each is a
+// marked recovered="true" (metadata recoveredCause says why the run ended), so the
+// agent's next turn has the context it lost. Signals a Mastra server accepted are not
+// among them (Mastra holds them). Each is a
 // new signal (its id derives from the original and the new run, so a repeat within the
 // run is logged once); logging it closes the original's recovery in one transaction. On
 // the first failure the rest wait for the next run. It is agent.Runs' open hook (see
@@ -47,20 +59,24 @@ func (d *Dispatcher) Recover(ctx context.Context, run agent.Run) error {
 	if !ok {
 		return nil
 	}
-	frames, err := r.PendingRecoveries(ctx, run.Thread, maxRecovered)
-	if err != nil || len(frames) == 0 {
+	recs, err := r.PendingRecoveries(ctx, run.Thread, maxRecovered)
+	if err != nil || len(recs) == 0 {
 		return err
 	}
 	now := d.now()
-	for _, f := range frames {
+	for _, rec := range recs {
+		f := rec.Frame
 		sig := f.Signal
 		sig.ID = uuid.NewSHA1(signalNamespace(), []byte("recovered\x00"+f.ID+"\x00"+run.ID)).String()
 		sig.Attributes = sig.Attributes.Clone().Set(AttrRecovered, "true")
-		meta := make(map[string]any, len(sig.Metadata)+2)
+		meta := make(map[string]any, len(sig.Metadata)+3)
 		for k, v := range sig.Metadata {
 			meta[k] = v
 		}
 		meta["recoveredFrom"], meta["recoveredRun"] = f.ID, f.RunID
+		if rec.Cause != "" {
+			meta[MetaRecoveredCause] = rec.Cause
+		}
 		sig.Metadata, sig.AcceptedAt = meta, now
 		del := agent.Delivery{Thread: run.Thread, Signal: sig, Action: agent.ActionDeliver, RunID: run.ID, RecordIDs: f.RecordIDs, Attempt: 1}
 		// No route slot: the opener may be a pass that holds it already, and opens are few.
@@ -68,6 +84,6 @@ func (d *Dispatcher) Recover(ctx context.Context, run agent.Run) error {
 			return fmt.Errorf("recover signal %s into run %s: %w", f.ID, run.ID, err)
 		}
 	}
-	d.log.Info("recovered in-flight signals", "thread", run.Thread.String(), "run_id", run.ID, "signals", len(frames))
+	d.log.Info("recovered in-flight signals", "thread", run.Thread.String(), "run_id", run.ID, "signals", len(recs))
 	return nil
 }

@@ -57,7 +57,7 @@ func inFlight(t *testing.T, e *deliverytest.Env, k inbox.ThreadKey) (agent.Run, 
 	return run, sigs[:2]
 }
 
-func requireRecovered(t *testing.T, got []agent.Frame, want []agent.Frame, runID string) {
+func requireRecovered(t *testing.T, got []agent.Frame, want []agent.Frame, runID, cause string) {
 	t.Helper()
 	require.Len(t, got, len(want))
 	for i, f := range got {
@@ -72,6 +72,7 @@ func requireRecovered(t *testing.T, got []agent.Frame, want []agent.Frame, runID
 		require.Contains(t, f.XML, `recovered="true"`)
 		require.Equal(t, w.ID, f.Signal.Metadata["recoveredFrom"])
 		require.Equal(t, w.RunID, f.Signal.Metadata["recoveredRun"])
+		require.Equal(t, cause, f.Signal.Metadata[delivery.MetaRecoveredCause], "why the run ended")
 		require.Equal(t, w.RecordIDs, f.RecordIDs)
 	}
 }
@@ -91,7 +92,7 @@ func TestRecoveryAfterLeaseExpiry(t *testing.T) {
 
 		next := e.OpenRun(k)
 		got := signalsOf(e, k, seq)
-		requireRecovered(t, got, want, next.ID)
+		requireRecovered(t, got, want, next.ID, agent.CauseLeaseExpired)
 		require.Equal(t, `<build recovered="true">step 3 of 5</build>`, got[1].XML)
 
 		// Finished normally: nothing is in flight any more.
@@ -114,7 +115,7 @@ func TestRecoveryAfterAbort(t *testing.T) {
 
 		second := e.OpenRun(k)
 		got := signalsOf(e, k, seq)
-		requireRecovered(t, got, want, second.ID)
+		requireRecovered(t, got, want, second.ID, agent.CauseAborted)
 
 		finishAs(t, e, k, second.ID, agent.RunAborted)
 		seq = lastSeq(e, k)
@@ -124,7 +125,7 @@ func TestRecoveryAfterAbort(t *testing.T) {
 		require.Len(t, again, 3)
 		wake := again[2]
 		require.Equal(t, agent.ActionWake, wake.Action, "the waking signal comes after the recovered ones")
-		requireRecovered(t, again[:2], got, wake.RunID)
+		requireRecovered(t, again[:2], got, wake.RunID, agent.CauseAborted)
 		require.Equal(t, want[0].Signal.Contents, again[0].Signal.Contents)
 	})
 }

@@ -155,7 +155,7 @@ const (
 
 // pendingRecoveriesQuery reads a thread's in-flight signals to recover, oldest first.
 func pendingRecoveriesQuery() string {
-	return `SELECT ` + prefixed("s.", frameColumns) + ` FROM recoveries r
+	return `SELECT ` + prefixed("s.", frameColumns) + `, r.cause FROM recoveries r
 		JOIN signals s ON s.agent = r.agent AND s.resource_id = r.resource_id AND s.thread_id = r.thread_id AND s.id = r.signal_id
 		WHERE r.agent = ? AND r.resource_id = ? AND r.thread_id = ?
 		ORDER BY s.seq ` + limitArg

@@ -9,39 +9,53 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
 )
 
 // markInFlightTx lists the signals delivered into run (woken with or delivered into it,
-// not persisted) for recovery: the run ended without finishing, so the agent may never
-// have acted on them. Called in the transaction that closes the run.
-func (s *Store) markInFlightTx(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, runID string, now time.Time) error {
-	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO recoveries (signal_id, agent, resource_id, thread_id, run_id, created_at)
-		SELECT id, agent, resource_id, thread_id, run_id, ? FROM signals
+// not persisted) for recovery, with why the run ended: the run ended without finishing,
+// so the agent may never have acted on them. A signal a Mastra server accepted is left
+// out: Mastra holds it (in the thread's memory or its own queue, which an abort keeps
+// unless told to clear), so sending it again would show it twice. Called in the
+// transaction that closes the run.
+func (s *Store) markInFlightTx(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, runID, cause string, now time.Time) error {
+	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO recoveries (signal_id, agent, resource_id, thread_id, run_id, cause, created_at)
+		SELECT id, agent, resource_id, thread_id, run_id, ?, ? FROM signals s
 		WHERE run_id = ? AND agent = ? AND resource_id = ? AND thread_id = ? AND event = 'signal'
 		  AND action IN ('wake', 'deliver')
-		ON CONFLICT (agent, resource_id, thread_id, signal_id) DO NOTHING`), micros(now), runID, k.Agent, k.Resource, k.Thread)
+		  AND NOT EXISTS (SELECT 1 FROM delivery_attempts a
+			WHERE a.signal_id = s.id AND a.agent = s.agent AND a.resource_id = s.resource_id AND a.thread_id = s.thread_id
+			  AND a.target = ? AND a.outcome = ?)
+		ON CONFLICT (agent, resource_id, thread_id, signal_id) DO NOTHING`),
+		cause, micros(now), runID, k.Agent, k.Resource, k.Thread, string(agent.TargetMastra), delivery.OutcomeDelivered)
 	if err != nil {
 		return fmt.Errorf("list in-flight signals of run %s: %w", runID, err)
 	}
 	return nil
 }
 
+// recoveryRow is a pending recovery: the logged frame and why its run ended.
+type recoveryRow struct {
+	frameRow
+	Cause string `db:"cause"`
+}
+
 // PendingRecoveries returns the logged frames of k's signals awaiting recovery, in log
 // order, up to limit.
-func (s *Store) PendingRecoveries(ctx context.Context, k inbox.ThreadKey, limit int) ([]agent.Frame, error) {
-	var rows []frameRow
+func (s *Store) PendingRecoveries(ctx context.Context, k inbox.ThreadKey, limit int) ([]delivery.Recovery, error) {
+	var rows []recoveryRow
 	err := s.readSelect(ctx, &rows, pendingRecoveriesQuery(), k.Agent, k.Resource, k.Thread, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read pending recoveries of %s: %w", k, err)
 	}
-	out := make([]agent.Frame, 0, len(rows))
+	out := make([]delivery.Recovery, 0, len(rows))
 	for i := range rows {
 		f, err := rows[i].frame()
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, f)
+		out = append(out, delivery.Recovery{Frame: f, Cause: rows[i].Cause})
 	}
 	return out, nil
 }

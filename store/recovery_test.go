@@ -23,11 +23,11 @@ func logSignal(t *testing.T, s *store.Store, id, runID string, action agent.Acti
 
 func pendingIDs(t *testing.T, s *store.Store) []string {
 	t.Helper()
-	frames, err := s.PendingRecoveries(context.Background(), thread, 100)
+	recs, err := s.PendingRecoveries(context.Background(), thread, 100)
 	require.NoError(t, err)
 	out := []string{}
-	for _, f := range frames {
-		out = append(out, f.ID)
+	for _, r := range recs {
+		out = append(out, r.Frame.ID)
 	}
 	return out
 }
@@ -43,7 +43,7 @@ func TestRecoveriesOfUnfinishedRuns(t *testing.T) {
 		logSignal(t, s, "s-wake", "run-1", agent.ActionWake, t0)
 		logSignal(t, s, "s-persist", "run-1", agent.ActionPersist, t0)
 		logSignal(t, s, "s-deliver", "run-1", agent.ActionDeliver, t0)
-		_, closed, _, err := s.CloseRun(ctx, thread, "run-1", agent.RunFinished, t0.Add(time.Minute))
+		_, closed, _, err := s.CloseRun(ctx, thread, "run-1", agent.RunFinished, "", t0.Add(time.Minute))
 		require.NoError(t, err)
 		require.True(t, closed)
 		require.Equal(t, []string{}, pendingIDs(t, s), "a finished run acknowledges its signals")
@@ -53,7 +53,7 @@ func TestRecoveriesOfUnfinishedRuns(t *testing.T) {
 		logSignal(t, s, "s-a", "run-2", agent.ActionDeliver, t0.Add(2*time.Minute))
 		logSignal(t, s, "s-b", "run-2", agent.ActionPersist, t0.Add(2*time.Minute))
 		logSignal(t, s, "s-c", "run-2", agent.ActionDeliver, t0.Add(2*time.Minute))
-		_, _, _, err = s.CloseRun(ctx, thread, "run-2", agent.RunAborted, t0.Add(3*time.Minute))
+		_, _, _, err = s.CloseRun(ctx, thread, "run-2", agent.RunAborted, "", t0.Add(3*time.Minute))
 		require.NoError(t, err)
 		require.Equal(t, []string{"s-a", "s-c"}, pendingIDs(t, s))
 
@@ -123,5 +123,52 @@ func TestOpenRunExpiresLapsedRun(t *testing.T) {
 		changed, _, err := s.ExpireRuns(ctx, t0.Add(6*time.Second))
 		require.NoError(t, err)
 		require.Empty(t, changed)
+	})
+}
+
+// A signal a Mastra server accepted (a delivered attempt by the mastra target) is never
+// recovered, whatever ended its run: Mastra holds it, and sending it again would show it
+// twice. A signal another target took, or one Mastra's attempt failed for and another
+// delivered, is. Each recovery carries why its run ended.
+func TestRecoveriesLeaveOutWhatMastraAccepted(t *testing.T) {
+	ctx := context.Background()
+	forEachStore(t, func(t *testing.T, s *store.Store) {
+		logVia := func(id, runID, target, outcome string, at time.Time) {
+			t.Helper()
+			d := agent.Delivery{Thread: thread, Action: agent.ActionDeliver, RunID: runID,
+				Signal: agent.Signal{ID: id, Type: agent.TypeReactive, TagName: "note", Contents: id}}
+			require.NoError(t, s.CompleteThread(ctx, "", delivery.Outcome{Thread: thread, Now: at,
+				Frames:   []agent.Frame{agent.SignalFrame(d, at)},
+				Attempts: []delivery.Attempt{{Thread: thread, Target: target, SignalID: id, Attempt: 1, Outcome: outcome, At: at}}}))
+		}
+		_, _, err := s.OpenRun(ctx, newRun("run-1", t0, 5*time.Minute))
+		require.NoError(t, err)
+		logVia("s-mastra", "run-1", string(agent.TargetMastra), delivery.OutcomeDelivered, t0)
+		logVia("s-webhook", "run-1", string(agent.TargetWebhook), delivery.OutcomeDelivered, t0)
+		logVia("s-failed", "run-1", string(agent.TargetMastra), delivery.OutcomeFailed, t0)
+		_, _, _, err = s.CloseRun(ctx, thread, "run-1", agent.RunAborted, agent.CauseCrashed, t0.Add(time.Minute))
+		require.NoError(t, err)
+		require.Equal(t, []string{"s-webhook", "s-failed"}, pendingIDs(t, s))
+
+		_, _, err = s.OpenRun(ctx, newRun("run-2", t0.Add(2*time.Minute), time.Minute))
+		require.NoError(t, err)
+		logVia("s-lapsed", "run-2", string(agent.TargetWebhook), delivery.OutcomeDelivered, t0.Add(2*time.Minute))
+		logVia("s-lapsed-mastra", "run-2", string(agent.TargetMastra), delivery.OutcomeDelivered, t0.Add(2*time.Minute))
+		_, _, err = s.ExpireRuns(ctx, t0.Add(4*time.Minute))
+		require.NoError(t, err)
+		_, _, err = s.OpenRun(ctx, newRun("run-3", t0.Add(5*time.Minute), time.Minute))
+		require.NoError(t, err)
+		logVia("s-aborted", "run-3", string(agent.TargetWebhook), delivery.OutcomeDelivered, t0.Add(5*time.Minute))
+		_, _, _, err = s.CloseRun(ctx, thread, "run-3", agent.RunAborted, "", t0.Add(6*time.Minute))
+		require.NoError(t, err)
+
+		recs, err := s.PendingRecoveries(ctx, thread, 100)
+		require.NoError(t, err)
+		causes := map[string]string{}
+		for _, r := range recs {
+			causes[r.Frame.ID] = r.Cause
+		}
+		require.Equal(t, map[string]string{"s-webhook": agent.CauseCrashed, "s-failed": agent.CauseCrashed,
+			"s-lapsed": agent.CauseLeaseExpired, "s-aborted": agent.CauseAborted}, causes)
 	})
 }

@@ -134,7 +134,7 @@ func (s *Store) GetRun(ctx context.Context, k inbox.ThreadKey, id string) (agent
 
 // CloseRun moves an open run to status (finished, aborted) and logs a run frame. When the
 // thread has no live run left, records waiting for it to turn idle become due at once.
-func (s *Store) CloseRun(ctx context.Context, k inbox.ThreadKey, id, status string, now time.Time) (agent.Run, bool, bool, error) {
+func (s *Store) CloseRun(ctx context.Context, k inbox.ThreadKey, id, status, cause string, now time.Time) (agent.Run, bool, bool, error) {
 	var out agent.Run
 	var closed, idle bool
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
@@ -157,7 +157,10 @@ func (s *Store) CloseRun(ctx context.Context, k inbox.ThreadKey, id, status stri
 			return err
 		}
 		if status != agent.RunFinished {
-			if err := s.markInFlightTx(ctx, tx, k, id, now); err != nil {
+			if cause == "" {
+				cause = agent.CauseAborted
+			}
+			if err := s.markInFlightTx(ctx, tx, k, id, cause, now); err != nil {
 				return err
 			}
 		}
@@ -233,7 +236,7 @@ func (s *Store) expireRunTx(ctx context.Context, tx *sqlx.Tx, r agent.Run, now t
 			return false, err
 		}
 	}
-	return true, s.markInFlightTx(ctx, tx, r.Thread, r.ID, now)
+	return true, s.markInFlightTx(ctx, tx, r.Thread, r.ID, agent.CauseLeaseExpired, now)
 }
 
 // expireLapsedTx expires k's open runs whose lease lapsed by now. The caller holds the

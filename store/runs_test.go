@@ -60,7 +60,7 @@ func TestRunLifecycle(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "run-1", live.ID)
 
-		closed, ok, idle, err := s.CloseRun(ctx, thread, "run-1", agent.RunFinished, t0.Add(4*time.Minute))
+		closed, ok, idle, err := s.CloseRun(ctx, thread, "run-1", agent.RunFinished, "", t0.Add(4*time.Minute))
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.True(t, idle)
@@ -68,7 +68,7 @@ func TestRunLifecycle(t *testing.T) {
 		require.Equal(t, t0.Add(4*time.Minute), *closed.ClosedAt)
 
 		// Closing again is a no-op; a heartbeat on a closed run is refused.
-		_, ok, idle, err = s.CloseRun(ctx, thread, "run-1", agent.RunAborted, t0.Add(5*time.Minute))
+		_, ok, idle, err = s.CloseRun(ctx, thread, "run-1", agent.RunAborted, "", t0.Add(5*time.Minute))
 		require.NoError(t, err)
 		require.False(t, ok)
 		require.False(t, idle)
@@ -129,7 +129,7 @@ func TestIdleTransitionMakesFullWhenIdleDue(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, t0.Add(-time.Second).Add(5*time.Minute), *due, "only the run's lease is ahead")
 
-		_, _, idle, err := s.CloseRun(ctx, thread, "run-1", agent.RunFinished, t0.Add(time.Minute))
+		_, _, idle, err := s.CloseRun(ctx, thread, "run-1", agent.RunFinished, "", t0.Add(time.Minute))
 		require.NoError(t, err)
 		require.True(t, idle)
 		w, err = s.ThreadWork(ctx, thread, t0.Add(time.Minute), 10)
@@ -155,7 +155,7 @@ func TestCompleteAfterCloseKeepsIdlePromotion(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "run-1", w.RunID)
 
-		_, _, idle, err := s.CloseRun(ctx, thread, "run-1", agent.RunFinished, t0)
+		_, _, idle, err := s.CloseRun(ctx, thread, "run-1", agent.RunFinished, "", t0)
 		require.NoError(t, err)
 		require.True(t, idle)
 		completeSummary(t, s, w.Records[0])

@@ -68,14 +68,14 @@ func TestRecoveriesPerThread(t *testing.T) {
 			d := agent.Delivery{Thread: k, Action: agent.ActionDeliver, RunID: run.ID,
 				Signal: agent.Signal{ID: "s-same", Type: agent.TypeReactive, TagName: "note", Contents: k.Agent}}
 			require.NoError(t, s.CompleteThread(ctx, "", delivery.Outcome{Thread: k, Now: t0, Frames: []agent.Frame{agent.SignalFrame(d, t0)}}))
-			_, _, _, err = s.CloseRun(ctx, k, run.ID, agent.RunAborted, t0.Add(time.Second))
+			_, _, _, err = s.CloseRun(ctx, k, run.ID, agent.RunAborted, "", t0.Add(time.Second))
 			require.NoError(t, err)
 		}
 		for _, k := range []inbox.ThreadKey{thread, other} {
 			frames, err := s.PendingRecoveries(ctx, k, 10)
 			require.NoError(t, err)
 			require.Len(t, frames, 1, "%s", k)
-			require.Equal(t, k.Agent, frames[0].Signal.Contents)
+			require.Equal(t, k.Agent, frames[0].Frame.Signal.Contents)
 		}
 		// Closing one thread's recovery leaves the other's.
 		require.NoError(t, s.CompleteThread(ctx, "", delivery.Outcome{Thread: thread, Now: t0.Add(time.Minute), Recovered: []string{"s-same"}}))

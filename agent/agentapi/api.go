@@ -159,6 +159,8 @@ func httpError(err error) error {
 		return server.NewError(statusOf(ae.Kind), ae.Code, "%s", ae.Message)
 	case errors.Is(err, agent.ErrDeliveryFailed):
 		return server.NewError(http.StatusBadGateway, "delivery_failed", "%s", agent.ErrDeliveryFailed.Error())
+	case errors.Is(err, agent.ErrAbortFailed):
+		return server.NewError(http.StatusBadGateway, "abort_failed", "%s", agent.ErrAbortFailed.Error())
 	}
 	return err
 }

@@ -43,13 +43,11 @@ func (a *API) finishRun(c echo.Context, k inbox.ThreadKey) error {
 	if err != nil {
 		return err
 	}
-	var body struct {
-		Status string `json:"status"`
-	}
+	var body agent.FinishRequest
 	if err := decodeBody(c, &body, true); err != nil {
 		return err
 	}
-	run, err := a.svc.FinishRun(c.Request().Context(), k, id, body.Status)
+	run, err := a.svc.Finish(c.Request().Context(), k, id, body)
 	if err != nil {
 		return err
 	}

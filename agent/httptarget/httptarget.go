@@ -52,15 +52,25 @@ func NoRedirects(c *http.Client) *http.Client {
 // userinfo, the path, the query string or header values, not even where the answer's
 // excerpt repeats them.
 func Post(ctx context.Context, c *http.Client, u string, headers map[string]string, body []byte, timeout time.Duration, now func() time.Time) ([]byte, agent.Result, error) {
+	hdr := map[string]string{"Content-Type": "application/json"}
+	maps.Copy(hdr, headers)
+	return exchange(ctx, c, http.MethodPost, u, hdr, bytes.NewReader(body), timeout, now)
+}
+
+// Get reads u as Post sends to it: bounded by timeout, never following a redirect, its
+// errors classified and hiding the URL.
+func Get(ctx context.Context, c *http.Client, u string, headers map[string]string, timeout time.Duration, now func() time.Time) ([]byte, agent.Result, error) {
+	return exchange(ctx, c, http.MethodGet, u, headers, nil, timeout, now)
+}
+
+func exchange(ctx context.Context, c *http.Client, method, u string, hdr map[string]string, body io.Reader, timeout time.Duration, now func() time.Time) ([]byte, agent.Result, error) {
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
 	shown := SafeURL(u)
-	hdr := map[string]string{"Content-Type": "application/json"}
-	maps.Copy(hdr, headers)
-	resp, err := send(ctx, c, http.MethodPost, u, shown, hdr, bytes.NewReader(body))
+	resp, err := send(ctx, c, method, u, shown, hdr, body)
 	if err != nil {
 		return nil, agent.Result{}, err
 	}
@@ -71,7 +81,7 @@ func Post(ctx context.Context, c *http.Client, u string, headers map[string]stri
 		_ = rerr
 		return raw, agent.Result{Status: resp.StatusCode}, nil
 	}
-	msg := fmt.Sprintf("POST %s: HTTP %d", shown, resp.StatusCode)
+	msg := fmt.Sprintf("%s %s: HTTP %d", method, shown, resp.StatusCode)
 	if snippet := newHider(u, hdr).excerpt(raw); snippet != "" {
 		msg += ": " + snippet
 	}

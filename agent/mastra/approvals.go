@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/agent/httptarget"
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/inbox"
-	"github.com/signalgate/signalgate/secret"
 )
 
 // ApprovalHook is told about a followed run's tool approvals (approval.Service).
@@ -25,6 +23,9 @@ type ApprovalHook interface {
 	ToolAnswered(ctx context.Context, k inbox.ThreadKey, toolCallID string)
 	// RunEnded: the Mastra run ended (finish, abort or error).
 	RunEnded(ctx context.Context, k inbox.ThreadKey, runID string)
+	// Reconcile: the agent's suspended calls as Mastra lists them (on start and after a
+	// stream reconnects), so approvals missed or ended while away are set right.
+	Reconcile(ctx context.Context, agentID string, calls []approval.SuspendedCall) error
 }
 
 // WithApprovals hands the run's tool approvals to h.
@@ -32,26 +33,13 @@ func WithApprovals(h ApprovalHook) FollowerOption { return func(f *Follower) { f
 
 // ToolApprovals answers suspended tool calls through Mastra's
 // POST /api/agents/:agentId/send-tool-approval, for every mastra agent.
-type ToolApprovals struct {
-	agents map[string]agent.TargetConfig
-	client *http.Client
-	now    func() time.Time
-}
+type ToolApprovals struct{ *Client }
 
 var _ approval.Resumer = (*ToolApprovals)(nil)
 
 // NewToolApprovals builds the client for the configured agents (others are skipped).
 func NewToolApprovals(cfgs []agent.Config, client *http.Client) *ToolApprovals {
-	t := &ToolApprovals{agents: map[string]agent.TargetConfig{}, client: client, now: time.Now}
-	if t.client == nil {
-		t.client = &http.Client{}
-	}
-	for _, c := range cfgs {
-		if c = c.WithDefaults(); c.Target.Kind == agent.TargetMastra {
-			t.agents[c.ID] = c.Target
-		}
-	}
-	return t
+	return &ToolApprovals{NewClient(cfgs, client)}
 }
 
 // noRunWaits is in @mastra/core's error (answered with HTTP 500) for a thread with no
@@ -61,16 +49,19 @@ const noRunWaits = "could not find an active or suspended run"
 // SendToolApproval approves or declines the suspended call toolCallID of k's run. A
 // Mastra answer that the run waits for nothing (4xx) is approval.ErrStale.
 func (t *ToolApprovals) SendToolApproval(ctx context.Context, k inbox.ThreadKey, toolCallID string, approved bool) error {
-	cfg, ok := t.agents[k.Agent]
-	if !ok {
-		return fmt.Errorf("agent %q is not a mastra agent", k.Agent)
-	}
-	body, err := json.Marshal(map[string]any{"resourceId": k.Resource, "threadId": k.Thread,
+	return t.resume(ctx, k, map[string]any{"resourceId": k.Resource, "threadId": k.Thread,
 		"toolCallId": toolCallID, "approved": approved})
-	if err != nil {
-		return err
-	}
-	_, _, err = httptarget.Post(ctx, t.client, agentBase(cfg)+"/send-tool-approval", secret.RevealMap(cfg.Headers), body, cfg.Timeout, t.now)
+}
+
+// Answer resumes the call toolCallID that suspended for an answer (ask_user) with
+// resumeData, through the same route.
+func (t *ToolApprovals) Answer(ctx context.Context, k inbox.ThreadKey, toolCallID string, resumeData any) error {
+	return t.resume(ctx, k, map[string]any{"resourceId": k.Resource, "threadId": k.Thread,
+		"toolCallId": toolCallID, "approved": true, "resumeData": resumeData})
+}
+
+func (t *ToolApprovals) resume(ctx context.Context, k inbox.ThreadKey, body map[string]any) error {
+	_, err := t.post(ctx, k.Agent, "/send-tool-approval", body)
 	var he *agent.DeliveryError
 	if errors.As(err, &he) && (strings.Contains(he.Error(), noRunWaits) || (he.Status >= 400 && he.Status < 500 &&
 		!httptarget.Retryable(he.Status) && he.Status != http.StatusUnauthorized && he.Status != http.StatusForbidden)) {
@@ -80,4 +71,31 @@ func (t *ToolApprovals) SendToolApproval(ctx context.Context, k inbox.ThreadKey,
 		return fmt.Errorf("send tool approval: %w", err)
 	}
 	return nil
+}
+
+// reconcile hands the agent's suspended calls, as Mastra lists them, to the approvals.
+// Concurrent calls (many streams reconnecting at once) coalesce into the running one.
+func (f *Follower) reconcile(ctx context.Context) {
+	if f.approvals == nil || !f.reconciling.CompareAndSwap(false, true) {
+		return
+	}
+	defer f.reconciling.Store(false)
+	runs, err := NewClient([]agent.Config{{ID: f.id, Target: f.cfg}}, f.client).SuspendedRuns(ctx, f.id)
+	if err != nil {
+		f.log.Warn("list Mastra's suspended runs to reconcile approvals", "error", err.Error())
+		return
+	}
+	var calls []approval.SuspendedCall
+	for _, r := range runs {
+		k := inbox.ThreadKey{Agent: f.id, Resource: r.ResourceID, Thread: r.ThreadID}
+		for _, c := range r.ToolCalls {
+			calls = append(calls, approval.SuspendedCall{Thread: k, RunID: r.RunID, ToolCallID: c.ToolCallID,
+				Tool: c.ToolName, Args: c.Args, RequiresApproval: c.RequiresApproval})
+		}
+	}
+	if err := f.approvals.Reconcile(ctx, f.id, calls); err != nil {
+		f.log.Warn("reconcile approvals with Mastra's suspended runs", "error", err.Error())
+		return
+	}
+	f.TestSignals.Reconciled.Signal(len(calls))
 }

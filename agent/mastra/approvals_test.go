@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -63,6 +64,12 @@ func (h *hookCalls) ToolAnswered(_ context.Context, _ inbox.ThreadKey, call stri
 }
 func (h *hookCalls) RunEnded(_ context.Context, _ inbox.ThreadKey, runID string) {
 	h.add("ended " + runID)
+}
+func (h *hookCalls) Reconcile(_ context.Context, agentID string, calls []approval.SuspendedCall) error {
+	for _, c := range calls {
+		h.add(fmt.Sprintf("suspended %s %s %s %s %v", c.Thread, c.RunID, c.ToolCallID, c.Tool, c.RequiresApproval))
+	}
+	return nil
 }
 
 // The follower reports approvals (replays included: the service keeps the first), a

@@ -27,7 +27,8 @@ type Presence interface {
 	Live(ctx context.Context, k inbox.ThreadKey) (*agent.Run, error)
 	Open(ctx context.Context, k inbox.ThreadKey, origin string) (agent.Run, bool, error)
 	Heartbeat(ctx context.Context, k inbox.ThreadKey, id string) (agent.Run, error)
-	Finish(ctx context.Context, k inbox.ThreadKey, id, status string) (agent.Run, bool, error)
+	// Close ends a run; an aborted one's in-flight signals are recovered with cause.
+	Close(ctx context.Context, k inbox.ThreadKey, id, status, cause string) (agent.Run, bool, error)
 }
 
 // Follower backoff and pacing.
@@ -73,6 +74,8 @@ type Follower struct {
 	resync   time.Duration
 	// approvals is told of tool approvals; nil: none.
 	approvals ApprovalHook
+	// reconciling: a reconcile with Mastra's suspended runs is under way.
+	reconciling atomic.Bool
 	// maxFollowed caps the threads followed at once (each holds a goroutine and a
 	// connection to Mastra); 0: no cap.
 	maxFollowed int
@@ -120,6 +123,8 @@ type FollowerSignals struct {
 	Chunk service.Signal[Chunk]
 	// Exited: a thread's stream goroutine ended.
 	Exited service.Signal[inbox.ThreadKey]
+	// Reconciled: approvals were reconciled with this many suspended calls.
+	Reconciled service.Signal[int]
 }
 
 // Chunk is a handled chunk as FollowerSignals.Chunk reports it.
@@ -172,6 +177,8 @@ func (f *Follower) Start(ctx context.Context) error {
 	for _, k := range ks {
 		f.startLocked(k, true)
 	}
+	// Approvals pending from before the restart, and suspensions missed meanwhile.
+	f.Go(f.reconcile)
 	return nil
 }
 
@@ -328,7 +335,12 @@ func (f *Follower) follow(ctx context.Context, k inbox.ThreadKey, th *followed, 
 	backoff := f.min
 	for ctx.Err() == nil {
 		err := f.stream(ctx, st, func() {
-			once.Do(func() { close(th.connected) })
+			first := false
+			once.Do(func() { close(th.connected); first = true })
+			if !first {
+				// Reconnected: what changed while away is set right.
+				f.Go(f.reconcile)
+			}
 			th.failing.Store(false)
 			backoff = f.min
 		})
@@ -510,15 +522,15 @@ func (f *Follower) resynced(ctx context.Context, st *threadState, data string) {
 }
 
 // endAway closes the run held open while the follower was away, at once rather than at
-// lease expiry. It is closed as aborted: how it ended is unknown, so its in-flight
-// signals are delivered again in the next run.
+// lease expiry. It is closed as aborted, cause crashed: how it ended is unknown. Its
+// in-flight signals that Mastra accepted are not sent again (Mastra holds them).
 func (f *Follower) endAway(ctx context.Context, st *threadState) {
 	st.away = false
 	if st.runID == "" {
 		return
 	}
 	f.log.Info("run ended while the stream was lost; closing it", "thread", st.k.String(), "run_id", st.runID)
-	f.end(ctx, st, agent.RunAborted)
+	f.end(ctx, st, agent.RunAborted, agent.CauseCrashed)
 }
 
 // handle applies one chunk to the thread's presence.
@@ -567,15 +579,17 @@ func (f *Follower) handle(ctx context.Context, st *threadState, data string) {
 			f.beat(ctx, st)
 			return
 		}
-		f.end(ctx, st, agent.RunFinished)
-	case "abort", "error":
-		f.end(ctx, st, agent.RunAborted)
+		f.end(ctx, st, agent.RunFinished, "")
+	case "abort":
+		f.end(ctx, st, agent.RunAborted, agent.CauseAborted)
+	case "error":
+		f.end(ctx, st, agent.RunAborted, agent.CauseCrashed)
 	default:
 		f.beat(ctx, st)
 	}
 }
 
-func (f *Follower) end(ctx context.Context, st *threadState, status string) {
+func (f *Follower) end(ctx context.Context, st *threadState, status, cause string) {
 	if st.runID == "" {
 		return
 	}
@@ -584,7 +598,7 @@ func (f *Follower) end(ctx context.Context, st *threadState, status string) {
 	if f.approvals != nil && mastraRun != "" {
 		f.approvals.RunEnded(ctx, st.k, mastraRun)
 	}
-	_, idle, err := f.runs.Finish(ctx, st.k, id, status)
+	_, idle, err := f.runs.Close(ctx, st.k, id, status, cause)
 	if err != nil {
 		f.log.Error("close run", "thread", st.k.String(), "run_id", id, "error", err.Error())
 		return

@@ -111,8 +111,9 @@ func TestRealMastraInterop(t *testing.T) {
 	env := deliverytest.New(t, deliverytest.Config{
 		RealClock: true,
 		// Short pacing, so a low-only summary goes out while a Mastra turn is running.
-		Policy: inbox.PolicyConfig{SummaryInterval: 300 * time.Millisecond},
-		Agents: []agent.Config{cfg},
+		Policy:  inbox.PolicyConfig{SummaryInterval: 300 * time.Millisecond},
+		Agents:  []agent.Config{cfg},
+		Aborter: mastra.NewClient([]agent.Config{cfg}, nil),
 		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
 			follower = mastra.NewFollower(cfg, e.Runs, e.Notify, service.Base{}, mastra.WithBackoff(50*time.Millisecond, time.Second))
 			follower.TestSignals.Chunk.Init()
@@ -416,7 +417,18 @@ func TestRealMastraInterop(t *testing.T) {
 		require.Contains(t, last, frames[1].XML)
 	})
 
-	t.Run("abort in Mastra, in-flight signals recovered into the next run", func(t *testing.T) {
+	// countIn counts the messages of texts equal to s.
+	countIn := func(texts []string, s string) int {
+		n := 0
+		for _, v := range texts {
+			if v == s {
+				n++
+			}
+		}
+		return n
+	}
+
+	t.Run("abort in Mastra: what Mastra accepted is not sent again", func(t *testing.T) {
 		k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "abort"}
 		note(k, inbox.PriorityUrgent, "disk almost full")
 		waitChunk(k, "start")
@@ -434,33 +446,44 @@ func TestRealMastraInterop(t *testing.T) {
 		require.NoError(t, err)
 		require.Nil(t, live, "Mastra's abort closed the gateway run")
 
-		// Mastra may start a run of its own after an abort; either that run or the wake of
-		// the next notification is the next run, and the lost signals are recovered into it.
+		// Mastra holds both in-flight signals (its memory, its pending queue): the next run
+		// gets none of them again from the gateway.
 		note(k, inbox.PriorityUrgent, "service down")
-		frames := waitSignals(k, 5)
-		var recovered []agent.Frame
-		var next agent.Frame
-		for _, f := range frames[2:] {
-			if strings.Contains(f.XML, `recovered="true"`) {
-				recovered = append(recovered, f)
-			} else {
-				next = f
-			}
-		}
-		require.Len(t, recovered, 2)
-		for i, f := range recovered {
-			require.Equal(t, inflight[i].Signal.Contents, f.Signal.Contents, "in their original order")
-			require.Equal(t, agent.ActionDeliver, f.Action)
-			require.Equal(t, next.RunID, f.RunID, "recovered into the next run")
-			require.NotEqual(t, inflight[0].RunID, f.RunID)
-		}
+		frames := waitSignals(k, 3)
+		next := frames[2]
 		require.Equal(t, "service down", next.Signal.Contents)
+		require.NotContains(t, next.XML, `recovered="true"`)
 		waitRunClosed(k, next.RunID)
+		for _, f := range signals(k) {
+			require.NotContains(t, f.XML, `recovered="true"`, "nothing Mastra accepted is sent again")
+		}
 		ps := prompts(t, base)
 		last := ps[len(ps)-1].userTexts()
-		require.Contains(t, last, recovered[0].XML, "the model saw the recovered signals")
-		require.Contains(t, last, recovered[1].XML)
-		require.Contains(t, last, next.XML)
+		require.Equal(t, 1, countIn(last, next.XML))
+		require.LessOrEqual(t, countIn(last, inflight[0].XML), 1, "seen once, never twice")
+		require.LessOrEqual(t, countIn(last, inflight[1].XML), 1, "seen once, never twice")
+		require.Equal(t, 1, countIn(last, inflight[0].XML), "the model still has the woken signal (Mastra's memory)")
+	})
+
+	t.Run("finish aborted through the gateway aborts Mastra's run", func(t *testing.T) {
+		k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "finish-abort"}
+		note(k, inbox.PriorityUrgent, "runaway job")
+		woke := waitSignals(k, 1)[0]
+		waitChunk(k, "start")
+		var run agent.Run
+		require.Equal(t, http.StatusOK, env.Do(http.MethodPost, env.ThreadURL(k, "/runs/"+url.PathEscape(woke.RunID)+"/finish"),
+			deliverytest.SupportToken, map[string]any{"status": "aborted", "clearPendingSignals": true}, &run))
+		require.Equal(t, agent.RunAborted, run.Status)
+		waitChunk(k, "abort") // Mastra's own run stopped, not only the gateway's
+		live, err := env.Runs.Live(ctx, k)
+		require.NoError(t, err)
+		require.Nil(t, live)
+
+		// clearPendingSignals only with aborted; finishing a closed run aborts nothing.
+		require.Equal(t, http.StatusBadRequest, env.Do(http.MethodPost, env.ThreadURL(k, "/runs/"+url.PathEscape(woke.RunID)+"/finish"),
+			deliverytest.SupportToken, map[string]any{"status": "finished", "clearPendingSignals": true}, nil))
+		require.Equal(t, http.StatusOK, env.Do(http.MethodPost, env.ThreadURL(k, "/runs/"+url.PathEscape(woke.RunID)+"/finish"),
+			deliverytest.SupportToken, map[string]any{"status": "aborted"}, nil))
 	})
 }
 

@@ -162,7 +162,7 @@ func (p *presence) Heartbeat(_ context.Context, k inbox.ThreadKey, id string) (a
 	return agent.Run{ID: id, Thread: k}, nil
 }
 
-func (p *presence) Finish(_ context.Context, k inbox.ThreadKey, id, status string) (agent.Run, bool, error) {
+func (p *presence) Close(_ context.Context, k inbox.ThreadKey, id, status, _ string) (agent.Run, bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.events = append(p.events, "close "+id+" "+status)

@@ -150,6 +150,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	agentDeps := agent.Deps{
 		Frames: st, Runs: m.Runs, Inbox: m.Metrics.WrapIngester(m.Inbox),
 		Records: st, States: st, Deliverer: m.Dispatcher, Notify: kick.Notify, Log: m.Log,
+		Aborter: mastra.NewClient(cfg.Agents, nil),
 	}
 	if m.Approvals != nil {
 		agentDeps.Approvals = m.Approvals

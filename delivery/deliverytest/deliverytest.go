@@ -76,6 +76,8 @@ type Config struct {
 	Logger *slog.Logger
 	API    []agentapi.Option
 	Runs   []agent.RunsOption
+	// Aborter is the agent operations' (mastra.Client); nil: none.
+	Aborter agent.ThreadAborter
 }
 
 // Env is one wired gateway half.
@@ -143,7 +145,7 @@ func New(t testing.TB, cfg Config) *Env {
 	e.Inbox = inbox.NewService(e.Store, pol, inbox.WithClock(e.Now), inbox.WithChangeHook(e.Dispatcher.Notify))
 	e.Agents, err = agent.NewService(cfg.Agents, agent.Deps{
 		Frames: e.Store, Runs: e.Runs, Inbox: e.Inbox, Records: e.Store, States: e.Store,
-		Deliverer: e.Dispatcher, Notify: e.Dispatcher.Notify, Log: storetest.Logger(t),
+		Deliverer: e.Dispatcher, Notify: e.Dispatcher.Notify, Log: storetest.Logger(t), Aborter: cfg.Aborter,
 	}, agent.WithServiceClock(e.Now))
 	require.NoError(t, err)
 	apiOpts := append([]agentapi.Option{agentapi.WithShutdown(e.Shutdown), agentapi.WithLogger(storetest.Logger(t))}, cfg.API...)
