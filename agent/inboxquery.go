@@ -20,6 +20,9 @@ type RecordQuery struct {
 	After    *RecordCursor  // continue after this record in the listing order
 	Oldest   bool           // oldest first instead of newest first
 	Limit    int
+
+	// Priorities filters by priority (Mastra's inbox tool); empty: every priority.
+	Priorities []inbox.Priority
 }
 
 // RecordCursor is a position in a listing: the (createdAt, id) of the last record seen.

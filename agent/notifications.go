@@ -157,8 +157,8 @@ const (
 
 // ListInbox lists thread k's records newest first: by default the pending and delivered
 // ones, filtered by source, kind and a search, continuing after a cursor. Listing and
-// searching change nothing, as Mastra's list and search: a pending record keeps its
-// scheduled delivery until the agent reads it or moves it.
+// searching change nothing (unlike Mastra's inbox tool, which InboxToolList mirrors): a
+// pending record keeps its scheduled delivery until the agent reads it or moves it.
 func (s *Service) ListInbox(ctx context.Context, k inbox.ThreadKey, p ListParams) (InboxPage, error) {
 	q := RecordQuery{Thread: k, Statuses: []inbox.Status{inbox.StatusPending, inbox.StatusDelivered}, Search: p.Search, Limit: defaultListLimit}
 	if p.Status != "" {

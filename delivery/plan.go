@@ -196,17 +196,10 @@ func later(now time.Time, ts ...*time.Time) *time.Time {
 }
 
 // signalNamespace scopes the name-based signal ids.
-func signalNamespace() uuid.UUID {
-	return uuid.UUID{0x5b, 0x1c, 0x6e, 0x0a, 0x93, 0x2d, 0x4f, 0x61, 0xa4, 0x07, 0x1e, 0x8b, 0x52, 0xc9, 0x3d, 0x70}
-}
+func signalNamespace() uuid.UUID { return agent.SignalNamespace() }
 
-// fullSignalID names the full notification of a record's current content (every merge
-// bumps the count): retries of the same content reuse it, so a target or subscriber can
-// drop a repeat, while content merged in later makes a new signal.
-func fullSignalID(r inbox.Record) string {
-	name := "full\x00" + r.ID + "\x00" + strconv.Itoa(r.CoalescedCount) + "\x00" + strconv.FormatInt(r.UpdatedAt.UnixMicro(), 10)
-	return uuid.NewSHA1(signalNamespace(), []byte(name)).String()
-}
+// fullSignalID names the full notification (or message) of a record's current content.
+func fullSignalID(r inbox.Record) string { return agent.RecordSignalID(r) }
 
 // summarySignalID names a thread's next summary: the count of summaries delivered so far
 // only moves on success, so every retry of a summary carries the same id.

@@ -27,10 +27,14 @@ func (s *Store) ListThreadRecords(ctx context.Context, q agent.RecordQuery) ([]i
 		query += in
 		args = append(args, inArgs...)
 	}
+	priorities := make([]string, len(q.Priorities))
+	for i, p := range q.Priorities {
+		priorities[i] = string(p)
+	}
 	for _, f := range []struct {
 		col  string
 		vals []string
-	}{{"source", q.Sources}, {"kind", q.Kinds}} {
+	}{{"source", q.Sources}, {"kind", q.Kinds}, {"priority", priorities}} {
 		if len(f.vals) == 0 {
 			continue
 		}

@@ -102,6 +102,7 @@ func (a *API) Mount(e *echo.Echo) {
 	g.GET("/notifications/:id", a.thread(a.getNotification))
 	g.POST("/notifications/:id/:action", a.thread(a.actOnNotification))
 	g.POST("/approvals", a.thread(a.requestApproval))
+	g.POST("/messages/cancel", a.thread(a.cancelMessages))
 }
 
 const threadKeyCtx = "signalgate.thread"

@@ -64,6 +64,16 @@ func (f *fakeInbox) CreateNotification(context.Context, inbox.ThreadKey, []byte,
 	return agent.NotificationResult{}, f.fail
 }
 
+func (f *fakeInbox) InboxToolList(context.Context, inbox.ThreadKey, agent.InboxToolQuery, bool) (agent.InboxToolPage, error) {
+	f.calls.Add(1)
+	return agent.InboxToolPage{}, f.fail
+}
+
+func (f *fakeInbox) InboxToolReadRecords(context.Context, inbox.ThreadKey, string, agent.InboxToolQuery) (agent.InboxToolRead, error) {
+	f.calls.Add(1)
+	return agent.InboxToolRead{}, f.fail
+}
+
 func serve(t *testing.T, f *fakeInbox, opts ...Option) (*Server, *httptest.Server) {
 	t.Helper()
 	s := New(f, append([]Option{WithLogger(slog.New(slog.DiscardHandler))}, opts...)...)
@@ -185,11 +195,11 @@ func TestServerFaultsAreToolErrors(t *testing.T) {
 		require.True(t, out.Result.IsError, tool)
 		require.Equal(t, "internal: "+tool+" failed on the gateway's side (logged); try again later", out.Result.Content[0].Text)
 	}
-	require.EqualValues(t, 6, f.calls.Load())
+	require.EqualValues(t, len(ToolNames), f.calls.Load())
 }
 
 // ToolNames are the tools the server lists.
-var ToolNames = []string{"inbox_archive", "inbox_dismiss", "inbox_list", "inbox_read", "inbox_search", "notify"}
+var ToolNames = []string{"inbox_archive", "inbox_dismiss", "inbox_list", "inbox_read", "inbox_search", "notification-inbox", "notify"}
 
 // MinimalArgs are valid arguments for tool on thread (resource, thread), for the tests
 // that call every tool.
@@ -202,6 +212,8 @@ func MinimalArgs(tool, resource, thread string) map[string]any {
 		a["id"] = "x"
 	case "notify":
 		a["kind"], a["summary"] = "note", "x"
+	case InboxToolName:
+		a["action"] = "list"
 	}
 	return a
 }

@@ -52,13 +52,14 @@ func TestTypeScriptClient(t *testing.T) {
 			ReadOnly bool     `json:"readOnly"`
 			Required []string `json:"required"`
 		} `json:"tools"`
-		Notify, List, Search, Read, Archive, Dismiss, OtherAgent, Invalid result
+		Notify, List, Search, Read, Archive, Dismiss, OtherAgent, Invalid                                  result
+		MastraNotify, MastraList, MastraSearch, MastraNotify2, MastraRead, MastraNoQuery, MastraOtherAgent result
 	}
 	require.NoError(t, json.Unmarshal(raw, &out), "%s", raw)
 
 	require.Contains(t, out.WrongToken, "invalid token: missing or invalid credentials", "a 401 before any session")
 	require.Equal(t, "signalgate", out.Server.Name)
-	require.Len(t, out.Tools, 6)
+	require.Len(t, out.Tools, 7)
 	for _, tool := range out.Tools {
 		require.Subset(t, tool.Required, []string{"resourceId", "threadId"}, tool.Name)
 		require.Equal(t, tool.Name == "inbox_list" || tool.Name == "inbox_search", tool.ReadOnly, tool.Name)
@@ -95,6 +96,42 @@ func TestTypeScriptClient(t *testing.T) {
 	require.Equal(t, `forbidden: the token of agent "coder" cannot access agent "support"'s threads`, out.OtherAgent.Text)
 	require.True(t, out.Invalid.IsError, "schema validation is a tool error")
 	require.Contains(t, out.Invalid.Text, "validating")
+
+	// notification-inbox, Mastra's tool: list and search mark seen, read hands the unread
+	// one to the thread.
+	var mastra struct {
+		RecordID string `json:"recordId"`
+	}
+	require.NoError(t, json.Unmarshal(out.MastraNotify.Result, &mastra))
+	var page struct {
+		Notifications []map[string]any `json:"notifications"`
+		HasMore       bool             `json:"hasMore"`
+		MarkedSeen    int              `json:"markedSeen"`
+	}
+	require.False(t, out.MastraList.IsError, out.MastraList.Text)
+	require.NoError(t, json.Unmarshal(out.MastraList.Result, &page))
+	require.Len(t, page.Notifications, 1)
+	require.Equal(t, mastra.RecordID, page.Notifications[0]["id"])
+	require.Equal(t, "seen", page.Notifications[0]["status"])
+	require.NotContains(t, page.Notifications[0], "payload")
+	require.Equal(t, 1, page.MarkedSeen)
+	require.False(t, page.HasMore)
+	require.NoError(t, json.Unmarshal(out.MastraSearch.Result, &page))
+	require.Len(t, page.Notifications, 1, "search finds the seen one")
+	require.Zero(t, page.MarkedSeen)
+	require.False(t, out.MastraRead.IsError, out.MastraRead.Text)
+	require.JSONEq(t, `{"message":"1 notification will now be delivered.","delivered":1,"markedSeen":0,"unavailable":0,"alreadyRead":0}`, string(out.MastraRead.Result))
+	var second struct {
+		RecordID string `json:"recordId"`
+	}
+	require.NoError(t, json.Unmarshal(out.MastraNotify2.Result, &second))
+	require.Equal(t, inbox.StatusSeen, e.Record(second.RecordID).Status)
+	last := e.Log(k)[len(e.Log(k))-1]
+	require.Contains(t, last.XML, `>Jane: ping</notification>`)
+	require.True(t, out.MastraNoQuery.IsError)
+	require.Equal(t, "bad_request: notification-inbox search requires query", out.MastraNoQuery.Text)
+	require.True(t, out.MastraOtherAgent.IsError)
+	require.Equal(t, out.OtherAgent.Text, out.MastraOtherAgent.Text)
 
 	rec := e.Record(created.RecordID)
 	require.Equal(t, inbox.StatusArchived, rec.Status)

@@ -50,6 +50,8 @@ type Inbox interface {
 	ReadInbox(ctx context.Context, k inbox.ThreadKey, ids []string) ([]agent.ReadNotification, error)
 	ActOn(ctx context.Context, k inbox.ThreadKey, id, action string) (inbox.Record, error)
 	CreateNotification(ctx context.Context, k inbox.ThreadKey, body []byte, idempotencyKey string) (agent.NotificationResult, error)
+	InboxToolList(ctx context.Context, k inbox.ThreadKey, q agent.InboxToolQuery, search bool) (agent.InboxToolPage, error)
+	InboxToolReadRecords(ctx context.Context, k inbox.ThreadKey, id string, q agent.InboxToolQuery) (agent.InboxToolRead, error)
 }
 
 // Server is the MCP endpoint.
@@ -91,6 +93,7 @@ func New(in Inbox, opts ...Option) *Server {
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "signalgate", Title: "signalgate agent inbox", Version: s.version},
 		&mcp.ServerOptions{Instructions: instructions, Logger: sdkLog})
 	s.addTools()
+	s.addInboxTool()
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true, // one bounded JSON answer per request, no stream held open
@@ -108,7 +111,8 @@ func New(in Inbox, opts ...Option) *Server {
 
 const instructions = `The signalgate agent inbox: notifications (GitHub, Slack, email and webhook events) the gateway routed to your conversation threads. ` +
 	`Every tool names a thread by resourceId and threadId. inbox_list and inbox_search only look; inbox_read returns notifications in full and marks them seen; ` +
-	`inbox_dismiss and inbox_archive move one; notify creates a notification on a thread.`
+	`inbox_dismiss and inbox_archive move one; notify creates a notification on a thread. ` +
+	`notification-inbox is Mastra's inbox tool: its list, search and read mark what they return seen, and read hands unread notifications to the thread as signals.`
 
 // verify authenticates with the agent operations' own token check. Agent tokens do not expire.
 func (s *Server) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {

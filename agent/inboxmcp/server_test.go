@@ -30,9 +30,11 @@ type env struct {
 	URL string // of /mcp
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { t.Helper(); return newEnvWith(t, deliverytest.Config{}) }
+
+func newEnvWith(t *testing.T, cfg deliverytest.Config) *env {
 	t.Helper()
-	e := deliverytest.New(t, deliverytest.Config{})
+	e := deliverytest.New(t, cfg)
 	srv := server.New(server.Config{}, storetest.Logger(t))
 	inboxmcp.New(e.Agents, inboxmcp.WithLogger(storetest.Logger(t))).Mount(srv.Echo())
 	ts := httptest.NewServer(srv.Echo())

@@ -1,6 +1,6 @@
 // The TypeScript MCP SDK's client against signalgate's /mcp endpoint (streamable HTTP).
 // Usage: node client.mjs <mcp url> <agent token> <resourceId> <threadId> <other agent>
-// Runs every inbox tool once and prints one JSON object with what came back; the Go test
+// Runs every inbox tool once (and Mastra's notification-inbox) and prints one JSON object with what came back; the Go test
 // (agent/inboxmcp TestTypeScriptClient) checks it against the gateway's store.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -49,6 +49,13 @@ out.search = await call(client, "inbox_search", { query: "FLAKY" });
 out.read = await call(client, "inbox_read", { ids: [id] });
 out.archive = await call(client, "inbox_archive", { id });
 out.dismiss = await call(client, "inbox_dismiss", { id });
+out.mastraNotify = await call(client, "notify", { kind: "ci-failure", source: "ts-client", summary: "CI failed on main", priority: "low" });
+out.mastraList = await call(client, "notification-inbox", { action: "list", source: "ts-client" });
+out.mastraSearch = await call(client, "notification-inbox", { action: "search", query: "ci failed" });
+out.mastraNotify2 = await call(client, "notify", { kind: "mention", source: "ts-client", summary: "Jane: ping", priority: "low" });
+out.mastraRead = await call(client, "notification-inbox", { action: "read" });
+out.mastraNoQuery = await call(client, "notification-inbox", { action: "search" });
+out.mastraOtherAgent = await call(client, "notification-inbox", { action: "list", agentId: otherAgent });
 out.otherAgent = await call(client, "inbox_list", { agentId: otherAgent });
 out.invalid = await call(client, "inbox_list", { limit: 0 });
 await client.close();
