@@ -16,7 +16,7 @@ func schemas(sources []string) obj {
 		"reason":    str("e.g. net state unchanged: success"),
 	}, "netKey", "hasTold", "coalescedCount", "unchanged", "reason")
 	eventStatus := enum("", "routed", "unrouted", "ignored", "invalid")
-	action := enum("", "deliver", "summarize", "defer", "persist", "discard")
+	action := enum("", "deliver", "queue", "summarize", "defer", "log", "persist", "discard")
 	next := str("Pass as cursor for the next page; absent on the last page.")
 	return obj{
 		"Error": object(obj{"error": object(obj{

@@ -16,39 +16,42 @@ import (
 // Action is what the policy decides for a record.
 type Action string
 
-// Actions. deliver and defer send the full notification (defer: later); summarize
-// lists the record in a notification-summary; persist logs it to the thread without
-// waking or interrupting; discard drops it.
+// Actions, as Mastra names them. deliver and defer send the full notification (defer:
+// later); queue sends it as the thread's next-turn input (after the active run, waking
+// an idle thread); summarize lists the record in a notification-summary; log writes it
+// to the thread without waking or interrupting; persist keeps it in the inbox only
+// (pending, never sent), as Mastra's persist; discard drops it.
 const (
 	ActionDeliver   Action = "deliver"
+	ActionQueue     Action = "queue"
 	ActionSummarize Action = "summarize"
 	ActionDefer     Action = "defer"
+	ActionLog       Action = "log"
 	ActionPersist   Action = "persist"
 	ActionDiscard   Action = "discard"
 )
 
 // Valid reports whether a is a known action.
-func (a Action) Valid() bool {
-	switch a {
-	case ActionDeliver, ActionSummarize, ActionDefer, ActionPersist, ActionDiscard:
-		return true
-	}
-	return false
-}
+func (a Action) Valid() bool { return a.Strength() > 0 || a == ActionDiscard }
 
 // Strength orders actions by how much of a record reaches the agent: discard (nothing)
-// < persist (logged, never wakes) < summarize (a line, details in the inbox) < defer
-// (in full, later) < deliver (in full, now). A merge keeps the stronger outcome.
+// < persist (the inbox only) < log (written to the thread, never wakes) < summarize (a
+// line, details in the inbox) < defer (in full, at a time) < queue (in full, after the
+// active run) < deliver (in full, now). A merge keeps the stronger outcome.
 func (a Action) Strength() int {
 	switch a {
 	case ActionPersist:
 		return 1
-	case ActionSummarize:
+	case ActionLog:
 		return 2
-	case ActionDefer:
+	case ActionSummarize:
 		return 3
-	case ActionDeliver:
+	case ActionDefer:
 		return 4
+	case ActionQueue:
+		return 5
+	case ActionDeliver:
+		return 6
 	}
 	return 0
 }
@@ -156,10 +159,40 @@ func (c *PolicyConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
+// PersistUses lists the key paths (relative to `policy`) whose action is persist: the
+// action once wrote the notification to the thread (now log) and keeps it in the inbox
+// only since it follows Mastra's persist, so a config written before may mean log.
+func (c *PolicyConfig) PersistUses() []string {
+	var out []string
+	for i, r := range c.Rules {
+		if r.Action == ActionPersist {
+			out = append(out, fmt.Sprintf("rules[%d]", i))
+		}
+	}
+	for _, name := range sortedKeys(c.Sources) {
+		if c.Sources[name].Action == ActionPersist {
+			out = append(out, "sources."+name)
+		}
+	}
+	for _, pr := range sortedKeys(c.Priorities) {
+		if c.Priorities[pr].Action == ActionPersist {
+			out = append(out, "priorities."+string(pr))
+		}
+	}
+	if c.Default != nil && c.Default.Action == ActionPersist {
+		out = append(out, "default")
+	}
+	return out
+}
+
 func (s *ActionSpec) validate(path string) []error {
 	var errs []error
 	if !s.Action.Valid() {
-		errs = append(errs, fmt.Errorf("%s.action: unknown action %q (want deliver, summarize, defer, persist or discard)", path, s.Action))
+		errs = append(errs, fmt.Errorf("%s.action: unknown action %q (want deliver, queue, summarize, defer, log, persist or discard)", path, s.Action))
+	}
+	if (s.Action == ActionPersist || s.Action == ActionQueue) && (s.After != 0 || s.At != "") {
+		// persist never sends, and queue sends when the active run ends: neither has a time.
+		errs = append(errs, fmt.Errorf("%s: %s takes no after or at (a timed delivery is defer; a timed write to the thread is log)", path, s.Action))
 	}
 	if s.After < 0 {
 		errs = append(errs, fmt.Errorf("%s.after: must not be negative", path))
@@ -337,11 +370,15 @@ func (p *Policy) apply(spec ActionSpec, now time.Time, why string) Decision {
 	}
 	d := Decision{Action: spec.Action}
 	switch spec.Action {
-	case ActionDeliver, ActionDefer, ActionPersist:
+	case ActionDeliver, ActionDefer, ActionLog:
 		d.DeliverAt = ptr(at)
+	case ActionQueue:
+		// Due now: an idle thread is woken at once; an active one holds it until idle.
+		d.DeliverAt, d.FullWhenIdle = ptr(at), true
 	case ActionSummarize:
 		d.SummaryAt = ptr(at)
 	}
+	// persist and discard schedule nothing: the record stays in the inbox untold.
 	d.Reason = why + " → " + string(spec.Action)
 	if !at.Equal(now) {
 		d.Reason += " at " + at.UTC().Format(time.RFC3339)
