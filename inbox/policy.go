@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -83,11 +84,25 @@ type RuleMatch struct {
 }
 
 // Rule is a match plus the action it forces. When, if set, is an expression
-// (package condition) that must also hold.
+// (package condition) that must also hold. StreamOptions, if set, go with the wakes of
+// the records it matches (Mastra's ifIdle.streamOptions; see Policy.StreamOptions).
 type Rule struct {
-	Match      RuleMatch `yaml:"match" json:"match"`
-	When       string    `yaml:"when" json:"when,omitempty"`
-	ActionSpec `yaml:",inline"`
+	Match         RuleMatch      `yaml:"match" json:"match"`
+	When          string         `yaml:"when" json:"when,omitempty"`
+	StreamOptions map[string]any `yaml:"stream_options" json:"streamOptions,omitempty"`
+	ActionSpec    `yaml:",inline"`
+}
+
+// CheckStreamOptions reports whether configured stream options can be passed through
+// as the JSON object a Mastra server takes.
+func CheckStreamOptions(m map[string]any) error {
+	if m == nil {
+		return nil
+	}
+	if _, err := json.Marshal(m); err != nil {
+		return fmt.Errorf("not a JSON object (%v)", err)
+	}
+	return nil
 }
 
 // PolicyConfig is the `policy:` section of config.yaml.
@@ -131,6 +146,9 @@ func (c *PolicyConfig) Validate() error {
 	for i, r := range c.Rules {
 		p := fmt.Sprintf("rules[%d]", i)
 		errs = append(errs, r.ActionSpec.validate(p)...)
+		if err := CheckStreamOptions(r.StreamOptions); err != nil {
+			errs = append(errs, fmt.Errorf("%s.stream_options: %w", p, err))
+		}
 		if r.When != "" {
 			if _, err := condition.Compile(r.When, condition.PolicyEnv{}); err != nil {
 				errs = append(errs, fmt.Errorf("%s.when: %w", p, err))
@@ -340,6 +358,39 @@ func (p *Policy) decide(s Subject, presence Presence, now time.Time, over *[]str
 		return p.apply(*p.cfg.Default, now, "policy default")
 	}
 	return defaultTable(s.Priority, presence, now)
+}
+
+// StreamOptions are, when a signal for r is sent, the stream_options of the first rule
+// that has them and matches r (its `when` seeing the record, its payload, the thread's
+// presence then and now), as Mastra runs its policy again at delivery time for them.
+// Nil when no such rule matches.
+func (p *Policy) StreamOptions(r Record, presence Presence, now time.Time) map[string]any {
+	var s *Subject
+	var env *condition.PolicyEnv
+	var budget *condition.Budget
+	for i, rule := range p.cfg.Rules {
+		if rule.StreamOptions == nil {
+			continue
+		}
+		if s == nil {
+			s = &Subject{Source: r.Source, Kind: r.Kind, Priority: r.Priority, Route: r.Route, Attributes: r.Attributes,
+				DeliverAs: r.DeliverAs, Metadata: r.Metadata, Thread: r.Thread}
+		}
+		if !rule.Match.matches(*s) {
+			continue
+		}
+		if c := p.when[i]; c != nil {
+			if env == nil {
+				s.Payload = condition.DecodePayload(r.Payload)
+				env, budget = policyEnv(*s, presence, now), p.NewBudget()
+			}
+			if ok, _ := c.Match(env, budget); !ok {
+				continue // over budget does not match, as in Decide
+			}
+		}
+		return rule.StreamOptions
+	}
+	return nil
 }
 
 func policyEnv(s Subject, presence Presence, now time.Time) *condition.PolicyEnv {
