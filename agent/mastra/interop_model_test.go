@@ -23,7 +23,9 @@ import (
 // target's; a low-only summary goes with ifIdle persist and none, and still arrives.
 func TestRealMastraModelPerRequest(t *testing.T) {
 	base := mastraServer(t, 1500*time.Millisecond) // long enough a turn to act while it runs
-	rc := func(model string) map[string]any { return map[string]any{"requestContext": map[string]any{"model": model}} }
+	rc := func(model string) map[string]any {
+		return map[string]any{"requestContext": map[string]any{"model": model}}
+	}
 	// support has target.stream_options; coder (the same Mastra agent) has none.
 	support := agent.Config{ID: "support", Token: deliverytest.SupportToken, Target: agent.TargetConfig{Kind: agent.TargetMastra,
 		URL: base, AgentID: "modelAgent", Timeout: 20 * time.Second, StreamOptions: rc("mock-target")}}
