@@ -177,6 +177,7 @@ func schemas(sources []string) obj {
 			"dedupeKey": str(""), "coalesceKey": str(""), "attributes": attrs, "metadata": meta,
 			"deliverAs": enum("", "message", "queued-message"), "deliveryId": str("Makes a retried create a no-op."),
 			"netKey": netKey, "state": netState, "restState": restState,
+			"ifIdle": object(obj{"streamOptions": obj{"type": "object", "description": "Passed to a mastra target's wake of this record (stored on it)."}}),
 		}, "kind", "summary"),
 		"NotificationResponse": object(obj{"eventId": str(""), "duplicate": boolean(""), "recordId": str(""), "merged": boolean(""),
 			"decision": ref("Decision"), "net": ref("NetDecision")}, "eventId", "duplicate", "merged", "decision"),
