@@ -16,7 +16,7 @@ func schemas(sources []string) obj {
 		"reason":    str("e.g. net state unchanged: success"),
 	}, "netKey", "hasTold", "coalescedCount", "unchanged", "reason")
 	eventStatus := enum("", "routed", "unrouted", "ignored", "invalid")
-	action := enum("", "deliver", "summarize", "defer", "persist", "discard")
+	action := enum("", "deliver", "queue", "summarize", "defer", "log", "persist", "discard")
 	next := str("Pass as cursor for the next page; absent on the last page.")
 	return obj{
 		"Error": object(obj{"error": object(obj{
@@ -177,6 +177,7 @@ func schemas(sources []string) obj {
 			"dedupeKey": str(""), "coalesceKey": str(""), "attributes": attrs, "metadata": meta,
 			"deliverAs": enum("", "message", "queued-message"), "deliveryId": str("Makes a retried create a no-op."),
 			"netKey": netKey, "state": netState, "restState": restState,
+			"ifIdle": object(obj{"streamOptions": obj{"type": "object", "description": "Passed to a mastra target's wake of this record (stored on it)."}}),
 		}, "kind", "summary"),
 		"NotificationResponse": object(obj{"eventId": str(""), "duplicate": boolean(""), "recordId": str(""), "merged": boolean(""),
 			"decision": ref("Decision"), "net": ref("NetDecision")}, "eventId", "duplicate", "merged", "decision"),

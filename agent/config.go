@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/url"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/signalgate/signalgate/bytesize"
+	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/secret"
 )
 
@@ -63,6 +65,10 @@ type TargetConfig struct {
 	// MaxFollowed caps the Mastra threads whose streams are followed at once (default
 	// 1024); the least recently active is let go first.
 	MaxFollowed int `yaml:"max_followed"`
+	// StreamOptions (mastra) go as ifIdle.streamOptions with every wake whose stream
+	// options neither the notification nor a policy rule gives (e.g. requestContext
+	// selecting the model).
+	StreamOptions map[string]any `yaml:"stream_options"`
 }
 
 // Defaults.
@@ -171,6 +177,11 @@ func (c Config) Validate() error {
 		}
 	default:
 		errs = append(errs, fmt.Errorf("target.kind: unknown %q (want stream, mastra or webhook)", t.Kind))
+	}
+	if t.StreamOptions != nil && t.Kind != TargetMastra {
+		errs = append(errs, fmt.Errorf("target.stream_options: only a mastra target takes them (kind is %s)", cmp.Or(t.Kind, TargetStream)))
+	} else if err := inbox.CheckStreamOptions(t.StreamOptions); err != nil {
+		errs = append(errs, fmt.Errorf("target.stream_options: %w", err))
 	}
 	if t.Timeout < 0 || t.Concurrency < 0 || t.MaxAttempts < 0 {
 		errs = append(errs, errors.New("target: timeout, concurrency and max_attempts must not be negative"))

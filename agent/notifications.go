@@ -18,6 +18,11 @@ type notificationRequest struct {
 	DeliverAs string `json:"deliverAs"`
 	// DeliveryID makes a retried create a no-op (also the Idempotency-Key header).
 	DeliveryID string `json:"deliveryId"`
+	// IfIdle carries Mastra's ifIdle.streamOptions for the wake the notification may
+	// start (stored on the record; behavior is the policy's, so it is not taken here).
+	IfIdle *struct {
+		StreamOptions map[string]any `json:"streamOptions"`
+	} `json:"ifIdle"`
 }
 
 // NotificationResult is what creating a notification did.
@@ -68,6 +73,9 @@ func (s *Service) CreateNotification(ctx context.Context, k inbox.ThreadKey, bod
 		Thread: k, Source: req.Source, Kind: req.Kind, Priority: pr, Summary: req.Summary, Payload: req.Payload,
 		DedupeKey: req.DedupeKey, CoalesceKey: req.CoalesceKey, Attributes: attrs, Metadata: meta, DeliverAs: req.DeliverAs,
 		NetKey: req.NetKey, State: req.State, RestState: req.RestState,
+	}
+	if req.IfIdle != nil {
+		n.StreamOptions = req.IfIdle.StreamOptions
 	}
 	if req.Priority == "" {
 		n.Priority = "" // a merge keeps the record's priority; a new record defaults to medium

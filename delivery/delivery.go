@@ -44,13 +44,16 @@ type Route struct {
 	// the dispatcher's workers). A waiting thread does not hold a worker, so a slow or
 	// failing target cannot starve the others.
 	Concurrency int
+	// StreamOptions go with every wake to this agent that nothing else gives stream
+	// options to (agents[].target.stream_options).
+	StreamOptions map[string]any
 }
 
 // RouteOf is the route of agent c through t: its retry, give-up and health settings.
 func RouteOf(c agent.Config, t Target) Route {
 	c = c.WithDefaults()
 	return Route{Kind: c.Target.Kind, Target: t, MaxAttempts: c.Target.MaxAttempts, MaxAge: c.Target.MaxAge,
-		FailureThreshold: c.Target.FailureThreshold, ProbeInterval: c.Target.ProbeInterval}
+		FailureThreshold: c.Target.FailureThreshold, ProbeInterval: c.Target.ProbeInterval, StreamOptions: c.Target.StreamOptions}
 }
 
 // withDefaults fills the zero settings of a route built by hand.

@@ -54,6 +54,7 @@ type Dispatcher struct {
 	perPass  int
 	workers  int
 	secrets  []string
+	options  StreamOptionsPolicy // nil: no policy stream options
 
 	kick  *Kick
 	opens RunOpens // nil: no recovery subscription
@@ -96,6 +97,16 @@ func WithPollInterval(p time.Duration) Option { return func(d *Dispatcher) { d.p
 func WithBatch(threads, workers int) Option {
 	return func(d *Dispatcher) { d.batch, d.workers = threads, workers }
 }
+
+// StreamOptionsPolicy gives the stream options of the policy's rules for a record when
+// its signal is sent (inbox.Policy).
+type StreamOptionsPolicy interface {
+	StreamOptions(r inbox.Record, presence inbox.Presence, now time.Time) map[string]any
+}
+
+// WithStreamOptions resolves the policy's stream options (policy.rules[].stream_options)
+// for the wakes of records.
+func WithStreamOptions(p StreamOptionsPolicy) Option { return func(d *Dispatcher) { d.options = p } }
 
 // WithSecrets lists strings redacted from stored errors (tokens, target secrets).
 func WithSecrets(secrets []string) Option { return func(d *Dispatcher) { d.secrets = secrets } }
@@ -458,7 +469,7 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 		round = max(round, r.Attempts-r.AttemptsBefore+1)
 	}
 	del := agent.Delivery{Thread: o.Thread, Signal: it.signal, Action: action, RunID: runID, RecordIDs: ids, Attempt: attempt,
-		DeliverAs: it.deliverAs, NoWake: it.noWake}
+		DeliverAs: it.deliverAs, NoWake: it.noWake, StreamOptions: d.streamOptions(route, it, action, o.Now)}
 	if probe && d.obs != nil {
 		if ho, ok := d.obs.(HealthObserver); ok {
 			ho.TargetProbe(o.Thread.Agent)
@@ -551,6 +562,34 @@ func (d *Dispatcher) attempt(ctx context.Context, route Route, del agent.Deliver
 		att.StatusCode = agent.DeliveryFailure(err).Status
 	}
 	return att, err
+}
+
+// streamOptions are the ifIdle.streamOptions of an item that may wake its thread (a
+// mastra target wakes on deliver too, when the run ended meanwhile), resolved now, first
+// match wins: those a record was created with (the summary's records in its order),
+// the first matching policy rule's, then the target's. A persisted or low-only item
+// never wakes and carries none, as Mastra sends a low-only summary.
+func (d *Dispatcher) streamOptions(route Route, it item, action agent.Action, now time.Time) map[string]any {
+	if action == agent.ActionPersist || it.noWake {
+		return nil
+	}
+	for _, r := range it.records {
+		if r.StreamOptions != nil {
+			return r.StreamOptions
+		}
+	}
+	if d.options != nil {
+		presence := inbox.PresenceIdle
+		if action == agent.ActionDeliver {
+			presence = inbox.PresenceActive
+		}
+		for _, r := range it.records {
+			if so := d.options.StreamOptions(r, presence, now); so != nil {
+				return so
+			}
+		}
+	}
+	return route.StreamOptions
 }
 
 // hold turns the records of a full notification the wake budget refused into
@@ -649,6 +688,9 @@ func (d *Dispatcher) deliverOne(ctx context.Context, del agent.Delivery, recover
 	}
 	if del.Attempt == 0 {
 		del.Attempt = 1
+	}
+	if del.StreamOptions == nil && del.Action != agent.ActionPersist && !del.NoWake {
+		del.StreamOptions = route.StreamOptions // the sender gave none: the target's
 	}
 	now := d.now()
 	att, err := d.attempt(ctx, route, del, now)

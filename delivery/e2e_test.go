@@ -338,11 +338,12 @@ func TestLeaseExpiryTurnsIdle(t *testing.T) {
 	})
 }
 
-// TestPolicyPersistAndDiscard: a policy's persist logs the full notification without a
-// wake; discard stores the record as discarded and sends nothing.
-func TestPolicyPersistAndDiscard(t *testing.T) {
+// TestPolicyLogAndDiscard: a policy's log writes the full notification to the thread
+// without a wake (what persist did before it followed Mastra); discard stores the record
+// as discarded and sends nothing.
+func TestPolicyLogAndDiscard(t *testing.T) {
 	cfg := deliverytest.Config{Policy: inbox.PolicyConfig{Rules: []inbox.Rule{
-		{Match: inbox.RuleMatch{Kind: inbox.StringList{"push"}}, ActionSpec: inbox.ActionSpec{Action: inbox.ActionPersist}},
+		{Match: inbox.RuleMatch{Kind: inbox.StringList{"push"}}, ActionSpec: inbox.ActionSpec{Action: inbox.ActionLog}},
 		{Match: inbox.RuleMatch{Kind: inbox.StringList{"star"}}, ActionSpec: inbox.ActionSpec{Action: inbox.ActionDiscard}},
 	}}}
 	forBackends(t, cfg, func(t *testing.T, e *deliverytest.Env) {
@@ -352,11 +353,83 @@ func TestPolicyPersistAndDiscard(t *testing.T) {
 		require.Equal(t, inbox.ActionDiscard, star.Decision.Action)
 		e.Pass()
 		log := e.Log(k)
-		require.Len(t, log, 1, "no run: persist never wakes")
+		require.Len(t, log, 1, "no run: log never wakes")
 		require.Equal(t, agent.ActionPersist, log[0].Action)
 		require.Equal(t, []string{push.RecordID}, log[0].RecordIDs)
 		require.Empty(t, log[0].RunID)
 		require.Equal(t, inbox.StatusDelivered, e.Record(push.RecordID).Status)
 		require.Equal(t, inbox.StatusDiscarded, e.Record(star.RecordID).Status)
+	})
+}
+
+// TestPolicyPersistKeepsInInbox: persist is Mastra's: the record stays pending in the
+// thread's inbox, untold: no frame, no wake, however long the dispatcher runs and
+// whatever the thread does; the agent finds it by listing its inbox.
+func TestPolicyPersistKeepsInInbox(t *testing.T) {
+	cfg := deliverytest.Config{Policy: inbox.PolicyConfig{Rules: []inbox.Rule{
+		{Match: inbox.RuleMatch{Kind: inbox.StringList{"push"}}, ActionSpec: inbox.ActionSpec{Action: inbox.ActionPersist}},
+	}}}
+	forBackends(t, cfg, func(t *testing.T, e *deliverytest.Env) {
+		k := key("persist")
+		push := create(t, e, k, map[string]any{"source": "github", "kind": "push", "summary": "3 commits", "priority": "urgent"})
+		require.Equal(t, inbox.ActionPersist, push.Decision.Action)
+		e.Pass()
+		run := e.OpenRun(k)
+		e.Pass()
+		e.FinishRun(k, run.ID)
+		e.Clock.Advance(time.Hour)
+		e.Pass()
+		for _, f := range e.Log(k) {
+			require.Equal(t, agent.EventRun, f.Event, "only the run's own frames: the record was never sent")
+		}
+		r := e.Record(push.RecordID)
+		require.Equal(t, inbox.StatusPending, r.Status)
+		require.Nil(t, r.DueAt())
+		var page struct {
+			Notifications []inbox.Record `json:"notifications"`
+		}
+		require.Equal(t, http.StatusOK, e.Do(http.MethodGet, e.ThreadURL(k, "/notifications"), e.Token(k), nil, &page))
+		require.Len(t, page.Notifications, 1, "in the inbox")
+		require.Equal(t, push.RecordID, page.Notifications[0].ID)
+	})
+}
+
+// TestPolicyQueueAfterTheRun: queue hands the full notification over as next-turn input:
+// nothing goes into the active run; when it ends the notification wakes the thread; on
+// an idle thread it wakes at once.
+func TestPolicyQueueAfterTheRun(t *testing.T) {
+	cfg := deliverytest.Config{Policy: inbox.PolicyConfig{Rules: []inbox.Rule{
+		{Match: inbox.RuleMatch{Kind: inbox.StringList{"check"}}, ActionSpec: inbox.ActionSpec{Action: inbox.ActionQueue}},
+	}}}
+	forBackends(t, cfg, func(t *testing.T, e *deliverytest.Env) {
+		k := key("queue")
+		run := e.OpenRun(k)
+		q := create(t, e, k, map[string]any{"source": "ci", "kind": "check", "summary": "build red", "priority": "urgent"})
+		require.Equal(t, inbox.ActionQueue, q.Decision.Action)
+		e.Pass()
+		for _, f := range e.Log(k) {
+			require.Equal(t, agent.EventRun, f.Event, "nothing goes into the active run")
+		}
+		require.Equal(t, inbox.StatusPending, e.Record(q.RecordID).Status)
+
+		e.FinishRun(k, run.ID)
+		e.Pass()
+		log := e.Log(k)
+		last := log[len(log)-1]
+		require.Equal(t, agent.EventSignal, last.Event)
+		require.Equal(t, agent.ActionWake, last.Action, "the run's end hands it over, waking the thread")
+		require.Equal(t, []string{q.RecordID}, last.RecordIDs)
+		require.NotEqual(t, run.ID, last.RunID)
+		require.Equal(t, agent.TagNotification, last.Signal.TagName)
+		require.Equal(t, inbox.StatusDelivered, e.Record(q.RecordID).Status)
+
+		idle := key("queue-idle")
+		q = create(t, e, idle, map[string]any{"source": "ci", "kind": "check", "summary": "build green"})
+		e.Pass()
+		log = e.Log(idle)
+		require.NotEmpty(t, log)
+		last = log[len(log)-1]
+		require.Equal(t, agent.ActionWake, last.Action, "an idle thread is woken at once")
+		require.Equal(t, []string{q.RecordID}, last.RecordIDs)
 	})
 }

@@ -65,7 +65,7 @@ func planThread(w Work, now time.Time, summaryInterval time.Duration) plan {
 	full := func(r inbox.Record) bool { return reached(r.DeliverAt, now) || (r.FullWhenIdle && !active) }
 	addFull := func(r inbox.Record) {
 		p.items = append(p.items, item{records: []inbox.Record{r}, signal: agent.NotificationSignal(r, fullSignalID(r), now),
-			persist: r.Action == inbox.ActionPersist, rank: r.Priority.Rank(), created: r.CreatedAt})
+			persist: r.Action == inbox.ActionLog, rank: r.Priority.Rank(), created: r.CreatedAt})
 	}
 	for _, r := range w.Records {
 		switch {
@@ -78,6 +78,10 @@ func planThread(w Work, now time.Time, summaryInterval time.Duration) plan {
 		case r.DeliverAs != inbox.DeliverAsNotification:
 			p.items = append(p.items, item{records: []inbox.Record{r}, signal: agent.MessageSignal(r, fullSignalID(r), now),
 				deliverAs: r.DeliverAs, rank: messageRank, created: r.CreatedAt})
+		case r.Action == inbox.ActionQueue && active && !reached(r.SummaryAt, now):
+			// Next-turn input: it waits for the active run to end (the idle transition
+			// makes it due) and then goes in full, waking the thread.
+			p.wait(r, later(now, r.SummaryAt), true)
 		case reached(r.SummaryAt, now):
 			summarize = append(summarize, r)
 		case full(r):

@@ -194,6 +194,9 @@ type Notification struct {
 	NetKey    string `json:"netKey,omitempty"`
 	State     string `json:"state,omitempty"`
 	RestState string `json:"restState,omitempty"`
+	// StreamOptions are the caller's ifIdle.streamOptions (POST …/notifications): passed
+	// to a mastra target when this record wakes the thread, ahead of the policy's.
+	StreamOptions map[string]any `json:"streamOptions,omitempty"`
 }
 
 // Validate checks what the inbox needs; connectors and the agent API call it too.
@@ -245,11 +248,14 @@ type Record struct {
 	State       string          `json:"state,omitempty"`
 	RestState   string          `json:"restState,omitempty"`
 	// SupersededBy is the newer record of the lane that replaced this one.
-	SupersededBy   string `json:"supersededBy,omitempty"`
-	Status         Status `json:"status"`
-	CoalescedCount int    `json:"coalescedCount"`
-	Action         Action `json:"action"`
-	Reason         string `json:"deliveryReason"`
+	SupersededBy string `json:"supersededBy,omitempty"`
+	// StreamOptions are the ifIdle.streamOptions the record was created with (nil: none),
+	// kept for the wake it may start; not shown, as they may carry request context.
+	StreamOptions  map[string]any `json:"-"`
+	Status         Status         `json:"status"`
+	CoalescedCount int            `json:"coalescedCount"`
+	Action         Action         `json:"action"`
+	Reason         string         `json:"deliveryReason"`
 	// OperatorAction is the last thing an operator did to the record (a redelivery),
 	// kept beside the policy's decision.
 	OperatorAction string     `json:"operatorAction,omitempty"`

@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -16,39 +17,42 @@ import (
 // Action is what the policy decides for a record.
 type Action string
 
-// Actions. deliver and defer send the full notification (defer: later); summarize
-// lists the record in a notification-summary; persist logs it to the thread without
-// waking or interrupting; discard drops it.
+// Actions, as Mastra names them. deliver and defer send the full notification (defer:
+// later); queue sends it as the thread's next-turn input (after the active run, waking
+// an idle thread); summarize lists the record in a notification-summary; log writes it
+// to the thread without waking or interrupting; persist keeps it in the inbox only
+// (pending, never sent), as Mastra's persist; discard drops it.
 const (
 	ActionDeliver   Action = "deliver"
+	ActionQueue     Action = "queue"
 	ActionSummarize Action = "summarize"
 	ActionDefer     Action = "defer"
+	ActionLog       Action = "log"
 	ActionPersist   Action = "persist"
 	ActionDiscard   Action = "discard"
 )
 
 // Valid reports whether a is a known action.
-func (a Action) Valid() bool {
-	switch a {
-	case ActionDeliver, ActionSummarize, ActionDefer, ActionPersist, ActionDiscard:
-		return true
-	}
-	return false
-}
+func (a Action) Valid() bool { return a.Strength() > 0 || a == ActionDiscard }
 
 // Strength orders actions by how much of a record reaches the agent: discard (nothing)
-// < persist (logged, never wakes) < summarize (a line, details in the inbox) < defer
-// (in full, later) < deliver (in full, now). A merge keeps the stronger outcome.
+// < persist (the inbox only) < log (written to the thread, never wakes) < summarize (a
+// line, details in the inbox) < defer (in full, at a time) < queue (in full, after the
+// active run) < deliver (in full, now). A merge keeps the stronger outcome.
 func (a Action) Strength() int {
 	switch a {
 	case ActionPersist:
 		return 1
-	case ActionSummarize:
+	case ActionLog:
 		return 2
-	case ActionDefer:
+	case ActionSummarize:
 		return 3
-	case ActionDeliver:
+	case ActionDefer:
 		return 4
+	case ActionQueue:
+		return 5
+	case ActionDeliver:
+		return 6
 	}
 	return 0
 }
@@ -80,11 +84,25 @@ type RuleMatch struct {
 }
 
 // Rule is a match plus the action it forces. When, if set, is an expression
-// (package condition) that must also hold.
+// (package condition) that must also hold. StreamOptions, if set, go with the wakes of
+// the records it matches (Mastra's ifIdle.streamOptions; see Policy.StreamOptions).
 type Rule struct {
-	Match      RuleMatch `yaml:"match" json:"match"`
-	When       string    `yaml:"when" json:"when,omitempty"`
-	ActionSpec `yaml:",inline"`
+	Match         RuleMatch      `yaml:"match" json:"match"`
+	When          string         `yaml:"when" json:"when,omitempty"`
+	StreamOptions map[string]any `yaml:"stream_options" json:"streamOptions,omitempty"`
+	ActionSpec    `yaml:",inline"`
+}
+
+// CheckStreamOptions reports whether configured stream options can be passed through
+// as the JSON object a Mastra server takes.
+func CheckStreamOptions(m map[string]any) error {
+	if m == nil {
+		return nil
+	}
+	if _, err := json.Marshal(m); err != nil {
+		return fmt.Errorf("not a JSON object (%v)", err)
+	}
+	return nil
 }
 
 // PolicyConfig is the `policy:` section of config.yaml.
@@ -128,6 +146,9 @@ func (c *PolicyConfig) Validate() error {
 	for i, r := range c.Rules {
 		p := fmt.Sprintf("rules[%d]", i)
 		errs = append(errs, r.ActionSpec.validate(p)...)
+		if err := CheckStreamOptions(r.StreamOptions); err != nil {
+			errs = append(errs, fmt.Errorf("%s.stream_options: %w", p, err))
+		}
 		if r.When != "" {
 			if _, err := condition.Compile(r.When, condition.PolicyEnv{}); err != nil {
 				errs = append(errs, fmt.Errorf("%s.when: %w", p, err))
@@ -156,10 +177,40 @@ func (c *PolicyConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
+// PersistUses lists the key paths (relative to `policy`) whose action is persist: the
+// action once wrote the notification to the thread (now log) and keeps it in the inbox
+// only since it follows Mastra's persist, so a config written before may mean log.
+func (c *PolicyConfig) PersistUses() []string {
+	var out []string
+	for i, r := range c.Rules {
+		if r.Action == ActionPersist {
+			out = append(out, fmt.Sprintf("rules[%d]", i))
+		}
+	}
+	for _, name := range sortedKeys(c.Sources) {
+		if c.Sources[name].Action == ActionPersist {
+			out = append(out, "sources."+name)
+		}
+	}
+	for _, pr := range sortedKeys(c.Priorities) {
+		if c.Priorities[pr].Action == ActionPersist {
+			out = append(out, "priorities."+string(pr))
+		}
+	}
+	if c.Default != nil && c.Default.Action == ActionPersist {
+		out = append(out, "default")
+	}
+	return out
+}
+
 func (s *ActionSpec) validate(path string) []error {
 	var errs []error
 	if !s.Action.Valid() {
-		errs = append(errs, fmt.Errorf("%s.action: unknown action %q (want deliver, summarize, defer, persist or discard)", path, s.Action))
+		errs = append(errs, fmt.Errorf("%s.action: unknown action %q (want deliver, queue, summarize, defer, log, persist or discard)", path, s.Action))
+	}
+	if (s.Action == ActionPersist || s.Action == ActionQueue) && (s.After != 0 || s.At != "") {
+		// persist never sends, and queue sends when the active run ends: neither has a time.
+		errs = append(errs, fmt.Errorf("%s: %s takes no after or at (a timed delivery is defer; a timed write to the thread is log)", path, s.Action))
 	}
 	if s.After < 0 {
 		errs = append(errs, fmt.Errorf("%s.after: must not be negative", path))
@@ -309,6 +360,39 @@ func (p *Policy) decide(s Subject, presence Presence, now time.Time, over *[]str
 	return defaultTable(s.Priority, presence, now)
 }
 
+// StreamOptions are, when a signal for r is sent, the stream_options of the first rule
+// that has them and matches r (its `when` seeing the record, its payload, the thread's
+// presence then and now), as Mastra runs its policy again at delivery time for them.
+// Nil when no such rule matches.
+func (p *Policy) StreamOptions(r Record, presence Presence, now time.Time) map[string]any {
+	var s *Subject
+	var env *condition.PolicyEnv
+	var budget *condition.Budget
+	for i, rule := range p.cfg.Rules {
+		if rule.StreamOptions == nil {
+			continue
+		}
+		if s == nil {
+			s = &Subject{Source: r.Source, Kind: r.Kind, Priority: r.Priority, Route: r.Route, Attributes: r.Attributes,
+				DeliverAs: r.DeliverAs, Metadata: r.Metadata, Thread: r.Thread}
+		}
+		if !rule.Match.matches(*s) {
+			continue
+		}
+		if c := p.when[i]; c != nil {
+			if env == nil {
+				s.Payload = condition.DecodePayload(r.Payload)
+				env, budget = policyEnv(*s, presence, now), p.NewBudget()
+			}
+			if ok, _ := c.Match(env, budget); !ok {
+				continue // over budget does not match, as in Decide
+			}
+		}
+		return rule.StreamOptions
+	}
+	return nil
+}
+
 func policyEnv(s Subject, presence Presence, now time.Time) *condition.PolicyEnv {
 	attrs := make(map[string]any, len(s.Attributes))
 	for _, kv := range s.Attributes {
@@ -337,11 +421,15 @@ func (p *Policy) apply(spec ActionSpec, now time.Time, why string) Decision {
 	}
 	d := Decision{Action: spec.Action}
 	switch spec.Action {
-	case ActionDeliver, ActionDefer, ActionPersist:
+	case ActionDeliver, ActionDefer, ActionLog:
 		d.DeliverAt = ptr(at)
+	case ActionQueue:
+		// Due now: an idle thread is woken at once; an active one holds it until idle.
+		d.DeliverAt, d.FullWhenIdle = ptr(at), true
 	case ActionSummarize:
 		d.SummaryAt = ptr(at)
 	}
+	// persist and discard schedule nothing: the record stays in the inbox untold.
 	d.Reason = why + " → " + string(spec.Action)
 	if !at.Equal(now) {
 		d.Reason += " at " + at.UTC().Format(time.RFC3339)

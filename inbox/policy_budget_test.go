@@ -32,7 +32,7 @@ func (decidingStore) Ingest(_ context.Context, ev *Event, ns []Notification, dec
 func TestPolicyWhenOverBudget(t *testing.T) {
 	p, err := NewPolicy(PolicyConfig{Rules: []Rule{
 		{When: conditiontest.ScanWhen, ActionSpec: ActionSpec{Action: ActionDiscard}},
-		{When: `kind == "scan"`, ActionSpec: ActionSpec{Action: ActionPersist}},
+		{When: `kind == "scan"`, ActionSpec: ActionSpec{Action: ActionLog}},
 	}}, WithExpressionLimits(condition.Limits{Now: stillClock}))
 	require.NoError(t, err)
 	over := 0
@@ -57,6 +57,6 @@ func TestPolicyWhenOverBudget(t *testing.T) {
 	ev = &Event{Source: "generic", Connector: "billing", Body: []byte(`{"items":[1],"blocked":[2]}`)}
 	res, err = svc.Ingest(context.Background(), ev, []Notification{n("a")})
 	require.NoError(t, err)
-	require.Equal(t, ActionPersist, res.Records[0].Decision.Action)
+	require.Equal(t, ActionLog, res.Records[0].Decision.Action)
 	require.Equal(t, 1, over)
 }

@@ -50,7 +50,7 @@ func TestLayersOverrideInOrder(t *testing.T) {
 			{Match: RuleMatch{Attributes: map[string]string{"repo": "acme/secret"}}, ActionSpec: ActionSpec{Action: ActionDiscard}},
 			{Match: RuleMatch{Route: StringList{"night"}}, ActionSpec: ActionSpec{Action: ActionDefer, At: "08:30"}},
 		},
-		Sources:    map[string]ActionSpec{"github": {Action: ActionDeliver}, "slack": {Action: ActionPersist}},
+		Sources:    map[string]ActionSpec{"github": {Action: ActionDeliver}, "slack": {Action: ActionLog}},
 		Priorities: map[Priority]ActionSpec{PriorityLow: {Action: ActionDiscard}, PriorityHigh: {Action: ActionSummarize, After: time.Minute}},
 		Default:    &ActionSpec{Action: ActionDefer, After: time.Hour},
 	}
@@ -68,7 +68,7 @@ func TestLayersOverrideInOrder(t *testing.T) {
 	// Sources before priorities.
 	require.Equal(t, Decision{Action: ActionDeliver, DeliverAt: at(0), Reason: "source github → deliver"},
 		decide(Subject{Source: "github", Kind: "comment", Priority: PriorityLow}))
-	require.Equal(t, Decision{Action: ActionPersist, DeliverAt: at(0), Reason: "source slack → persist"},
+	require.Equal(t, Decision{Action: ActionLog, DeliverAt: at(0), Reason: "source slack → log"},
 		decide(Subject{Source: "slack", Kind: "dm"}))
 	// Priorities before the default.
 	require.Equal(t, Decision{Action: ActionDiscard, Reason: "priority low → discard"},
@@ -96,10 +96,10 @@ func TestMessagesSkipThePolicy(t *testing.T) {
 func TestSourceNamesAreOrdinaryKeys(t *testing.T) {
 	p := mustPolicy(t, PolicyConfig{Sources: map[string]ActionSpec{
 		"constructor": {Action: ActionDiscard},
-		"__proto__":   {Action: ActionPersist},
+		"__proto__":   {Action: ActionLog},
 	}})
 	require.Equal(t, "source constructor → discard", p.Decide(Subject{Source: "constructor", Kind: "k"}, PresenceIdle, now).Reason)
-	require.Equal(t, "source __proto__ → persist", p.Decide(Subject{Source: "__proto__", Kind: "k"}, PresenceIdle, now).Reason)
+	require.Equal(t, "source __proto__ → log", p.Decide(Subject{Source: "__proto__", Kind: "k"}, PresenceIdle, now).Reason)
 	require.Equal(t, "default: medium priority, thread idle → deliver now (wakes)", p.Decide(Subject{Source: "toString", Kind: "k"}, PresenceIdle, now).Reason)
 }
 

@@ -43,12 +43,12 @@ func TestPolicyWhenExamples(t *testing.T) {
 
 func TestPolicyWhenSeesThreadAndClock(t *testing.T) {
 	p := mustPolicy(t, PolicyConfig{Rules: []Rule{
-		{When: `thread.agent == "coder" && thread.id startsWith "acme/" && now.Hour() >= 9 && attributes.repo == "acme/api"`, ActionSpec: ActionSpec{Action: ActionPersist}},
+		{When: `thread.agent == "coder" && thread.id startsWith "acme/" && now.Hour() >= 9 && attributes.repo == "acme/api"`, ActionSpec: ActionSpec{Action: ActionLog}},
 	}})
 	s := Subject{Source: "github", Kind: "push", DeliverAs: DeliverAsNotification, Thread: ThreadKey{Agent: "coder", Resource: "r", Thread: "acme/api#1"},
 		Attributes: Attributes{}.Set("repo", "acme/api")}
-	require.Equal(t, ActionPersist, p.Decide(s, PresenceIdle, now).Action)
-	require.NotEqual(t, ActionPersist, p.Decide(s, PresenceIdle, now.Add(-time.Hour)).Action)
+	require.Equal(t, ActionLog, p.Decide(s, PresenceIdle, now).Action)
+	require.NotEqual(t, ActionLog, p.Decide(s, PresenceIdle, now.Add(-time.Hour)).Action)
 }
 
 func TestPolicyWhenConfigErrors(t *testing.T) {

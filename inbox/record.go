@@ -25,6 +25,7 @@ func NewRecord(id, eventID string, n Notification, d Decision, now time.Time) Re
 		NetKey:         n.NetKey,
 		State:          n.State,
 		RestState:      n.RestState,
+		StreamOptions:  maps.Clone(n.StreamOptions),
 		Status:         StatusPending,
 		CoalescedCount: 1,
 		CreatedAt:      now,
@@ -60,9 +61,9 @@ func (r *Record) Mergeable(n Notification) bool {
 		(n.CoalesceKey != "" && r.CoalesceKey == n.CoalesceKey)
 }
 
-// Merge folds n into r: the summary is replaced (payload and priority too when given),
-// attributes and metadata merge with the new values winning, the count goes up, and
-// the record keeps the stronger of its outcome and the fresh decision d (see
+// Merge folds n into r: the summary is replaced (payload, priority and stream options
+// too when given), attributes and metadata merge with the new values winning, the count
+// goes up, and the record keeps the stronger of its outcome and the fresh decision d (see
 // Action.Strength), and the earlier of each due time. A merge never discards: the
 // record it merges into is pending, so its details are still owed to the agent.
 func (r *Record) Merge(n Notification, d Decision, now time.Time) {
@@ -72,6 +73,9 @@ func (r *Record) Merge(n Notification, d Decision, now time.Time) {
 	}
 	if n.Priority != "" {
 		r.Priority = n.Priority
+	}
+	if n.StreamOptions != nil {
+		r.StreamOptions = maps.Clone(n.StreamOptions)
 	}
 	r.Attributes = r.Attributes.Merge(n.Attributes)
 	if r.Metadata == nil {

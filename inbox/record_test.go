@@ -28,12 +28,12 @@ func TestMergeKeepsStrongerOutcome(t *testing.T) {
 
 	// Scheduled records keep their schedule and outcome too.
 	r = NewRecord("r2", "e2", n, Decision{Action: ActionDefer, DeliverAt: at(time.Hour), Reason: "defer"}, now)
-	r.Merge(n2, Decision{Action: ActionPersist, DeliverAt: at(time.Minute), Reason: "persist"}, now.Add(time.Minute))
-	require.Equal(t, ActionDefer, r.Action, "defer (in full, later) is stronger than persist")
+	r.Merge(n2, Decision{Action: ActionLog, DeliverAt: at(time.Minute), Reason: "log"}, now.Add(time.Minute))
+	require.Equal(t, ActionDefer, r.Action, "defer (in full, later) is stronger than log")
 	require.Equal(t, at(time.Minute), r.DeliverAt, "the earlier due time is kept")
 
 	// A stronger new decision wins.
-	r = NewRecord("r3", "e3", n, Decision{Action: ActionPersist, DeliverAt: at(time.Hour), Reason: "persist"}, now)
+	r = NewRecord("r3", "e3", n, Decision{Action: ActionLog, DeliverAt: at(time.Hour), Reason: "log"}, now)
 	r.Merge(n2, Decision{Action: ActionDeliver, DeliverAt: at(time.Minute), Reason: "deliver now"}, now.Add(time.Minute))
 	require.Equal(t, ActionDeliver, r.Action)
 	require.Equal(t, "deliver now", r.Reason)
@@ -41,7 +41,7 @@ func TestMergeKeepsStrongerOutcome(t *testing.T) {
 }
 
 func TestActionStrengthOrder(t *testing.T) {
-	order := []Action{ActionDiscard, ActionPersist, ActionSummarize, ActionDefer, ActionDeliver}
+	order := []Action{ActionDiscard, ActionPersist, ActionLog, ActionSummarize, ActionDefer, ActionQueue, ActionDeliver}
 	for i := 1; i < len(order); i++ {
 		require.Less(t, order[i-1].Strength(), order[i].Strength(), "%s < %s", order[i-1], order[i])
 	}

@@ -28,13 +28,13 @@ const (
 	qPresence = `SELECT COUNT(*) FROM runs
 		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND status = 'open' AND lease_until > ?`
 	qInsertRecord = `INSERT INTO records (` + recordColumns + `, priority_rank, due_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qUpdateRecord = `UPDATE records SET agent = ?, resource_id = ?, thread_id = ?, event_id = ?, route = ?,
 		source = ?, kind = ?, priority = ?, summary = ?, payload = ?, dedupe_key = ?, coalesce_key = ?,
 		attributes = ?, metadata = ?, deliver_as = ?, status = ?, coalesced_count = ?, action = ?, reason = ?,
 		deliver_at = ?, summary_at = ?, full_when_idle = ?, attempts = ?, next_attempt_at = ?, last_error = ?,
 		delivered_signal_id = ?, summary_signal_id = ?, created_at = ?, updated_at = ?, delivered_at = ?,
-		net_key = ?, net_state = ?, rest_state = ?, superseded_by = ?, operator_action = ?, priority_rank = ?, due_at = ? WHERE id = ?`
+		net_key = ?, net_state = ?, rest_state = ?, superseded_by = ?, operator_action = ?, stream_options = ?, priority_rank = ?, due_at = ? WHERE id = ?`
 )
 
 // The dispatcher's completion statements (CompleteThread), prepared like the ingest's.

@@ -19,7 +19,7 @@ const recordColumns = `id, agent, resource_id, thread_id, event_id, route, sourc
 	dedupe_key, coalesce_key, attributes, metadata, deliver_as, status, coalesced_count, action, reason,
 	deliver_at, summary_at, full_when_idle, attempts, next_attempt_at, last_error,
 	delivered_signal_id, summary_signal_id, created_at, updated_at, delivered_at,
-	net_key, net_state, rest_state, superseded_by, operator_action`
+	net_key, net_state, rest_state, superseded_by, operator_action, stream_options`
 
 // recordReadColumns adds what only the dispatcher and single-record reads need; inserts
 // and merges never write it.
@@ -65,6 +65,7 @@ type recordRow struct {
 	RestState      string         `db:"rest_state"`
 	SupersededBy   string         `db:"superseded_by"`
 	OperatorAction string         `db:"operator_action"`
+	StreamOptions  string         `db:"stream_options"`
 }
 
 func (row *recordRow) record() (inbox.Record, error) {
@@ -115,6 +116,11 @@ func (row *recordRow) record() (inbox.Record, error) {
 	if err := json.Unmarshal([]byte(row.Metadata), &r.Metadata); err != nil {
 		return r, fmt.Errorf("decode metadata of record %s: %w", row.ID, err)
 	}
+	if row.StreamOptions != "" {
+		if err := json.Unmarshal([]byte(row.StreamOptions), &r.StreamOptions); err != nil {
+			return r, fmt.Errorf("decode stream options of record %s: %w", row.ID, err)
+		}
+	}
 	return r, nil
 }
 
@@ -163,6 +169,12 @@ func recordArgs(r *inbox.Record) ([]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode metadata: %w", err)
 	}
+	var streamOptions []byte
+	if r.StreamOptions != nil {
+		if streamOptions, err = json.Marshal(r.StreamOptions); err != nil {
+			return nil, fmt.Errorf("encode stream options: %w", err)
+		}
+	}
 	var payload sql.NullString
 	if len(r.Payload) > 0 {
 		payload = sql.NullString{String: string(cleanJSON(r.Payload)), Valid: true}
@@ -173,7 +185,7 @@ func recordArgs(r *inbox.Record) ([]any, error) {
 		nullMicros(r.DeliverAt), nullMicros(r.SummaryAt), r.FullWhenIdle, r.Attempts, nullMicros(r.NextAttemptAt),
 		cleanText(r.LastError), nullString(r.SignalID), nullString(r.SummarySignal),
 		micros(r.CreatedAt), micros(r.UpdatedAt), nullMicros(r.DeliveredAt),
-		r.NetKey, r.State, r.RestState, r.SupersededBy, cleanText(r.OperatorAction)}, nil
+		r.NetKey, r.State, r.RestState, r.SupersededBy, cleanText(r.OperatorAction), string(streamOptions)}, nil
 }
 
 func (s *Store) insertRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) error {

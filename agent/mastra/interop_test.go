@@ -29,6 +29,7 @@ func mastraServer(t *testing.T, delay time.Duration) string { return mastratest.
 type prompt struct {
 	Turn        int      `json:"turn"`
 	Temperature *float64 `json:"temperature"`
+	Model       string   `json:"model"` // modelAgent's model of the turn
 	Messages    []struct {
 		Role string `json:"role"`
 		Text string `json:"text"`

@@ -33,6 +33,7 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer, look
 		return code
 	}
 	describe(stdout, *path, cfg)
+	warnPersist(stderr, *path, cfg.Policy.PersistUses())
 	if !*connect {
 		return exitOK
 	}
@@ -110,6 +111,16 @@ func describe(w io.Writer, path string, cfg *Config) {
 	for _, s := range srcs {
 		p("  - source %s → %s", s, pol.Sources[s].Action)
 	}
+}
+
+// warnPersist says, in one line, that the policy's persist now means Mastra's persist:
+// a config written when it wrote the notification to the thread likely wants log.
+func warnPersist(w io.Writer, path string, uses []string) {
+	if len(uses) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%s: warning: policy.%s: action persist keeps notifications in the inbox only, untold (as Mastra's persist); "+
+		"use action log to write them to the thread without waking, as persist did before\n", path, strings.Join(uses, ", policy."))
 }
 
 func matchJSON(v any) string {

@@ -98,7 +98,7 @@ policy:
 		"agents[1].target.agent_id: required for kind mastra",
 		"agents[2].token: must be at least 12 characters",
 		`agents[2].id: duplicate agent "coder"`,
-		`policy.rules[0].action: unknown action "explode" (want deliver, summarize, defer, persist or discard)`,
+		`policy.rules[0].action: unknown action "explode" (want deliver, queue, summarize, defer, log, persist or discard)`,
 	}, got)
 }
 
@@ -272,4 +272,27 @@ policy:
 	require.Len(t, got, 2, got)
 	require.Contains(t, got[0], "routes[0].match.when: line 1, column 24: ", got[0])
 	require.Equal(t, "policy.rules[1].when: line 1, column 25: unknown name priorty", got[1])
+}
+
+// A config using persist still loads (exit 0), and check warns once, naming persist and
+// log: persist no longer writes to the thread, log does.
+func TestCheckWarnsOnPersist(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`
+agents: [ { id: a, token: "agent-token-0123456789" } ]
+policy:
+  rules: [ { match: { source: github }, action: log }, { match: { kind: push }, action: persist } ]
+  sources: { slack: { action: persist } }
+`), 0o600))
+	var out, errOut bytes.Buffer
+	require.Equal(t, exitOK, run(context.Background(), []string{"check", "--config", path}, &out, &errOut, noEnv), errOut.String())
+	lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+	require.Len(t, lines, 1, errOut.String())
+	require.Contains(t, lines[0], "warning: policy.rules[1], policy.sources.slack: action persist keeps notifications in the inbox only")
+	require.Contains(t, lines[0], "use action log")
+
+	out.Reset()
+	errOut.Reset()
+	require.Equal(t, exitOK, run(context.Background(), []string{"check", "--config", "../../config.yaml"}, &out, &errOut, noEnv))
+	require.NotContains(t, errOut.String(), "persist", "the shipped config does not use persist")
 }

@@ -121,7 +121,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.Dispatcher = delivery.New(st, m.Runs, m.Broker, routes, m.base(), cfg.Dispatch.options(
 		delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithDetailedSummaries(policy.SummaryFormat() == inbox.SummaryFormatDetailed),
 		delivery.WithSecrets(cfg.Secrets()), delivery.WithObserver(m.Metrics), delivery.WithHealth(st),
-		delivery.WithKick(kick), delivery.WithRecovery(m.Runs))...)
+		delivery.WithKick(kick), delivery.WithRecovery(m.Runs), delivery.WithStreamOptions(policy))...)
 	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now), inbox.WithChangeHook(kick.Notify),
 		inbox.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlacePolicy) }))
 	m.services = append(m.services, m.Broker)

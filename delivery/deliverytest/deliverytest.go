@@ -140,7 +140,7 @@ func New(t testing.TB, cfg Config) *Env {
 	opts := append([]delivery.Option{
 		delivery.WithSummaryInterval(pol.SummaryInterval()), delivery.WithDetailedSummaries(pol.SummaryFormat() == inbox.SummaryFormatDetailed),
 		delivery.WithRandom(func() float64 { return 0.5 }),
-		delivery.WithHealth(e.Store), delivery.WithRecovery(e.Runs)}, cfg.Dispatch...)
+		delivery.WithHealth(e.Store), delivery.WithRecovery(e.Runs), delivery.WithStreamOptions(pol)}, cfg.Dispatch...)
 	e.Dispatcher = delivery.New(q, e.Runs, e.Broker, routes, service.Base{Logger: log, Now: e.Now}, opts...)
 	e.Inbox = inbox.NewService(e.Store, pol, inbox.WithClock(e.Now), inbox.WithChangeHook(e.Dispatcher.Notify))
 	e.Agents, err = agent.NewService(cfg.Agents, agent.Deps{

@@ -10,8 +10,11 @@
 //
 //   PORT=4111 DELAY_MS=1500 node server.mjs
 //
-// Test-only routes: GET /test/prompts (what the model saw), POST /test/reset, GET /test/tools
-// (how many times deploy ran).
+// A second agent, `modelAgent`, has no static model: it picks one per request from
+// requestContext.model (e.g. ifIdle.streamOptions.requestContext) and fails without it.
+//
+// Test-only routes: GET /test/prompts (what the model saw, and modelAgent's model), POST
+// /test/reset, GET /test/tools (how many times deploy ran).
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { Mastra } from '@mastra/core';
@@ -127,7 +130,27 @@ const agent = new Agent({
   tools: { deploy, ask_user: askUserTool },
   memory: new Memory({ storage }),
 });
-const mastra = new Mastra({ agents: { interopAgent: agent }, storage, logger: false });
+// modelAgent picks its model per request, as an app choosing the model from the request
+// context: requestContext.model names a mock model (recorded with the prompt); without
+// one it has no model and the run cannot start ("No model selected").
+function namedModel(id) {
+  const record = (result) => { prompts[prompts.length - 1].model = id; return result; };
+  return { ...mockModel, modelId: id,
+    doGenerate: (options) => record(mockModel.doGenerate(options)),
+    doStream: (options) => record(mockModel.doStream(options)) };
+}
+const modelAgent = new Agent({
+  id: 'modelAgent',
+  name: 'modelAgent',
+  instructions: 'You are the signalgate interop agent that picks its model per request.',
+  model: ({ requestContext }) => {
+    const id = requestContext?.get('model');
+    if (!id) throw new Error('No model selected');
+    return namedModel(id);
+  },
+  memory: new Memory({ storage }),
+});
+const mastra = new Mastra({ agents: { interopAgent: agent, modelAgent }, storage, logger: false });
 
 const app = new Hono();
 app.get('/test/prompts', (c) => c.json({ prompts }));
