@@ -133,3 +133,9 @@ func looksPostgres(dsn string) bool {
 	return strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://") ||
 		strings.Contains(strings.ReplaceAll(lower, " ", ""), "password=")
 }
+
+// looksSQLite reports a DSN given to the postgres driver that is neither a URL nor
+// key=value: a file path, such as the shipped config's SQLite default.
+func looksSQLite(dsn string) bool {
+	return !strings.Contains(dsn, "://") && !strings.Contains(dsn, "=")
+}
