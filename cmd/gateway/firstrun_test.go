@@ -2,6 +2,8 @@ package main
 
 import (
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,4 +47,68 @@ func shippedConfig(t *testing.T) string {
 	p, err := filepath.Abs("../../config.yaml")
 	require.NoError(t, err)
 	return p
+}
+
+// helpSecrets are the secret-holding variables the commands and the shipped config read.
+var helpSecrets = map[string]string{
+	"SIGNALGATE_AGENT_TOKEN": "agent-token-SENTINEL-1",
+	"SIGNALGATE_ADMIN_TOKEN": "admin-token-SENTINEL-2",
+	"SIGNALGATE_CONSOLE_KEY": "console-key-SENTINEL-3-0123456789abcdef0123",
+	"SIGNALGATE_DSN":         "postgres://gw:dsn-SENTINEL-4@db/gw",
+	"CODER_AGENT_TOKEN":      "coder-token-SENTINEL-5",
+	"GITHUB_WEBHOOK_SECRET":  "github-SENTINEL-6",
+	"SLACK_SIGNING_SECRET":   "slack-SENTINEL-7",
+	"SLACK_BOT_TOKEN":        "xoxb-SENTINEL-8",
+	"IMAP_PASSWORD":          "imap-SENTINEL-9",
+	"BILLING_WEBHOOK_SECRET": "whsec_SENTINEL10",
+}
+
+// commandLine is a line of the usage's command list: two spaces, the command (one or two
+// words), two or more spaces, its description.
+var commandLine = regexp.MustCompile(`^  ([a-z]+(?: [a-z]+)?)  +\S`)
+
+// Every subcommand's --help, with every secret variable set, shows none of their values
+// (send and replay used to print the token from the environment as --token's default).
+func TestHelpNeverShowsSecrets(t *testing.T) {
+	code, usage, _ := runCLI(t, nil, "help")
+	require.Equal(t, exitOK, code)
+	var cmds []string
+	for _, line := range strings.Split(usage, "\n") {
+		if m := commandLine.FindStringSubmatch(line); m != nil {
+			cmds = append(cmds, m[1])
+		}
+	}
+	require.Contains(t, cmds, "send")
+	require.Contains(t, cmds, "replay")
+	for _, cmd := range append(cmds, "help") {
+		for _, flag := range []string{"--help", "-h"} {
+			args := append(strings.Fields(cmd), flag)
+			code, out, errOut := runCLI(t, helpSecrets, args...)
+			require.Equal(t, exitOK, code, "%v: %s", args, errOut)
+			for name, v := range helpSecrets {
+				assert.NotContains(t, out+errOut, v, "%v shows $%s", args, name)
+			}
+			assert.NotContains(t, out+errOut, "SENTINEL", args)
+		}
+	}
+	_, _, errOut := runCLI(t, helpSecrets, "send", "--help")
+	assert.Contains(t, errOut, "from $SIGNALGATE_AGENT_TOKEN")
+	_, _, errOut = runCLI(t, helpSecrets, "replay", "--help")
+	assert.Contains(t, errOut, "from $SIGNALGATE_ADMIN_TOKEN")
+}
+
+// An error that an environment variable would fix names the variable.
+func TestTokenErrorNamesVariable(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"send", "--agent", "a", "--resource", "r", "--thread", "t", "--kind", "k", "--summary", "s"}, "gateway send: --token: required, or set SIGNALGATE_AGENT_TOKEN"},
+		{[]string{"tail", "--agent", "a", "--resource", "r", "--thread", "t"}, "--token: required, or set SIGNALGATE_AGENT_TOKEN"},
+		{[]string{"replay", "some-id"}, "gateway replay: --token: required, or set SIGNALGATE_ADMIN_TOKEN"},
+	} {
+		code, _, errOut := runCLI(t, nil, c.args...)
+		require.Equal(t, exitConfig, code, c.args)
+		require.Contains(t, errOut, c.want, c.args)
+	}
 }
