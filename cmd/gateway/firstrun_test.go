@@ -112,3 +112,31 @@ func TestTokenErrorNamesVariable(t *testing.T) {
 		require.Contains(t, errOut, c.want, c.args)
 	}
 }
+
+// check says when there are no connectors, and warns (exit 0) about a route that no
+// configured connector can reach and a connector whose events no route matches.
+func TestCheckWarnsAboutUnreachableRoutes(t *testing.T) {
+	code, out, errOut := runCLI(t, nil, "check", "--config", shippedConfig(t))
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "\nconnectors: none\n")
+	assert.Contains(t, out, "warning:  route ci matches source github, but no such connector is configured")
+	assert.Contains(t, out, "warning:  route reviews matches source github, but no such connector is configured")
+
+	path := writeConfig(t, t.TempDir(), `
+connectors:
+  generic: [ { name: billing, secret: "`+billingSecret+`" }, { name: shop, secret: "`+billingSecret+`" } ]
+routes:
+  - { name: invoices, match: { source: generic, connector: BILLING }, thread: { agent: coder, resource: r, thread: t } }
+  - { name: chat, match: { source: slack }, thread: { agent: coder, resource: r, thread: t } }
+  - { name: any-mail, match: { connector: "sup*" }, thread: { agent: coder, resource: r, thread: t } }
+`)
+	code, out, errOut = runCLI(t, nil, "check", "--config", path)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "\nconnectors:\n  - generic/billing")
+	warnings := regexp.MustCompile(`(?m)^warning: .*$`).FindAllString(out, -1)
+	assert.Equal(t, []string{
+		"warning:  route chat matches source slack, but no such connector is configured, so nothing reaches it",
+		"warning:  route any-mail matches connector sup*, but no such connector is configured, so nothing reaches it",
+		"warning:  connector generic/shop: no route matches its events; they are stored as unrouted",
+	}, warnings)
+}
