@@ -1,6 +1,10 @@
 package main
 
 import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -139,4 +143,58 @@ routes:
 		"warning:  route any-mail matches connector sup*, but no such connector is configured, so nothing reaches it",
 		"warning:  connector generic/shop: no route matches its events; they are stored as unrouted",
 	}, warnings)
+}
+
+// serveOutput runs serve in process and returns its base URL (from its first stdout
+// line) and stop, which ends it and returns the rest of its stdout.
+func serveOutput(t *testing.T, path string) (base string, stop func() string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		code := run(ctx, []string{"serve", "--config", path}, pw, io.Discard, noEnv)
+		pw.Close()
+		done <- code
+	}()
+	r := bufio.NewReader(pr)
+	listening, err := r.ReadString('\n')
+	require.NoError(t, err)
+	_, base, ok := strings.Cut(strings.TrimSpace(listening), "listening on ")
+	require.True(t, ok, listening)
+	return base, func() string {
+		cancel()
+		rest, err := io.ReadAll(r)
+		require.NoError(t, err)
+		require.Equal(t, exitOK, <-done)
+		return string(rest)
+	}
+}
+
+// A first run tells where the console is and which token signs in (the value only for a
+// public dev-only- token), and the gateway's root sends a browser there.
+func TestFirstRunPointsAtConsole(t *testing.T) {
+	path := writeConfig(t, t.TempDir(), `
+admin: { tokens: [ { name: ops, token: dev-only-admin-token-change-me, scopes: [read, write] } ] }
+`)
+	base, stop := serveOutput(t, path)
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.Get(base + "/")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	assert.Equal(t, "/console", resp.Header.Get("Location"))
+	assert.True(t, strings.HasPrefix(stop(), "console: "+base+"/console — sign in with admin token \"ops\": dev-only-admin-token-change-me"+
+		" (a public dev token, accepted on loopback only; the shipped config takes yours from SIGNALGATE_ADMIN_TOKEN)\n"))
+
+	// A token of one's own is never printed, only its name.
+	base, stop = serveOutput(t, writeConfig(t, t.TempDir(), `
+admin: { tokens: [ { name: ops, token: own-SENTINEL-token-0123456789, scopes: [read] }, { name: ci, token: other-SENTINEL-0123456789, scopes: [read] } ] }
+`))
+	out := stop()
+	assert.Contains(t, out, "console: "+base+"/console — sign in with an admin token (admin.tokens: ops, ci)\n")
+	assert.NotContains(t, out, "SENTINEL")
+
+	_, stop = serveOutput(t, writeConfig(t, t.TempDir(), ""))
+	assert.Contains(t, stop(), "/console — no admin.tokens are configured, so nobody can sign in\n")
 }

@@ -11,7 +11,11 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/console"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -144,6 +148,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, look
 		return exitFail
 	}
 	fmt.Fprintf(stdout, "signalgate %s listening on http://%s\n", version, m.Addr())
+	fmt.Fprintf(stdout, "console: http://%s%s — %s\n", m.Addr(), console.Prefix, signInHint(cfg.Admin.Tokens))
 	<-ctx.Done()
 	log.Info("shutting down", "component", "gateway", "grace", cfg.Server.ShutdownGrace.String())
 	if err := m.Close(); err != nil {
@@ -152,6 +157,23 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, look
 	}
 	log.Info("stopped", "component", "gateway")
 	return exitOK
+}
+
+// signInHint says which admin token signs in to the console. A token's value is shown
+// only when it is a publicly known dev-only- token (which serves on loopback alone);
+// otherwise only the tokens' names are.
+func signInHint(tokens []admin.Token) string {
+	if len(tokens) == 0 {
+		return "no admin.tokens are configured, so nobody can sign in"
+	}
+	names := make([]string, 0, len(tokens))
+	for _, t := range tokens {
+		if v := t.Token.Reveal(); strings.HasPrefix(v, devTokenPrefix) {
+			return fmt.Sprintf("sign in with admin token %q: %s (a public dev token, accepted on loopback only; the shipped config takes yours from SIGNALGATE_ADMIN_TOKEN)", t.Name, v)
+		}
+		names = append(names, t.Name)
+	}
+	return "sign in with an admin token (admin.tokens: " + strings.Join(names, ", ") + ")"
 }
 
 func migrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
