@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -133,8 +132,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*S
 }
 
 func (s *Store) openSQLite(cfg Config) error {
-	path := strings.TrimPrefix(cfg.DSN, "file:")
-	path, query, _ := strings.Cut(path, "?")
+	path, query := splitSQLiteDSN(cfg.DSN)
 	if dir := filepath.Dir(path); dir != "." && path != ":memory:" {
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return fmt.Errorf("open sqlite database %s: create directory: %w", path, err)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -197,4 +199,36 @@ admin: { tokens: [ { name: ops, token: own-SENTINEL-token-0123456789, scopes: [r
 
 	_, stop = serveOutput(t, writeConfig(t, t.TempDir(), ""))
 	assert.Contains(t, stop(), "/console — no admin.tokens are configured, so nobody can sign in\n")
+}
+
+// explain calls no outside API unless --connect: a Slack connector with a bot token
+// looks names up when serving, and explain without --connect must not.
+func TestExplainOfflineUnlessConnect(t *testing.T) {
+	calls := make(chan string, 100)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls <- r.URL.Path
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"ok":true,"user":{"id":"U1","name":"jane"},"channel":{"id":"C1","name":"general"}}`)
+	}))
+	t.Cleanup(api.Close)
+	dir := t.TempDir()
+	path := writeConfig(t, dir, `
+connectors:
+  slack: [ { name: acme, signing_secret: slack-signing-0123456789, bot_token: xoxb-0123456789, bot_user_id: U0BOT, api_url: "`+api.URL+`" } ]
+routes:
+  - { name: slack-messages-of-every-channel, match: { source: slack }, thread: { agent: coder, resource: slack, thread: "{{.Channel}}" } }
+`)
+	sample := filepath.Join(dir, "event.json")
+	require.NoError(t, os.WriteFile(sample, []byte(`{"source":"slack","connector":"acme","headers":{},"body":
+		{"type":"event_callback","team_id":"T1","event_id":"Ev1","event":{"type":"app_mention","user":"U1","text":"<@U0BOT> hi","ts":"1.2","channel":"C1","event_ts":"1.2"}}}`), 0o600))
+
+	code, out, errOut := runCLI(t, nil, "explain", "--config", path, sample)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, errOut, "Slack names and channel types are not looked up (--connect does")
+	assert.Contains(t, out, "  slack-messages-of-every-channel  matches → coder/slack/C1\n", "the route column stays apart from its verdict")
+	assert.Empty(t, calls, "no API call without --connect")
+
+	code, _, errOut = runCLI(t, nil, "explain", "--config", path, "--connect", sample)
+	require.Equal(t, exitOK, code, errOut)
+	assert.NotEmpty(t, calls, "--connect looks names up as serving would")
 }
