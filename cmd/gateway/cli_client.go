@@ -115,31 +115,37 @@ func (c *client) request(ctx context.Context, method, path string, body any) (*h
 
 // do sends a request and decodes a 2xx JSON answer into out.
 func (c *client) do(ctx context.Context, method, path string, body, out any) error {
+	_, err := c.doStatus(ctx, method, path, body, out)
+	return err
+}
+
+// doStatus is do that also returns the 2xx status (200 and 201 say different things).
+func (c *client) doStatus(ctx context.Context, method, path string, body, out any) (int, error) {
 	req, err := c.request(ctx, method, path, body)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	resp, err := c.http.Do(req.WithContext(ctx))
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, req.URL.Path, err)
+		return 0, fmt.Errorf("%s %s: %w", method, req.URL.Path, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
 	if err != nil {
-		return fmt.Errorf("%s %s: read answer: %w", method, req.URL.Path, err)
+		return 0, fmt.Errorf("%s %s: read answer: %w", method, req.URL.Path, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return readAPIError(resp.StatusCode, raw)
+		return resp.StatusCode, readAPIError(resp.StatusCode, raw)
 	}
 	if out == nil {
-		return nil
+		return resp.StatusCode, nil
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("%s %s: decode answer: %w", method, req.URL.Path, err)
+		return resp.StatusCode, fmt.Errorf("%s %s: decode answer: %w", method, req.URL.Path, err)
 	}
-	return nil
+	return resp.StatusCode, nil
 }
 
 func readAPIError(status int, raw []byte) error {

@@ -62,7 +62,7 @@ func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdo
 }
 
 func TestCLIHelpShowsAnExample(t *testing.T) {
-	for _, cmd := range []string{"check", "explain", "replay", "send", "tail", "slack manifest", "github webhook"} {
+	for _, cmd := range []string{"check", "explain", "replay", "send", "tail", "runs finish", "slack manifest", "github webhook"} {
 		code, stdout, stderr := runCLI(t, nil, append(strings.Fields(cmd), "--help")...)
 		require.Equal(t, exitOK, code, cmd)
 		require.Empty(t, stdout)
@@ -72,7 +72,7 @@ func TestCLIHelpShowsAnExample(t *testing.T) {
 	}
 	code, stdout, _ := runCLI(t, nil, "help")
 	require.Equal(t, exitOK, code)
-	for _, cmd := range []string{"check", "explain", "replay", "send", "tail", "slack manifest", "github webhook"} {
+	for _, cmd := range []string{"check", "explain", "replay", "send", "tail", "runs finish", "slack manifest", "github webhook"} {
 		require.Contains(t, stdout, "\n  "+cmd+" ")
 	}
 }

@@ -232,3 +232,59 @@ routes:
 	require.Equal(t, exitOK, code, errOut)
 	assert.NotEmpty(t, calls, "--connect looks names up as serving would")
 }
+
+// runs finish and send --finish end a thread's run through the agent API: the policy
+// below tells the thread's presence by its decision (discard: active, defer: idle), and
+// nothing it decides wakes the thread behind the test's back.
+func TestRunsFinishFromCLI(t *testing.T) {
+	m, _ := startMainAt(t, t.TempDir(), `
+policy:
+  rules:
+    - { when: 'presence == "active"', action: discard }
+    - { when: 'presence == "idle"', action: defer, after: 1h }
+`)
+	base := "http://" + m.Addr().String()
+	env := map[string]string{envURL: base, envAgentToken: cliAgentToken}
+	thread := []string{"--agent", "coder", "--resource", "acme/api", "--thread", "acme/api#7"}
+	api := &client{base: base, token: cliAgentToken, http: http.DefaultClient}
+	openRun := func() string {
+		var run struct {
+			ID string `json:"runId"`
+		}
+		code, err := api.doStatus(context.Background(), http.MethodPost, threadPath("coder", "acme/api", "acme/api#7")+"/runs", nil, &run)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusCreated, code)
+		return run.ID
+	}
+	send := func(extra ...string) string {
+		args := append(append([]string{"send"}, thread...), "--kind", "review-requested", "--summary", "review #7")
+		code, out, errOut := runCLI(t, env, append(args, extra...)...)
+		require.Equal(t, exitOK, code, errOut)
+		return out
+	}
+
+	run := openRun()
+	assert.Contains(t, send(), "decision: discard", "a run is open: the thread is active")
+	code, out, errOut := runCLI(t, env, append([]string{"runs", "finish"}, thread...)...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, "run "+run+" finished on coder/acme/api/acme/api#7; the thread is idle\n", out)
+	assert.Contains(t, send(), "decision: defer", "the run ended: the thread is idle")
+
+	code, out, errOut = runCLI(t, env, append([]string{"runs", "finish"}, thread...)...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, "no run was open on coder/acme/api/acme/api#7; the thread is idle\n", out)
+	assert.Contains(t, send(), "decision: defer", "finding no run left the thread idle")
+
+	run = openRun()
+	out = send("--finish")
+	assert.Contains(t, out, "ended run "+run+"\n")
+	assert.Contains(t, out, "decision: defer")
+
+	run = openRun()
+	code, out, errOut = runCLI(t, env, append([]string{"runs", "finish", "--run", run, "--status", "aborted"}, thread...)...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, "run "+run+" aborted on coder/acme/api/acme/api#7; the thread is idle\n", out)
+	code, _, errOut = runCLI(t, env, append([]string{"runs", "finish", "--run", "nope"}, thread...)...)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut, `gateway runs finish: end run nope: HTTP 404`)
+}

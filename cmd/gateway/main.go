@@ -56,6 +56,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		return sendCmd(ctx, args, stdout, stderr, lookup)
 	case "tail":
 		return tailCmd(ctx, args, stdout, stderr, lookup)
+	case "runs":
+		return runsCmd(ctx, args, stdout, stderr, lookup)
 	case "slack":
 		return slackCmd(args, stdout, stderr, lookup)
 	case "github":
@@ -89,12 +91,13 @@ Commands:
   replay    replay stored events through today's routes (admin API)
   send      post a notification to an agent thread (agent API)
   tail      follow an agent thread's stream in the terminal (agent API)
+  runs finish      end an agent thread's run, as the agent does when its turn is done (agent API)
   slack manifest   print a Slack app manifest for a Slack connector
   github webhook   print the GitHub webhook settings for a GitHub connector
   version   print the version
 
 serve, migrate, check, explain, slack and github take --config (default: $SIGNALGATE_CONFIG or
-config.yaml); replay, send and tail take --url and a token ($SIGNALGATE_URL,
+config.yaml); replay, send, tail and runs take --url and a token ($SIGNALGATE_URL,
 $SIGNALGATE_ADMIN_TOKEN, $SIGNALGATE_AGENT_TOKEN).
 Run "gateway <command> --help" for its flags and an example.
 `)
