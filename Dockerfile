@@ -20,6 +20,7 @@ COPY config.yaml /app/config.yaml
 # Inside a container the gateway must listen on all interfaces. The shipped config's
 # dev-only- tokens are then refused (exit 2, naming the key): give the image real tokens
 # with -e SIGNALGATE_ADMIN_TOKEN=… -e CODER_AGENT_TOKEN=…, or mount your own config.yaml.
+# PostgreSQL: -e SIGNALGATE_STORAGE_DRIVER=postgres -e SIGNALGATE_DSN=postgres://… (docs/deployment.md).
 ENV SIGNALGATE_LISTEN=0.0.0.0:8080
 EXPOSE 8080
 VOLUME ["/app/data"]

@@ -193,6 +193,8 @@ func operationPaths() obj {
 		return jsonResponse(desc, object(obj{"status": str("")}, "status"))
 	}
 	return obj{
+		"/": obj{"get": operation("operations", "root", "Sends a browser to the web console", "", nil, nil,
+			obj{"303": obj{"description": "See Other: Location /console."}})},
 		"/healthz": obj{"get": operation("operations", "healthz", "The process is up", "", nil, nil, obj{"200": status("ok")})},
 		"/readyz": obj{"get": operation("operations", "readyz", "The database is reachable and migrated", "", nil, nil,
 			obj{"200": status("ready"), "503": status("unavailable (the cause is logged, not served)")})},

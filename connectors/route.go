@@ -594,6 +594,13 @@ func (m *RouteMatch) matches(fields []field, f *Fields) bool {
 	return true
 }
 
+// Admits reports whether the match's source and connector keys let events of the
+// connector source/name through (its other keys are not looked at): false means no
+// event of that connector can ever match.
+func (m RouteMatch) Admits(source, name string) bool {
+	return (len(m.Source) == 0 || anyMatch(m.Source, source)) && (len(m.Connector) == 0 || anyMatch(m.Connector, name))
+}
+
 func anyMatch(want inbox.StringList, have string) bool {
 	if have == "" {
 		return false

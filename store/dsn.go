@@ -3,7 +3,9 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -132,4 +134,38 @@ func looksPostgres(dsn string) bool {
 	lower := strings.ToLower(dsn)
 	return strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://") ||
 		strings.Contains(strings.ReplaceAll(lower, " ", ""), "password=")
+}
+
+// looksSQLite reports a DSN given to the postgres driver that is neither a URL nor
+// key=value: a file path, such as the shipped config's SQLite default.
+func looksSQLite(dsn string) bool {
+	return !strings.Contains(dsn, "://") && !strings.Contains(dsn, "=")
+}
+
+// splitSQLiteDSN is a SQLite DSN's file path and its query (the driver's options).
+func splitSQLiteDSN(dsn string) (path, query string) {
+	path, query, _ = strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
+	return path, query
+}
+
+// Exists reports whether the database is there to be read without creating anything: a
+// SQLite file that exists (or an in-memory one); PostgreSQL always, as opening it creates
+// nothing. Read-only commands (explain) check it before Open, which would create the
+// SQLite file and its directory.
+func (c Config) Exists() (bool, error) {
+	if c.Driver == DriverPostgres {
+		return true, nil
+	}
+	path, _ := splitSQLiteDSN(c.DSN)
+	if path == ":memory:" {
+		return true, nil
+	}
+	switch _, err := os.Stat(path); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	default:
+		return false, fmt.Errorf("sqlite database %s: %w", path, err)
+	}
 }

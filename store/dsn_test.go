@@ -78,9 +78,23 @@ func TestPostgresDSNForSQLiteRefused(t *testing.T) {
 	for _, dsn := range []string{"postgres://gw:Pa#ss-SENTINEL@db.internal:5432/gw", "host=db.internal user=gw password = Kv-SENTINEL"} {
 		cfg := store.Config{DSN: dsn}.WithDefaults()
 		err := cfg.Validate()
-		require.ErrorContains(t, err, "dsn: a PostgreSQL DSN needs driver: postgres")
+		require.ErrorContains(t, err, "dsn: storage.dsn is a PostgreSQL DSN but storage.driver is sqlite")
 		require.NotContains(t, err.Error(), "SENTINEL")
 		require.NotContains(t, cfg.RedactedDSN(), "SENTINEL")
+	}
+}
+
+// The reverse: driver postgres with a file path (the shipped default DSN when only the
+// driver was switched) names both keys instead of pgx's "cannot parse it", which pgx
+// may not even say (it reads a bare word as a host name).
+func TestSQLitePathForPostgresRefused(t *testing.T) {
+	quietPGEnv(t)
+	for _, dsn := range []string{"data/signalgate.db", "signalgate", "/var/lib/signalgate/gw.db"} {
+		err := store.Config{Driver: store.DriverPostgres, DSN: dsn}.WithDefaults().Validate()
+		require.ErrorContains(t, err, "dsn: storage.driver is postgres but storage.dsn looks like a SQLite file path", dsn)
+	}
+	for _, dsn := range []string{"postgres://gw@db/gw", "postgresql://gw@db/gw", "host=db user=gw dbname=gw"} {
+		require.NoError(t, store.Config{Driver: store.DriverPostgres, DSN: dsn}.WithDefaults().Validate(), dsn)
 	}
 }
 

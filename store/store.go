@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -69,10 +68,15 @@ func (c Config) Validate() error {
 	switch {
 	case c.Driver == DriverPostgres && c.DSN == "":
 		errs = append(errs, errors.New("dsn: required for driver postgres"))
+	case c.Driver == DriverPostgres && looksSQLite(c.DSN):
+		// Checked before pgx parses it: pgx would read a path as a host name.
+		errs = append(errs, errors.New("dsn: storage.driver is postgres but storage.dsn looks like a SQLite file path: "+
+			"give a PostgreSQL DSN (postgres://user:pass@host/db or key=value), or set storage.driver: sqlite"))
 	case c.Driver == DriverPostgres:
 		errs = append(errs, validatePostgresDSN(c.DSN))
 	case looksPostgres(c.DSN):
-		errs = append(errs, errors.New("dsn: a PostgreSQL DSN needs driver: postgres (driver sqlite takes a file path)"))
+		errs = append(errs, errors.New("dsn: storage.dsn is a PostgreSQL DSN but storage.driver is sqlite (which takes a file path): "+
+			"set storage.driver: postgres"))
 	}
 	if c.MaxOpenConns < 0 {
 		errs = append(errs, errors.New("max_open_conns: must not be negative"))
@@ -128,8 +132,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*S
 }
 
 func (s *Store) openSQLite(cfg Config) error {
-	path := strings.TrimPrefix(cfg.DSN, "file:")
-	path, query, _ := strings.Cut(path, "?")
+	path, query := splitSQLiteDSN(cfg.DSN)
 	if dir := filepath.Dir(path); dir != "." && path != ":memory:" {
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return fmt.Errorf("open sqlite database %s: create directory: %w", path, err)

@@ -7,11 +7,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/agent/httptarget"
+	"github.com/signalgate/signalgate/connectors"
 )
 
 // checkCmd validates a config and prints what serve would run. Secrets are never printed.
@@ -87,7 +90,12 @@ func describe(w io.Writer, path string, cfg *Config) {
 		}
 		p("  - %s → %s (run lease %s)", a.ID, target, a.RunLease)
 	}
-	p("connectors:")
+	refs := cfg.connectorRefs()
+	if len(refs) == 0 {
+		p("connectors: none")
+	} else {
+		p("connectors:")
+	}
 	cfg.Connectors.each(func(k integration, l any) {
 		for _, line := range k.describe(l) {
 			p("  - %s", line)
@@ -111,6 +119,44 @@ func describe(w io.Writer, path string, cfg *Config) {
 	for _, s := range srcs {
 		p("  - source %s → %s", s, pol.Sources[s].Action)
 	}
+	for _, warn := range routeWarnings(cfg.Routes, refs) {
+		p("warning:  %s", warn)
+	}
+}
+
+// routeWarnings names what is configured but can never take effect: a route whose
+// source or connector keys admit no configured connector, and a connector no route
+// admits (its events are stored, then left unrouted). Neither is an error: connectors
+// and routes are often added one at a time.
+func routeWarnings(routes []connectors.RouteConfig, refs []admin.ConnectorRef) []string {
+	var out []string
+	for _, r := range routes {
+		if !slices.ContainsFunc(refs, func(c admin.ConnectorRef) bool { return r.Match.Admits(c.Source, c.Name) }) {
+			out = append(out, fmt.Sprintf("route %s matches %s, but no such connector is configured, so nothing reaches it",
+				r.Name, describeAdmits(r.Match)))
+		}
+	}
+	for _, c := range refs {
+		if !slices.ContainsFunc(routes, func(r connectors.RouteConfig) bool { return r.Match.Admits(c.Source, c.Name) }) {
+			out = append(out, fmt.Sprintf("connector %s/%s: no route matches its events; they are stored as unrouted", c.Source, c.Name))
+		}
+	}
+	return out
+}
+
+// describeAdmits says which connectors a match admits, by its source and connector keys.
+func describeAdmits(m connectors.RouteMatch) string {
+	var parts []string
+	if len(m.Source) > 0 {
+		parts = append(parts, "source "+strings.Join(m.Source, ", "))
+	}
+	if len(m.Connector) > 0 {
+		parts = append(parts, "connector "+strings.Join(m.Connector, ", "))
+	}
+	if len(parts) == 0 {
+		return "any connector"
+	}
+	return strings.Join(parts, " and ")
 }
 
 // warnPersist says, in one line, that the policy's persist now means Mastra's persist:

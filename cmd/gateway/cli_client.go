@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -44,31 +43,37 @@ func configFlag(fs *flag.FlagSet, lookup func(string) (string, bool)) *string {
 
 // client talks to a running gateway.
 type client struct {
-	base  string
-	token string
-	http  *http.Client
+	base     string
+	token    string
+	tokenEnv string // the variable the token comes from when --token is not given
+	lookup   func(string) (string, bool)
+	http     *http.Client
 }
 
-// clientFlags registers --url and --token; the token defaults to tokenEnv.
+// clientFlags registers --url and --token; the token defaults to tokenEnv. The
+// variable's value is read only after parsing, so --help never prints it as a default.
 func clientFlags(fs *flag.FlagSet, lookup func(string) (string, bool), tokenEnv string) *client {
-	c := &client{http: &http.Client{}}
+	c := &client{http: &http.Client{}, tokenEnv: tokenEnv, lookup: lookup}
 	def := defaultURL
 	if v, ok := lookup(envURL); ok && v != "" {
 		def = v
 	}
 	fs.StringVar(&c.base, "url", def, "gateway base URL (or $"+envURL+")")
-	tok, _ := lookup(tokenEnv)
-	fs.StringVar(&c.token, "token", tok, "bearer token (default $"+tokenEnv+"; prefer the variable: flags show in process lists)")
+	fs.StringVar(&c.token, "token", "", "bearer token (from $"+tokenEnv+" when not given; prefer the variable: flags show in process lists)")
 	return c
 }
 
+// check validates --url and takes the token from the environment when --token is unset.
 func (c *client) check() error {
 	u, err := url.Parse(c.base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("--url: want http(s)://host:port, got %q", c.base)
 	}
 	if c.token == "" {
-		return errors.New("--token: required (or set the environment variable)")
+		c.token, _ = c.lookup(c.tokenEnv)
+	}
+	if c.token == "" {
+		return fmt.Errorf("--token: required, or set %s", c.tokenEnv)
 	}
 	return nil
 }
@@ -110,31 +115,37 @@ func (c *client) request(ctx context.Context, method, path string, body any) (*h
 
 // do sends a request and decodes a 2xx JSON answer into out.
 func (c *client) do(ctx context.Context, method, path string, body, out any) error {
+	_, err := c.doStatus(ctx, method, path, body, out)
+	return err
+}
+
+// doStatus is do that also returns the 2xx status (200 and 201 say different things).
+func (c *client) doStatus(ctx context.Context, method, path string, body, out any) (int, error) {
 	req, err := c.request(ctx, method, path, body)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	resp, err := c.http.Do(req.WithContext(ctx))
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, req.URL.Path, err)
+		return 0, fmt.Errorf("%s %s: %w", method, req.URL.Path, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
 	if err != nil {
-		return fmt.Errorf("%s %s: read answer: %w", method, req.URL.Path, err)
+		return 0, fmt.Errorf("%s %s: read answer: %w", method, req.URL.Path, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return readAPIError(resp.StatusCode, raw)
+		return resp.StatusCode, readAPIError(resp.StatusCode, raw)
 	}
 	if out == nil {
-		return nil
+		return resp.StatusCode, nil
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("%s %s: decode answer: %w", method, req.URL.Path, err)
+		return resp.StatusCode, fmt.Errorf("%s %s: decode answer: %w", method, req.URL.Path, err)
 	}
-	return nil
+	return resp.StatusCode, nil
 }
 
 func readAPIError(status int, raw []byte) error {

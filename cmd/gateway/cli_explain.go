@@ -53,9 +53,11 @@ const explainUsage = `Usage: gateway explain [flags] <event file | ->
 Explains, without writing anything, what an event would do if it arrived now: what the
 connector makes of it, which routes match, the notification each creates, whether it
 dedupes or coalesces into a pending record, and the policy's decision for the thread's
-presence. It reads the configured database directly; no gateway needs to run. On a
-database without the current schema (never migrated, or migrations pending) it explains
-against an empty inbox and says so; --migrate applies the migrations first.
+presence. It reads the configured database directly; no gateway needs to run. Without
+a database, or on one without the current schema (never migrated, or migrations
+pending), it explains against an empty inbox and says so; --migrate applies the
+migrations first (creating the database). Connectors call no outside API (Slack name
+lookups) unless --connect.
 
 The event file is JSON: {"source", "connector", "headers", "body"} where body is the raw
 body as a string or the JSON document itself (or "bodyBase64"); the output of
@@ -74,7 +76,8 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	path := configFlag(fs, lookup)
 	eventID := fs.String("event", "", "explain a stored event by id instead of a file")
 	asJSON := fs.Bool("json", false, "print the explanation as JSON")
-	migrate := fs.Bool("migrate", false, "apply pending database migrations first")
+	migrate := fs.Bool("migrate", false, "apply pending database migrations first (creates the database if need be)")
+	connect := fs.Bool("connect", false, "let connectors call their APIs as they would serving (Slack names and channel types)")
 	if err := fs.Parse(args); err != nil {
 		return flagExit(err)
 	}
@@ -101,27 +104,17 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return code
 	}
 	log := newLogger(cfg.Log, stderr)
-	st, err := openStore(ctx, cfg, log)
-	if err != nil {
-		fmt.Fprintf(stderr, "gateway explain: %v\n", err)
-		return exitFail
+	st, current, code := openExplainStore(ctx, cfg, *migrate, log, stderr)
+	if code != exitOK {
+		return code
 	}
-	defer st.Close()
-	if *migrate {
-		if _, err := st.Migrate(ctx); err != nil {
-			fmt.Fprintf(stderr, "gateway explain: %v\n", err)
-			return exitFail
-		}
+	if st != nil {
+		defer st.Close()
 	}
-	current, err := st.Current(ctx)
-	if err != nil {
-		fmt.Fprintf(stderr, "gateway explain: %v\n", err)
-		return exitFail
+	if !*connect && cfg.hasLookups() {
+		fmt.Fprintln(stderr, "gateway explain: Slack names and channel types are not looked up (--connect does, as serving would)")
 	}
-	if !current {
-		fmt.Fprintln(stderr, "gateway explain: the database is not migrated (run `gateway migrate`, or pass --migrate): explaining against an empty inbox")
-	}
-	x, err := newExplainer(cfg, st, current, log)
+	x, err := newExplainer(cfg, st, current, !*connect, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "gateway explain: %v\n", err)
 		return exitConfig
@@ -148,9 +141,48 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	return exitOK
 }
 
+// openExplainStore opens the database for reading, or returns none (explaining against
+// an empty inbox) when a SQLite file is not there: explain creates nothing unless told
+// to migrate. current says the schema is there to be read.
+func openExplainStore(ctx context.Context, cfg *Config, migrate bool, log *slog.Logger, stderr io.Writer) (*store.Store, bool, int) {
+	fail := func(err error) (*store.Store, bool, int) {
+		fmt.Fprintf(stderr, "gateway explain: %v\n", err)
+		return nil, false, exitFail
+	}
+	exists, err := cfg.Storage.Exists()
+	if err != nil {
+		return fail(err)
+	}
+	if !exists && !migrate {
+		fmt.Fprintf(stderr, "gateway explain: no database at %s (the gateway has not run, or --config names another): explaining against an empty inbox\n",
+			cfg.Storage.RedactedDSN())
+		return nil, false, exitOK
+	}
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return fail(err)
+	}
+	if migrate {
+		if _, err := st.Migrate(ctx); err != nil {
+			st.Close()
+			return fail(err)
+		}
+	}
+	current, err := st.Current(ctx)
+	if err != nil {
+		st.Close()
+		return fail(err)
+	}
+	if !current {
+		fmt.Fprintln(stderr, "gateway explain: the database is not migrated (run `gateway migrate`, or pass --migrate): explaining against an empty inbox")
+	}
+	return st, current, exitOK
+}
+
 // newExplainer explains against st, or against an empty inbox when st's schema is
-// not current (its tables may not exist: nothing is read from it then).
-func newExplainer(cfg *Config, st *store.Store, current bool, log *slog.Logger) (*admin.Explainer, error) {
+// not current (its tables may not exist: nothing is read from it then). Offline, the
+// connectors make no API calls.
+func newExplainer(cfg *Config, st *store.Store, current, offline bool, log *slog.Logger) (*admin.Explainer, error) {
 	policy, err := inbox.NewPolicy(cfg.Policy)
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
@@ -160,7 +192,7 @@ func newExplainer(cfg *Config, st *store.Store, current bool, log *slog.Logger) 
 	if !current {
 		xs, ci = emptyInbox{}, github.NewMemoryCIState(0)
 	}
-	parsers, err := cfg.buildParsers(build{ci: ci, log: log, now: time.Now})
+	parsers, err := cfg.buildParsers(build{ci: ci, log: log, now: time.Now, offline: offline})
 	if err != nil {
 		return nil, err
 	}
@@ -203,8 +235,14 @@ func readInput(name string, stdin io.Reader) ([]byte, error) {
 
 // printExplanation writes x for a terminal.
 func printExplanation(w io.Writer, x *admin.Explanation) {
+	// The label column is as wide as its longest label (route names are the config's),
+	// and always followed by a space, so no label runs into its text.
+	width := 14
+	for _, r := range x.Routes {
+		width = max(width, len("  "+r.Route)+2)
+	}
 	p := func(label, format string, args ...any) {
-		fmt.Fprintf(w, "%-14s"+format+"\n", append([]any{label}, args...)...)
+		fmt.Fprintf(w, "%-*s"+format+"\n", append([]any{width, label}, args...)...)
 	}
 	ev := x.Event
 	what := ev.Source + "/" + ev.Connector

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
 )
 
@@ -14,6 +15,12 @@ const sendUsage = `Usage: gateway send [flags]
 Posts a notification to an agent thread through the agent API, the way a connector's
 event would arrive: deduplicated, coalesced and decided by the policy. For trying the
 gateway out and for scripts. The token is the agent's (agents[].token).
+
+A notification delivered to an idle thread wakes it: a run opens, and until the run
+ends (the agent finishes it, or its lease lapses) the thread is active and the next
+notifications arrive as summaries. --finish first ends the thread's live run, as the
+agent would at the end of its turn (see gateway runs finish), so this one finds the
+thread idle.
 
 Example:
   export SIGNALGATE_AGENT_TOKEN=dev-only-coder-token
@@ -35,6 +42,7 @@ func sendCmd(ctx context.Context, args []string, stdout, stderr io.Writer, looku
 	source := fs.String("source", "cli", "notification source")
 	dedupe := fs.String("dedupe-key", "", "merge into a pending notification with this dedupe key")
 	coalesce := fs.String("coalesce-key", "", "merge into a pending notification with this coalesce key")
+	finish := fs.Bool("finish", false, "first end the thread's live run, so the thread is idle")
 	if err := fs.Parse(args); err != nil {
 		return flagExit(err)
 	}
@@ -56,6 +64,17 @@ func sendCmd(ctx context.Context, args []string, stdout, stderr io.Writer, looku
 		fmt.Fprintf(stderr, "gateway send: %v\n", err)
 		return exitConfig
 	}
+	path := threadPath(*agentID, *resource, *thread)
+	if *finish {
+		run, live, err := finishRun(ctx, c, path, "", agent.RunFinished)
+		if err != nil {
+			fmt.Fprintf(stderr, "gateway send: %v\n", err)
+			return exitFail
+		}
+		if live {
+			fmt.Fprintf(stdout, "ended run %s\n", run.ID)
+		}
+	}
 	body := map[string]any{"source": *source, "kind": *kind, "summary": *summary, "priority": *priority,
 		"dedupeKey": *dedupe, "coalesceKey": *coalesce}
 	var out struct {
@@ -65,7 +84,7 @@ func sendCmd(ctx context.Context, args []string, stdout, stderr io.Writer, looku
 		Merged    bool           `json:"merged"`
 		Decision  inbox.Decision `json:"decision"`
 	}
-	if err := c.do(ctx, http.MethodPost, threadPath(*agentID, *resource, *thread)+"/notifications", body, &out); err != nil {
+	if err := c.do(ctx, http.MethodPost, path+"/notifications", body, &out); err != nil {
 		fmt.Fprintf(stderr, "gateway send: %v\n", err)
 		return exitFail
 	}

@@ -62,7 +62,7 @@ func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdo
 }
 
 func TestCLIHelpShowsAnExample(t *testing.T) {
-	for _, cmd := range []string{"check", "explain", "replay", "send", "tail", "slack manifest", "github webhook"} {
+	for _, cmd := range []string{"check", "explain", "replay", "send", "tail", "runs finish", "slack manifest", "github webhook"} {
 		code, stdout, stderr := runCLI(t, nil, append(strings.Fields(cmd), "--help")...)
 		require.Equal(t, exitOK, code, cmd)
 		require.Empty(t, stdout)
@@ -72,7 +72,7 @@ func TestCLIHelpShowsAnExample(t *testing.T) {
 	}
 	code, stdout, _ := runCLI(t, nil, "help")
 	require.Equal(t, exitOK, code)
-	for _, cmd := range []string{"check", "explain", "replay", "send", "tail", "slack manifest", "github webhook"} {
+	for _, cmd := range []string{"check", "explain", "replay", "send", "tail", "runs finish", "slack manifest", "github webhook"} {
 		require.Contains(t, stdout, "\n  "+cmd+" ")
 	}
 }
@@ -139,16 +139,28 @@ $`, stdout)
 	require.Equal(t, "gateway explain: event \"nope\" not found\n", stderr)
 }
 
-// TestExplainUnmigrated: explain on a database never migrated explains against an
-// empty inbox (and says so), or migrates first with --migrate.
+// TestExplainUnmigrated: explain without a database creates none, and on a database
+// never migrated explains against an empty inbox (and says so), or migrates first with
+// --migrate.
 func TestExplainUnmigrated(t *testing.T) {
 	dir := t.TempDir()
 	cfgPath := writeConfig(t, dir, cliConfig)
 	sample := filepath.Join(dir, "event.json")
 	require.NoError(t, os.WriteFile(sample, []byte(`{"source":"generic","connector":"billing",
 		"headers":{"webhook-id":"msg_1"},"body":{"kind":"invoice-failed","summary":"Invoice 7 failed","attributes":{"customer":"acme"}}}`), 0o600))
+	cfg, err := LoadConfig(cfgPath, noEnv)
+	require.NoError(t, err)
 
 	code, stdout, stderr := runCLI(t, nil, "explain", "--config", cfgPath, sample)
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, stderr, "gateway explain: no database at "+filepath.Join(dir, "data", "gw.db"))
+	require.Contains(t, stdout, "notification: coder/billing/acme (route billing)")
+	require.NoDirExists(t, filepath.Join(dir, "data"), "explain writes nothing")
+
+	st, err := openStore(context.Background(), cfg, storetest.Logger(t)) // a database never migrated
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+	code, stdout, stderr = runCLI(t, nil, "explain", "--config", cfgPath, sample)
 	require.Equal(t, exitOK, code, stderr)
 	require.Contains(t, stderr, "the database is not migrated")
 	require.Contains(t, stdout, "notification: coder/billing/acme (route billing)")
@@ -162,9 +174,7 @@ func TestExplainUnmigrated(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	require.NotContains(t, stderr, "not migrated")
 	require.Contains(t, stdout, "inbox:      creates a new medium record")
-	cfg, err := LoadConfig(cfgPath, noEnv)
-	require.NoError(t, err)
-	st, err := openStore(context.Background(), cfg, storetest.Logger(t))
+	st, err = openStore(context.Background(), cfg, storetest.Logger(t))
 	require.NoError(t, err)
 	defer st.Close()
 	current, err := st.Current(context.Background())

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,6 +49,12 @@ func builtinKinds() []integration {
 				return "POST /webhooks/slack/" + c.Name
 			},
 			Parser: func(cs []slack.Config, b build) (admin.Parser, error) {
+				if b.offline {
+					cs = slices.Clone(cs)
+					for i := range cs {
+						cs[i].BotToken = "" // the bot token is what the name lookups call with
+					}
+				}
 				var opts []slack.Option
 				if b.approvals != nil {
 					opts = append(opts, slack.WithDecider(b.approvals))
@@ -179,6 +186,14 @@ type build struct {
 	now      func() time.Time
 	// approvals decides Slack's approval clicks; nil when approvals are off, and in explain.
 	approvals *approval.Service
+	// offline parse steps call no outside API (explain without --connect).
+	offline bool
+}
+
+// hasLookups reports a connector whose parse step calls an outside API: a Slack
+// connector with a bot token (user and channel names, channel types).
+func (c *Config) hasLookups() bool {
+	return slices.ContainsFunc(entries[slack.Config](c.Connectors, slack.Source), func(s slack.Config) bool { return s.BotToken != "" })
 }
 
 // ConnectorsConfig is the `connectors:` section: each integration kind's entries

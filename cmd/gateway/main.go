@@ -11,7 +11,11 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/console"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -52,6 +56,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		return sendCmd(ctx, args, stdout, stderr, lookup)
 	case "tail":
 		return tailCmd(ctx, args, stdout, stderr, lookup)
+	case "runs":
+		return runsCmd(ctx, args, stdout, stderr, lookup)
 	case "slack":
 		return slackCmd(args, stdout, stderr, lookup)
 	case "github":
@@ -85,12 +91,13 @@ Commands:
   replay    replay stored events through today's routes (admin API)
   send      post a notification to an agent thread (agent API)
   tail      follow an agent thread's stream in the terminal (agent API)
+  runs finish      end an agent thread's run, as the agent does when its turn is done (agent API)
   slack manifest   print a Slack app manifest for a Slack connector
   github webhook   print the GitHub webhook settings for a GitHub connector
   version   print the version
 
 serve, migrate, check, explain, slack and github take --config (default: $SIGNALGATE_CONFIG or
-config.yaml); replay, send and tail take --url and a token ($SIGNALGATE_URL,
+config.yaml); replay, send, tail and runs take --url and a token ($SIGNALGATE_URL,
 $SIGNALGATE_ADMIN_TOKEN, $SIGNALGATE_AGENT_TOKEN).
 Run "gateway <command> --help" for its flags and an example.
 `)
@@ -144,6 +151,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, look
 		return exitFail
 	}
 	fmt.Fprintf(stdout, "signalgate %s listening on http://%s\n", version, m.Addr())
+	fmt.Fprintf(stdout, "console: http://%s%s — %s\n", m.Addr(), console.Prefix, signInHint(cfg.Admin.Tokens))
 	<-ctx.Done()
 	log.Info("shutting down", "component", "gateway", "grace", cfg.Server.ShutdownGrace.String())
 	if err := m.Close(); err != nil {
@@ -152,6 +160,23 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, look
 	}
 	log.Info("stopped", "component", "gateway")
 	return exitOK
+}
+
+// signInHint says which admin token signs in to the console. A token's value is shown
+// only when it is a publicly known dev-only- token (which serves on loopback alone);
+// otherwise only the tokens' names are.
+func signInHint(tokens []admin.Token) string {
+	if len(tokens) == 0 {
+		return "no admin.tokens are configured, so nobody can sign in"
+	}
+	names := make([]string, 0, len(tokens))
+	for _, t := range tokens {
+		if v := t.Token.Reveal(); strings.HasPrefix(v, devTokenPrefix) {
+			return fmt.Sprintf("sign in with admin token %q: %s (a public dev token, accepted on loopback only; the shipped config takes yours from SIGNALGATE_ADMIN_TOKEN)", t.Name, v)
+		}
+		names = append(names, t.Name)
+	}
+	return "sign in with an admin token (admin.tokens: " + strings.Join(names, ", ") + ")"
 }
 
 func migrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -185,6 +186,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return err
 	}
 	con.Mount(e)
+	// A person opening the gateway's address in a browser gets the console.
+	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, console.Prefix) })
 	m.services = append(m.services, retention.New(cfg.Retention, st, m.base(), retention.WithObserver(m.Metrics.RetentionDeleted)))
 
 	addr, err := m.Server.Listen()
