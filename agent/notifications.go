@@ -255,6 +255,14 @@ type ReadNotification struct {
 	XML string `json:"xml"`
 }
 
+// MarshalJSON keeps xml beside the record's fields (inbox.Record.MarshalJSON would be
+// promoted and drop it).
+func (n ReadNotification) MarshalJSON() ([]byte, error) {
+	return n.Record.JSONWith(struct {
+		XML string `json:"xml"`
+	}{n.XML})
+}
+
 // ReadInbox returns unread notifications of thread k in full — every field, payload
 // included, and the XML of the full notification as the model would see it — and marks
 // them seen, so the dispatcher will not deliver them as well. Unread means pending (not
