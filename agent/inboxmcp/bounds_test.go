@@ -64,6 +64,11 @@ func (f *fakeInbox) CreateNotification(context.Context, inbox.ThreadKey, []byte,
 	return agent.NotificationResult{}, f.fail
 }
 
+func (f *fakeInbox) CreateNotifications(context.Context, inbox.ThreadKey, []byte, string) ([]agent.NotificationResult, error) {
+	f.calls.Add(1)
+	return nil, f.fail
+}
+
 func serve(t *testing.T, f *fakeInbox, opts ...Option) (*Server, *httptest.Server) {
 	t.Helper()
 	s := New(f, append([]Option{WithLogger(slog.New(slog.DiscardHandler))}, opts...)...)

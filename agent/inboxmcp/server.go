@@ -50,6 +50,7 @@ type Inbox interface {
 	ReadInbox(ctx context.Context, k inbox.ThreadKey, ids []string) ([]agent.ReadNotification, error)
 	ActOn(ctx context.Context, k inbox.ThreadKey, id, action string) (inbox.Record, error)
 	CreateNotification(ctx context.Context, k inbox.ThreadKey, body []byte, idempotencyKey string) (agent.NotificationResult, error)
+	CreateNotifications(ctx context.Context, k inbox.ThreadKey, body []byte, idempotencyKey string) ([]agent.NotificationResult, error)
 }
 
 // Server is the MCP endpoint.
