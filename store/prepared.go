@@ -72,7 +72,7 @@ const (
 		(agent, resource_id, thread_id, target, signal_id, record_ids, attempt, outcome, status_code, error, duration_us, attempted_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qInsertFrame = `INSERT INTO signals (` + frameColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent, resource_id, thread_id, id) DO NOTHING`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent, resource_id, thread_id, id) DO NOTHING`
 )
 
 // Runs and the thread log (opening a run, a wake, a frame appended outside a pass).

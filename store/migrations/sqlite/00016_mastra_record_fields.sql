@@ -8,9 +8,13 @@ ALTER TABLE records ADD COLUMN last_attempt_at INTEGER;
 ALTER TABLE records ADD COLUMN seen_at INTEGER;
 ALTER TABLE records ADD COLUMN dismissed_at INTEGER;
 ALTER TABLE records ADD COLUMN archived_at INTEGER;
+-- A signal's Mastra fields beyond the tag: its contents parts and provider options
+-- (JSON {parts, providerOptions}).
+ALTER TABLE signals ADD COLUMN signal_extra TEXT NOT NULL DEFAULT '{}';
 ALTER TABLE records ADD COLUMN discarded_at INTEGER;
 
 -- +goose Down
+ALTER TABLE signals DROP COLUMN signal_extra;
 ALTER TABLE records DROP COLUMN discarded_at;
 ALTER TABLE records DROP COLUMN archived_at;
 ALTER TABLE records DROP COLUMN dismissed_at;
