@@ -87,7 +87,9 @@ func TestRealMastraSignalFields(t *testing.T) {
 		require.Equal(t, true, out["accepted"])
 		return out
 	}
-	thread := func(id string) inbox.ThreadKey { return inbox.ThreadKey{Agent: "support", Resource: "acme", Thread: id} }
+	thread := func(id string) inbox.ThreadKey {
+		return inbox.ThreadKey{Agent: "support", Resource: "acme", Thread: id}
+	}
 
 	kParts, kState, kTransient := thread("parts"), thread("state"), thread("transient")
 	parts := send(kParts, `{"signal": {"type": "user", "contents": [{"type": "text", "text": "parts-one"}, {"type": "text", "text": "parts-two"}],
