@@ -69,6 +69,16 @@ type NotificationDetail struct {
 	Signals    []agent.Frame      `json:"signals"`
 }
 
+// MarshalJSON keeps the detail's fields beside the record's (inbox.Record.MarshalJSON
+// would be promoted and drop them).
+func (d NotificationDetail) MarshalJSON() ([]byte, error) {
+	return d.Record.JSONWith(struct {
+		Event      *inbox.EventRef    `json:"event"`
+		Deliveries []delivery.Attempt `json:"deliveries"`
+		Signals    []agent.Frame      `json:"signals"`
+	}{d.Event, d.Deliveries, d.Signals})
+}
+
 func (a *API) getNotification(c echo.Context) error {
 	id, err := pathID(c, "id")
 	if err != nil {

@@ -19,6 +19,21 @@ type Subscriber interface {
 	Subscribe(k inbox.ThreadKey) (<-chan struct{}, func())
 }
 
+// LivePublisher hands a frame that is never logged (a transient signal's) to the
+// thread's current subscribers, once: a subscriber that is not connected, or too slow
+// to take it, misses it, as Mastra's transient signals go only to live listeners.
+type LivePublisher interface {
+	PublishLive(k inbox.ThreadKey, f Frame)
+}
+
+// LiveSubscriber hands out channels of a thread's live-only frames.
+type LiveSubscriber interface {
+	SubscribeLive(k inbox.ThreadKey) (<-chan Frame, func())
+}
+
+// liveBuffer is how many live-only frames a subscriber may have waiting.
+const liveBuffer = 16
+
 // Broker fans thread changes out to stream subscribers. LocalBroker serves one process; a
 // PostgreSQL LISTEN/NOTIFY broker can implement the same for several replicas.
 type Broker interface {
@@ -33,6 +48,7 @@ type Broker interface {
 type LocalBroker struct {
 	mu      sync.Mutex
 	subs    map[inbox.ThreadKey]map[chan struct{}]struct{}
+	live    map[inbox.ThreadKey]map[chan Frame]struct{}
 	stopped bool
 }
 
@@ -40,7 +56,7 @@ var _ Broker = (*LocalBroker)(nil)
 
 // NewLocalBroker returns a running in-process broker.
 func NewLocalBroker() *LocalBroker {
-	return &LocalBroker{subs: map[inbox.ThreadKey]map[chan struct{}]struct{}{}}
+	return &LocalBroker{subs: map[inbox.ThreadKey]map[chan struct{}]struct{}{}, live: map[inbox.ThreadKey]map[chan Frame]struct{}{}}
 }
 
 // Name names the broker in start and stop errors.
@@ -63,7 +79,56 @@ func (b *LocalBroker) Stop(context.Context) error {
 		}
 	}
 	b.subs = map[inbox.ThreadKey]map[chan struct{}]struct{}{}
+	for _, set := range b.live {
+		for ch := range set {
+			close(ch)
+		}
+	}
+	b.live = map[inbox.ThreadKey]map[chan Frame]struct{}{}
 	return nil
+}
+
+// PublishLive hands f to every live subscriber of k without blocking.
+func (b *LocalBroker) PublishLive(k inbox.ThreadKey, f Frame) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for ch := range b.live[k] {
+		select {
+		case ch <- f:
+		default:
+		}
+	}
+}
+
+// SubscribeLive registers for k's live-only frames; the returned func unsubscribes.
+// After Stop the channel comes back closed.
+func (b *LocalBroker) SubscribeLive(k inbox.ThreadKey) (<-chan Frame, func()) {
+	ch := make(chan Frame, liveBuffer)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped {
+		close(ch)
+		return ch, func() {}
+	}
+	set := b.live[k]
+	if set == nil {
+		set = map[chan Frame]struct{}{}
+		b.live[k] = set
+	}
+	set[ch] = struct{}{}
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			if set, ok := b.live[k]; ok {
+				delete(set, ch)
+				if len(set) == 0 {
+					delete(b.live, k)
+				}
+			}
+		})
+	}
 }
 
 // Publish wakes every subscriber of k without blocking: a subscriber that has a token

@@ -108,6 +108,10 @@ type signalData struct {
 	XML        string           `json:"xml"`
 	CreatedAt  time.Time        `json:"createdAt"`
 	AcceptedAt time.Time        `json:"acceptedAt"`
+	// Mastra's fields beyond the tag, when the signal has them.
+	Parts           []Part         `json:"parts,omitempty"`
+	ProviderOptions map[string]any `json:"providerOptions,omitempty"`
+	Transient       bool           `json:"transient,omitempty"`
 }
 
 type runData struct {
@@ -129,6 +133,7 @@ func (f Frame) MarshalJSON() ([]byte, error) {
 		ID: f.ID, Seq: f.Seq, Action: f.Action, Type: f.Signal.Type, TagName: f.Signal.TagName,
 		Contents: f.Signal.Contents, Attributes: f.Signal.Attributes, Metadata: f.Signal.Metadata,
 		XML: f.XML, CreatedAt: f.Signal.CreatedAt, AcceptedAt: f.Signal.AcceptedAt,
+		Parts: f.Signal.Parts, ProviderOptions: f.Signal.ProviderOptions, Transient: f.Signal.Transient,
 	}
 	if f.RunID != "" {
 		d.RunID = &f.RunID

@@ -2,9 +2,12 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/signalgate/signalgate/inbox"
 )
@@ -25,8 +28,18 @@ type notificationRequest struct {
 	} `json:"ifIdle"`
 }
 
-// NotificationResult is what creating a notification did.
+// NotificationResult is what creating a notification did, in Mastra's shape (accepted,
+// notificationId, record, decision) beside the gateway's (eventId, recordId, duplicate,
+// merged, net).
 type NotificationResult struct {
+	// Accepted is true when the decision sends a signal now: a delivery or a summary due
+	// at once. The signal itself goes out from the dispatcher, after this answer, so
+	// Mastra's runId and signal are not part of it (the record's deliveredSignalId and
+	// summarySignalId name the signals once sent).
+	Accepted       bool   `json:"accepted"`
+	NotificationID string `json:"notificationId,omitempty"`
+	// Record is the stored record (absent for a duplicate delivery, which changed nothing).
+	Record    *inbox.Record  `json:"record,omitempty"`
 	EventID   string         `json:"eventId"`
 	Duplicate bool           `json:"duplicate"`
 	RecordID  string         `json:"recordId,omitempty"`
@@ -38,6 +51,9 @@ type NotificationResult struct {
 	Net *inbox.NetDecision `json:"net,omitempty"`
 }
 
+// MaxNotificationBatch bounds the notifications of one create.
+const MaxNotificationBatch = 100
+
 // CreateNotification takes the connectors' path: body (the agent API's JSON request) becomes
 // one event (source the body's source or agent-api, connector the agent id) with one
 // notification for thread k, stored and decided in one transaction; the dispatcher is
@@ -47,17 +63,74 @@ func (s *Service) CreateNotification(ctx context.Context, k inbox.ThreadKey, bod
 	if err := DecodeJSON(body, &req, false); err != nil {
 		return NotificationResult{}, err
 	}
+	n, err := s.notificationOf(k, req)
+	if err != nil {
+		return NotificationResult{}, err
+	}
+	delivery := req.DeliveryID
+	if delivery == "" {
+		delivery = idempotencyKey
+	}
+	if err := checkOptionalID(delivery); err != nil {
+		return NotificationResult{}, invalidf("deliveryId: %v", err)
+	}
+	ev := &inbox.Event{Source: n.Source, Connector: k.Agent, DeliveryID: delivery, Type: "notification", Body: body}
+	out, err := s.ingestNotifications(ctx, k, ev, []inbox.Notification{n})
+	if err != nil {
+		return NotificationResult{}, err
+	}
+	return out[0], nil
+}
+
+// CreateNotifications takes a JSON array of up to 100 create bodies for thread k, as
+// Mastra's sendNotificationSignal takes an array: one event (source agent-api) whose
+// notifications are stored and decided in one transaction, answered in input order. A
+// batch is retried as a whole with idempotencyKey; its items carry no deliveryId.
+func (s *Service) CreateNotifications(ctx context.Context, k inbox.ThreadKey, body []byte, idempotencyKey string) ([]NotificationResult, error) {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(body, &raws); err != nil {
+		return nil, invalidf("request body: want a JSON object or an array of them: %s", describeJSONError(err))
+	}
+	if len(raws) == 0 || len(raws) > MaxNotificationBatch {
+		return nil, invalidf("request body: an array of 1 to %d notifications, got %d", MaxNotificationBatch, len(raws))
+	}
+	ns := make([]inbox.Notification, len(raws))
+	for i, raw := range raws {
+		var req notificationRequest
+		err := DecodeJSON(raw, &req, false)
+		if err == nil && req.DeliveryID != "" {
+			err = invalidf("deliveryId: not in a batch (the Idempotency-Key header covers the whole batch)")
+		}
+		if err == nil {
+			ns[i], err = s.notificationOf(k, req)
+		}
+		var ae *Error
+		if errors.As(err, &ae) {
+			return nil, NewError(ae.Kind, ae.Code, "[%d]: %s", i, ae.Message)
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	if err := checkOptionalID(idempotencyKey); err != nil {
+		return nil, invalidf("Idempotency-Key: %v", err)
+	}
+	ev := &inbox.Event{Source: APISource, Connector: k.Agent, DeliveryID: idempotencyKey, Type: "notification", Body: body}
+	return s.ingestNotifications(ctx, k, ev, ns)
+}
+
+// notificationOf checks one create body and makes it thread k's notification.
+func (s *Service) notificationOf(k inbox.ThreadKey, req notificationRequest) (inbox.Notification, error) {
 	cfg := s.agents[k.Agent]
 	if len(req.Summary) > int(cfg.MaxContents) {
-		return NotificationResult{}, tooLargef("summary is %d bytes, over the limit of %d bytes", len(req.Summary), cfg.MaxContents)
+		return inbox.Notification{}, tooLargef("summary is %d bytes, over the limit of %d bytes", len(req.Summary), cfg.MaxContents)
 	}
 	attrs, err := NormalizeAttributes(req.Attributes)
 	if err != nil {
-		return NotificationResult{}, invalidf("attributes: %v", err)
+		return inbox.Notification{}, invalidf("attributes: %v", err)
 	}
 	pr, err := inbox.ParsePriority(req.Priority)
 	if err != nil {
-		return NotificationResult{}, invalidf("priority: %v", err)
+		return inbox.Notification{}, invalidf("priority: %v", err)
 	}
 	if req.Source == "" {
 		req.Source = APISource
@@ -70,7 +143,7 @@ func (s *Service) CreateNotification(ctx context.Context, k inbox.ThreadKey, bod
 		attrs = inbox.Attributes{}.Set("name", name).Set("from", req.Source).Merge(attrs)
 	}
 	n := inbox.Notification{
-		Thread: k, Source: req.Source, Kind: req.Kind, Priority: pr, Summary: req.Summary, Payload: req.Payload,
+		Thread: k, Source: req.Source, SourceID: req.SourceID, Kind: req.Kind, Priority: pr, Summary: req.Summary, Payload: req.Payload,
 		DedupeKey: req.DedupeKey, CoalesceKey: req.CoalesceKey, Attributes: attrs, Metadata: meta, DeliverAs: req.DeliverAs,
 		NetKey: req.NetKey, State: req.State, RestState: req.RestState,
 	}
@@ -81,27 +154,59 @@ func (s *Service) CreateNotification(ctx context.Context, k inbox.ThreadKey, bod
 		n.Priority = "" // a merge keeps the record's priority; a new record defaults to medium
 	}
 	if err := errors.Join(n.Validate(), n.CheckBounds()); err != nil {
-		return NotificationResult{}, invalidf("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
+		return inbox.Notification{}, invalidf("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
-	delivery := req.DeliveryID
-	if delivery == "" {
-		delivery = idempotencyKey
-	}
-	if err := checkOptionalID(delivery); err != nil {
-		return NotificationResult{}, invalidf("deliveryId: %v", err)
-	}
-	ev := &inbox.Event{Source: req.Source, Connector: k.Agent, DeliveryID: delivery, Type: "notification", Body: body}
-	res, err := s.Inbox.Ingest(ctx, ev, []inbox.Notification{n})
+	return n, nil
+}
+
+// ingestNotifications stores ev with ns and answers one result per notification, in
+// order, each with its stored record.
+func (s *Service) ingestNotifications(ctx context.Context, k inbox.ThreadKey, ev *inbox.Event, ns []inbox.Notification) ([]NotificationResult, error) {
+	res, err := s.Inbox.Ingest(ctx, ev, ns)
 	if err != nil {
-		return NotificationResult{}, err
+		return nil, err
 	}
-	out := NotificationResult{EventID: res.EventID, Duplicate: res.Duplicate}
-	if len(res.Records) > 0 {
-		r := res.Records[0]
-		out.RecordID, out.Merged, out.Decision, out.Net = r.RecordID, r.Merged, r.Decision, r.Net
-		out.Created = !r.Merged
+	out := make([]NotificationResult, len(ns))
+	ids := make([]string, 0, len(res.Records))
+	for i := range out {
+		out[i] = NotificationResult{EventID: res.EventID, Duplicate: res.Duplicate}
+		if i >= len(res.Records) {
+			continue // a duplicate delivery changed nothing
+		}
+		r := res.Records[i]
+		out[i].RecordID, out[i].NotificationID, out[i].Merged, out[i].Decision, out[i].Net = r.RecordID, r.RecordID, r.Merged, r.Decision, r.Net
+		out[i].Created = !r.Merged
+		out[i].Accepted = sendsNow(r.Decision, ev.ReceivedAt)
+		ids = append(ids, r.RecordID)
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	recs, err := s.Records.ThreadRecordsByID(ctx, k, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read the created records: %w", err)
+	}
+	byID := make(map[string]*inbox.Record, len(recs))
+	for i := range recs {
+		byID[recs[i].ID] = &recs[i]
+	}
+	for i := range out {
+		out[i].Record = byID[out[i].RecordID]
 	}
 	return out, nil
+}
+
+// sendsNow reports whether decision d sends a signal at once: a delivery or a summary
+// due at now.
+func sendsNow(d inbox.Decision, now time.Time) bool {
+	due := func(t *time.Time) bool { return t != nil && !t.After(now) }
+	switch d.Action {
+	case inbox.ActionDeliver, inbox.ActionDefer:
+		return due(d.DeliverAt)
+	case inbox.ActionSummarize:
+		return due(d.SummaryAt)
+	}
+	return false
 }
 
 // Provenance metadata of notifications created through the agent API; the keys are the
@@ -261,6 +366,14 @@ const maxRead = 100
 type ReadNotification struct {
 	inbox.Record
 	XML string `json:"xml"`
+}
+
+// MarshalJSON keeps xml beside the record's fields (inbox.Record.MarshalJSON would be
+// promoted and drop it).
+func (n ReadNotification) MarshalJSON() ([]byte, error) {
+	return n.Record.JSONWith(struct {
+		XML string `json:"xml"`
+	}{n.XML})
 }
 
 // ReadInbox returns unread notifications of thread k in full — every field, payload

@@ -28,7 +28,8 @@ const (
 // without provenance says "none". The payload stays out: it is for tools, not the model.
 //
 // Metadata has Mastra's shape: the record's metadata plus notification: {signal:
-// "notification", recordId, source, kind, priority, status, coalescedCount, deliveredAt}.
+// "notification", recordId, source, kind, priority, status, coalescedCount, deliveredAt,
+// seenAt (when set)}.
 func NotificationSignal(r inbox.Record, id string, now time.Time) Signal {
 	const status = inbox.StatusDelivered
 	verified, _ := r.Metadata[MetaVerifiedBy].(string)
@@ -58,6 +59,9 @@ func NotificationSignal(r inbox.Record, id string, now time.Time) Signal {
 		note["coalescedCount"] = r.CoalescedCount
 	}
 	note["deliveredAt"] = now.UTC().Format(time.RFC3339Nano)
+	if r.SeenAt != nil {
+		note["seenAt"] = r.SeenAt.UTC().Format(time.RFC3339Nano)
+	}
 	meta := make(map[string]any, len(r.Metadata)+1)
 	for k, v := range r.Metadata {
 		meta[k] = v

@@ -166,4 +166,9 @@ func TestNotificationSignalMetadata(t *testing.T) {
 		"notification": {"signal": "notification", "recordId": "rec", "source": "github", "kind": "ci-failure",
 			"priority": "high", "status": "delivered", "coalescedCount": 2, "deliveredAt": "2025-01-02T03:04:05Z"}}`, string(raw))
 	require.Equal(t, "shadowed", r.Metadata["notification"], "the record is untouched")
+
+	seen := now.Add(-time.Minute)
+	r.SeenAt = &seen
+	note := NotificationSignal(r, "sig", now).Metadata["notification"].(map[string]any)
+	require.Equal(t, "2025-01-02T03:03:05Z", note["seenAt"], "a record read before has seenAt, as Mastra's")
 }

@@ -96,25 +96,96 @@ func runError(err error, id string) error {
 	return err
 }
 
-// SignalRequest is the body of POST …/signals, shaped like Mastra's signals route:
-// {"signal": {...}, "ifActive": {...}, "ifIdle": {...}}. A state signal's id names its
-// lane; cacheKey and mode sit in the signal.
+// SignalRequest is the body of POST …/signals, Mastra's signals route's: {"signal": {...},
+// "runId", "resourceId", "threadId", "ifActive": {...}, "ifIdle": {...}}. A state
+// signal's id names its lane; cacheKey, mode, value and delta sit in the signal.
 type SignalRequest struct {
-	Signal *struct {
-		SignalInput
-		CacheKey string `json:"cacheKey,omitempty"`
-		Mode     string `json:"mode,omitempty"`
-	} `json:"signal"`
+	Signal *SignalBody `json:"signal"`
+	// RunID targets a run: one that is the thread's live run gets the signal; any other
+	// sends to the thread with the default idle behaviour (wake), as Mastra's route does.
+	RunID string `json:"runId,omitempty"`
+	// ResourceID and ThreadID, when given, must name the path's thread.
+	ResourceID string `json:"resourceId,omitempty"`
+	ThreadID   string `json:"threadId,omitempty"`
 	Options
 }
 
-// SignalResult is what sending a signal did.
+// SignalBody is a signal as POST …/signals takes it.
+type SignalBody struct {
+	SignalInput
+	// Contents shadows SignalInput's: a string or an array of parts (ParseContents).
+	Contents json.RawMessage `json:"contents"`
+	CacheKey string          `json:"cacheKey,omitempty"`
+	Mode     string          `json:"mode,omitempty"`
+	// Value and Delta (state signals) land in metadata.value and metadata.delta, where
+	// Mastra's state signals carry them.
+	Value any `json:"value,omitempty"`
+	Delta any `json:"delta,omitempty"`
+}
+
+// SignalResult is what sending a signal did, in the shape of Mastra's signals route:
+// accepted, runId (the run for wake and deliver; the signal id for persist and
+// discard, as Mastra answers) and the signal, with the gateway's id and action beside.
+// A state signal skipped as unchanged answers skipped, reason and its lane's version.
 type SignalResult struct {
-	ID      string `json:"id,omitempty"`
-	Action  Action `json:"action"`
-	RunID   string `json:"runId,omitempty"`
-	Skipped string `json:"skipped,omitempty"`
-	Version int    `json:"version,omitempty"` // state signals: the lane's version
+	Accepted bool    `json:"accepted"`
+	ID       string  `json:"id,omitempty"`
+	Action   Action  `json:"action"`
+	RunID    string  `json:"runId,omitempty"`
+	Signal   *Signal `json:"signal,omitempty"`
+	Skipped  bool    `json:"skipped,omitempty"`
+	Reason   string  `json:"reason,omitempty"`
+	Version  int     `json:"version,omitempty"` // state signals: the lane's version
+}
+
+// answered is the result of sig sent with action into run (Mastra's runId rule).
+func answered(sig Signal, action Action, run string, version int) SignalResult {
+	if action == ActionPersist || action == ActionDiscard {
+		run = sig.ID
+	}
+	return SignalResult{Accepted: true, ID: sig.ID, Action: action, RunID: run, Signal: &sig, Version: version}
+}
+
+// checkTarget applies the body's thread and run fields to the path's thread k.
+func (req *SignalRequest) checkTarget(k inbox.ThreadKey) error {
+	if (req.ResourceID != "" && req.ResourceID != k.Resource) || (req.ThreadID != "" && req.ThreadID != k.Thread) {
+		return NewError(KindInvalid, "thread_mismatch", "resourceId and threadId, when given, must be the path's (%q, %q)", k.Resource, k.Thread)
+	}
+	if req.RunID == "" {
+		return nil
+	}
+	if err := checkID(req.RunID); err != nil {
+		return invalidf("runId: %v", err)
+	}
+	idle := req.IfIdle
+	if idle.Behavior != "" || idle.Attributes != nil || idle.StreamOptions != nil || idle.RunOptions != nil {
+		return invalidf("runId and ifIdle: a signal sent to a run has no idle behaviour (as in Mastra): drop one")
+	}
+	return nil
+}
+
+// input is the body as a SignalInput: contents parsed, a state's value and delta in
+// its metadata.
+func (b *SignalBody) input() (SignalInput, error) {
+	in := b.SignalInput
+	text, parts, err := ParseContents(b.Contents)
+	if err != nil {
+		return in, invalidf("signal.contents: %v", err)
+	}
+	in.Contents, in.Parts = text, parts
+	if b.Value != nil || b.Delta != nil {
+		if in.Type != string(TypeState) {
+			return in, invalidf("signal: value and delta apply only to type state")
+		}
+		in.Metadata = cloneMeta(in.Metadata)
+		if b.Value != nil {
+			in.Metadata["value"] = b.Value
+		}
+		if b.Delta != nil {
+			in.Metadata["delta"] = b.Delta
+		}
+	}
+	return in, nil
 }
 
 // SendSignal accepts one signal: validates it, resolves its action from the thread's
@@ -124,8 +195,15 @@ func (s *Service) SendSignal(ctx context.Context, k inbox.ThreadKey, req SignalR
 	if req.Signal == nil {
 		return SignalResult{}, invalidf("signal: required")
 	}
+	if err := req.checkTarget(k); err != nil {
+		return SignalResult{}, err
+	}
+	in, err := req.Signal.input()
+	if err != nil {
+		return SignalResult{}, err
+	}
 	cfg := s.agents[k.Agent]
-	sig, err := NormalizeSignal(req.Signal.SignalInput, int(cfg.MaxContents))
+	sig, err := NormalizeSignal(in, int(cfg.MaxContents))
 	if err != nil {
 		return SignalResult{}, validationError(err)
 	}
@@ -171,10 +249,16 @@ func (s *Service) SendSignal(ctx context.Context, k inbox.ThreadKey, req SignalR
 		presence = inbox.PresenceActive
 	}
 	action, extra := Resolve(req.Options, presence)
-	if action == ActionDiscard {
-		return SignalResult{Action: ActionDiscard}, nil
+	if action == ActionPersist && sig.Transient {
+		action = ActionDiscard // nothing to keep of a transient signal, as in Mastra
 	}
 	now := s.now().UTC()
+	if action == ActionDiscard {
+		if sig.ID == "" {
+			sig.ID = s.newID()
+		}
+		return answered(Accept(sig, nil, now), ActionDiscard, "", 0), nil
+	}
 	var prev *StateLane
 	var version int
 	if lane != "" {
@@ -183,7 +267,7 @@ func (s *Service) SendSignal(ctx context.Context, k inbox.ThreadKey, req SignalR
 			return SignalResult{}, err
 		}
 		if skipped {
-			return SignalResult{Action: ActionDiscard, Skipped: SkipUnchanged, Version: next.Version}, nil
+			return SignalResult{Accepted: true, Action: ActionDiscard, Skipped: true, Reason: SkipUnchanged, Version: next.Version}, nil
 		}
 		prev, version = before, next.Version
 		sig.Metadata = cloneMeta(sig.Metadata)
@@ -224,7 +308,7 @@ func (s *Service) SendSignal(ctx context.Context, k inbox.ThreadKey, req SignalR
 		// reaches the thread's log.
 		return SignalResult{}, idConflict(sig.ID)
 	}
-	return SignalResult{ID: sig.ID, Action: action, RunID: d.RunID, Version: version}, nil
+	return answered(sig, action, d.RunID, version), nil
 }
 
 // abortWake closes the run a wake opened for a signal that never reached the agent:
@@ -247,7 +331,7 @@ func answerLogged(f Frame, sig Signal, conditional inbox.Attributes) (SignalResu
 	if !sameSignal(f.Signal, sig, conditional) {
 		return SignalResult{}, idConflict(sig.ID)
 	}
-	return SignalResult{ID: f.ID, Action: f.Action, RunID: f.RunID}, nil
+	return answered(f.Signal, f.Action, f.RunID, 0), nil
 }
 
 func idConflict(id string) error {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/signalgate/signalgate/inbox"
@@ -67,6 +68,75 @@ type Signal struct {
 	Metadata   map[string]any   `json:"metadata"`
 	CreatedAt  time.Time        `json:"createdAt"`
 	AcceptedAt time.Time        `json:"acceptedAt"`
+	// Parts are the contents as Mastra's parts when the sender gave an array (text and
+	// file parts); Contents is then their text, joined by newlines.
+	Parts []Part `json:"parts,omitempty"`
+	// ProviderOptions (Mastra's) go to the model provider with the signal's message.
+	ProviderOptions map[string]any `json:"providerOptions,omitempty"`
+	// Transient signals are handed to the target once and never written to the thread's
+	// log (Mastra's transient).
+	Transient bool `json:"transient,omitempty"`
+}
+
+// Part is one of a signal's contents parts, as Mastra takes them: {type: text, text} or
+// {type: file, data, mediaType, filename?}, each with optional providerOptions.
+type Part struct {
+	Type            string         `json:"type"`
+	Text            string         `json:"text,omitempty"`
+	Data            string         `json:"data,omitempty"`
+	MediaType       string         `json:"mediaType,omitempty"`
+	Filename        string         `json:"filename,omitempty"`
+	ProviderOptions map[string]any `json:"providerOptions,omitempty"`
+}
+
+// ParseContents reads a signal's contents as Mastra sends them: a string, or an array of
+// text and file parts (returned with their text joined by newlines, as Mastra renders
+// them in a tag). Absent or null is empty text.
+func ParseContents(raw json.RawMessage) (string, []Part, error) {
+	raw = json.RawMessage(strings.TrimSpace(string(raw)))
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, nil, err
+	}
+	if raw[0] != '[' {
+		return "", nil, errors.New("want a string or an array of text and file parts")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	var parts []Part
+	if err := dec.Decode(&parts); err != nil {
+		return "", nil, fmt.Errorf("want an array of text and file parts: %w", err)
+	}
+	texts := make([]string, 0, len(parts))
+	for i, p := range parts {
+		switch p.Type {
+		case "text":
+			if p.Data != "" || p.MediaType != "" || p.Filename != "" {
+				return "", nil, fmt.Errorf("[%d]: a text part has only text and providerOptions", i)
+			}
+			texts = append(texts, p.Text)
+		case "file":
+			if p.Data == "" || p.MediaType == "" || p.Text != "" {
+				return "", nil, fmt.Errorf("[%d]: a file part needs data and mediaType (and has no text)", i)
+			}
+		default:
+			return "", nil, fmt.Errorf("[%d].type: unknown %q (want text or file)", i, p.Type)
+		}
+	}
+	return strings.Join(texts, "\n"), parts, nil
+}
+
+// size is the bytes of a signal's contents, file data included.
+func (s Signal) size() int {
+	n := len(s.Contents)
+	for _, p := range s.Parts {
+		n += len(p.Data)
+	}
+	return n
 }
 
 // XML renders the signal the way the model sees it.
@@ -81,6 +151,11 @@ type SignalInput struct {
 	Attributes inbox.Attributes `json:"attributes,omitempty"`
 	Metadata   map[string]any   `json:"metadata,omitempty"`
 	CreatedAt  *time.Time       `json:"createdAt,omitempty"`
+	// Parts, ProviderOptions and Transient: see Signal (the agent API fills Parts from
+	// an array of contents).
+	Parts           []Part         `json:"-"`
+	ProviderOptions map[string]any `json:"providerOptions,omitempty"`
+	Transient       bool           `json:"transient,omitempty"`
 }
 
 // DefaultMaxContents is the contents limit in bytes used when none is configured.
@@ -160,8 +235,11 @@ func NormalizeSignal(in SignalInput, maxContents int) (Signal, error) {
 	if maxContents <= 0 {
 		maxContents = DefaultMaxContents
 	}
-	if len(in.Contents) > maxContents {
-		return Signal{}, invalid(ErrContentsTooLarge, "contents is %d bytes, over the limit of %d bytes", len(in.Contents), maxContents)
+	if t == TypeState && in.Transient {
+		return Signal{}, invalid(ErrInvalid, "transient: a state signal cannot be transient (its lane keeps it), as in Mastra")
+	}
+	if n := (Signal{Contents: in.Contents, Parts: in.Parts}).size(); n > maxContents {
+		return Signal{}, invalid(ErrContentsTooLarge, "contents is %d bytes, over the limit of %d bytes", n, maxContents)
 	}
 	attrs, err := NormalizeAttributes(in.Attributes)
 	if err != nil {
@@ -178,6 +256,10 @@ func NormalizeSignal(in SignalInput, maxContents int) (Signal, error) {
 		Contents:   in.Contents,
 		Attributes: attrs,
 		Metadata:   meta,
+		Parts:      in.Parts,
+		Transient:  in.Transient,
+		// A provider option is the provider's business: passed on as given.
+		ProviderOptions: in.ProviderOptions,
 	}
 	if in.CreatedAt != nil {
 		s.CreatedAt = *in.CreatedAt

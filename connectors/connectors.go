@@ -26,9 +26,12 @@ type Item struct {
 	Payload     json.RawMessage // the fields an agent may ask for, not the whole body
 	DedupeKey   string
 	CoalesceKey string
-	Attributes  inbox.Attributes // repo, number, url, author, channel…
-	Metadata    map[string]any   // provenance (Meta* keys)
-	Fields      Fields           // what routes match on and thread templates read
+	// SourceID is the provider's id of the object (a PR or issue number, a Slack ts, an
+	// email's Message-ID): stored on the record and returned, never a merge key.
+	SourceID   string
+	Attributes inbox.Attributes // repo, number, url, author, channel…
+	Metadata   map[string]any   // provenance (Meta* keys)
+	Fields     Fields           // what routes match on and thread templates read
 	// NetKey, State and RestState put the item in a net-state lane (inbox.DecideNet):
 	// the thing whose state it reports, that state, and the state needing no attention.
 	NetKey, State, RestState string

@@ -532,6 +532,7 @@ func (rt *compiledRoute) notification(it *Item, key inbox.ThreadKey) inbox.Notif
 		Payload:     it.Payload,
 		DedupeKey:   it.DedupeKey,
 		CoalesceKey: it.CoalesceKey,
+		SourceID:    inbox.FitSourceID(it.SourceID),
 		Attributes:  it.Attributes.Clone(),
 		Metadata:    maps.Clone(it.Metadata),
 		NetKey:      it.NetKey,

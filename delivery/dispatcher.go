@@ -695,11 +695,17 @@ func (d *Dispatcher) deliverOne(ctx context.Context, del agent.Delivery, recover
 	now := d.now()
 	att, err := d.attempt(ctx, route, del, now)
 	o := Outcome{Thread: del.Thread, Now: now}
+	var live *agent.Frame // a transient signal's: handed to live subscribers, never logged
 	if err == nil {
 		if d.health.succeeded(ctx, del.Thread.Agent, now) {
 			d.Notify(nil)
 		}
-		o.Frames = []agent.Frame{agent.SignalFrame(del, now)}
+		f := agent.SignalFrame(del, now)
+		if del.Signal.Transient {
+			live = &f
+		} else {
+			o.Frames = []agent.Frame{f}
+		}
 		o.Recovered = recovered
 	}
 	o.Attempts = []Attempt{att}
@@ -712,6 +718,9 @@ func (d *Dispatcher) deliverOne(ctx context.Context, del agent.Delivery, recover
 	}
 	if err != nil {
 		return agent.Result{}, err
+	}
+	if lp, ok := d.pub.(agent.LivePublisher); ok && live != nil {
+		lp.PublishLive(del.Thread, *live)
 	}
 	return agent.Result{Status: att.StatusCode}, nil
 }

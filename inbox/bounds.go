@@ -45,12 +45,22 @@ func (n *Notification) CheckBounds() error {
 		{"route", n.Route, MaxLabelBytes},
 		{"state", n.State, MaxLabelBytes},
 		{"restState", n.RestState, MaxLabelBytes},
+		{"sourceId", n.SourceID, MaxKeyBytes},
 	} {
 		if len(f.v) > f.max {
 			errs = append(errs, fmt.Errorf("%s: %d bytes, over the limit of %d", f.name, len(f.v), f.max))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// FitSourceID is a provider's object id as a connector stores it: over MaxKeyBytes it is
+// left out, since a record must not be refused for a label.
+func FitSourceID(id string) string {
+	if len(id) > MaxKeyBytes {
+		return ""
+	}
+	return id
 }
 
 // CleanText makes text storable in both dialects: PostgreSQL refuses NUL and invalid

@@ -159,7 +159,11 @@ const (
 type NotificationInput struct {
 	// Source names the sending system (the generic connector keeps its own source and
 	// makes this the "origin" attribute).
-	Source      string          `json:"source"`
+	Source string `json:"source"`
+	// SourceID is the provider's id of the object the notification is about (a pull
+	// request's number, a Slack message's ts, an email's Message-ID): stored and
+	// returned, never a merge key.
+	SourceID    string          `json:"sourceId"`
 	Kind        string          `json:"kind"`
 	Summary     string          `json:"summary"`
 	Priority    string          `json:"priority"`
@@ -179,6 +183,7 @@ type Notification struct {
 	Thread      ThreadKey       `json:"thread"`
 	Route       string          `json:"route,omitempty"`
 	Source      string          `json:"source"`
+	SourceID    string          `json:"sourceId,omitempty"` // see NotificationInput.SourceID
 	Kind        string          `json:"kind"`
 	Priority    Priority        `json:"priority,omitempty"`
 	Summary     string          `json:"summary"`
@@ -235,6 +240,7 @@ type Record struct {
 	EventID     string          `json:"eventId,omitempty"`
 	Route       string          `json:"route,omitempty"`
 	Source      string          `json:"source"`
+	SourceID    string          `json:"sourceId,omitempty"`
 	Kind        string          `json:"kind"`
 	Priority    Priority        `json:"priority"`
 	Summary     string          `json:"summary"`
@@ -274,6 +280,13 @@ type Record struct {
 	CreatedAt      time.Time  `json:"createdAt"`
 	UpdatedAt      time.Time  `json:"updatedAt"`
 	DeliveredAt    *time.Time `json:"deliveredAt,omitempty"`
+	// When the record was last attempted and left each status it can only reach once
+	// (Mastra's lastDeliveryAttemptAt, seenAt, dismissedAt, archivedAt, discardedAt).
+	LastAttemptAt *time.Time `json:"lastDeliveryAttemptAt,omitempty"`
+	SeenAt        *time.Time `json:"seenAt,omitempty"`
+	DismissedAt   *time.Time `json:"dismissedAt,omitempty"`
+	ArchivedAt    *time.Time `json:"archivedAt,omitempty"`
+	DiscardedAt   *time.Time `json:"discardedAt,omitempty"`
 }
 
 // DueAt is when the dispatcher next has work for the record: min(deliverAt, summaryAt),

@@ -64,7 +64,27 @@ type Decision struct {
 	SummaryAt    *time.Time `json:"summaryAt,omitempty"`
 	FullWhenIdle bool       `json:"fullWhenIdle,omitempty"` // deliver in full once the thread turns idle
 	Reason       string     `json:"reason"`
+	// Code is the reason as a code: Mastra's for the built-in table (urgent,
+	// idle-high, active-high-summary-then-full, idle-medium, active-batch-summary,
+	// idle-low-summary), and message, rule, source, priority or default for the layers
+	// Mastra leaves to a custom decide function.
+	Code string `json:"code"`
 }
+
+// Decision codes.
+const (
+	CodeUrgent         = "urgent"
+	CodeIdleHigh       = "idle-high"
+	CodeActiveHighThen = "active-high-summary-then-full"
+	CodeIdleMedium     = "idle-medium"
+	CodeActiveBatch    = "active-batch-summary"
+	CodeIdleLowSummary = "idle-low-summary"
+	CodeMessage        = "message"
+	CodeRule           = "rule"
+	CodeSource         = "source"
+	CodePriority       = "priority"
+	CodeDefault        = "default"
+)
 
 // ActionSpec is a configured action with an optional delay (after) or clock time (at, "HH:MM").
 type ActionSpec struct {
@@ -322,7 +342,7 @@ func (p *Policy) decide(s Subject, presence Presence, now time.Time, over *[]str
 		s.Priority = PriorityMedium
 	}
 	if s.DeliverAs != DeliverAsNotification {
-		return Decision{Action: ActionDeliver, DeliverAt: ptr(now), Reason: "message: delivered as user input, never summarised"}
+		return Decision{Action: ActionDeliver, DeliverAt: ptr(now), Reason: "message: delivered as user input, never summarised", Code: CodeMessage}
 	}
 	var env *condition.PolicyEnv
 	for i, r := range p.cfg.Rules {
@@ -346,16 +366,16 @@ func (p *Policy) decide(s Subject, presence Presence, now time.Time, over *[]str
 				why += " and " + d
 			}
 		}
-		return p.apply(r.ActionSpec, now, why)
+		return p.apply(r.ActionSpec, now, why, CodeRule)
 	}
 	if spec, ok := p.cfg.Sources[s.Source]; ok {
-		return p.apply(spec, now, "source "+s.Source)
+		return p.apply(spec, now, "source "+s.Source, CodeSource)
 	}
 	if spec, ok := p.cfg.Priorities[s.Priority]; ok {
-		return p.apply(spec, now, "priority "+string(s.Priority))
+		return p.apply(spec, now, "priority "+string(s.Priority), CodePriority)
 	}
 	if p.cfg.Default != nil {
-		return p.apply(*p.cfg.Default, now, "policy default")
+		return p.apply(*p.cfg.Default, now, "policy default", CodeDefault)
 	}
 	return defaultTable(s.Priority, presence, now)
 }
@@ -411,7 +431,7 @@ func policyEnv(s Subject, presence Presence, now time.Time) *condition.PolicyEnv
 	}
 }
 
-func (p *Policy) apply(spec ActionSpec, now time.Time, why string) Decision {
+func (p *Policy) apply(spec ActionSpec, now time.Time, why, code string) Decision {
 	at := now
 	switch {
 	case spec.After > 0:
@@ -419,7 +439,7 @@ func (p *Policy) apply(spec ActionSpec, now time.Time, why string) Decision {
 	case spec.At != "":
 		at = nextClock(now, spec.At, p.loc)
 	}
-	d := Decision{Action: spec.Action}
+	d := Decision{Action: spec.Action, Code: code}
 	switch spec.Action {
 	case ActionDeliver, ActionDefer, ActionLog:
 		d.DeliverAt = ptr(at)
@@ -447,17 +467,22 @@ func defaultTable(pr Priority, presence Presence, now time.Time) Decision {
 	why := fmt.Sprintf("default: %s priority, thread %s → ", pr, state)
 	switch {
 	case pr == PriorityUrgent && active:
-		return Decision{Action: ActionDeliver, DeliverAt: ptr(now), Reason: why + "deliver now"}
+		return Decision{Action: ActionDeliver, DeliverAt: ptr(now), Reason: why + "deliver now", Code: CodeUrgent}
 	case pr == PriorityUrgent:
-		return Decision{Action: ActionDeliver, DeliverAt: ptr(now), Reason: why + "deliver now (wakes)"}
+		return Decision{Action: ActionDeliver, DeliverAt: ptr(now), Reason: why + "deliver now (wakes)", Code: CodeUrgent}
 	case pr == PriorityHigh && active:
-		return Decision{Action: ActionSummarize, SummaryAt: ptr(now), FullWhenIdle: true, Reason: why + "summary now, full notification when idle"}
+		return Decision{Action: ActionSummarize, SummaryAt: ptr(now), FullWhenIdle: true, Reason: why + "summary now, full notification when idle",
+			Code: CodeActiveHighThen}
 	case pr == PriorityMedium && active:
-		return Decision{Action: ActionSummarize, SummaryAt: ptr(now), Reason: why + "summary now, details stay in the inbox"}
+		return Decision{Action: ActionSummarize, SummaryAt: ptr(now), Reason: why + "summary now, details stay in the inbox", Code: CodeActiveBatch}
+	case pr == PriorityLow && active:
+		return Decision{Action: ActionSummarize, SummaryAt: ptr(now), Reason: why + "held for a summary, never wakes", Code: CodeActiveBatch}
 	case pr == PriorityLow:
-		return Decision{Action: ActionSummarize, SummaryAt: ptr(now), Reason: why + "held for a summary, never wakes"}
-	default: // high or medium, idle
-		return Decision{Action: ActionDeliver, DeliverAt: ptr(now), Reason: why + "deliver now (wakes)"}
+		return Decision{Action: ActionSummarize, SummaryAt: ptr(now), Reason: why + "held for a summary, never wakes", Code: CodeIdleLowSummary}
+	case pr == PriorityHigh:
+		return Decision{Action: ActionDeliver, DeliverAt: ptr(now), Reason: why + "deliver now (wakes)", Code: CodeIdleHigh}
+	default: // medium, idle
+		return Decision{Action: ActionDeliver, DeliverAt: ptr(now), Reason: why + "deliver now (wakes)", Code: CodeIdleMedium}
 	}
 }
 

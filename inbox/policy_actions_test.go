@@ -17,17 +17,17 @@ func TestPolicyActionsAsMastra(t *testing.T) {
 	n := Notification{Thread: ThreadKey{Agent: "a", Resource: "r", Thread: "t"}, Source: "quiet", Kind: "k", Summary: "s"}
 
 	d := p.Decide(n.Subject(), PresenceIdle, now)
-	require.Equal(t, Decision{Action: ActionPersist, Reason: "source quiet → persist"}, d)
+	require.Equal(t, Decision{Action: ActionPersist, Reason: "source quiet → persist", Code: "source"}, d)
 	r := NewRecord("r1", "e1", n, d, now)
 	require.Equal(t, StatusPending, r.Status, "in the inbox")
 	require.Nil(t, r.DueAt(), "never sent: no due time")
 
 	d = p.Decide(Subject{Source: "audit", Kind: "k"}, PresenceIdle, now)
-	require.Equal(t, Decision{Action: ActionLog, DeliverAt: at(0), Reason: "source audit → log"}, d)
+	require.Equal(t, Decision{Action: ActionLog, DeliverAt: at(0), Reason: "source audit → log", Code: "source"}, d)
 
 	for _, pres := range []Presence{PresenceIdle, PresenceActive} {
 		d = p.Decide(Subject{Source: "ci", Kind: "k"}, pres, now)
-		require.Equal(t, Decision{Action: ActionQueue, DeliverAt: at(0), FullWhenIdle: true, Reason: "source ci → queue"}, d, pres)
+		require.Equal(t, Decision{Action: ActionQueue, DeliverAt: at(0), FullWhenIdle: true, Reason: "source ci → queue", Code: "source"}, d, pres)
 	}
 
 	// A persisted record absorbs later events and keeps staying untold; a stronger

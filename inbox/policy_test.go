@@ -25,15 +25,16 @@ func TestDefaultTable(t *testing.T) {
 		presence Presence
 		want     Decision
 	}{
-		{PriorityUrgent, PresenceActive, Decision{Action: ActionDeliver, DeliverAt: at(0), Reason: "default: urgent priority, thread active → deliver now"}},
-		{PriorityUrgent, PresenceIdle, Decision{Action: ActionDeliver, DeliverAt: at(0), Reason: "default: urgent priority, thread idle → deliver now (wakes)"}},
-		{PriorityHigh, PresenceActive, Decision{Action: ActionSummarize, SummaryAt: at(0), FullWhenIdle: true, Reason: "default: high priority, thread active → summary now, full notification when idle"}},
-		{PriorityHigh, PresenceIdle, Decision{Action: ActionDeliver, DeliverAt: at(0), Reason: "default: high priority, thread idle → deliver now (wakes)"}},
-		{PriorityMedium, PresenceActive, Decision{Action: ActionSummarize, SummaryAt: at(0), Reason: "default: medium priority, thread active → summary now, details stay in the inbox"}},
-		{PriorityMedium, PresenceIdle, Decision{Action: ActionDeliver, DeliverAt: at(0), Reason: "default: medium priority, thread idle → deliver now (wakes)"}},
-		{PriorityLow, PresenceActive, Decision{Action: ActionSummarize, SummaryAt: at(0), Reason: "default: low priority, thread active → held for a summary, never wakes"}},
-		{PriorityLow, PresenceIdle, Decision{Action: ActionSummarize, SummaryAt: at(0), Reason: "default: low priority, thread idle → held for a summary, never wakes"}},
+		{PriorityUrgent, PresenceActive, Decision{Action: ActionDeliver, DeliverAt: at(0), Reason: "default: urgent priority, thread active → deliver now", Code: "urgent"}},
+		{PriorityUrgent, PresenceIdle, Decision{Action: ActionDeliver, DeliverAt: at(0), Reason: "default: urgent priority, thread idle → deliver now (wakes)", Code: "urgent"}},
+		{PriorityHigh, PresenceActive, Decision{Action: ActionSummarize, SummaryAt: at(0), FullWhenIdle: true, Reason: "default: high priority, thread active → summary now, full notification when idle", Code: "active-high-summary-then-full"}},
+		{PriorityHigh, PresenceIdle, Decision{Action: ActionDeliver, DeliverAt: at(0), Reason: "default: high priority, thread idle → deliver now (wakes)", Code: "idle-high"}},
+		{PriorityMedium, PresenceActive, Decision{Action: ActionSummarize, SummaryAt: at(0), Reason: "default: medium priority, thread active → summary now, details stay in the inbox", Code: "active-batch-summary"}},
+		{PriorityMedium, PresenceIdle, Decision{Action: ActionDeliver, DeliverAt: at(0), Reason: "default: medium priority, thread idle → deliver now (wakes)", Code: "idle-medium"}},
+		{PriorityLow, PresenceActive, Decision{Action: ActionSummarize, SummaryAt: at(0), Reason: "default: low priority, thread active → held for a summary, never wakes", Code: "active-batch-summary"}},
+		{PriorityLow, PresenceIdle, Decision{Action: ActionSummarize, SummaryAt: at(0), Reason: "default: low priority, thread idle → held for a summary, never wakes", Code: "idle-low-summary"}},
 	}
+	// The codes are Mastra's defaultNotificationDeliveryDecision reasons.
 	for _, c := range cases {
 		t.Run(string(c.priority)+"/"+string(c.presence), func(t *testing.T) {
 			require.Equal(t, c.want, p.Decide(Subject{Source: "github", Kind: "comment", Priority: c.priority}, c.presence, now))
@@ -58,25 +59,25 @@ func TestLayersOverrideInOrder(t *testing.T) {
 	decide := func(s Subject) Decision { return p.Decide(s, PresenceActive, now) }
 
 	require.Equal(t, Decision{Action: ActionSummarize, SummaryAt: at(10 * time.Minute),
-		Reason: "rule[0] source=github kind=push → summarize at 2026-11-02T09:10:00Z"},
+		Reason: "rule[0] source=github kind=push → summarize at 2026-11-02T09:10:00Z", Code: "rule"},
 		decide(Subject{Source: "github", Kind: "push", Priority: PriorityLow}))
-	require.Equal(t, Decision{Action: ActionDiscard, Reason: "rule[1] repo=acme/secret → discard"},
+	require.Equal(t, Decision{Action: ActionDiscard, Reason: "rule[1] repo=acme/secret → discard", Code: "rule"},
 		decide(Subject{Source: "github", Kind: "comment", Attributes: Attributes{{Key: "repo", Value: "acme/secret"}}}))
 	require.Equal(t, Decision{Action: ActionDefer, DeliverAt: at(23*time.Hour + 30*time.Minute),
-		Reason: "rule[2] route=night → defer at 2026-11-03T08:30:00Z"},
+		Reason: "rule[2] route=night → defer at 2026-11-03T08:30:00Z", Code: "rule"},
 		decide(Subject{Source: "email", Kind: "email", Route: "night"}))
 	// Sources before priorities.
-	require.Equal(t, Decision{Action: ActionDeliver, DeliverAt: at(0), Reason: "source github → deliver"},
+	require.Equal(t, Decision{Action: ActionDeliver, DeliverAt: at(0), Reason: "source github → deliver", Code: "source"},
 		decide(Subject{Source: "github", Kind: "comment", Priority: PriorityLow}))
-	require.Equal(t, Decision{Action: ActionLog, DeliverAt: at(0), Reason: "source slack → log"},
+	require.Equal(t, Decision{Action: ActionLog, DeliverAt: at(0), Reason: "source slack → log", Code: "source"},
 		decide(Subject{Source: "slack", Kind: "dm"}))
 	// Priorities before the default.
-	require.Equal(t, Decision{Action: ActionDiscard, Reason: "priority low → discard"},
+	require.Equal(t, Decision{Action: ActionDiscard, Reason: "priority low → discard", Code: "priority"},
 		decide(Subject{Source: "email", Kind: "email", Priority: PriorityLow}))
-	require.Equal(t, Decision{Action: ActionSummarize, SummaryAt: at(time.Minute), Reason: "priority high → summarize at 2026-11-02T09:01:00Z"},
+	require.Equal(t, Decision{Action: ActionSummarize, SummaryAt: at(time.Minute), Reason: "priority high → summarize at 2026-11-02T09:01:00Z", Code: "priority"},
 		decide(Subject{Source: "email", Kind: "email", Priority: PriorityHigh}))
 	// The default before the table.
-	require.Equal(t, Decision{Action: ActionDefer, DeliverAt: at(time.Hour), Reason: "policy default → defer at 2026-11-02T10:00:00Z"},
+	require.Equal(t, Decision{Action: ActionDefer, DeliverAt: at(time.Hour), Reason: "policy default → defer at 2026-11-02T10:00:00Z", Code: "default"},
 		decide(Subject{Source: "email", Kind: "email", Priority: PriorityUrgent}))
 }
 

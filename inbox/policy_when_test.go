@@ -28,7 +28,7 @@ func TestPolicyWhenExamples(t *testing.T) {
 	require.Equal(t, "default: medium priority, thread idle → deliver now (wakes)", p.Decide(human, PresenceIdle, now).Reason)
 	d = p.Decide(human, PresenceActive, now)
 	require.Equal(t, Decision{Action: ActionDefer, DeliverAt: at(30 * time.Minute),
-		Reason: `rule[1] when presence == "active" && priority == "medium" → defer at 2026-11-02T09:30:00Z`}, d)
+		Reason: `rule[1] when presence == "active" && priority == "medium" → defer at 2026-11-02T09:30:00Z`, Code: CodeRule}, d)
 
 	ci := Subject{Source: "github", Kind: "ci-failure", Priority: PriorityHigh, DeliverAs: DeliverAsNotification,
 		Payload: condition.DecodePayload([]byte(`{"action":"completed","check_run":{"name":"lint (go 1.26)","conclusion":"failure"}}`))}

@@ -1,6 +1,9 @@
 package inbox
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"maps"
 	"time"
 )
@@ -13,6 +16,7 @@ func NewRecord(id, eventID string, n Notification, d Decision, now time.Time) Re
 		EventID:        eventID,
 		Route:          n.Route,
 		Source:         n.Source,
+		SourceID:       n.SourceID,
 		Kind:           n.Kind,
 		Priority:       n.Priority,
 		Summary:        n.Summary,
@@ -43,6 +47,7 @@ func NewRecord(id, eventID string, n Notification, d Decision, now time.Time) Re
 	r.apply(d)
 	if d.Action == ActionDiscard {
 		r.Status = StatusDiscarded
+		r.DiscardedAt = &now
 	}
 	return r
 }
@@ -76,6 +81,9 @@ func (r *Record) Merge(n Notification, d Decision, now time.Time) {
 	}
 	if n.StreamOptions != nil {
 		r.StreamOptions = maps.Clone(n.StreamOptions)
+	}
+	if n.SourceID != "" {
+		r.SourceID = n.SourceID
 	}
 	r.Attributes = r.Attributes.Merge(n.Attributes)
 	if r.Metadata == nil {
@@ -117,4 +125,42 @@ func earlier(a, b *time.Time) *time.Time {
 		return a
 	}
 	return b
+}
+
+// MarshalJSON writes the record with Mastra's flat field names beside the gateway's:
+// agentId, resourceId and threadId beside thread, deliveryAttempts beside attempts and
+// lastDeliveryError beside lastError.
+func (r Record) MarshalJSON() ([]byte, error) {
+	type plain Record // no MarshalJSON: no recursion
+	return json.Marshal(struct {
+		plain
+		AgentID           string `json:"agentId"`
+		ResourceID        string `json:"resourceId"`
+		ThreadID          string `json:"threadId"`
+		DeliveryAttempts  int    `json:"deliveryAttempts"`
+		LastDeliveryError string `json:"lastDeliveryError,omitempty"`
+	}{plain(r), r.Thread.Agent, r.Thread.Resource, r.Thread.Thread, r.Attempts, r.LastError})
+}
+
+// JSONWith writes the record followed by the fields of extra (a struct or map that
+// renders as a non-empty JSON object): for types that embed a Record, whose own fields
+// its MarshalJSON would otherwise hide.
+func (r Record) JSONWith(extra any) ([]byte, error) {
+	base, err := r.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	more, err := json.Marshal(extra)
+	if err != nil {
+		return nil, err
+	}
+	more = bytes.TrimSpace(more)
+	if len(more) < 2 || more[0] != '{' {
+		return nil, fmt.Errorf("encode record: extra fields render as %.20s, not an object", more)
+	}
+	if string(more) == "{}" {
+		return base, nil
+	}
+	out := append(base[:len(base)-1:len(base)-1], ',')
+	return append(out, more[1:]...), nil
 }

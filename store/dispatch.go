@@ -271,7 +271,7 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 	}
 	for _, d := range o.Delivered {
 		// attempts counts the one that succeeded; a pass that knows none keeps the count.
-		res, err := w.exec(ctx, qMarkDelivered, d.SignalID, now, now, d.Attempts, d.Attempts, d.RecordID, micros(d.UpdatedAt), d.Coalesced)
+		res, err := w.exec(ctx, qMarkDelivered, d.SignalID, now, now, now, d.Attempts, d.Attempts, d.RecordID, micros(d.UpdatedAt), d.Coalesced)
 		if err != nil {
 			return fmt.Errorf("mark record %s delivered: %w", d.RecordID, err)
 		}
@@ -284,7 +284,7 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 	for _, d := range o.Summarized {
 		// Summarised records stay pending (they keep absorbing duplicates); their summary
 		// is done unless a merge asked for a new one meanwhile.
-		res, err := w.exec(ctx, qMarkSummarized, d.SignalID, d.Attempts, d.Attempts, d.Attempts, d.Attempts,
+		res, err := w.exec(ctx, qMarkSummarized, d.SignalID, now, d.Attempts, d.Attempts, d.Attempts, d.Attempts,
 			d.RecordID, micros(d.UpdatedAt), d.Coalesced)
 		if err != nil {
 			return fmt.Errorf("mark record %s summarised: %w", d.RecordID, err)
@@ -297,10 +297,10 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 	}
 	for _, f := range o.Failures {
 		query := qRecordRetry
-		args := []any{f.Attempts, nullMicros(f.NextAttemptAt), nullMicros(f.NextAttemptAt), f.Error, micros(f.FirstAttemptAt), f.RecordID}
+		args := []any{f.Attempts, nullMicros(f.NextAttemptAt), nullMicros(f.NextAttemptAt), f.Error, now, micros(f.FirstAttemptAt), f.RecordID}
 		if f.Failed {
 			query = qRecordFailed
-			args = []any{f.Attempts, f.Error, now, f.RecordID}
+			args = []any{f.Attempts, f.Error, now, now, f.RecordID}
 		}
 		if _, err := w.exec(ctx, query, args...); err != nil {
 			return fmt.Errorf("record failure of %s: %w", f.RecordID, err)

@@ -111,8 +111,8 @@ func (s *Store) MarkSeen(ctx context.Context, ids []string, now time.Time) error
 		if err != nil {
 			return err
 		}
-		in, args, err := sqlx.In(`UPDATE records SET status = 'seen', updated_at = ?, due_at = NULL, lease_owner = NULL, lease_until = NULL
-			WHERE id IN (?) AND status IN ('pending', 'delivered')`, micros(now), ids)
+		in, args, err := sqlx.In(`UPDATE records SET status = 'seen', updated_at = ?, seen_at = COALESCE(seen_at, ?), due_at = NULL,
+			lease_owner = NULL, lease_until = NULL WHERE id IN (?) AND status IN ('pending', 'delivered')`, micros(now), micros(now), ids)
 		if err != nil {
 			return err
 		}
@@ -141,9 +141,13 @@ func (s *Store) TransitionRecord(ctx context.Context, k inbox.ThreadKey, id stri
 				return err
 			}
 		}
-		in, args, err := sqlx.In(`UPDATE records SET status = ?, updated_at = ?, due_at = NULL, lease_owner = NULL, lease_until = NULL
-			WHERE id = ? AND agent = ? AND resource_id = ? AND thread_id = ? AND status IN (?)`,
-			string(to), micros(now), id, k.Agent, k.Resource, k.Thread, from)
+		stamp := ""
+		if col := statusStamp(to); col != "" {
+			stamp = col + ` = COALESCE(` + col + `, ?), `
+		}
+		in, args, err := sqlx.In(`UPDATE records SET status = ?, updated_at = ?, `+stamp+`due_at = NULL,
+			lease_owner = NULL, lease_until = NULL WHERE id = ? AND agent = ? AND resource_id = ? AND thread_id = ? AND status IN (?)`,
+			append([]any{string(to), micros(now)}, stampArgs(stamp, micros(now), id, k.Agent, k.Resource, k.Thread, from)...)...)
 		if err != nil {
 			return err
 		}
@@ -173,4 +177,28 @@ func (s *Store) TransitionRecord(ctx context.Context, k inbox.ThreadKey, id stri
 		return inbox.Record{}, false, fmt.Errorf("set record %s %s: %w", id, to, err)
 	}
 	return out, changed, nil
+}
+
+// stampArgs is rest, preceded by now when a stamp column is set.
+func stampArgs(stamp string, now int64, rest ...any) []any {
+	if stamp == "" {
+		return rest
+	}
+	return append([]any{now}, rest...)
+}
+
+// statusStamp is the column holding when a record first reached status to; "" for a
+// status without one of its own.
+func statusStamp(to inbox.Status) string {
+	switch to {
+	case inbox.StatusSeen:
+		return "seen_at"
+	case inbox.StatusDismissed:
+		return "dismissed_at"
+	case inbox.StatusArchived:
+		return "archived_at"
+	case inbox.StatusDiscarded:
+		return "discarded_at"
+	}
+	return ""
 }

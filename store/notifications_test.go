@@ -95,3 +95,33 @@ func TestTransitionRecord(t *testing.T) {
 		require.ErrorIs(t, err, inbox.ErrNotFound)
 	})
 }
+
+// TestRecordMastraFields: a record keeps its sourceId (never a merge key: a second
+// notification with the same key but another sourceId merges and the newer id wins) and
+// the times Mastra's records carry: seenAt, dismissedAt, archivedAt (each set once).
+func TestRecordMastraFields(t *testing.T) {
+	ctx := context.Background()
+	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+		n := comment("x", "same", "")
+		n.SourceID = "42"
+		id := ingest(t, svc, "d1", n).Records[0].RecordID
+		n.SourceID = "43"
+		again := ingest(t, svc, "d2", n).Records[0]
+		require.True(t, again.Merged, "sourceId is no merge key")
+		got, err := s.ThreadRecordsByID(ctx, thread, []string{id})
+		require.NoError(t, err)
+		require.Equal(t, "43", got[0].SourceID)
+		require.Nil(t, got[0].SeenAt)
+
+		t1, t2 := t0.Add(time.Minute), t0.Add(2*time.Minute)
+		require.NoError(t, s.MarkSeen(ctx, []string{id}, t1))
+		r, _, err := s.TransitionRecord(ctx, thread, id, inbox.StatusDismissed, []inbox.Status{inbox.StatusSeen}, t2)
+		require.NoError(t, err)
+		require.True(t, r.SeenAt.Equal(t1))
+		require.True(t, r.DismissedAt.Equal(t2))
+		r, _, err = s.TransitionRecord(ctx, thread, id, inbox.StatusArchived, []inbox.Status{inbox.StatusDismissed}, t2.Add(time.Minute))
+		require.NoError(t, err)
+		require.True(t, r.SeenAt.Equal(t1), "seenAt stays")
+		require.True(t, r.ArchivedAt.Equal(t2.Add(time.Minute)))
+	})
+}

@@ -114,6 +114,15 @@ func (b *PGBroker) Publish(k inbox.ThreadKey) {
 }
 
 // Subscribe registers a local subscriber of k.
+// PublishLive hands a live-only frame to this replica's subscribers: a transient
+// signal reaches the streams connected to the replica that accepted it.
+func (b *PGBroker) PublishLive(k inbox.ThreadKey, f agent.Frame) { b.local.PublishLive(k, f) }
+
+// SubscribeLive is this replica's live-only frames of k.
+func (b *PGBroker) SubscribeLive(k inbox.ThreadKey) (<-chan agent.Frame, func()) {
+	return b.local.SubscribeLive(k)
+}
+
 func (b *PGBroker) Subscribe(k inbox.ThreadKey) (<-chan struct{}, func()) {
 	ch, unsub := b.local.Subscribe(k)
 	b.mu.Lock()

@@ -28,13 +28,16 @@ const (
 	qPresence = `SELECT COUNT(*) FROM runs
 		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND status = 'open' AND lease_until > ?`
 	qInsertRecord = `INSERT INTO records (` + recordColumns + `, priority_rank, due_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+		?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qUpdateRecord = `UPDATE records SET agent = ?, resource_id = ?, thread_id = ?, event_id = ?, route = ?,
 		source = ?, kind = ?, priority = ?, summary = ?, payload = ?, dedupe_key = ?, coalesce_key = ?,
 		attributes = ?, metadata = ?, deliver_as = ?, status = ?, coalesced_count = ?, action = ?, reason = ?,
 		deliver_at = ?, summary_at = ?, full_when_idle = ?, attempts = ?, next_attempt_at = ?, last_error = ?,
 		delivered_signal_id = ?, summary_signal_id = ?, created_at = ?, updated_at = ?, delivered_at = ?,
-		net_key = ?, net_state = ?, rest_state = ?, superseded_by = ?, operator_action = ?, stream_options = ?, priority_rank = ?, due_at = ? WHERE id = ?`
+		net_key = ?, net_state = ?, rest_state = ?, superseded_by = ?, operator_action = ?, stream_options = ?,
+		source_id = ?, last_attempt_at = ?, seen_at = ?, dismissed_at = ?, archived_at = ?, discarded_at = ?,
+		priority_rank = ?, due_at = ? WHERE id = ?`
 )
 
 // The dispatcher's completion statements (CompleteThread), prepared like the ingest's.
@@ -49,11 +52,11 @@ const (
 		lease_until = CASE WHEN lease_owner = ? THEN ? ELSE lease_until END
 		WHERE agent = ? AND resource_id = ? AND thread_id = ? RETURNING last_seq`
 	qMarkDelivered = `UPDATE records SET status = 'delivered', delivered_signal_id = ?, delivered_at = ?,
-		updated_at = ?, due_at = NULL, next_attempt_at = NULL, last_error = '', lease_owner = NULL, lease_until = NULL,
+		updated_at = ?, last_attempt_at = ?, due_at = NULL, next_attempt_at = NULL, last_error = '', lease_owner = NULL, lease_until = NULL,
 		attempts = CASE WHEN ? > attempts THEN ? ELSE attempts END
 		WHERE id = ? AND status = 'pending' AND updated_at = ? AND coalesced_count = ?`
 	// A delivered summary counts its attempt and starts the full notification's round.
-	qMarkSummarized = `UPDATE records SET summary_signal_id = ?, summary_at = NULL, due_at = deliver_at,
+	qMarkSummarized = `UPDATE records SET summary_signal_id = ?, summary_at = NULL, due_at = deliver_at, last_attempt_at = ?,
 		attempts = CASE WHEN ? > attempts THEN ? ELSE attempts END,
 		attempts_base = CASE WHEN ? > attempts THEN ? ELSE attempts END,
 		next_attempt_at = NULL, first_attempt_at = NULL, last_error = ''
@@ -61,15 +64,15 @@ const (
 	qHoldForSummary = `UPDATE records SET action = 'summarize', reason = ?, deliver_at = NULL, full_when_idle = ?,
 		summary_at = ?, due_at = ? WHERE id = ? AND status = 'pending' AND updated_at = ? AND coalesced_count = ?`
 	qMarkSummaryID = `UPDATE records SET summary_signal_id = ? WHERE id = ? AND status = 'pending'`
-	qRecordRetry   = `UPDATE records SET attempts = ?, next_attempt_at = ?, due_at = ?, last_error = ?,
+	qRecordRetry   = `UPDATE records SET attempts = ?, next_attempt_at = ?, due_at = ?, last_error = ?, last_attempt_at = ?,
 		first_attempt_at = COALESCE(first_attempt_at, ?) WHERE id = ? AND status = 'pending'`
-	qRecordFailed = `UPDATE records SET status = 'failed', attempts = ?, last_error = ?, updated_at = ?, due_at = NULL,
+	qRecordFailed = `UPDATE records SET status = 'failed', attempts = ?, last_error = ?, updated_at = ?, last_attempt_at = ?, due_at = NULL,
 		next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = ? AND status = 'pending'`
 	qInsertAttempt = `INSERT INTO delivery_attempts
 		(agent, resource_id, thread_id, target, signal_id, record_ids, attempt, outcome, status_code, error, duration_us, attempted_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qInsertFrame = `INSERT INTO signals (` + frameColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent, resource_id, thread_id, id) DO NOTHING`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent, resource_id, thread_id, id) DO NOTHING`
 )
 
 // Runs and the thread log (opening a run, a wake, a frame appended outside a pass).

@@ -19,7 +19,8 @@ const recordColumns = `id, agent, resource_id, thread_id, event_id, route, sourc
 	dedupe_key, coalesce_key, attributes, metadata, deliver_as, status, coalesced_count, action, reason,
 	deliver_at, summary_at, full_when_idle, attempts, next_attempt_at, last_error,
 	delivered_signal_id, summary_signal_id, created_at, updated_at, delivered_at,
-	net_key, net_state, rest_state, superseded_by, operator_action, stream_options`
+	net_key, net_state, rest_state, superseded_by, operator_action, stream_options,
+	source_id, last_attempt_at, seen_at, dismissed_at, archived_at, discarded_at`
 
 // recordReadColumns adds what only the dispatcher and single-record reads need; inserts
 // and merges never write it.
@@ -66,6 +67,12 @@ type recordRow struct {
 	SupersededBy   string         `db:"superseded_by"`
 	OperatorAction string         `db:"operator_action"`
 	StreamOptions  string         `db:"stream_options"`
+	SourceID       string         `db:"source_id"`
+	LastAttemptAt  sql.NullInt64  `db:"last_attempt_at"`
+	SeenAt         sql.NullInt64  `db:"seen_at"`
+	DismissedAt    sql.NullInt64  `db:"dismissed_at"`
+	ArchivedAt     sql.NullInt64  `db:"archived_at"`
+	DiscardedAt    sql.NullInt64  `db:"discarded_at"`
 }
 
 func (row *recordRow) record() (inbox.Record, error) {
@@ -103,6 +110,12 @@ func (row *recordRow) record() (inbox.Record, error) {
 		RestState:      row.RestState,
 		SupersededBy:   row.SupersededBy,
 		OperatorAction: row.OperatorAction,
+		SourceID:       row.SourceID,
+		LastAttemptAt:  fromNullMicros(row.LastAttemptAt),
+		SeenAt:         fromNullMicros(row.SeenAt),
+		DismissedAt:    fromNullMicros(row.DismissedAt),
+		ArchivedAt:     fromNullMicros(row.ArchivedAt),
+		DiscardedAt:    fromNullMicros(row.DiscardedAt),
 	}
 	if row.Payload.Valid {
 		r.Payload = json.RawMessage(row.Payload.String)
@@ -185,7 +198,9 @@ func recordArgs(r *inbox.Record) ([]any, error) {
 		nullMicros(r.DeliverAt), nullMicros(r.SummaryAt), r.FullWhenIdle, r.Attempts, nullMicros(r.NextAttemptAt),
 		cleanText(r.LastError), nullString(r.SignalID), nullString(r.SummarySignal),
 		micros(r.CreatedAt), micros(r.UpdatedAt), nullMicros(r.DeliveredAt),
-		r.NetKey, r.State, r.RestState, r.SupersededBy, cleanText(r.OperatorAction), string(streamOptions)}, nil
+		r.NetKey, r.State, r.RestState, r.SupersededBy, cleanText(r.OperatorAction), string(streamOptions),
+		cleanText(r.SourceID), nullMicros(r.LastAttemptAt), nullMicros(r.SeenAt), nullMicros(r.DismissedAt),
+		nullMicros(r.ArchivedAt), nullMicros(r.DiscardedAt)}, nil
 }
 
 func (s *Store) insertRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) error {

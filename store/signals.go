@@ -15,7 +15,7 @@ import (
 )
 
 const frameColumns = `agent, resource_id, thread_id, seq, id, event, run_id, action, type, tag_name, contents,
-	attributes, metadata, xml, record_ids, run_status, origin, signal_created_at, accepted_at, created_at`
+	attributes, metadata, xml, record_ids, run_status, origin, signal_created_at, accepted_at, created_at, signal_extra`
 
 type frameRow struct {
 	Agent           string        `db:"agent"`
@@ -38,6 +38,13 @@ type frameRow struct {
 	SignalCreatedAt sql.NullInt64 `db:"signal_created_at"`
 	AcceptedAt      sql.NullInt64 `db:"accepted_at"`
 	CreatedAt       int64         `db:"created_at"`
+	Extra           string        `db:"signal_extra"`
+}
+
+// signalExtra is what signal_extra holds: a signal's Mastra fields beyond the tag.
+type signalExtra struct {
+	Parts           []agent.Part   `json:"parts,omitempty"`
+	ProviderOptions map[string]any `json:"providerOptions,omitempty"`
 }
 
 func (row *frameRow) frame() (agent.Frame, error) {
@@ -59,6 +66,13 @@ func (row *frameRow) frame() (agent.Frame, error) {
 	}
 	if err := json.Unmarshal([]byte(row.Metadata), &f.Signal.Metadata); err != nil {
 		return f, fmt.Errorf("decode metadata of frame %s: %w", row.ID, err)
+	}
+	if row.Extra != "" && row.Extra != "{}" {
+		var x signalExtra
+		if err := json.Unmarshal([]byte(row.Extra), &x); err != nil {
+			return f, fmt.Errorf("decode parts of frame %s: %w", row.ID, err)
+		}
+		f.Signal.Parts, f.Signal.ProviderOptions = x.Parts, x.ProviderOptions
 	}
 	if t := fromNullMicros(row.SignalCreatedAt); t != nil {
 		f.Signal.CreatedAt = *t
@@ -142,9 +156,14 @@ func (s *Store) insertFrameTx(ctx context.Context, tx *sqlx.Tx, f agent.Frame) (
 	if err != nil {
 		return false, fmt.Errorf("encode record ids: %w", err)
 	}
+	extra, err := json.Marshal(signalExtra{Parts: f.Signal.Parts, ProviderOptions: f.Signal.ProviderOptions})
+	if err != nil {
+		return false, fmt.Errorf("encode parts: %w", err)
+	}
 	res, err := s.writeTx(tx).exec(ctx, qInsertFrame, cleanText(k.Agent), cleanText(k.Resource), cleanText(k.Thread), seq, cleanText(f.ID), f.Event, cleanText(f.RunID),
 		string(f.Action), cleanText(string(f.Signal.Type)), cleanText(f.Signal.TagName), cleanText(f.Signal.Contents),
-		string(attrs), string(metaJSON), cleanText(f.XML), string(idsJSON), f.RunStatus, f.Origin, nullTime(f.Signal.CreatedAt), nullTime(f.Signal.AcceptedAt), micros(f.CreatedAt))
+		string(attrs), string(metaJSON), cleanText(f.XML), string(idsJSON), f.RunStatus, f.Origin, nullTime(f.Signal.CreatedAt), nullTime(f.Signal.AcceptedAt), micros(f.CreatedAt),
+		string(cleanJSON(extra)))
 	if err != nil {
 		return false, fmt.Errorf("insert frame: %w", err)
 	}

@@ -106,7 +106,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"malformed JSON", sig, `{"signal": {"type": "user",`, 400, "malformed JSON"},
 		{"syntax error", sig, `{"signal": {"type": user}}`, 400, "malformed JSON at byte"},
-		{"wrong field type", sig, `{"signal": {"type": "user", "contents": 5}}`, 400, "field signal.contents: want a string"},
+		{"wrong field type", sig, `{"signal": {"type": "user", "contents": 5}}`, 400, "signal.contents: want a string or an array"},
 		{"trailing data", sig, `{"signal": {"type": "user"}} {}`, 400, "unexpected data after the JSON object"},
 		{"empty body", sig, ``, 400, "want a JSON object"},
 		{"no signal", sig, `{}`, 400, "signal: required"},
@@ -166,11 +166,14 @@ func TestBadInput(t *testing.T) {
 }
 
 type signalAnswer struct {
-	ID      string `json:"id"`
-	Action  string `json:"action"`
-	RunID   string `json:"runId"`
-	Skipped string `json:"skipped"`
-	Version int    `json:"version"`
+	Accepted bool           `json:"accepted"`
+	ID       string         `json:"id"`
+	Action   string         `json:"action"`
+	RunID    string         `json:"runId"`
+	Signal   map[string]any `json:"signal"`
+	Skipped  bool           `json:"skipped"`
+	Reason   string         `json:"reason"`
+	Version  int            `json:"version"`
 }
 
 func send(t *testing.T, e *deliverytest.Env, k inbox.ThreadKey, body string) signalAnswer {
@@ -215,10 +218,12 @@ func TestSignalPersistAndDiscard(t *testing.T) {
 	k := coderThread
 	persistIdle := send(t, e, k, `{"signal": {"type": "user", "contents": "fyi"}, "ifIdle": {"behavior": "persist"}}`)
 	require.Equal(t, "persist", persistIdle.Action)
-	require.Empty(t, persistIdle.RunID)
+	require.Equal(t, persistIdle.ID, persistIdle.RunID, "persist answers the signal id as runId, as Mastra's route")
 	discard := send(t, e, k, `{"signal": {"type": "user", "contents": "drop me"}, "ifIdle": {"behavior": "discard"}}`)
 	require.Equal(t, "discard", discard.Action)
-	require.Empty(t, discard.ID)
+	require.True(t, discard.Accepted)
+	require.Equal(t, discard.ID, discard.RunID)
+	require.Equal(t, "drop me", discard.Signal["contents"], "the signal that was discarded")
 	log := e.Log(k)
 	require.Len(t, log, 1, "discard stores nothing; persist never wakes")
 	require.Equal(t, agent.ActionPersist, log[0].Action)
@@ -230,7 +235,8 @@ func TestSignalPersistAndDiscard(t *testing.T) {
 	run := e.OpenRun(k)
 	persistActive := send(t, e, k, `{"signal": {"type": "system-reminder", "contents": "tests pass"}, "ifActive": {"behavior": "persist"}}`)
 	require.Equal(t, "persist", persistActive.Action)
-	require.Equal(t, run.ID, persistActive.RunID)
+	require.Equal(t, persistActive.ID, persistActive.RunID)
+	require.Equal(t, run.ID, e.Log(k)[2].RunID, "logged in the run")
 	discardActive := send(t, e, k, `{"signal": {"type": "user", "contents": "x"}, "ifActive": {"behavior": "discard"}}`)
 	require.Equal(t, "discard", discardActive.Action)
 	log = e.Log(k)
@@ -254,7 +260,9 @@ func TestStateSignalSkip(t *testing.T) {
 	require.Equal(t, "deliver", first.Action)
 	require.Equal(t, 1, first.Version)
 	again := send(t, e, k, body)
-	require.Equal(t, agent.SkipUnchanged, again.Skipped)
+	require.True(t, again.Skipped)
+	require.True(t, again.Accepted)
+	require.Equal(t, agent.SkipUnchanged, again.Reason)
 	require.Equal(t, "discard", again.Action)
 	require.Equal(t, 1, again.Version)
 	delta := send(t, e, k, `{"signal": {"type": "state", "id": "ci", "contents": "+1 test", "cacheKey": "sha-1", "mode": "delta"}}`)

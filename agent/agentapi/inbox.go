@@ -1,6 +1,7 @@
 package agentapi
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"strconv"
@@ -14,13 +15,29 @@ import (
 )
 
 // createNotification is POST …/notifications (see agent.Service.CreateNotification):
-// 201 when a new record was made.
+// 201 when a new record was made. A JSON array creates up to 100 at once
+// (agent.Service.CreateNotifications), answered as an array in input order: 201 when
+// any new record was made.
 func (a *API) createNotification(c echo.Context, k inbox.ThreadKey) error {
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
 		return err
 	}
-	res, err := a.svc.CreateNotification(c.Request().Context(), k, body, c.Request().Header.Get("Idempotency-Key"))
+	key := c.Request().Header.Get("Idempotency-Key")
+	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
+		out, err := a.svc.CreateNotifications(c.Request().Context(), k, body, key)
+		if err != nil {
+			return err
+		}
+		status := http.StatusOK
+		for _, r := range out {
+			if r.Created {
+				status = http.StatusCreated
+			}
+		}
+		return c.JSON(status, out)
+	}
+	res, err := a.svc.CreateNotification(c.Request().Context(), k, body, key)
 	if err != nil {
 		return err
 	}

@@ -50,6 +50,12 @@ func (a *API) serveStreamCapped(c echo.Context, k inbox.ThreadKey, caps *streamC
 	// Subscribe before the first read: a frame committed in between still wakes us.
 	wake, unsubscribe := a.broker.Subscribe(k)
 	defer unsubscribe()
+	var live <-chan agent.Frame // nil (never ready) when the broker has no live frames
+	if ls, ok := a.broker.(agent.LiveSubscriber); ok {
+		var unsubscribeLive func()
+		live, unsubscribeLive = ls.SubscribeLive(k)
+		defer unsubscribeLive()
+	}
 	a.subscribers(1)
 	defer a.subscribers(-1)
 	defer release() // before the gauge says closed: the place is free by then
@@ -113,6 +119,14 @@ func (a *API) serveStreamCapped(c echo.Context, k inbox.ThreadKey, caps *streamC
 			if !ok {
 				return nil // broker stopped
 			}
+		case f, ok := <-live:
+			if !ok {
+				return nil // broker stopped
+			}
+			// No id line: a live-only frame has no place in the log to resume from.
+			if err := writeLiveFrame(w, f); err != nil {
+				return nil
+			}
 		case <-keepAlive.C:
 			// The loop then reads the log again: one indexed query per subscriber every
 			// keep-alive, and a safety net should a wake-up ever be lost.
@@ -159,6 +173,15 @@ func writeFrame(w io.Writer, f agent.Frame) error {
 	}
 	// json.Marshal never emits a raw newline, so the data fits one `data:` line.
 	_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", f.Seq, f.Event, data)
+	return err
+}
+
+func writeLiveFrame(w io.Writer, f agent.Frame) error {
+	data, err := json.Marshal(f)
+	if err != nil {
+		return fmt.Errorf("encode frame %s: %w", f.ID, err)
+	}
+	_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", f.Event, data)
 	return err
 }
 

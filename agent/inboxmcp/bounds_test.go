@@ -74,6 +74,11 @@ func (f *fakeInbox) InboxToolReadRecords(context.Context, inbox.ThreadKey, strin
 	return agent.InboxToolRead{}, f.fail
 }
 
+func (f *fakeInbox) CreateNotifications(context.Context, inbox.ThreadKey, []byte, string) ([]agent.NotificationResult, error) {
+	f.calls.Add(1)
+	return nil, f.fail
+}
+
 func serve(t *testing.T, f *fakeInbox, opts ...Option) (*Server, *httptest.Server) {
 	t.Helper()
 	s := New(f, append([]Option{WithLogger(slog.New(slog.DiscardHandler))}, opts...)...)

@@ -52,6 +52,7 @@ type Inbox interface {
 	CreateNotification(ctx context.Context, k inbox.ThreadKey, body []byte, idempotencyKey string) (agent.NotificationResult, error)
 	InboxToolList(ctx context.Context, k inbox.ThreadKey, q agent.InboxToolQuery, search bool) (agent.InboxToolPage, error)
 	InboxToolReadRecords(ctx context.Context, k inbox.ThreadKey, id string, q agent.InboxToolQuery) (agent.InboxToolRead, error)
+	CreateNotifications(ctx context.Context, k inbox.ThreadKey, body []byte, idempotencyKey string) ([]agent.NotificationResult, error)
 }
 
 // Server is the MCP endpoint.

@@ -195,6 +195,7 @@ func TestCallEachTool(t *testing.T) {
 	c := created.RecordID
 	call(t, cs, "notify", args(k, map[string]any{"kind": "mention", "source": "slack", "summary": "Jane: ping", "priority": "low", "deliveryId": "once"}), &created)
 	require.Equal(t, c, created.RecordID, "a retried notify is a no-op")
+	notifyBatch(t, e.Env, cs, inbox.ThreadKey{Agent: k.Agent, Resource: k.Resource, Thread: "batch"})
 
 	// inbox_list: newest first, filters, cursor, no payload; the same page as the API.
 	var list pageOut
@@ -354,4 +355,34 @@ func TestAuth(t *testing.T) {
 	css := session(t, e, deliverytest.SupportToken)
 	call(t, css, "inbox_list", args(support, nil), nil)
 	require.Contains(t, toolError(t, css, "inbox_list", args(coderThread, map[string]any{"agentId": "coder"})), "forbidden")
+}
+
+// notifyBatch: notify takes sourceId and Mastra's array form (notifications), answering
+// results in input order; both forms at once are refused.
+func notifyBatch(t *testing.T, e *deliverytest.Env, cs *mcp.ClientSession, k inbox.ThreadKey) {
+	t.Helper()
+	var batch struct {
+		Results []struct {
+			Accepted bool   `json:"accepted"`
+			RecordID string `json:"recordId"`
+			Record   struct {
+				SourceID string `json:"sourceId"`
+				Summary  string `json:"summary"`
+			} `json:"record"`
+		} `json:"results"`
+	}
+	call(t, cs, "notify", args(k, map[string]any{"notifications": []any{
+		map[string]any{"kind": "note", "summary": "batch one", "sourceId": "42", "priority": "low"},
+		map[string]any{"kind": "note", "summary": "batch two", "priority": "low"},
+	}}), &batch)
+	require.Len(t, batch.Results, 2)
+	require.Equal(t, "batch one", batch.Results[0].Record.Summary)
+	require.Equal(t, "42", batch.Results[0].Record.SourceID)
+	require.Equal(t, "batch two", batch.Results[1].Record.Summary)
+	require.Contains(t, toolError(t, cs, "notify", args(k, map[string]any{"kind": "note", "summary": "x",
+		"notifications": []any{map[string]any{"kind": "note", "summary": "y"}}})), "not both")
+	for _, r := range batch.Results {
+		_, err := e.Store.ThreadRecordsByID(t.Context(), k, []string{r.RecordID})
+		require.NoError(t, err)
+	}
 }

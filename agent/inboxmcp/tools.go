@@ -52,9 +52,10 @@ type actArgs struct {
 
 // notifyBody is the agent API's create-notification body, sent as is.
 type notifyBody struct {
-	Summary     string         `json:"summary" jsonschema:"What happened or what to do, in a sentence a model can act on: this is what the thread's agent sees."`
-	Kind        string         `json:"kind" jsonschema:"A short label of what this is (e.g. reminder, handoff, ci-failure); dedupe and coalescing group by it."`
+	Summary     string         `json:"summary,omitempty" jsonschema:"What happened or what to do, in a sentence a model can act on: this is what the thread's agent sees. Required unless notifications is given."`
+	Kind        string         `json:"kind,omitempty" jsonschema:"A short label of what this is (e.g. reminder, handoff, ci-failure); dedupe and coalescing group by it. Required unless notifications is given."`
 	Source      string         `json:"source,omitempty" jsonschema:"Where it comes from (default agent-api)."`
+	SourceID    string         `json:"sourceId,omitempty" jsonschema:"The id of the object it is about in its source system (an issue number, a message id): kept and returned, never used to merge."`
 	Priority    string         `json:"priority,omitempty" jsonschema:"urgent and high reach the agent at once (waking an idle thread); medium (default) wakes an idle thread and is summarised to a busy one; low waits for the next summary."`
 	Payload     map[string]any `json:"payload,omitempty" jsonschema:"Structured data kept with the notification for inbox_read; not shown to the model in the notification itself."`
 	Attributes  map[string]any `json:"attributes,omitempty" jsonschema:"A few string, number or boolean attributes rendered on the notification's XML tag."`
@@ -66,6 +67,8 @@ type notifyBody struct {
 type notifyArgs struct {
 	threadArgs
 	notifyBody
+	// Notifications creates several at once instead (Mastra's array form).
+	Notifications []notifyBody `json:"notifications,omitempty" jsonschema:"Up to 100 notifications to create at once instead of one; the answer's results follow their order."`
 }
 
 // listed is a notification as listings show it: what a model needs to choose, without
@@ -144,6 +147,8 @@ func (s *Server) addTools() {
 			p["summary"].MinLength = ptr(1)
 			p["kind"].MinLength, p["kind"].MaxLength = ptr(1), ptr(inbox.MaxLabelBytes)
 			p["source"].MaxLength = ptr(inbox.MaxLabelBytes)
+			p["sourceId"].MaxLength = ptr(inbox.MaxKeyBytes)
+			p["notifications"].MaxItems = ptr(agent.MaxNotificationBatch)
 			p["priority"].Enum = []any{"low", "medium", "high", "urgent"}
 			for _, k := range []string{"dedupeKey", "coalesceKey", "deliveryId"} {
 				p[k].MaxLength = ptr(maxID)
@@ -283,6 +288,24 @@ func (s *Server) notifyTool(ctx context.Context, req *mcp.CallToolRequest, a not
 	defer cancel()
 	if err != nil {
 		return nil, nil, s.toolError("notify", err)
+	}
+	if a.Notifications != nil {
+		if single, _ := json.Marshal(a.notifyBody); string(single) != "{}" {
+			return nil, nil, s.toolError("notify", agent.NewError(agent.KindInvalid, "bad_request",
+				"give either one notification's fields or notifications, not both"))
+		}
+		body, err := json.Marshal(a.Notifications)
+		if err != nil {
+			return nil, nil, s.toolError("notify", fmt.Errorf("encode the notifications: %w", err))
+		}
+		res, err := s.inbox.CreateNotifications(ctx, k, body, "")
+		if err != nil {
+			return nil, nil, s.toolError("notify", err)
+		}
+		return nil, map[string]any{"results": res}, nil
+	}
+	if a.Summary == "" {
+		return nil, nil, s.toolError("notify", agent.NewError(agent.KindInvalid, "bad_request", "summary: required (or notifications)"))
 	}
 	body, err := json.Marshal(a.notifyBody)
 	if err != nil {

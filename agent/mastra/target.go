@@ -67,10 +67,13 @@ type wireSignal struct {
 	ID         string           `json:"id"`
 	Type       agent.SignalType `json:"type"`
 	TagName    string           `json:"tagName"`
-	Contents   string           `json:"contents"`
+	Contents   any              `json:"contents"` // a string, or the sender's parts
 	Attributes inbox.Attributes `json:"attributes"`
 	Metadata   map[string]any   `json:"metadata"`
 	CreatedAt  *time.Time       `json:"createdAt,omitempty"`
+	// ProviderOptions and Transient pass through as the sender gave them.
+	ProviderOptions map[string]any `json:"providerOptions,omitempty"`
+	Transient       bool           `json:"transient,omitempty"`
 }
 
 // wireMessage is a message as the send-message / queue-message routes take it (they
@@ -132,7 +135,10 @@ func (t *Target) Deliver(ctx context.Context, d agent.Delivery) (agent.Result, e
 		req.Message = &wireMessage{Contents: d.Signal.Contents, Attributes: attrs, Metadata: meta}
 	default:
 		ws := &wireSignal{ID: d.Signal.ID, Type: d.Signal.Type, TagName: d.Signal.TagName, Contents: d.Signal.Contents,
-			Attributes: attrs, Metadata: meta}
+			Attributes: attrs, Metadata: meta, ProviderOptions: d.Signal.ProviderOptions, Transient: d.Signal.Transient}
+		if len(d.Signal.Parts) > 0 {
+			ws.Contents = d.Signal.Parts
+		}
 		if !d.Signal.CreatedAt.IsZero() {
 			ws.CreatedAt = &d.Signal.CreatedAt
 		}

@@ -40,6 +40,7 @@ func TestItemsSampleWithoutIMAPHeaders(t *testing.T) {
 	require.Len(t, items, 1)
 	assert.Equal(t, "INBOX", items[0].Fields.Mailbox, "the first configured mailbox")
 	assert.Equal(t, "plain-1@example.com", items[0].DedupeKey)
+	assert.Contains(t, items[0].SourceID, "plain-1@example.com", "the Message-ID")
 
 	_, err = Items(cfg, &inbox.Event{Connector: "support", Body: []byte("  ")})
 	assert.EqualError(t, err, "unparseable message: empty message")

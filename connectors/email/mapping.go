@@ -68,6 +68,7 @@ func (c Config) item(m *message, mailbox string, uid uint32, deliveryID string) 
 		Summary:     summary(m, addr, name),
 		DedupeKey:   deliveryID,
 		CoalesceKey: conversationRoot(m, deliveryID),
+		SourceID:    m.MessageID,
 		Attributes:  attrs,
 		Metadata:    meta,
 		Fields: connectors.Fields{

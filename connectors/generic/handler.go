@@ -201,6 +201,7 @@ func (c *connector) notification(body []byte) (connectors.Item, error) {
 		Summary:     c.summary(nb.Summary, kind),
 		DedupeKey:   nb.DedupeKey,
 		CoalesceKey: nb.CoalesceKey,
+		SourceID:    nb.SourceID,
 		Attributes:  attrs,
 		Metadata:    nb.Metadata,
 		Fields:      fieldsFromAttributes(attrs),

@@ -213,6 +213,8 @@ func TestCommentEditSharesDedupeKey(t *testing.T) {
 	require.Len(t, calls, 2)
 	created, edited := calls[0].Notifications[0], calls[1].Notifications[0]
 	assert.Equal(t, created.DedupeKey, edited.DedupeKey)
+	assert.NotEmpty(t, created.SourceID, "the issue's number")
+	assert.Equal(t, created.Attributes.String("number"), created.SourceID)
 	assert.Equal(t, created.Thread, edited.Thread)
 	assert.NotEqual(t, created.Summary, edited.Summary)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 
 	gh "github.com/google/go-github/v62/github"
@@ -184,6 +185,9 @@ func (m *mapper) item(s *spec) connectors.Item {
 			Labels:    labels,
 		},
 		Skip: s.skip,
+	}
+	if s.number > 0 {
+		it.SourceID = strconv.Itoa(s.number)
 	}
 	if s.message != "" {
 		it.Message = &connectors.Message{Name: login, From: "github", Text: s.message}

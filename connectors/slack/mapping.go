@@ -221,6 +221,7 @@ func (mp *mapping) item(ctx context.Context, m *message) connectors.Item {
 	it := connectors.Item{
 		DedupeKey:   dedupe,
 		CoalesceKey: coalesce,
+		SourceID:    m.ts,
 		Metadata: map[string]any{
 			connectors.MetaVerifiedBy:  mp.via,
 			connectors.MetaAuthor:      author,

@@ -119,6 +119,7 @@ func TestSocketModeAcksAfterCommit(t *testing.T) {
 	assert.Equal(t, inbox.PriorityHigh, n.Priority)
 	assert.Equal(t, "alice in #general: @Signal Bot is the deploy done?", n.Summary)
 	assert.Equal(t, "T0001:C0001:1700000000.000100", n.DedupeKey)
+	assert.Equal(t, "1700000000.000100", n.SourceID, "the message's ts")
 	assert.Equal(t, VerifiedBySocketMode, n.Metadata[connectors.MetaVerifiedBy])
 }
 
