@@ -215,20 +215,33 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) provider() (*goose.Provider, error) {
-	dialect, dir := goose.DialectSQLite3, "migrations/sqlite"
+	sub, err := s.migrations()
+	if err != nil {
+		return nil, err
+	}
+	return s.providerOver(sub)
+}
+
+// migrations are this driver's migration files.
+func (s *Store) migrations() (fs.FS, error) {
+	if s.driver == DriverPostgres {
+		return fs.Sub(migrations, "migrations/postgres")
+	}
+	return fs.Sub(migrations, "migrations/sqlite")
+}
+
+// providerOver is the migration provider over the migration files in sub.
+func (s *Store) providerOver(sub fs.FS) (*goose.Provider, error) {
+	dialect := goose.DialectSQLite3
 	var opts []goose.ProviderOption
 	if s.driver == DriverPostgres {
-		dialect, dir = goose.DialectPostgres, "migrations/postgres"
+		dialect = goose.DialectPostgres
 		// Replicas starting together must not run migrations twice.
 		l, err := lock.NewPostgresSessionLocker()
 		if err != nil {
 			return nil, err
 		}
 		opts = append(opts, goose.WithSessionLocker(l))
-	}
-	sub, err := fs.Sub(migrations, dir)
-	if err != nil {
-		return nil, err
 	}
 	return goose.NewProvider(dialect, s.w.DB, sub, opts...)
 }
