@@ -360,6 +360,11 @@ func scriptedStreams(t *testing.T, streams []string) string {
 	conn := 0
 	hold := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/agents/supportAgent/suspended-runs" {
+			// Read when the follower starts, to reconcile approvals: nothing is suspended.
+			_, _ = w.Write([]byte(`{"runs":[],"total":0}`))
+			return
+		}
 		require.Equal(t, "/api/agents/supportAgent/threads/subscribe", r.URL.Path)
 		var body map[string]string
 		require.NoError(t, json.NewDecoder(r.Body).Decode(&body))
