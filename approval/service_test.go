@@ -112,8 +112,10 @@ type env struct {
 	now     time.Time
 }
 
-func newEnv(t *testing.T, cfg approval.Config) *env {
-	e := &env{st: storetest.OpenSQLite(t), slack: &fakeSlack{groups: map[string][]string{"S0OPS": {"U0BOB"}}},
+func newEnv(t *testing.T, cfg approval.Config) *env { return newEnvOn(t, cfg, storetest.OpenSQLite(t)) }
+
+func newEnvOn(t *testing.T, cfg approval.Config, st *store.Store) *env {
+	e := &env{st: st, slack: &fakeSlack{groups: map[string][]string{"S0OPS": {"U0BOB"}}},
 		resumer: &fakeResumer{}, emitter: &fakeEmitter{}, now: t0}
 	if cfg.SlackConnector == "" {
 		cfg.SlackConnector = "acme"
