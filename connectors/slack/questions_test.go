@@ -62,7 +62,9 @@ type answerResumer struct {
 	answers []string
 }
 
-func (r *answerResumer) SendToolApproval(context.Context, inbox.ThreadKey, string, bool) error { return nil }
+func (r *answerResumer) SendToolApproval(context.Context, inbox.ThreadKey, string, bool) error {
+	return nil
+}
 
 func (r *answerResumer) Answer(_ context.Context, _ inbox.ThreadKey, call string, resumeData any) error {
 	r.mu.Lock()
