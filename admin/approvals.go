@@ -59,5 +59,5 @@ func (a *API) getApproval(c echo.Context) error {
 }
 
 func approvalStatuses(p *params, name string) []approval.Status {
-	return statusList(p, name, approval.Status.Valid, "pending, approved, declined, expired")
+	return statusList(p, name, approval.Status.Valid, "pending, approved, declined, expired, answered")
 }

@@ -11,7 +11,7 @@ func approvalPaths() obj {
 			"Pending and decided approvals: Mastra runs suspended on a tool that needs approval, and approvals stream and webhook agents requested.",
 			[]obj{query("agent", "Agent id.", obj{"type": "string"}), query("resource", "Resource id.", obj{"type": "string"}),
 				query("thread", "Thread id.", obj{"type": "string"}), query("tool", "Tool name.", obj{"type": "string"}),
-				query("status", "Comma list of pending, approved, declined, expired.", obj{"type": "string"}), limitParam(), cursorParam()},
+				query("status", "Comma list of pending, approved, declined, expired, answered.", obj{"type": "string"}), limitParam(), cursorParam()},
 			nil, obj{"200": jsonResponse("A page of approvals.", ref("ApprovalList"))}, "400", "401", "403")},
 		p("/approvals/{id}"): obj{"get": operation("admin", "getApproval", "Get a tool approval", "", []obj{idParam()}, nil,
 			obj{"200": jsonResponse("The approval.", ref("Approval"))}, "400", "401", "403", "404")},
@@ -33,11 +33,13 @@ func approvalPaths() obj {
 }
 
 func approvalSchemas() obj {
-	status := enum("", "pending", "approved", "declined", "expired")
+	status := enum("", "pending", "approved", "declined", "expired", "answered")
 	return obj{
 		"Approval": object(obj{
 			"id": str(""), "agent": str(""), "resourceId": str(""), "threadId": str(""),
 			"origin": enum("Who asked.", "mastra", "api"), "runId": str("Mastra's run id."),
+			"kind":       enum("approval: decided with the Approve and Decline buttons; question: a Mastra tool that suspended for an answer (ask_user), answered by an approver's threaded Slack reply.", "approval", "question"),
+			"answer":     str("The reply that answered a question."),
 			"toolCallId": str("The call waiting (Mastra's toolCallId, or the agent's id)."), "tool": str(""),
 			"arguments":          obj{"description": "The call's JSON arguments (at most 8 KiB; when cut, a JSON string of the first bytes)."},
 			"argumentsTruncated": boolean(""), "description": str(""), "status": status,

@@ -27,12 +27,14 @@ const (
 	// StatusExpired: nobody decided within approvals.expire_after, or the run stopped
 	// waiting (it ended, or the call was answered elsewhere).
 	StatusExpired Status = "expired"
+	// StatusAnswered: a question (KindQuestion) was answered by an approver's reply.
+	StatusAnswered Status = "answered"
 )
 
 // Valid reports a known status.
 func (s Status) Valid() bool {
 	switch s {
-	case StatusPending, StatusApproved, StatusDeclined, StatusExpired:
+	case StatusPending, StatusApproved, StatusDeclined, StatusExpired, StatusAnswered:
 		return true
 	}
 	return false
@@ -44,6 +46,14 @@ const (
 	OriginAPI    = "api"    // POST …/approvals on the agent API
 )
 
+// Kinds: what the call waits for.
+const (
+	KindApproval = "approval" // a decision, from the Approve and Decline buttons
+	// KindQuestion: a Mastra tool that suspended for an answer (ask_user); the first
+	// threaded reply of an approver answers it, its text resuming the run as resumeData.
+	KindQuestion = "question"
+)
+
 // Bounds on what an approval stores and shows: the arguments are a stranger-sized
 // value (a model wrote them), kept whole up to MaxArguments bytes and cut beyond. Ids
 // (call, run) are never cut: one past MaxCallID bytes is refused (ErrCallIDTooLong).
@@ -52,6 +62,8 @@ const (
 	MaxDescription = 2000
 	MaxTool        = 200
 	MaxCallID      = 200
+	// MaxAnswer bounds a reply's text kept and sent as a question's answer.
+	MaxAnswer = 4000
 )
 
 // Approval is one request for a decision.
@@ -59,6 +71,8 @@ type Approval struct {
 	ID string `json:"id"`
 	inbox.ThreadKey
 	Origin string `json:"origin"`
+	// Kind is KindApproval or KindQuestion.
+	Kind string `json:"kind"`
 	// RunID is Mastra's run id (origin mastra); ToolCallID the call it waits on (an
 	// agent-chosen or generated id for origin api). Unique per thread.
 	RunID      string `json:"runId,omitempty"`
@@ -70,6 +84,8 @@ type Approval struct {
 	Truncated   bool            `json:"argumentsTruncated,omitempty"`
 	Description string          `json:"description,omitempty"`
 	Status      Status          `json:"status"`
+	// Answer is the reply that answered a question (status answered).
+	Answer string `json:"answer,omitempty"`
 	// Where the Slack message is (empty until posted); PostError says why it is not.
 	Connector string `json:"connector,omitempty"`
 	Channel   string `json:"channel,omitempty"`
@@ -117,6 +133,12 @@ type Store interface {
 	SetApprovalMessage(ctx context.Context, id, connector, channel, ts, threadTS, postErr string, now time.Time) error
 	// DecideApproval moves a pending approval to status; false when it was not pending.
 	DecideApproval(ctx context.Context, id string, status Status, by, byName string, now time.Time) (Approval, bool, error)
+	// AnswerApproval moves a pending question to answered with the reply's text; false
+	// when it was not a pending question.
+	AnswerApproval(ctx context.Context, id, answer, by, byName string, now time.Time) (Approval, bool, error)
+	// QuestionsInThread lists connector's questions posted in channel as the message
+	// threadTS or as replies in its thread, oldest first, at most limit.
+	QuestionsInThread(ctx context.Context, connector, channel, threadTS string, limit int) ([]Approval, error)
 	// ReopenApproval puts a decided approval back to pending (its decision could not be
 	// delivered); false when it was not in status from.
 	ReopenApproval(ctx context.Context, id string, from Status, now time.Time) (bool, error)

@@ -126,7 +126,7 @@ func (s *Service) Name() string { return "approvals" }
 func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	clicks := make(chan laterClick, clickQueue)
+	clicks := make(chan laterJob, clickQueue)
 	err := s.StartStop.Start(ctx, s.sweepLoop, s.slotLoop, func(ctx context.Context) { s.decideClicks(ctx, clicks) })
 	if err != nil {
 		return fmt.Errorf("approvals: %w", err)

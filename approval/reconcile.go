@@ -17,6 +17,9 @@ type SuspendedCall struct {
 	Tool             string
 	Args             json.RawMessage
 	RequiresApproval bool
+	// SuspendPayload is what a call that suspended for an answer asked (ask_user's
+	// question); empty for approvals.
+	SuspendPayload json.RawMessage
 }
 
 // reconcilePage bounds the pending approvals read per page while reconciling.
@@ -24,9 +27,10 @@ const reconcilePage = 200
 
 // Reconcile matches agentID's pending Mastra approvals with the calls its Mastra server
 // says are suspended (all of them: the caller lists every page), so approvals survive a
-// restart or a lost stream: a pending approval whose call is no longer suspended (its
-// run ended or was answered while nobody watched) expires; a suspended call that needs
-// approval and has none gets one, posted like any other.
+// restart or a lost stream: a pending approval or question whose call is no longer
+// suspended (its run ended or was answered while nobody watched) expires; a suspended
+// call that needs approval and has none gets one, and one that suspended for an answer
+// (ask_user) gets a question, each posted like any other.
 func (s *Service) Reconcile(ctx context.Context, agentID string, calls []SuspendedCall) error {
 	suspended := map[string]bool{}
 	for _, c := range calls {
@@ -34,9 +38,11 @@ func (s *Service) Reconcile(ctx context.Context, agentID string, calls []Suspend
 			continue
 		}
 		suspended[c.Thread.String()+"\x00"+c.ToolCallID] = true
+		// The call's first record stands: an existing one is returned as it is.
 		if c.RequiresApproval {
-			// The call's first approval stands: an existing one is returned as it is.
 			s.ToolApproval(ctx, c.Thread, c.RunID, c.ToolCallID, c.Tool, c.Args)
+		} else {
+			s.ToolSuspended(ctx, c.Thread, c.RunID, c.ToolCallID, c.Tool, c.SuspendPayload)
 		}
 	}
 	var stale []Approval

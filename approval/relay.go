@@ -39,6 +39,13 @@ func (r *Relay) ToolApproval(ctx context.Context, k inbox.ThreadKey, runID, tool
 	}
 }
 
+// ToolSuspended relays Service.ToolSuspended.
+func (r *Relay) ToolSuspended(ctx context.Context, k inbox.ThreadKey, runID, toolCallID, tool string, suspendPayload json.RawMessage) {
+	if s := r.service(); s != nil {
+		s.ToolSuspended(ctx, k, runID, toolCallID, tool, suspendPayload)
+	}
+}
+
 // ToolAnswered relays Service.ToolAnswered.
 func (r *Relay) ToolAnswered(ctx context.Context, k inbox.ThreadKey, toolCallID string) {
 	if s := r.service(); s != nil {

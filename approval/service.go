@@ -30,6 +30,8 @@ type Slack interface {
 // Resumer answers a suspended Mastra tool call (agent/mastra's send-tool-approval).
 type Resumer interface {
 	SendToolApproval(ctx context.Context, k inbox.ThreadKey, toolCallID string, approved bool) error
+	// Answer resumes a call that suspended for an answer with resumeData.
+	Answer(ctx context.Context, k inbox.ThreadKey, toolCallID string, resumeData any) error
 }
 
 // Emitter sends a gateway-made signal to a thread (agent.Emitter).
@@ -70,7 +72,7 @@ type Service struct {
 
 	service.StartStop
 	mu     sync.Mutex
-	clicks chan<- laterClick // nil unless started
+	clicks chan<- laterJob // nil unless started
 	// freed are the agents a wake slot freed for, sent by slotLoop on slotKick.
 	freed    map[string]struct{}
 	slotKick chan struct{}
@@ -106,6 +108,7 @@ func New(cfg Config, deps Deps) *Service {
 type Request struct {
 	Thread      inbox.ThreadKey
 	Origin      string
+	Kind        string // KindApproval when empty
 	RunID       string
 	ToolCallID  string
 	Tool        string
@@ -127,7 +130,10 @@ func (s *Service) Request(ctx context.Context, r Request) (Approval, bool, error
 	}
 	now := s.Now().UTC()
 	args, cut := BoundArguments(r.Arguments)
-	a := Approval{ID: s.NewID(), ThreadKey: r.Thread, Origin: r.Origin, RunID: r.RunID,
+	if r.Kind == "" {
+		r.Kind = KindApproval
+	}
+	a := Approval{ID: s.NewID(), ThreadKey: r.Thread, Origin: r.Origin, Kind: r.Kind, RunID: r.RunID,
 		ToolCallID: r.ToolCallID, Tool: truncate(r.Tool, MaxTool), Arguments: args, Truncated: cut,
 		Description: truncate(r.Description, MaxDescription), Status: StatusPending, Connector: s.cfg.SlackConnector,
 		CreatedAt: now, ExpiresAt: now.Add(s.cfg.ExpireAfter), UpdatedAt: now}
@@ -139,6 +145,11 @@ func (s *Service) Request(ctx context.Context, r Request) (Approval, bool, error
 		return Approval{}, false, fmt.Errorf("record approval: %w", err)
 	}
 	if !created {
+		if got.Kind == KindQuestion || a.Kind == KindQuestion {
+			// Mastra's list of suspended runs shows a question's payload differently from
+			// the stream: the call's first record stands, whatever it showed.
+			return got, false, nil
+		}
 		// Compared as stored (the store keeps text clean).
 		sent := json.RawMessage(inbox.CleanText(string(a.Arguments)))
 		if got.Tool != a.Tool || got.Truncated != a.Truncated || !agent.SameArguments(got.Arguments, sent) {
@@ -223,6 +234,11 @@ func (s *Service) Decide(ctx context.Context, c Click) (string, error) {
 	a = c.clicked(a)
 	if c.Connector != a.Connector {
 		return "This approval belongs to another Slack app; nothing was changed.", nil
+	}
+	if a.Kind == KindQuestion {
+		// A question has no buttons: a click naming one is forged, and would resume the
+		// run without the answer it waits for.
+		return "This is a question: reply in its thread to answer; nothing was changed.", nil
 	}
 	ok, err := s.approver(ctx, c.UserID)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -80,6 +81,16 @@ func (f *fakeResumer) SendToolApproval(_ context.Context, k inbox.ThreadKey, cal
 	return nil
 }
 
+func (f *fakeResumer) Answer(_ context.Context, k inbox.ThreadKey, call string, resumeData any) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return f.err
+	}
+	f.calls = append(f.calls, fmt.Sprintf("%s answered %v", call, resumeData))
+	return nil
+}
+
 type fakeEmitter struct {
 	mu      sync.Mutex
 	signals []agent.Signal
@@ -101,8 +112,10 @@ type env struct {
 	now     time.Time
 }
 
-func newEnv(t *testing.T, cfg approval.Config) *env {
-	e := &env{st: storetest.OpenSQLite(t), slack: &fakeSlack{groups: map[string][]string{"S0OPS": {"U0BOB"}}},
+func newEnv(t *testing.T, cfg approval.Config) *env { return newEnvOn(t, cfg, storetest.OpenSQLite(t)) }
+
+func newEnvOn(t *testing.T, cfg approval.Config, st *store.Store) *env {
+	e := &env{st: st, slack: &fakeSlack{groups: map[string][]string{"S0OPS": {"U0BOB"}}},
 		resumer: &fakeResumer{}, emitter: &fakeEmitter{}, now: t0}
 	if cfg.SlackConnector == "" {
 		cfg.SlackConnector = "acme"
@@ -394,7 +407,7 @@ func TestRelayReachesTheServiceBuiltAfterIt(t *testing.T) {
 // Reconcile against Mastra's suspended runs: a pending approval whose call Mastra no
 // longer lists expires (and its Slack message says so); a suspended call needing
 // approval without one gets one, posted; one already there is kept as it is; a call that
-// suspended for an answer (ask_user) gets no approval; another agent's approvals stay.
+// suspended for an answer (ask_user) gets a question, posted; another agent's approvals stay.
 func TestReconcileWithSuspendedRuns(t *testing.T) {
 	e := newEnv(t, approval.Config{Channel: "C0APPROVE"})
 	gone := e.mastraApproval(t, "call-gone")
@@ -407,17 +420,25 @@ func TestReconcileWithSuspendedRuns(t *testing.T) {
 	require.NoError(t, e.svc.Reconcile(context.Background(), "support", []approval.SuspendedCall{
 		{Thread: k, RunID: "run-1", ToolCallID: "call-kept", Tool: "deploy", RequiresApproval: true},
 		{Thread: k2, RunID: "run-2", ToolCallID: "call-new", Tool: "deploy", Args: json.RawMessage(`{"env":"staging"}`), RequiresApproval: true},
-		{Thread: k2, RunID: "run-2", ToolCallID: "call-ask", Tool: "ask_user"},
+		{Thread: k2, RunID: "run-2", ToolCallID: "call-ask", Tool: "ask_user", SuspendPayload: json.RawMessage(`{"question":"Which env?"}`)},
 	}))
 	require.Equal(t, approval.StatusExpired, e.get(t, gone.ID).Status, "its run is gone")
 	require.Equal(t, approval.StatusPending, e.get(t, kept.ID).Status)
 	page, _, err := e.st.ListApprovals(context.Background(), approval.Filter{Agent: "support", Thread: "t2"})
 	require.NoError(t, err)
-	require.Len(t, page, 1, "an approval for the suspended call that had none, none for ask_user")
-	require.Equal(t, "call-new", page[0].ToolCallID)
-	require.Equal(t, "run-2", page[0].RunID)
-	require.Equal(t, approval.StatusPending, page[0].Status)
-	require.Len(t, e.slack.posts, posts+1, "posted like any other")
+	require.Len(t, page, 2, "an approval for the suspended call that had none, a question for ask_user")
+	byCall := map[string]approval.Approval{page[0].ToolCallID: page[0], page[1].ToolCallID: page[1]}
+	require.Equal(t, "run-2", byCall["call-new"].RunID)
+	require.Equal(t, approval.KindApproval, byCall["call-new"].Kind)
+	require.Equal(t, approval.StatusPending, byCall["call-new"].Status)
+	require.Equal(t, approval.KindQuestion, byCall["call-ask"].Kind)
+	require.Equal(t, "Which env?", byCall["call-ask"].Description)
+	require.Equal(t, approval.StatusPending, byCall["call-ask"].Status)
+	require.Len(t, e.slack.posts, posts+2, "posted like any other")
+
+	// A question whose run is gone expires like an approval.
+	require.NoError(t, e.svc.Reconcile(context.Background(), "support", nil))
+	require.Equal(t, approval.StatusExpired, e.get(t, byCall["call-ask"].ID).Status)
 	page, _, err = e.st.ListApprovals(context.Background(), approval.Filter{Agent: "coder"})
 	require.NoError(t, err)
 	require.Equal(t, approval.StatusPending, page[0].Status, "another agent's approvals are not touched")

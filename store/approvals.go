@@ -20,7 +20,7 @@ var (
 	_ approval.Places = (*Store)(nil)
 )
 
-const approvalColumns = `id, agent, resource_id, thread_id, origin, run_id, tool_call_id, tool, arguments, truncated,
+const approvalColumns = `id, agent, resource_id, thread_id, origin, kind, answer, run_id, tool_call_id, tool, arguments, truncated,
 	description, status, connector, channel, message_ts, thread_ts, post_error, decided_by, decided_by_name,
 	decided_at, created_at, expires_at, updated_at`
 
@@ -30,6 +30,8 @@ type approvalRow struct {
 	Resource      string         `db:"resource_id"`
 	Thread        string         `db:"thread_id"`
 	Origin        string         `db:"origin"`
+	Kind          string         `db:"kind"`
+	Answer        string         `db:"answer"`
 	RunID         string         `db:"run_id"`
 	ToolCallID    string         `db:"tool_call_id"`
 	Tool          string         `db:"tool"`
@@ -52,7 +54,7 @@ type approvalRow struct {
 
 func (r approvalRow) approval() approval.Approval {
 	a := approval.Approval{ID: r.ID, ThreadKey: inbox.ThreadKey{Agent: r.Agent, Resource: r.Resource, Thread: r.Thread},
-		Origin: r.Origin, RunID: r.RunID, ToolCallID: r.ToolCallID, Tool: r.Tool, Truncated: r.Truncated != 0,
+		Origin: r.Origin, Kind: r.Kind, Answer: r.Answer, RunID: r.RunID, ToolCallID: r.ToolCallID, Tool: r.Tool, Truncated: r.Truncated != 0,
 		Description: r.Description, Status: approval.Status(r.Status), Connector: r.Connector, Channel: r.Channel,
 		MessageTS: r.MessageTS, ThreadTS: r.ThreadTS, PostError: r.PostError, DecidedBy: r.DecidedBy,
 		DecidedByName: r.DecidedByName, DecidedAt: fromNullMicros(r.DecidedAt), CreatedAt: fromMicros(r.CreatedAt),
@@ -76,11 +78,15 @@ func (s *Store) CreateApproval(ctx context.Context, a approval.Approval) (approv
 		if a.Truncated {
 			trunc = 1
 		}
-		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO approvals (id, agent, resource_id, thread_id, origin, run_id,
+		kind := a.Kind
+		if kind == "" {
+			kind = approval.KindApproval
+		}
+		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO approvals (id, agent, resource_id, thread_id, origin, kind, run_id,
 			tool_call_id, tool, arguments, truncated, description, status, connector, created_at, expires_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (agent, resource_id, thread_id, tool_call_id) DO NOTHING`),
-			a.ID, cleanText(a.Agent), cleanText(a.Resource), cleanText(a.Thread), a.Origin, cleanText(a.RunID),
+			a.ID, cleanText(a.Agent), cleanText(a.Resource), cleanText(a.Thread), a.Origin, kind, cleanText(a.RunID),
 			cleanText(a.ToolCallID), cleanText(a.Tool), args, trunc, cleanText(a.Description), string(a.Status),
 			cleanText(a.Connector), micros(a.CreatedAt), micros(a.ExpiresAt), micros(a.UpdatedAt))
 		if err != nil {
@@ -151,12 +157,52 @@ func (s *Store) DecideApproval(ctx context.Context, id string, status approval.S
 	return row.approval(), changed, nil
 }
 
+// AnswerApproval moves a pending question to answered with the reply's text, once: of
+// replies racing on any replica (or one redelivered), only one changes it.
+func (s *Store) AnswerApproval(ctx context.Context, id, answer, by, byName string, now time.Time) (approval.Approval, bool, error) {
+	var row approvalRow
+	var changed bool
+	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, s.q(`UPDATE approvals SET status = 'answered', answer = ?, decided_by = ?,
+			decided_by_name = ?, decided_at = ?, updated_at = ? WHERE id = ? AND status = 'pending' AND kind = 'question'`),
+			cleanText(answer), cleanText(by), cleanText(byName), micros(now), micros(now), id)
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		changed = n > 0
+		err = tx.GetContext(ctx, &row, s.q(`SELECT `+approvalColumns+` FROM approvals WHERE id = ?`), id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return inbox.ErrNotFound
+		}
+		return err
+	})
+	if err != nil {
+		return approval.Approval{}, false, fmt.Errorf("answer question %s: %w", id, err)
+	}
+	return row.approval(), changed, nil
+}
+
+// QuestionsInThread lists the connector's questions posted in channel as the message
+// threadTS or inside its thread, oldest first.
+func (s *Store) QuestionsInThread(ctx context.Context, connector, channel, threadTS string, limit int) ([]approval.Approval, error) {
+	var rows []approvalRow
+	err := s.r.SelectContext(ctx, &rows, s.q(`SELECT `+approvalColumns+` FROM approvals
+		WHERE kind = 'question' AND connector = ? AND channel = ? AND (message_ts = ? OR thread_ts = ?)
+		ORDER BY created_at, id LIMIT `+fmt.Sprint(max(limit, 1))),
+		cleanText(connector), cleanText(channel), cleanText(threadTS), cleanText(threadTS))
+	if err != nil {
+		return nil, fmt.Errorf("list the questions of a Slack thread: %w", err)
+	}
+	return approvalsOf(rows), nil
+}
+
 // ReopenApproval puts an approval in status from back to pending.
 func (s *Store) ReopenApproval(ctx context.Context, id string, from approval.Status, now time.Time) (bool, error) {
 	var n int64
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, s.q(`UPDATE approvals SET status = 'pending', decided_by = '', decided_by_name = '',
-			decided_at = NULL, updated_at = ? WHERE id = ? AND status = ?`), micros(now), id, string(from))
+			answer = '', decided_at = NULL, updated_at = ? WHERE id = ? AND status = ?`), micros(now), id, string(from))
 		if err != nil {
 			return err
 		}

@@ -235,3 +235,59 @@ func TestUndeliveredApprovals(t *testing.T) {
 		require.Equal(t, []string{"expired"}, ids(got), "a decision made before decidedSince is given up")
 	})
 }
+
+// A question is answered once, with its text; a reopened one forgets the answer; a
+// reply finds it by its own message or by the thread it was posted in, and approvals
+// (buttons) are never found as questions.
+func TestQuestionAnswerOnce(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		q := newApproval("q1", "call-q", t0)
+		q.Kind, q.Tool = approval.KindQuestion, "ask_user"
+		_, _, err := s.CreateApproval(ctx, q)
+		require.NoError(t, err)
+		_, _, err = s.CreateApproval(ctx, newApproval("a1", "call-a", t0))
+		require.NoError(t, err)
+		require.NoError(t, s.SetApprovalMessage(ctx, "q1", "acme", "C1", "1700000000.000200", "1700000000.000100", "", t0))
+		require.NoError(t, s.SetApprovalMessage(ctx, "a1", "acme", "C1", "1700000000.000300", "1700000000.000100", "", t0))
+
+		for _, ts := range []string{"1700000000.000200", "1700000000.000100"} {
+			qs, err := s.QuestionsInThread(ctx, "acme", "C1", ts, 10)
+			require.NoError(t, err)
+			require.Len(t, qs, 1)
+			require.Equal(t, "q1", qs[0].ID)
+			require.Equal(t, approval.KindQuestion, qs[0].Kind)
+		}
+		qs, err := s.QuestionsInThread(ctx, "acme", "C1", "1700000000.000300", 10)
+		require.NoError(t, err)
+		require.Empty(t, qs, "an approval is not a question")
+		qs, err = s.QuestionsInThread(ctx, "other", "C1", "1700000000.000200", 10)
+		require.NoError(t, err)
+		require.Empty(t, qs)
+
+		_, changed, err := s.AnswerApproval(ctx, "a1", "yes", "U1", "Jane", t0)
+		require.NoError(t, err)
+		require.False(t, changed, "an approval is decided by its buttons, never answered")
+		got, changed, err := s.AnswerApproval(ctx, "q1", "staging", "U1", "Jane", t0.Add(time.Minute))
+		require.NoError(t, err)
+		require.True(t, changed)
+		require.Equal(t, approval.StatusAnswered, got.Status)
+		require.Equal(t, "staging", got.Answer)
+		require.Equal(t, "Jane", got.DecidedByName)
+		again, changed, err := s.AnswerApproval(ctx, "q1", "prod", "U2", "Bob", t0.Add(2*time.Minute))
+		require.NoError(t, err)
+		require.False(t, changed, "answered once")
+		require.Equal(t, "staging", again.Answer)
+
+		ok, err := s.ReopenApproval(ctx, "q1", approval.StatusAnswered, t0)
+		require.NoError(t, err)
+		require.True(t, ok)
+		got, err = s.GetApproval(ctx, "q1")
+		require.NoError(t, err)
+		require.Equal(t, approval.StatusPending, got.Status)
+		require.Empty(t, got.Answer)
+		a, err := s.GetApproval(ctx, "a1")
+		require.NoError(t, err)
+		require.Equal(t, approval.KindApproval, a.Kind, "approvals created without a kind are approvals")
+	})
+}

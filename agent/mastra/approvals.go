@@ -19,6 +19,9 @@ type ApprovalHook interface {
 	// ToolApproval: the run suspended on a tool that needs approval (a
 	// tool-call-approval chunk; replays included).
 	ToolApproval(ctx context.Context, k inbox.ThreadKey, runID, toolCallID, tool string, args json.RawMessage)
+	// ToolSuspended: the run suspended on a tool that waits for an answer (a
+	// tool-call-suspended chunk, e.g. ask_user; replays included).
+	ToolSuspended(ctx context.Context, k inbox.ThreadKey, runID, toolCallID, tool string, suspendPayload json.RawMessage)
 	// ToolAnswered: a suspended call has its result.
 	ToolAnswered(ctx context.Context, k inbox.ThreadKey, toolCallID string)
 	// RunEnded: the Mastra run ended (finish, abort or error).
@@ -90,7 +93,7 @@ func (f *Follower) reconcile(ctx context.Context) {
 		k := inbox.ThreadKey{Agent: f.id, Resource: r.ResourceID, Thread: r.ThreadID}
 		for _, c := range r.ToolCalls {
 			calls = append(calls, approval.SuspendedCall{Thread: k, RunID: r.RunID, ToolCallID: c.ToolCallID,
-				Tool: c.ToolName, Args: c.Args, RequiresApproval: c.RequiresApproval})
+				Tool: c.ToolName, Args: c.Args, RequiresApproval: c.RequiresApproval, SuspendPayload: c.SuspendPayload})
 		}
 	}
 	if err := f.approvals.Reconcile(ctx, f.id, calls); err != nil {

@@ -59,6 +59,9 @@ func (h *hookCalls) add(s string) {
 func (h *hookCalls) ToolApproval(_ context.Context, _ inbox.ThreadKey, runID, call, tool string, args json.RawMessage) {
 	h.add("approval " + runID + " " + call + " " + tool + " " + string(args))
 }
+func (h *hookCalls) ToolSuspended(_ context.Context, _ inbox.ThreadKey, runID, call, tool string, payload json.RawMessage) {
+	h.add("question " + runID + " " + call + " " + tool + " " + string(payload))
+}
 func (h *hookCalls) ToolAnswered(_ context.Context, _ inbox.ThreadKey, call string) {
 	h.add("answered " + call)
 }
@@ -78,7 +81,7 @@ func TestFollowerReportsApprovals(t *testing.T) {
 	streams := []string{
 		`data: {"type":"start","runId":"m1"}` + "\n\n" +
 			`data: {"type":"tool-call-approval","runId":"m1","payload":{"toolCallId":"c1","toolName":"deploy","args":{"env":"prod"}}}` + "\n\n" +
-			`data: {"type":"tool-call-suspended","runId":"m1","payload":{"toolCallId":"c2","toolName":"ask_user"}}` + "\n\n" +
+			`data: {"type":"tool-call-suspended","runId":"m1","from":"AGENT","payload":{"toolCallId":"c2","toolName":"ask_user","args":{"question":"Which env?"},"suspendPayload":{"question":"Which env?"}}}` + "\n\n" +
 			`data: {"type":"finish","runId":"m1","payload":{"finishReason":"suspended"}}` + "\n\n" +
 			`data: {"type":"tool-output-denied","runId":"m1","payload":{"toolCallId":"c1","toolName":"deploy"}}` + "\n\n" +
 			`data: {"type":"tool-result","runId":"m1","payload":{"toolCallId":"c2","toolName":"ask_user"}}` + "\n\n" +
@@ -100,6 +103,7 @@ func TestFollowerReportsApprovals(t *testing.T) {
 	require.NoError(t, f.Stop(context.Background()))
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	require.Equal(t, []string{`approval m1 c1 deploy {"env":"prod"}`, "answered c1", "answered c2", "ended m1"}, h.calls,
-		"only tool-call-approval asks; only suspended calls are answered")
+	require.Equal(t, []string{`approval m1 c1 deploy {"env":"prod"}`, `question m1 c2 ask_user {"question":"Which env?"}`,
+		"answered c1", "answered c2", "ended m1"}, h.calls,
+		"tool-call-approval asks for a decision, tool-call-suspended for an answer; only suspended calls are answered")
 }

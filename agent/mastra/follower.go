@@ -385,6 +385,8 @@ type chunk struct {
 		ToolCallID   string          `json:"toolCallId"`
 		ToolName     string          `json:"toolName"`
 		Args         json.RawMessage `json:"args"`
+		// SuspendPayload is what a tool suspended with (ask_user's question).
+		SuspendPayload json.RawMessage `json:"suspendPayload"`
 	} `json:"payload"`
 }
 
@@ -559,8 +561,12 @@ func (f *Follower) handle(ctx context.Context, st *threadState, data string) {
 		if len(st.suspended) < maxSuspended {
 			st.suspended[c.Payload.ToolCallID] = true
 		}
-		if c.Type == chunkToolApproval && f.approvals != nil {
+		switch {
+		case f.approvals == nil:
+		case c.Type == chunkToolApproval:
 			f.approvals.ToolApproval(ctx, st.k, c.RunID, c.Payload.ToolCallID, c.Payload.ToolName, c.Payload.Args)
+		default:
+			f.approvals.ToolSuspended(ctx, st.k, c.RunID, c.Payload.ToolCallID, c.Payload.ToolName, c.Payload.SuspendPayload)
 		}
 		f.beat(ctx, st)
 	case chunkToolResult, chunkToolError, chunkToolDenied:

@@ -79,18 +79,6 @@ func (m *Messenger) api(connector string) (*slack.Client, error) {
 	return api, nil
 }
 
-// botAPI is the Web API client of a connector's bot token.
-func (h *Handler) botAPI(connector string) (*slack.Client, error) {
-	c, ok := h.conns[connector]
-	if !ok {
-		return nil, fmt.Errorf("no slack connector named %q", connector)
-	}
-	if c.resolver.api == nil {
-		return nil, fmt.Errorf("slack connector %q has no bot_token", connector)
-	}
-	return c.resolver.api, nil
-}
-
 // PostApproval posts a's message with Approve and Decline buttons.
 func (m *Messenger) PostApproval(ctx context.Context, connector, channel, threadTS string, a approval.Approval) (string, string, error) {
 	api, err := m.api(connector)
@@ -99,8 +87,12 @@ func (m *Messenger) PostApproval(ctx context.Context, connector, channel, thread
 	}
 	// The text is what notifications and previews show: escaped like the blocks.
 	text := fmt.Sprintf(approvalFallback, escapeCut(a.Agent, maxShownName/2), escapeCut(a.Tool, maxShownName/2))
-	opts := []slack.MsgOption{slack.MsgOptionText(text, false),
-		slack.MsgOptionBlocks(approvalBlocks(a, true)...)}
+	blocks := approvalBlocks(a, true)
+	if a.Kind == approval.KindQuestion {
+		text = fmt.Sprintf(questionFallback, escapeCut(a.Agent, maxShownName/2), escapeCut(a.Description, maxShownDescription))
+		blocks = questionBlocks(a)
+	}
+	opts := []slack.MsgOption{slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...)}
 	if threadTS != "" {
 		opts = append(opts, slack.MsgOptionTS(threadTS))
 	}
@@ -117,8 +109,12 @@ func (m *Messenger) UpdateApproval(ctx context.Context, connector string, a appr
 	if err != nil {
 		return err
 	}
+	text, blocks := outcome(a), approvalBlocks(a, false)
+	if a.Kind == approval.KindQuestion {
+		text, blocks = questionOutcome(a), questionBlocks(a)
+	}
 	if _, _, _, err := api.UpdateMessageContext(ctx, a.Channel, a.MessageTS,
-		slack.MsgOptionText(outcome(a), false), slack.MsgOptionBlocks(approvalBlocks(a, false)...)); err != nil {
+		slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...)); err != nil {
 		return fmt.Errorf("chat.update: %w", err)
 	}
 	return nil
@@ -126,9 +122,18 @@ func (m *Messenger) UpdateApproval(ctx context.Context, connector string, a appr
 
 // ephemeral answers one person privately in channel (threaded under threadTS).
 func (h *Handler) ephemeral(ctx context.Context, connector, channel, user, threadTS, text string) error {
-	api, err := h.botAPI(connector)
-	if err != nil {
-		return err
+	c, ok := h.conns[connector]
+	if !ok {
+		return fmt.Errorf("no slack connector named %q", connector)
+	}
+	return c.ephemeral(ctx, channel, user, threadTS, text)
+}
+
+// ephemeral answers one person privately with the connector's bot token.
+func (c *connector) ephemeral(ctx context.Context, channel, user, threadTS, text string) error {
+	api := c.resolver.api
+	if api == nil {
+		return fmt.Errorf("slack connector %q has no bot_token", c.cfg.Name)
 	}
 	opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
 	if threadTS != "" {
@@ -248,12 +253,16 @@ func escapeCut(s string, n int) string {
 	return e + "…"
 }
 
-// Decider applies a click on an approval button (approval.Service).
+// Decider applies a click on an approval button and a threaded reply that may answer a
+// question (approval.Service).
 type Decider interface {
 	Decide(ctx context.Context, c approval.Click) (string, error)
 	// Later decides c after the request is answered and hands the notice to answer; false
 	// when it cannot take c now (then Decide runs within the request).
 	Later(c approval.Click, answer func(ctx context.Context, notice string)) bool
+	// Answer applies a threaded reply; LaterAnswer is its Later.
+	Answer(ctx context.Context, r approval.Reply) (string, error)
+	LaterAnswer(r approval.Reply, answer func(ctx context.Context, notice string)) bool
 }
 
 // errNoDecider: interactions arrive but approvals are not configured.

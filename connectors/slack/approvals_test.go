@@ -140,6 +140,10 @@ func (f *fakeDecider) Decide(_ context.Context, c approval.Click) (string, error
 // Later declines: the handler decides within the request (see laterDecider).
 func (f *fakeDecider) Later(approval.Click, func(context.Context, string)) bool { return false }
 
+func (f *fakeDecider) Answer(context.Context, approval.Reply) (string, error) { return "", nil }
+
+func (f *fakeDecider) LaterAnswer(approval.Reply, func(context.Context, string)) bool { return false }
+
 func (f *fakeDecider) got() []approval.Click {
 	f.mu.Lock()
 	defer f.mu.Unlock()

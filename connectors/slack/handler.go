@@ -55,6 +55,7 @@ type connector struct {
 	recent        *recentMentions
 	lookupTimeout time.Duration
 	log           *slog.Logger
+	answers       Decider // threaded replies that may answer questions; nil: approvals are off
 }
 
 // Handler serves POST /webhooks/slack/:connector for every configured connector.
@@ -124,6 +125,7 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 			recent:        newRecentMentions(now),
 			lookupTimeout: h.lookupTimeout,
 			log:           clog,
+			answers:       h.decider,
 		}
 	}
 	return h, nil
@@ -287,6 +289,8 @@ func (c *connector) ingest(ctx context.Context, p *connectors.Pipeline, ev *inbo
 	if err != nil {
 		return out, err
 	}
+	// Once stored: a reply taken as an answer is never lost to a failed commit.
+	c.answerReplies(ctx, items)
 	for _, it := range items {
 		if it.Skip == "" && it.DedupeKey != "" {
 			if t, _ := it.Metadata["slack_event"].(string); t != "" {

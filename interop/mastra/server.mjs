@@ -3,10 +3,11 @@
 // the test can deliver into an active run, and records every prompt it was given.
 //
 // A turn whose newest user message mentions `needs-approval` calls the `deploy` tool,
-// which needs approval; one mentioning `ask-user` calls Mastra's built-in `ask_user`, which
-// suspends for an answer. Either way the run is suspended until
-// POST /api/agents/interopAgent/send-tool-approval (with resumeData for ask_user); the turn
-// after the tool result answers as usual.
+// which needs approval; one mentioning `ask-user` calls Mastra's built-in `ask_user`, and one
+// mentioning `ask-env` the `pick_env` tool, which both suspend for an answer. Either way the
+// run is suspended until POST /api/agents/interopAgent/send-tool-approval (with resumeData
+// for a suspended tool); the turn after the tool result answers as usual. Tool results show
+// in the recorded prompts as `[tool-result <tool>] <output JSON>`.
 //
 //   PORT=4111 DELAY_MS=1500 node server.mjs
 //
@@ -14,7 +15,8 @@
 // requestContext.model (e.g. ifIdle.streamOptions.requestContext) and fails without it.
 //
 // Test-only routes: GET /test/prompts (what the model saw, and modelAgent's model), POST
-// /test/reset, GET /test/tools (how many times deploy ran).
+// /test/reset, GET /test/tools (how many times deploy ran, and the resumeData pick_env was
+// resumed with).
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { Mastra } from '@mastra/core';
@@ -23,6 +25,7 @@ import { askUserTool, createTool } from '@mastra/core/tools';
 import { LibSQLStore } from '@mastra/libsql';
 import { Memory } from '@mastra/memory';
 import { MastraServer } from '@mastra/hono';
+import { z } from 'zod';
 
 const port = Number(process.env.PORT || 4111);
 const delayMs = Number(process.env.DELAY_MS || 1500);
@@ -31,6 +34,7 @@ const prompts = [];
 let turns = 0;
 let toolCalls = 0;
 let deploys = 0; // times the deploy tool really ran (after an approval)
+const picked = []; // the resumeData pick_env was resumed with
 
 const sleep = (ms, signal) =>
   new Promise((resolve) => {
@@ -42,7 +46,11 @@ const sleep = (ms, signal) =>
 function promptText(prompt) {
   return prompt.map((m) => {
     const parts = typeof m.content === 'string' ? [m.content]
-      : m.content.map((p) => (p.type === 'text' ? p.text : `[${p.type}]`));
+      : m.content.map((p) => {
+        if (p.type === 'text') return p.text;
+        if (p.type === 'tool-result') return `[tool-result ${p.toolName}] ${JSON.stringify(p.output)}`;
+        return `[${p.type}]`;
+      });
     return { role: m.role, text: parts.join('') };
   });
 }
@@ -55,6 +63,7 @@ function suspendingCall(prompt) {
   const text = promptText([last])[0].text;
   if (text.includes('needs-approval')) return { toolName: 'deploy', input: '{}' };
   if (text.includes('ask-user')) return { toolName: 'ask_user', input: JSON.stringify({ question: 'Which environment?' }) };
+  if (text.includes('ask-env')) return { toolName: 'pick_env', input: '{}' };
   return undefined;
 }
 
@@ -121,13 +130,29 @@ const deploy = createTool({
   execute: async () => { deploys++; return { deployed: true }; },
 });
 
+// pick_env suspends with a question, as a tool written with Mastra's suspend does, and
+// returns the answer it is resumed with.
+const pickEnv = createTool({
+  id: 'pick_env',
+  description: 'Ask which environment to deploy to.',
+  inputSchema: z.object({}),
+  suspendSchema: z.object({ question: z.string() }),
+  resumeSchema: z.string(),
+  execute: async (_input, context) => {
+    const answer = context?.agent?.resumeData;
+    if (answer !== undefined) { picked.push(answer); return { environment: answer }; }
+    await context?.agent?.suspend({ question: 'Deploy to which environment?' });
+    return undefined;
+  },
+});
+
 const storage = new LibSQLStore({ id: 'interop', url: process.env.LIBSQL_URL || ':memory:' });
 const agent = new Agent({
   id: 'interopAgent',
   name: 'interopAgent',
   instructions: 'You are the signalgate interop agent.',
   model: mockModel,
-  tools: { deploy, ask_user: askUserTool },
+  tools: { deploy, ask_user: askUserTool, pick_env: pickEnv },
   memory: new Memory({ storage }),
 });
 // modelAgent picks its model per request, as an app choosing the model from the request
@@ -155,7 +180,7 @@ const mastra = new Mastra({ agents: { interopAgent: agent, modelAgent }, storage
 const app = new Hono();
 app.get('/test/prompts', (c) => c.json({ prompts }));
 app.post('/test/reset', (c) => { prompts.length = 0; return c.json({ ok: true }); });
-app.get('/test/tools', (c) => c.json({ deploy: deploys }));
+app.get('/test/tools', (c) => c.json({ deploy: deploys, picked }));
 app.get('/test/ready', (c) => c.json({ ok: true }));
 const server = new MastraServer({ app, mastra });
 await server.init();
