@@ -100,3 +100,19 @@ func TestDocRoutingExamplesLoad(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, blocks, 3)
 }
+
+// The targets page's stream options example loads as written and gives both places.
+func TestDocStreamOptionsExampleLoads(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/targets.md")
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(doc), "## Stream options")
+	require.True(t, ok)
+	_, rest, ok = strings.Cut(rest, "```yaml\n")
+	require.True(t, ok)
+	block, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+	cfg, err := ParseConfig("targets.yaml", []byte(block), env("CODER_TOKEN", "a-long-enough-token"))
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"model": "fast"}, cfg.Agents[0].Target.StreamOptions["requestContext"])
+	require.Equal(t, map[string]any{"model": "careful"}, cfg.Policy.Rules[0].StreamOptions["requestContext"])
+}
