@@ -1,0 +1,165 @@
+// Package reply is the agent's way back: a durable outbox of answers to post where a
+// notification came from (a Slack DM or thread, a GitHub issue or PR, an email), sent
+// exactly once by a service that claims due replies like the dispatcher claims threads,
+// through one Sender per platform.
+package reply
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// Sources a reply can go to (the connector kinds that answer).
+const (
+	SourceSlack  = "slack"
+	SourceGitHub = "github"
+	SourceEmail  = "email"
+)
+
+// To is where an answer goes: the replyTo a connector puts in a notification's metadata
+// (metadata.replyTo), and a reply's destination. Source and Connector say which sender
+// and which of its connectors; the rest is the platform's place.
+type To struct {
+	Source    string `json:"source"`
+	Connector string `json:"connector"`
+
+	// Slack: the DM or channel, and the thread of the message (empty: top level).
+	Team     string `json:"team,omitempty"`
+	Channel  string `json:"channel,omitempty"`
+	ThreadTS string `json:"threadTs,omitempty"`
+
+	// GitHub: the issue or PR, and for a review comment the comment the answer replies to.
+	Repo            string `json:"repo,omitempty"` // owner/name
+	Number          int    `json:"number,omitempty"`
+	ReviewCommentID int64  `json:"reviewCommentId,omitempty"`
+
+	// Email: the mailbox it arrived in and what a reply needs to thread.
+	Mailbox    string   `json:"mailbox,omitempty"`
+	MessageID  string   `json:"messageId,omitempty"`
+	References []string `json:"references,omitempty"`
+	From       string   `json:"from,omitempty"`
+	Subject    string   `json:"subject,omitempty"`
+}
+
+// MetadataKey is the notification metadata key connectors put a To under.
+const MetadataKey = "replyTo"
+
+// FromMetadata reads the To a notification's metadata carries, if any.
+func FromMetadata(md map[string]any) (To, bool) {
+	v, ok := md[MetadataKey]
+	if !ok {
+		return To{}, false
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return To{}, false
+	}
+	var t To
+	if json.Unmarshal(raw, &t) != nil || t.Source == "" || t.Connector == "" {
+		return To{}, false
+	}
+	return t, true
+}
+
+// Status of a reply.
+type Status string
+
+const (
+	StatusQueued   Status = "queued"   // on disk, waiting to be sent (or retried)
+	StatusSent     Status = "sent"     // the platform took it; PlatformID and URL say where
+	StatusFailed   Status = "failed"   // a permanent platform error, or max_age passed
+	StatusPending  Status = "pending"  // waiting for approval (agents[].replies.approval)
+	StatusDeclined Status = "declined" // an approver declined it
+)
+
+// Reply is one answer in the outbox.
+type Reply struct {
+	ID     string          `json:"id"` // the agent's id: the same id again is the same reply
+	Thread inbox.ThreadKey `json:"-"`
+	Text   string          `json:"text"`
+	To     To              `json:"replyTo"`
+	Watch  bool            `json:"watch,omitempty"`
+	Status Status          `json:"status"`
+
+	Attempts      int        `json:"attempts"`
+	NextAttemptAt *time.Time `json:"nextAttemptAt,omitempty"`
+	LastError     string     `json:"lastError,omitempty"`
+
+	// Once sent: the platform's id of the post (Slack ts, GitHub comment id, email
+	// Message-ID) and a link to it when the platform has one.
+	PlatformID string     `json:"platformId,omitempty"`
+	URL        string     `json:"url,omitempty"`
+	SentAt     *time.Time `json:"sentAt,omitempty"`
+
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// Sent is where a platform put a reply.
+type Sent struct {
+	PlatformID string
+	URL        string
+}
+
+// Sender posts replies to one platform (connectors/slack, connectors/github,
+// connectors/email each provide one over their configured connectors).
+//
+// Neither Slack nor GitHub has an idempotency key, so every post carries the reply's
+// marker (Slack message metadata with the reply id, a hidden
+// `<!-- signalgate:reply:ID -->` in a GitHub comment, a Message-ID derived from the reply
+// id for email). Before posting a reply that was attempted before (Attempts > 0: the
+// gateway may have died between the platform's answer and recording it), the service
+// calls Find; only when the marker is not there does it Send again.
+type Sender interface {
+	// Check refuses, before a reply is accepted, what this sender can never post: an
+	// unknown connector or place (an error wrapping ErrUnknownPlace), a connector without
+	// credentials (wrapping ErrNoCredentials, naming the missing key), text over the
+	// platform's limit (wrapping ErrTooLong).
+	Check(to To, text string) error
+	// Find looks for r's marker where r goes; found is false when it is not there.
+	Find(ctx context.Context, r Reply) (s Sent, found bool, err error)
+	// Send posts r with its marker. On failure, retry reports whether it may succeed
+	// later (rate limits, 5xx, timeouts); a permanent error (channel_not_found,
+	// not_in_channel, GitHub 403/404/422, SMTP 5xx) is retry false. A *RetryAfter error
+	// (errors.As) carries the platform's wait.
+	Send(ctx context.Context, r Reply) (s Sent, retry bool, err error)
+}
+
+// RetryAfter is a failure that names how long to wait (Slack 429 Retry-After, GitHub's
+// secondary rate limit).
+type RetryAfter struct {
+	Wait time.Duration
+	Err  error
+}
+
+func (e *RetryAfter) Error() string { return e.Err.Error() }
+func (e *RetryAfter) Unwrap() error { return e.Err }
+
+// Errors a Sender or the API answers with.
+var (
+	// ErrNoCredentials: the connector cannot post (no bot_token, token or app, smtp);
+	// the message names the missing key.
+	ErrNoCredentials = errors.New("the connector has no credentials for replies")
+	// ErrTooLong: the text is over the platform's limit (Slack 40,000 characters,
+	// GitHub 65,536).
+	ErrTooLong = errors.New("reply text over the platform's limit")
+	// ErrUnknownPlace: replyTo names no configured connector of its source, or lacks the
+	// fields the platform needs.
+	ErrUnknownPlace = errors.New("unknown reply destination")
+)
+
+// Own tells a connector whether an incoming event is one of the gateway's own replies
+// coming back (Slack `message` from the bot, an `issue_comment` by the token's user, a
+// copy of the mail), by the platform id recorded when it was sent: Slack
+// "<channel>/<ts>", GitHub the comment id in decimal, email the Message-ID without
+// angle brackets. Such events are stored ignored with reason "own reply".
+type Own interface {
+	OwnReply(ctx context.Context, source, connector, platformID string) (bool, error)
+}
+
+// OwnReason is the ignored reason of an event that is the gateway's own reply.
+const OwnReason = "own reply"
