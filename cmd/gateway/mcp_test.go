@@ -29,7 +29,7 @@ func TestMCPServed(t *testing.T) {
 	require.Equal(t, "signalgate", cs.InitializeResult().ServerInfo.Name)
 	tools, err := cs.ListTools(t.Context(), nil)
 	require.NoError(t, err)
-	require.Len(t, tools.Tools, 6)
+	require.Len(t, tools.Tools, 7) // the inbox_* tools, notify and notification-inbox
 	thread := map[string]any{"resourceId": "acme/api", "threadId": "acme/api#1"}
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "notify",
 		Arguments: map[string]any{"resourceId": "acme/api", "threadId": "acme/api#1", "kind": "note", "summary": "hello"}})
