@@ -208,6 +208,6 @@ func schemas(sources []string) obj {
 		"NotificationResponse": object(obj{"accepted": boolean("The decision sends a signal now (a delivery or a summary due at once)."),
 			"notificationId": str("Mastra's name: recordId."), "record": ref("Record"),
 			"eventId": str(""), "duplicate": boolean(""), "recordId": str(""), "merged": boolean(""),
-			"decision": ref("Decision"), "net": ref("NetDecision")}, "accepted", "eventId", "duplicate", "merged", "decision"),
+			"decision": ref("Decision"), "net": ref("NetDecision")}, "accepted", "eventId", "duplicate", "merged"),
 	}
 }

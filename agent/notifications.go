@@ -44,7 +44,8 @@ type NotificationResult struct {
 	Duplicate bool           `json:"duplicate"`
 	RecordID  string         `json:"recordId,omitempty"`
 	Merged    bool           `json:"merged"`
-	Decision  inbox.Decision `json:"decision"`
+	// Decision is absent for a duplicate delivery (nothing was decided).
+	Decision *inbox.Decision `json:"decision,omitempty"`
 	// Created is true when a new record was made (201 on the agent API).
 	Created bool `json:"-"`
 	// Net is the net-state verdict when the notification has a netKey.
@@ -174,7 +175,7 @@ func (s *Service) ingestNotifications(ctx context.Context, k inbox.ThreadKey, ev
 			continue // a duplicate delivery changed nothing
 		}
 		r := res.Records[i]
-		out[i].RecordID, out[i].NotificationID, out[i].Merged, out[i].Decision, out[i].Net = r.RecordID, r.RecordID, r.Merged, r.Decision, r.Net
+		out[i].RecordID, out[i].NotificationID, out[i].Merged, out[i].Decision, out[i].Net = r.RecordID, r.RecordID, r.Merged, &r.Decision, r.Net
 		out[i].Created = !r.Merged
 		out[i].Accepted = sendsNow(r.Decision, ev.ReceivedAt)
 		ids = append(ids, r.RecordID)

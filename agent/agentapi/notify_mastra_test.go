@@ -95,6 +95,16 @@ func TestNotificationBatch(t *testing.T) {
 	require.Equal(t, http.StatusOK, doKeyed(t, e, k, body, "batch-1", &again))
 	require.Len(t, again, 2)
 	require.Equal(t, true, again[1]["duplicate"])
+
+	// A notification redelivered under its deliveryId decided nothing: no decision.
+	var first, dup map[string]any
+	one := `{"kind": "c", "summary": "three", "deliveryId": "d-1"}`
+	require.Equal(t, http.StatusCreated, doKeyed(t, e, k, one, "", &first))
+	require.Contains(t, first, "decision")
+	require.Equal(t, http.StatusOK, doKeyed(t, e, k, one, "", &dup))
+	require.Equal(t, true, dup["duplicate"])
+	require.NotContains(t, dup, "decision", "a duplicate decided nothing")
+	require.Equal(t, false, dup["accepted"])
 }
 
 func doKeyed(t *testing.T, e *deliverytest.Env, k inbox.ThreadKey, body, key string, out any) int {
@@ -102,7 +112,9 @@ func doKeyed(t *testing.T, e *deliverytest.Env, k inbox.ThreadKey, body, key str
 	req, err := http.NewRequest(http.MethodPost, e.ThreadURL(k, "/notifications"), strings.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+e.Token(k))
-	req.Header.Set("Idempotency-Key", key)
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
