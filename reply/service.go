@@ -478,3 +478,15 @@ func NextAttemptAt(now time.Time, attempts int, err error, rnd func() float64) t
 	}
 	return delivery.NextAttemptAt(now, attempts, rnd)
 }
+
+// Lookup reads any reply by id (the admin API).
+func (s *Service) Lookup(ctx context.Context, id string) (Reply, error) { return s.store.GetReply(ctx, id) }
+
+// Valid reports a known status.
+func (st Status) Valid() bool {
+	switch st {
+	case StatusQueued, StatusSent, StatusFailed, StatusPending, StatusDeclined:
+		return true
+	}
+	return false
+}
