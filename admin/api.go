@@ -72,8 +72,10 @@ type Deps struct {
 	Pollers    []Poller
 	// Notify is told of threads with records queued again (the dispatcher's Notify).
 	Notify func([]inbox.ThreadKey)
-	Log    *slog.Logger
-	Now    func() time.Time
+	// Replies is the reply outbox (nil: no connector sends replies; the list is empty).
+	Replies Replies
+	Log     *slog.Logger
+	Now     func() time.Time
 }
 
 // Route is one admin endpoint and the scope its token needs.
@@ -153,6 +155,9 @@ func New(cfg Config, d Deps) (*API, error) {
 		{Route{http.MethodPost, "/explain", ScopeRead}, a.explain},
 		{Route{http.MethodGet, "/approvals", ScopeRead}, a.listApprovals},
 		{Route{http.MethodGet, "/approvals/:id", ScopeRead}, a.getApproval},
+		{Route{http.MethodGet, "/replies", ScopeRead}, a.listReplies},
+		{Route{http.MethodGet, "/replies/:id", ScopeRead}, a.getReply},
+		{Route{http.MethodPost, "/replies/:id/retry", ScopeWrite}, a.retryReply},
 	}
 	if cfg.Pprof {
 		a.routes = append(a.routes, route{Route{http.MethodGet, pprofPath, ScopeWrite}, servePprof})

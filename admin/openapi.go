@@ -43,7 +43,7 @@ func OpenAPI(sources ...string) ([]byte, error) {
 				"NotFound":     errorResponse("Unknown id or path."),
 				"Conflict":     errorResponse("The record's status does not allow the action."),
 			},
-			"schemas": withSchemas(withSchemas(schemas(sources), approvalSchemas()), messageSchemas()),
+			"schemas": withSchemas(withSchemas(withSchemas(schemas(sources), approvalSchemas()), messageSchemas()), replySchemas()),
 		},
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")

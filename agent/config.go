@@ -40,7 +40,19 @@ type Config struct {
 	// MaxConcurrentWakes caps the runs the gateway's wakes hold open at once for this
 	// agent (0: no cap); further wakes wait their turn.
 	MaxConcurrentWakes int `yaml:"max_concurrent_wakes"`
+	// Replies is how the agent's replies go out.
+	Replies RepliesConfig `yaml:"replies"`
 }
+
+// RepliesConfig is agents[].replies.
+type RepliesConfig struct {
+	// Approval "required" holds every reply for an approver (approvals.slack_connector);
+	// "" or "none" sends at once (a reply may still ask with approval: true).
+	Approval string `yaml:"approval"`
+}
+
+// ApprovalRequired reports agents[].replies.approval: required.
+func (c RepliesConfig) ApprovalRequired() bool { return c.Approval == "required" }
 
 // TargetConfig says how signals reach the agent.
 type TargetConfig struct {
@@ -144,6 +156,9 @@ func (c Config) Validate() error {
 	}
 	if c.RunLease < 0 {
 		errs = append(errs, errors.New("run_lease: must not be negative"))
+	}
+	if a := c.Replies.Approval; a != "" && a != "none" && a != "required" {
+		errs = append(errs, fmt.Errorf("replies.approval: %q is not one of required, none", a))
 	}
 	if c.Target.MaxFollowed < 0 {
 		errs = append(errs, errors.New("target.max_followed: must not be negative"))

@@ -76,6 +76,7 @@ type Service struct {
 	// freed are the agents a wake slot freed for, sent by slotLoop on slotKick.
 	freed    map[string]struct{}
 	slotKick chan struct{}
+	replies  ReplyDecider // nil: no reply outbox
 }
 
 // SweepEvery is how often pending approvals past expire_after are expired.
@@ -343,6 +344,8 @@ func (s *Service) deliver(ctx context.Context, a Approval) error {
 	ctx, cancel := context.WithTimeout(ctx, resumeTimeout)
 	defer cancel()
 	switch a.Origin {
+	case OriginReply:
+		return s.decideReply(ctx, a)
 	case OriginMastra:
 		if s.Resumer == nil {
 			return errors.New("no Mastra client for approvals")

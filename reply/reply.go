@@ -97,6 +97,9 @@ type Reply struct {
 
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
+	// QueuedAt is when it last became queued (accepted, approved, retried):
+	// replies.max_age counts from here.
+	QueuedAt time.Time `json:"-"`
 }
 
 // Sent is where a platform put a reply.

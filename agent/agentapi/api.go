@@ -39,6 +39,7 @@ type API struct {
 	// viewerStreams counts ServeStream's streams (the console's) apart from the agents'
 	// per agent and thread, and within a share of streamLimit.
 	viewerStreams *streamCaps
+	replies       Replies // nil: no connector sends replies
 }
 
 // Option configures the API.
@@ -103,6 +104,8 @@ func (a *API) Mount(e *echo.Echo) {
 	g.POST("/notifications/:id/:action", a.thread(a.actOnNotification))
 	g.POST("/approvals", a.thread(a.requestApproval))
 	g.POST("/messages/cancel", a.thread(a.cancelMessages))
+	g.POST("/replies", a.thread(a.createReply))
+	g.GET("/replies/:id", a.thread(a.getReply))
 }
 
 const threadKeyCtx = "signalgate.thread"

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -41,6 +42,7 @@ type Config struct {
 	Retention  retention.Config         `yaml:"retention"`
 	Dispatch   DispatchConfig           `yaml:"dispatch"`
 	Approvals  approval.Config          `yaml:"approvals"`
+	Replies    RepliesConfig            `yaml:"replies"`
 
 	// router is Routes compiled by Validate; serving and explain use it as it is.
 	router *connectors.Router
@@ -181,7 +183,34 @@ func (c *Config) Validate() []string {
 	add("retention.", c.Retention.Validate())
 	add("dispatch.", c.Dispatch.Validate())
 	add("approvals.", c.Approvals.Validate(c.approvalConnectors()))
+	add("replies.", c.Replies.validate())
+	add("", c.replyApprovals())
 	return append(out, c.credentialProblems()...)
+}
+
+// RepliesConfig is the `replies:` section: the reply outbox.
+type RepliesConfig struct {
+	// MaxAge: a reply not sent this long after it was queued fails (default 24h).
+	MaxAge time.Duration `yaml:"max_age"`
+}
+
+func (r RepliesConfig) validate() error {
+	if r.MaxAge < 0 {
+		return errors.New("max_age: must not be negative")
+	}
+	return nil
+}
+
+// replyApprovals refuses replies held for approvers when approvals are off: they would
+// wait forever.
+func (c *Config) replyApprovals() error {
+	var errs []error
+	for i, a := range c.Agents {
+		if a.Replies.ApprovalRequired() && !c.Approvals.Enabled() {
+			errs = append(errs, fmt.Errorf("agents[%d].replies.approval: required needs approvals.slack_connector", i))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // approvalConnectors lists the Slack connectors by name: true when one can post

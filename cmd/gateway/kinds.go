@@ -21,6 +21,7 @@ import (
 	"github.com/signalgate/signalgate/connectors/generic"
 	"github.com/signalgate/signalgate/connectors/github"
 	"github.com/signalgate/signalgate/connectors/slack"
+	"github.com/signalgate/signalgate/reply"
 )
 
 // builtinKinds is the table of integration kinds: one row per connector package. Its
@@ -104,6 +105,8 @@ type integration interface {
 	parser(list any, b build) (admin.Parser, error)
 	serve(m *Main, list any, p admin.Parser, pipeline *connectors.Pipeline) ([]background, error)
 	connect(list any, hc *http.Client) []connectCheck
+	// replier is the kind's reply sender; nil when it has none or no entries.
+	replier(list any, b build) (reply.Sender, error)
 }
 
 // Kind is one integration kind: its package's config type C and what the gateway does
@@ -120,6 +123,9 @@ type Kind[C connectors.Config] struct {
 	Serve func(m *Main, cs []C, p admin.Parser, pipeline *connectors.Pipeline) ([]background, error)
 	// Connect, if set, lists check --connect's checks for one entry; key is its config path.
 	Connect func(c C, key string, hc *http.Client) []connectCheck
+	// Replier, if set, builds the kind's reply sender over all its entries (the reply
+	// outbox posts through it).
+	Replier func(cs []C, b build) (reply.Sender, error)
 }
 
 func (k Kind[C]) source() string { return k.Source }
@@ -167,6 +173,13 @@ func (k Kind[C]) serve(m *Main, l any, p admin.Parser, pipeline *connectors.Pipe
 	return k.Serve(m, k.list(l), p, pipeline)
 }
 
+func (k Kind[C]) replier(l any, b build) (reply.Sender, error) {
+	if k.Replier == nil || len(k.list(l)) == 0 {
+		return nil, nil
+	}
+	return k.Replier(k.list(l), b)
+}
+
 func (k Kind[C]) connect(l any, hc *http.Client) []connectCheck {
 	var out []connectCheck
 	for i, c := range k.list(l) {
@@ -188,6 +201,8 @@ type build struct {
 	approvals *approval.Service
 	// offline parse steps call no outside API (explain without --connect).
 	offline bool
+	// own recognises the gateway's own replies coming back as events (the store); nil in explain.
+	own reply.Own
 }
 
 // hasLookups reports a connector whose parse step calls an outside API: a Slack
@@ -298,6 +313,22 @@ func (c *Config) connectorRefs() []admin.ConnectorRef {
 		}
 	})
 	return refs
+}
+
+// buildRepliers builds the reply sender of every kind that has one, by source.
+func (c *Config) buildRepliers(b build) (map[string]reply.Sender, error) {
+	out := map[string]reply.Sender{}
+	var errs []error
+	c.Connectors.each(func(k integration, l any) {
+		s, err := k.replier(l, b)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s replies: %w", k.source(), err))
+		case s != nil:
+			out[k.source()] = s
+		}
+	})
+	return out, errors.Join(errs...)
 }
 
 // buildParsers builds every kind's parse step once: serve passes its pipeline, explain none.

@@ -25,6 +25,7 @@ import (
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/metrics"
+	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/retention"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/service"
@@ -49,6 +50,8 @@ type Main struct {
 	Dispatcher *delivery.Dispatcher
 	// Approvals is nil unless approvals.slack_connector is set.
 	Approvals *approval.Service
+	// Replies is the reply outbox; nil when no connector kind sends replies.
+	Replies *reply.Service
 
 	addr     net.Addr
 	services []background // built by Open, started in order
@@ -143,6 +146,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		m.services = append(m.services, m.Approvals)
 	}
 
+	if err := m.openReplies(); err != nil {
+		return err
+	}
+
 	m.Server = server.New(cfg.Server, m.Log, server.WithObserver(server.Observe(m.Metrics)))
 	e := m.Server.Echo()
 	m.Server.Health(st.Ready)
@@ -160,8 +167,12 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	api := agentapi.New(agents, st, m.Broker, agentapi.WithLogger(m.Log), agentapi.WithShutdown(m.Server.Done()),
-		agentapi.WithSubscriberGauge(m.Metrics.SubscriberDelta), agentapi.WithStreamLimit(cfg.Server.WithDefaults().MaxStreams()))
+	apiOpts := []agentapi.Option{agentapi.WithLogger(m.Log), agentapi.WithShutdown(m.Server.Done()),
+		agentapi.WithSubscriberGauge(m.Metrics.SubscriberDelta), agentapi.WithStreamLimit(cfg.Server.WithDefaults().MaxStreams())}
+	if m.Replies != nil {
+		apiOpts = append(apiOpts, agentapi.WithReplies(m.Replies))
+	}
+	api := agentapi.New(agents, st, m.Broker, apiOpts...)
 	api.Mount(e)
 	inboxmcp.New(agents, inboxmcp.WithLogger(m.Log), inboxmcp.WithVersion(version),
 		inboxmcp.WithCallTimeout(cfg.Server.WithDefaults().RequestTimeout)).Mount(e)
@@ -174,6 +185,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		adminLive{Inbox: m.Metrics.WrapIngester(m.Inbox), Pollers: admin.AsPollers(m.Pollers), Notify: kick.Notify})
 	if err != nil {
 		return err
+	}
+	if m.Replies != nil {
+		deps.Replies = m.Replies
 	}
 	adm, err := admin.New(cfg.Admin, deps)
 	if err != nil {
@@ -218,11 +232,38 @@ func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
 	pipeline := connectors.NewPipeline(router, m.Metrics.WrapIngester(m.Inbox), m.Log,
 		connectors.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlaceRoute) }))
 	parsers, err := cfg.buildParsers(build{pipeline: pipeline, ci: github.NewStoreCIState(st, github.Source), log: m.Log, now: m.Now,
-		approvals: m.Approvals})
+		approvals: m.Approvals, own: st})
 	if err != nil {
 		return nil, err
 	}
 	return parsers, m.mountKinds(e, parsers, pipeline)
+}
+
+// openReplies builds the reply outbox over the senders of the kinds that have one; it
+// starts with the other services and stops before the store closes.
+func (m *Main) openReplies() error {
+	cfg := m.Config
+	senders, err := cfg.buildRepliers(build{log: m.Log, now: m.Now, own: m.Store})
+	if err != nil {
+		return err
+	}
+	if len(senders) == 0 {
+		return nil
+	}
+	opts := []reply.Option{reply.WithMaxAge(cfg.Replies.MaxAge), reply.WithSecrets(cfg.Secrets())}
+	required := map[string]bool{}
+	for _, a := range cfg.Agents {
+		required[a.ID] = a.Replies.ApprovalRequired()
+	}
+	if m.Approvals != nil {
+		opts = append(opts, reply.WithApprovals(m.Approvals, func(agent string) bool { return required[agent] }))
+	}
+	m.Replies = reply.New(m.Store, senders, m.base(), opts...)
+	if m.Approvals != nil {
+		m.Approvals.SetReplies(m.Replies)
+	}
+	m.services = append(m.services, m.Replies)
+	return nil
 }
 
 // emailPollers builds a poller per email connector on the pipeline.

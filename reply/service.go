@@ -1,0 +1,492 @@
+package reply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/signalgate/signalgate/delivery"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
+)
+
+// Defaults of the service.
+const (
+	DefaultMaxAge = 24 * time.Hour
+	// DefaultLease bounds one pass over a claimed reply; a send gets at most half of it,
+	// so it has returned before the lease lapses and another replica may claim the reply.
+	DefaultLease        = 2 * time.Minute
+	DefaultBatch        = 64
+	DefaultPollInterval = 30 * time.Second
+	DefaultErrorBackoff = 5 * time.Second
+	// MaxTextBytes bounds a reply's text whatever the platform (each Sender checks its
+	// own, smaller limit).
+	MaxTextBytes = 256 << 10
+	// threadOrigins is how many of a thread's newest records are read for their replyTo.
+	threadOrigins = 500
+)
+
+// Store keeps the outbox (the store package).
+type Store interface {
+	// CreateReply inserts r unless its id exists: then it returns that reply and false.
+	CreateReply(ctx context.Context, r Reply) (Reply, bool, error)
+	// GetReply reads one reply; inbox.ErrNotFound when there is none.
+	GetReply(ctx context.Context, id string) (Reply, error)
+	// ThreadOrigins lists the replyTo of the thread's newest records (up to limit
+	// records read), newest first, without repeats.
+	ThreadOrigins(ctx context.Context, k inbox.ThreadKey, limit int) ([]To, error)
+	// ClaimReplies leases up to limit queued replies due at now to owner until until,
+	// earliest due first, skipping those another owner holds.
+	ClaimReplies(ctx context.Context, owner string, now, until time.Time, limit int) ([]Reply, error)
+	// BeginReplyAttempt counts an attempt of a reply owner still holds (false: it does
+	// not), durably, before the send.
+	BeginReplyAttempt(ctx context.Context, id, owner string, now time.Time) (bool, error)
+	// FinishReply records a pass's outcome and releases the lease.
+	FinishReply(ctx context.Context, id, owner string, o Outcome) error
+	// NextReplyDue is the earliest due time of a queued reply (nil: none).
+	NextReplyDue(ctx context.Context) (*time.Time, error)
+	// ListReplies lists replies newest first; next is "" on the last page.
+	ListReplies(ctx context.Context, f Filter) ([]Reply, string, error)
+	// RequeueReply moves a reply in status from to queued, due at now (false: it was
+	// not in from).
+	RequeueReply(ctx context.Context, id string, from Status, now time.Time) (Reply, bool, error)
+	// DeclineReply moves a pending reply to declined (false: it was not pending).
+	DeclineReply(ctx context.Context, id, reason string, now time.Time) (Reply, bool, error)
+}
+
+// Outcome is what a pass did with a claimed reply: Status sent (Sent says where),
+// failed (Error says why), or queued again for NextAttemptAt (Error says why).
+type Outcome struct {
+	Status        Status
+	Sent          Sent
+	NextAttemptAt time.Time
+	Error         string
+	Now           time.Time
+}
+
+// Filter selects replies, newest first. Zero fields match all.
+type Filter struct {
+	Agent     string
+	Resource  string
+	Thread    string
+	Source    string
+	Connector string
+	Status    []Status
+	Limit     int
+	Cursor    string
+}
+
+// Approver posts a draft to the people who approve replies (the approvals service); the
+// decision comes back through Service.Decided.
+type Approver interface {
+	RequestReplyApproval(ctx context.Context, r Reply) error
+}
+
+// Request is a reply as the agent asks for it.
+type Request struct {
+	ID      string `json:"id"`
+	Text    string `json:"text"`
+	ReplyTo *To    `json:"replyTo,omitempty"`
+	Watch   bool   `json:"watch,omitempty"`
+	// Approval asks an approver first, whatever the agent's replies.approval.
+	Approval bool `json:"approval,omitempty"`
+}
+
+// Errors the service answers with besides the Sender's (ErrUnknownPlace,
+// ErrNoCredentials, ErrTooLong).
+var (
+	// ErrInvalid: a malformed request (id, empty text); the message says what.
+	ErrInvalid = errors.New("invalid reply")
+	// ErrConflict: the id names another reply (other text or another thread).
+	ErrConflict = errors.New("reply id already used for another reply")
+	// ErrNotRetryable: only a failed reply is retried.
+	ErrNotRetryable = errors.New("only a failed reply can be retried")
+)
+
+// idPattern keeps ids safe inside every marker: an HTML comment, a Message-ID's local
+// part, Slack metadata.
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+
+// Service accepts replies into the outbox and sends them: its loop claims due replies
+// (leased, so one replica sends each), looks for the marker of a reply attempted before,
+// sends, and records sent, failed or a retry with backoff.
+type Service struct {
+	store    Store
+	senders  map[string]Sender // by source
+	approver Approver
+	approval func(agent string) bool // agents[].replies.approval: required
+	log      *slog.Logger
+	now      func() time.Time
+	rnd      func() float64
+	owner    string
+	maxAge   time.Duration
+	lease    time.Duration
+	poll     time.Duration
+	errWait  time.Duration
+	batch    int
+	secrets  []string
+	kick     chan struct{}
+
+	service.StartStop
+	// TestSignals are where tests wait; see service.Signal.
+	TestSignals struct {
+		Pass service.Signal[Pass] // a pass of the loop ended
+	}
+}
+
+// Pass is what one pass did: the replies it claimed, and its error.
+type Pass struct {
+	Claimed int
+	Err     error
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithMaxAge sets replies.max_age: a reply not sent that long after it was queued fails.
+func WithMaxAge(d time.Duration) Option {
+	return func(s *Service) {
+		if d > 0 {
+			s.maxAge = d
+		}
+	}
+}
+
+// WithLease sets how long a claimed reply stays leased to this replica.
+func WithLease(d time.Duration) Option { return func(s *Service) { s.lease = d } }
+
+// WithPollInterval bounds the sleep between passes (other replicas' replies wake no one here).
+func WithPollInterval(d time.Duration) Option { return func(s *Service) { s.poll = d } }
+
+// WithRandom injects the jitter source (values in [0, 1)), safe for concurrent use.
+func WithRandom(rnd func() float64) Option { return func(s *Service) { s.rnd = rnd } }
+
+// WithSecrets lists strings redacted from stored errors.
+func WithSecrets(secrets []string) Option { return func(s *Service) { s.secrets = secrets } }
+
+// WithApprovals makes replies of agents for which required says so (or asked with
+// approval: true) wait for a person: a posts their draft.
+func WithApprovals(a Approver, required func(agent string) bool) Option {
+	return func(s *Service) { s.approver, s.approval = a, required }
+}
+
+// New builds the service over st, sending through senders (keyed by source).
+func New(st Store, senders map[string]Sender, base service.Base, opts ...Option) *Service {
+	base = base.Component("replies")
+	s := &Service{store: st, senders: senders, log: base.Logger, now: base.Now, rnd: rand.Float64,
+		owner: inbox.NewID(), maxAge: DefaultMaxAge, lease: DefaultLease, poll: DefaultPollInterval,
+		errWait: DefaultErrorBackoff, batch: DefaultBatch, kick: make(chan struct{}, 1),
+		approval: func(string) bool { return false }}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Name names the service in start and stop errors.
+func (s *Service) Name() string { return "replies" }
+
+// Start runs the loop until Stop.
+func (s *Service) Start(ctx context.Context) error { return s.StartStop.Start(ctx, s.loop) }
+
+// Notify wakes the loop (a reply was queued); it never blocks.
+func (s *Service) Notify() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Queue accepts r for thread k: it is on disk when Queue returns. The same id again
+// answers the reply as it is; other text or another thread under a used id is
+// ErrConflict.
+func (s *Service) Queue(ctx context.Context, k inbox.ThreadKey, req Request) (Reply, error) {
+	if !idPattern.MatchString(req.ID) {
+		return Reply{}, fmt.Errorf("%w: id must be 1-128 characters of letters, digits, '.', '_', ':' and '-', starting with a letter or digit", ErrInvalid)
+	}
+	if req.Text == "" {
+		return Reply{}, fmt.Errorf("%w: text is empty", ErrInvalid)
+	}
+	if len(req.Text) > MaxTextBytes {
+		return Reply{}, fmt.Errorf("%w: text is %d bytes, at most %d", ErrTooLong, len(req.Text), MaxTextBytes)
+	}
+	text := inbox.CleanText(req.Text)
+	// A used id answers first: a retried request must not fail on a place that changed.
+	if old, err := s.store.GetReply(ctx, req.ID); err == nil {
+		return same(old, k, text)
+	} else if !errors.Is(err, inbox.ErrNotFound) {
+		return Reply{}, fmt.Errorf("read reply %s: %w", req.ID, err)
+	}
+	to, err := s.destination(ctx, k, req.ReplyTo)
+	if err != nil {
+		return Reply{}, err
+	}
+	snd, ok := s.senders[to.Source]
+	if !ok {
+		return Reply{}, fmt.Errorf("%w: no connector of source %q can send replies", ErrUnknownPlace, to.Source)
+	}
+	if err := snd.Check(to, text); err != nil {
+		return Reply{}, err
+	}
+	now := s.now().UTC()
+	r := Reply{ID: req.ID, Thread: k, Text: text, To: to, Watch: req.Watch, Status: StatusQueued,
+		NextAttemptAt: &now, CreatedAt: now, UpdatedAt: now, QueuedAt: now}
+	held := s.approver != nil && (req.Approval || s.approval(k.Agent))
+	if held {
+		r.Status, r.NextAttemptAt = StatusPending, nil
+	}
+	got, created, err := s.store.CreateReply(ctx, r)
+	if err != nil {
+		return Reply{}, fmt.Errorf("record reply: %w", err)
+	}
+	if !created {
+		return same(got, k, text) // a concurrent request with the same id won
+	}
+	if held {
+		if err := s.approver.RequestReplyApproval(ctx, got); err != nil {
+			// The reply stays pending: the approvals service records and shows why its
+			// draft was not posted, and the admin API can decline it.
+			s.log.Warn("reply approval not requested", "reply_id", got.ID, "error", err.Error())
+		}
+	} else {
+		s.Notify()
+	}
+	return got, nil
+}
+
+// same answers a used id: the reply when it is the same one asked again.
+func same(r Reply, k inbox.ThreadKey, text string) (Reply, error) {
+	if r.Thread != k || r.Text != text {
+		return Reply{}, fmt.Errorf("reply %q: %w", r.ID, ErrConflict)
+	}
+	return r, nil
+}
+
+// destination is the asked replyTo when the thread's notifications came from that
+// place (the thread's record of it, so the agent cannot change a sender or subject),
+// else the thread's most recent origin when none is asked.
+func (s *Service) destination(ctx context.Context, k inbox.ThreadKey, asked *To) (To, error) {
+	origins, err := s.store.ThreadOrigins(ctx, k, threadOrigins)
+	if err != nil {
+		return To{}, fmt.Errorf("read the thread's origins: %w", err)
+	}
+	if asked == nil {
+		if len(origins) == 0 {
+			return To{}, fmt.Errorf("%w: no replyTo given and no notification of this thread says where to answer", ErrUnknownPlace)
+		}
+		return origins[0], nil
+	}
+	key := asked.place()
+	for _, o := range origins {
+		if o.place() == key {
+			return o, nil
+		}
+	}
+	return To{}, fmt.Errorf("%w: replyTo names no place a notification of this thread came from", ErrUnknownPlace)
+}
+
+// place is what identifies where a To answers; the rest (email's sender, subject,
+// references) comes from the thread's record.
+func (t To) place() string {
+	return fmt.Sprintf("%q %q %q %q %q %q %d %d %q %q", t.Source, t.Connector, t.Team, t.Channel, t.ThreadTS,
+		t.Repo, t.Number, t.ReviewCommentID, t.Mailbox, t.MessageID)
+}
+
+// Get reads a reply of thread k; another thread's is inbox.ErrNotFound.
+func (s *Service) Get(ctx context.Context, k inbox.ThreadKey, id string) (Reply, error) {
+	r, err := s.store.GetReply(ctx, id)
+	if err != nil {
+		return Reply{}, err
+	}
+	if r.Thread != k {
+		return Reply{}, fmt.Errorf("reply %s: %w", id, inbox.ErrNotFound)
+	}
+	return r, nil
+}
+
+// List lists replies (the admin API).
+func (s *Service) List(ctx context.Context, f Filter) ([]Reply, string, error) {
+	return s.store.ListReplies(ctx, f)
+}
+
+// Retry queues a failed reply again, due now, with a fresh max_age (the admin API).
+func (s *Service) Retry(ctx context.Context, id string) (Reply, error) {
+	r, ok, err := s.store.RequeueReply(ctx, id, StatusFailed, s.now().UTC())
+	if err != nil {
+		return Reply{}, err
+	}
+	if !ok {
+		return r, fmt.Errorf("reply %s is %s: %w", id, r.Status, ErrNotRetryable)
+	}
+	s.Notify()
+	return r, nil
+}
+
+// Decided applies an approver's decision on a pending reply: approved queues it,
+// declined ends it. A reply no longer pending changes nothing (false).
+func (s *Service) Decided(ctx context.Context, id string, approved bool, by string) (bool, error) {
+	now := s.now().UTC()
+	if approved {
+		_, ok, err := s.store.RequeueReply(ctx, id, StatusPending, now)
+		if ok {
+			s.Notify()
+		}
+		return ok, err
+	}
+	_, ok, err := s.store.DeclineReply(ctx, id, "declined by "+by, now)
+	return ok, err
+}
+
+func (s *Service) loop(ctx context.Context) {
+	for {
+		n, err := s.RunOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			s.log.Error("reply pass failed", "error", err.Error())
+		}
+		s.TestSignals.Pass.Signal(Pass{n, err})
+		if n >= s.batch && err == nil {
+			continue // drain
+		}
+		wait := s.poll
+		if err != nil {
+			wait = s.errWait
+		} else if next, nerr := s.store.NextReplyDue(ctx); nerr != nil {
+			s.log.Error("read next reply due time", "error", nerr.Error())
+			wait = s.errWait
+		} else if next != nil {
+			wait = min(wait, max(next.Sub(s.now()), 0))
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-s.kick:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}
+
+// RunOnce claims due replies and sends them; it returns how many it claimed.
+func (s *Service) RunOnce(ctx context.Context) (int, error) {
+	now := s.now().UTC()
+	rs, err := s.store.ClaimReplies(ctx, s.owner, now, now.Add(s.lease), s.batch)
+	if err != nil {
+		return 0, fmt.Errorf("claim due replies: %w", err)
+	}
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for _, r := range rs {
+		wg.Go(func() {
+			if err := s.send(ctx, r, now); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("reply %s: %w", r.ID, err))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return len(rs), errors.Join(errs...)
+}
+
+// send runs one claimed reply: Find first when it was attempted before, then the send,
+// counted durably before it starts, within half the lease.
+func (s *Service) send(ctx context.Context, r Reply, claimed time.Time) error {
+	deadline := claimed.Add(s.lease / 2)
+	snd, ok := s.senders[r.To.Source]
+	if !ok {
+		return s.finish(ctx, r, Outcome{Status: StatusFailed, Error: fmt.Sprintf("no connector of source %q sends replies", r.To.Source)})
+	}
+	sctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	if r.Attempts > 0 {
+		// The gateway may have died after the platform took it: look before posting again.
+		sent, found, err := snd.Find(sctx, r)
+		if err != nil {
+			return s.retry(ctx, r, s.now(), fmt.Errorf("look for an earlier post: %w", err))
+		}
+		if found {
+			return s.finish(ctx, r, Outcome{Status: StatusSent, Sent: sent})
+		}
+	}
+	now := s.now()
+	if now.Sub(r.QueuedAt) > s.maxAge {
+		msg := fmt.Sprintf("not sent within replies.max_age (%s)", s.maxAge)
+		if r.LastError != "" {
+			msg += "; last error: " + r.LastError
+		}
+		return s.finish(ctx, r, Outcome{Status: StatusFailed, Error: msg})
+	}
+	if now.After(deadline) {
+		return s.retry(ctx, r, now, errors.New("the lease ran short before the send"))
+	}
+	ok, err := s.store.BeginReplyAttempt(ctx, r.ID, s.owner, now)
+	if err != nil {
+		return fmt.Errorf("count the attempt: %w", err)
+	}
+	if !ok {
+		return nil // the lease lapsed; whoever holds it now sends
+	}
+	r.Attempts++
+	sent, retry, err := snd.Send(sctx, r)
+	switch {
+	case err == nil:
+		s.log.Info("reply sent", "reply_id", r.ID, "source", r.To.Source, "connector", r.To.Connector, "attempts", r.Attempts)
+		return s.finish(ctx, r, Outcome{Status: StatusSent, Sent: sent})
+	case retry:
+		return s.retry(ctx, r, s.now(), err)
+	default:
+		s.log.Warn("reply failed", "reply_id", r.ID, "source", r.To.Source, "error", s.redact(err))
+		return s.finish(ctx, r, Outcome{Status: StatusFailed, Error: s.redact(err)})
+	}
+}
+
+func (s *Service) retry(ctx context.Context, r Reply, now time.Time, err error) error {
+	next := NextAttemptAt(now, r.Attempts, err, s.rnd)
+	s.log.Info("reply retried later", "reply_id", r.ID, "attempts", r.Attempts, "next_attempt_at", next, "error", s.redact(err))
+	return s.finish(ctx, r, Outcome{Status: StatusQueued, NextAttemptAt: next, Error: s.redact(err)})
+}
+
+func (s *Service) finish(ctx context.Context, r Reply, o Outcome) error {
+	o.Now = s.now().UTC()
+	// Recorded whatever ctx does: what the platform did already happened.
+	if err := s.store.FinishReply(context.WithoutCancel(ctx), r.ID, s.owner, o); err != nil {
+		return fmt.Errorf("record %s: %w", o.Status, err)
+	}
+	return nil
+}
+
+func (s *Service) redact(err error) string { return delivery.Redact(err.Error(), s.secrets) }
+
+// NextAttemptAt is when a reply that failed transiently after attempts sends is tried
+// again: the platform's wait when it named one (RetryAfter, capped at
+// delivery.MaxRetryAfter), else the dispatcher's backoff (1s, 2s, 4s … 10 min, jittered).
+func NextAttemptAt(now time.Time, attempts int, err error, rnd func() float64) time.Time {
+	var ra *RetryAfter
+	if errors.As(err, &ra) && ra.Wait > 0 {
+		return now.Add(min(ra.Wait, delivery.MaxRetryAfter))
+	}
+	return delivery.NextAttemptAt(now, attempts, rnd)
+}
+
+// Lookup reads any reply by id (the admin API).
+func (s *Service) Lookup(ctx context.Context, id string) (Reply, error) { return s.store.GetReply(ctx, id) }
+
+// Valid reports a known status.
+func (st Status) Valid() bool {
+	switch st {
+	case StatusQueued, StatusSent, StatusFailed, StatusPending, StatusDeclined:
+		return true
+	}
+	return false
+}
