@@ -39,12 +39,6 @@ const (
 	findMaxPages = 25
 )
 
-// ReplyScopes are the bot scopes replies need: chat:write to post, and the history
-// scopes of the conversations answered in, for Find.
-func ReplyScopes() []string {
-	return []string{"chat:write", "channels:history", "groups:history", "im:history", "mpim:history"}
-}
-
 // transientErrors are Slack error codes a later attempt may get past; every other
 // error code of an answered call (channel_not_found, not_in_channel, is_archived,
 // invalid_auth, missing_scope, msg_too_long…) is permanent.
