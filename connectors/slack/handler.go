@@ -56,7 +56,7 @@ type connector struct {
 	recent        *recentMentions
 	lookupTimeout time.Duration
 	log           *slog.Logger
-	answers       Decider // threaded replies that may answer questions; nil: approvals are off
+	answers       Decider   // threaded replies that may answer questions; nil: approvals are off
 	own           reply.Own // the gateway's own replies coming back; nil: not recognised
 }
 

@@ -36,7 +36,6 @@ type mrkdwnRenderer struct {
 	b             strings.Builder
 }
 
-
 // text writes words of the agent's prose.
 func (r *mrkdwnRenderer) text(s string) {
 	if r.allowMentions {
