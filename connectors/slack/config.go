@@ -77,6 +77,9 @@ type Config struct {
 	// IgnoreSubtypes are message subtypes stored but not routed; nil means the
 	// defaults, an empty list ignores none.
 	IgnoreSubtypes []string `yaml:"ignore_subtypes"`
+	// AllowMentions lets an agent's replies mention people and channels (<@U…>,
+	// <!here>); by default every <, > and & of a reply is escaped.
+	AllowMentions bool `yaml:"allow_mentions"`
 	// AllowedBots are bots (bot id B…, user id or name) whose messages are routed
 	// even though bot_message is ignored.
 	AllowedBots []string `yaml:"allowed_bots"`

@@ -18,6 +18,7 @@ import (
 
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/server"
 )
 
@@ -55,7 +56,8 @@ type connector struct {
 	recent        *recentMentions
 	lookupTimeout time.Duration
 	log           *slog.Logger
-	answers       Decider // threaded replies that may answer questions; nil: approvals are off
+	answers       Decider   // threaded replies that may answer questions; nil: approvals are off
+	own           reply.Own // the gateway's own replies coming back; nil: not recognised
 }
 
 // Handler serves POST /webhooks/slack/:connector for every configured connector.
@@ -68,6 +70,7 @@ type Handler struct {
 	httpClient    *http.Client
 	lookupTimeout time.Duration
 	decider       Decider // approval clicks; nil: approvals are off
+	own           reply.Own
 }
 
 // Option configures a Handler.
@@ -78,6 +81,11 @@ func WithHTTPClient(c *http.Client) Option { return func(h *Handler) { h.httpCli
 
 // WithLookupTimeout bounds the Web API lookups made for one event (DefaultLookupTimeout).
 func WithLookupTimeout(d time.Duration) Option { return func(h *Handler) { h.lookupTimeout = d } }
+
+// WithOwnReplies recognises the gateway's own replies when Slack sends them back as
+// message events, by the channel and ts recorded when they were sent: they are stored
+// ignored with reason reply.OwnReason before any other rule applies.
+func WithOwnReplies(own reply.Own) Option { return func(h *Handler) { h.own = own } }
 
 // NewHandler validates the configs and builds the handler.
 func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now func() time.Time, opts ...Option) (*Handler, error) {
@@ -126,6 +134,7 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 			lookupTimeout: h.lookupTimeout,
 			log:           clog,
 			answers:       h.decider,
+			own:           h.own,
 		}
 	}
 	return h, nil
@@ -271,6 +280,10 @@ func (c *connector) build(ctx context.Context, body []byte, parsed *slackevents.
 			ev.Status, ev.Error = inbox.EventIgnored, fmt.Sprintf("event type %q is not mapped", ev.Type)
 			return ev, nil
 		}
+		if c.ownReply(ctx, &m) {
+			ev.Status, ev.Error = inbox.EventIgnored, reply.OwnReason
+			return ev, nil
+		}
 		mp := mapping{c: c, team: env.TeamID, botUser: cmp.Or(c.cfg.BotUserID, env.botUser()), via: via, delivery: env.EventID}
 		return ev, []connectors.Item{mp.item(ctx, &m)}
 	case slackevents.AppRateLimited:
@@ -280,6 +293,20 @@ func (c *connector) build(ctx context.Context, body []byte, parsed *slackevents.
 		ev.Status, ev.Error = inbox.EventIgnored, fmt.Sprintf("envelope type %q is not mapped", env.Type)
 	}
 	return ev, nil
+}
+
+// ownReply reports whether m is one of the gateway's replies. A failed lookup is
+// logged and the other rules decide (the bot's own messages are skipped by them too).
+func (c *connector) ownReply(ctx context.Context, m *message) bool {
+	if c.own == nil || m.channel == "" || m.ts == "" {
+		return false
+	}
+	own, err := c.own.OwnReply(ctx, Source, c.cfg.Name, ownPlatformID(m.channel, m.ts))
+	if err != nil {
+		c.log.Warn("own reply lookup failed; applying the other rules", "channel", m.channel, "ts", m.ts, "error", err.Error())
+		return false
+	}
+	return own
 }
 
 // ingest stores the event and, once committed, remembers which event type

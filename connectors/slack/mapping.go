@@ -11,6 +11,7 @@ import (
 
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
 )
 
 // Provenance of items, by how the event arrived.
@@ -236,6 +237,9 @@ func (mp *mapping) item(ctx context.Context, m *message) connectors.Item {
 	if mp.delivery != "" {
 		it.Metadata["delivery_id"] = mp.delivery
 	}
+	if m.channel != "" && m.ts != "" {
+		it.Metadata[reply.MetadataKey] = mp.replyTo(m, channelType)
+	}
 	if it.Skip = mp.skipReason(m); it.Skip != "" {
 		kind := mp.defaultKind(m, channelType)
 		it.Kind, it.Priority, it.Fields.Kind = cfg.kind(kind), cfg.priority(kind), cfg.kind(kind)
@@ -314,6 +318,18 @@ func (mp *mapping) item(ctx context.Context, m *message) connectors.Item {
 	return it
 }
 
+// replyTo is where an answer to m goes: its thread when it is in one; under m itself
+// in a channel (an answer threads, it does not add to the channel's chatter); at the
+// top level of a direct or group direct message (a conversation with the agent,
+// answered like one).
+func (mp *mapping) replyTo(m *message, channelType string) reply.To {
+	thread := m.threadTS
+	if thread == "" && channelType != "im" && channelType != "mpim" {
+		thread = m.ts
+	}
+	return reply.To{Source: reply.SourceSlack, Connector: mp.c.cfg.Name, Team: mp.team, Channel: m.channel, ThreadTS: thread}
+}
+
 // where names the conversation for a summary.
 func where(channelType, channel string) string {
 	switch channelType {
@@ -339,11 +355,16 @@ func (mp *mapping) url(ctx context.Context, m *message) string {
 		return ""
 	}
 	if ws := mp.c.resolver.workspaceURL(ctx, mp.team); ws != "" && m.ts != "" {
-		u := strings.TrimSuffix(ws, "/") + "/archives/" + m.channel + "/p" + strings.Replace(m.ts, ".", "", 1)
-		if m.threadTS != "" && m.threadTS != m.ts {
-			u += "?thread_ts=" + m.threadTS + "&cid=" + m.channel
-		}
-		return u
+		return permalink(ws, m.channel, m.ts, m.threadTS)
 	}
 	return "https://app.slack.com/client/" + mp.team + "/" + m.channel
+}
+
+// permalink is a message's link in the workspace at ws ("https://acme.slack.com/").
+func permalink(ws, channel, ts, threadTS string) string {
+	u := strings.TrimSuffix(ws, "/") + "/archives/" + channel + "/p" + strings.Replace(ts, ".", "", 1)
+	if threadTS != "" && threadTS != ts {
+		u += "?thread_ts=" + threadTS + "&cid=" + channel
+	}
+	return u
 }

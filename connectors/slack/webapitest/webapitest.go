@@ -1,6 +1,9 @@
 // Package webapitest is a Slack Web API for tests: slack-go's slacktest server with
-// chat.postMessage, chat.update, chat.postEphemeral and usergroups.users.list answered
-// in Slack's documented shapes and recorded, so a test sees exactly what was sent.
+// chat.postMessage, chat.update, chat.postEphemeral, usergroups.users.list,
+// conversations.replies and conversations.history answered in Slack's documented shapes
+// and recorded, so a test sees exactly what was sent. Posted messages are kept per
+// channel with their metadata, which the conversations methods hand back only when
+// asked with include_all_metadata, as Slack does.
 package webapitest
 
 import (
@@ -11,6 +14,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -35,16 +40,29 @@ type Server struct {
 	seq    int
 	groups map[string][]string
 	fail   map[string]string // method → Slack error code
+	limit  map[string]int    // method → Retry-After seconds of its next answer (429)
+	posted map[string][]Message
+}
+
+// Message is a posted message as the fake keeps it.
+type Message struct {
+	TS       string
+	ThreadTS string
+	Text     string
+	Metadata json.RawMessage // as posted (event_type, event_payload); nil without
 }
 
 // New starts a server stopped at cleanup.
 func New(t testing.TB) *Server {
-	s := &Server{Calls: make(chan Call, 100), groups: map[string][]string{}, fail: map[string]string{}}
+	s := &Server{Calls: make(chan Call, 100), groups: map[string][]string{}, fail: map[string]string{},
+		limit: map[string]int{}, posted: map[string][]Message{}}
 	s.srv = slacktest.NewTestServer(func(c slacktest.Customize) {
 		c.Handle("/chat.postMessage", s.handler("chat.postMessage"))
 		c.Handle("/chat.update", s.handler("chat.update"))
 		c.Handle("/chat.postEphemeral", s.handler("chat.postEphemeral"))
 		c.Handle("/usergroups.users.list", s.handler("usergroups.users.list"))
+		c.Handle("/conversations.replies", s.handler("conversations.replies"))
+		c.Handle("/conversations.history", s.handler("conversations.history"))
 	})
 	s.srv.Start()
 	t.Cleanup(s.srv.Stop)
@@ -68,6 +86,20 @@ func (s *Server) Fail(method, code string) {
 	s.fail[method] = code
 }
 
+// RateLimit makes the next call of method answer HTTP 429 with Retry-After: seconds.
+func (s *Server) RateLimit(method string, seconds int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limit[method] = seconds
+}
+
+// Posted returns the messages posted to channel, oldest first.
+func (s *Server) Posted(channel string) []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.posted[channel])
+}
+
 func (s *Server) handler(method string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := r.ParseForm(); err != nil {
@@ -79,10 +111,26 @@ func (s *Server) handler(method string) http.HandlerFunc {
 		ts := fmt.Sprintf("1700000000.%06d", s.seq)
 		code := s.fail[method]
 		members := s.groups[r.Form.Get("usergroup")]
+		wait, limited := s.limit[method]
+		delete(s.limit, method)
+		if method == "chat.postMessage" && code == "" && !limited {
+			ch := r.Form.Get("channel")
+			m := Message{TS: ts, ThreadTS: r.Form.Get("thread_ts"), Text: r.Form.Get("text")}
+			if md := r.Form.Get("metadata"); md != "" {
+				m.Metadata = json.RawMessage(md)
+			}
+			s.posted[ch] = append(s.posted[ch], m)
+		}
 		s.mu.Unlock()
 		select {
 		case s.Calls <- Call{Method: method, Form: r.Form, TS: ts}:
 		default:
+		}
+		if limited {
+			// https://api.slack.com/apis/rate-limits: HTTP 429 with Retry-After in seconds.
+			w.Header().Set("Retry-After", strconv.Itoa(wait))
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		var resp map[string]any
@@ -91,8 +139,16 @@ func (s *Server) handler(method string) http.HandlerFunc {
 			resp = map[string]any{"ok": false, "error": code}
 		case method == "chat.postMessage":
 			// https://api.slack.com/methods/chat.postMessage#examples
-			resp = map[string]any{"ok": true, "channel": r.Form.Get("channel"), "ts": ts,
-				"message": map[string]any{"type": "message", "text": r.Form.Get("text"), "ts": ts, "bot_id": "B0BOT"}}
+			msg := map[string]any{"type": "message", "text": r.Form.Get("text"), "ts": ts, "bot_id": "B0BOT"}
+			if md := r.Form.Get("metadata"); md != "" {
+				msg["metadata"] = json.RawMessage(md)
+			}
+			if tts := r.Form.Get("thread_ts"); tts != "" {
+				msg["thread_ts"] = tts
+			}
+			resp = map[string]any{"ok": true, "channel": r.Form.Get("channel"), "ts": ts, "message": msg}
+		case method == "conversations.replies", method == "conversations.history":
+			resp = s.conversation(method, r.Form)
 		case method == "chat.update":
 			resp = map[string]any{"ok": true, "channel": r.Form.Get("channel"), "ts": r.Form.Get("ts"), "text": r.Form.Get("text")}
 		case method == "chat.postEphemeral":
@@ -106,6 +162,70 @@ func (s *Server) handler(method string) http.HandlerFunc {
 		}
 		_ = json.NewEncoder(w).Encode(resp)
 	}
+}
+
+// pageSize is the fake's default page (Slack's default limit is 100 for history and
+// replies; smaller here so tests cross pages).
+const pageSize = 10
+
+// conversation answers conversations.replies (the thread of ts, parent first, oldest
+// first) and conversations.history (top-level messages, newest first), in pages of
+// limit with a cursor, from oldest on. A thread parent nobody posted here is answered as
+// a person's message, as if it came from an event.
+func (s *Server) conversation(method string, f url.Values) map[string]any {
+	ch, thread := f.Get("channel"), f.Get("ts")
+	if ch == "" || (method == "conversations.replies" && thread == "") {
+		return map[string]any{"ok": false, "error": "invalid_arguments"}
+	}
+	oldest, _ := strconv.ParseFloat(f.Get("oldest"), 64)
+	s.mu.Lock()
+	all := slices.Clone(s.posted[ch])
+	s.mu.Unlock()
+	var msgs []Message
+	if method == "conversations.replies" {
+		if !slices.ContainsFunc(all, func(m Message) bool { return m.TS == thread }) {
+			msgs = append(msgs, Message{TS: thread, ThreadTS: thread, Text: "a question"})
+		}
+		for _, m := range all {
+			if m.TS == thread || m.ThreadTS == thread {
+				msgs = append(msgs, m)
+			}
+		}
+	} else {
+		for _, m := range all {
+			if m.ThreadTS == "" || m.ThreadTS == m.TS {
+				msgs = append(msgs, m)
+			}
+		}
+		slices.Reverse(msgs)
+	}
+	msgs = slices.DeleteFunc(msgs, func(m Message) bool {
+		v, _ := strconv.ParseFloat(m.TS, 64)
+		return v < oldest
+	})
+	limit, _ := strconv.Atoi(f.Get("limit"))
+	if limit <= 0 || limit > pageSize {
+		limit = pageSize
+	}
+	start, _ := strconv.Atoi(f.Get("cursor"))
+	start = min(max(start, 0), len(msgs))
+	end := min(start+limit, len(msgs))
+	page := make([]any, 0, end-start)
+	for _, m := range msgs[start:end] {
+		out := map[string]any{"type": "message", "ts": m.TS, "text": m.Text}
+		if m.ThreadTS != "" {
+			out["thread_ts"] = m.ThreadTS
+		}
+		if m.Metadata != nil && f.Get("include_all_metadata") == "1" {
+			out["metadata"] = m.Metadata
+		}
+		page = append(page, out)
+	}
+	resp := map[string]any{"ok": true, "messages": page, "has_more": end < len(msgs)}
+	if end < len(msgs) {
+		resp["response_metadata"] = map[string]any{"next_cursor": strconv.Itoa(end)}
+	}
+	return resp
 }
 
 // Click describes one button click.
