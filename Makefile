@@ -12,6 +12,7 @@ build:
 
 fixtures:
 	bash scripts/fetch-github-examples.sh
+	bash scripts/fetch-github-openapi.sh
 
 vet:
 	$(GO) vet $(PKGS)

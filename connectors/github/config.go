@@ -4,8 +4,12 @@
 package github
 
 import (
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/signalgate/signalgate/secret"
@@ -35,12 +39,36 @@ type Config struct {
 	AllowedBots []string `yaml:"allowed_bots"`
 	// DefaultBranch is used when a push payload lacks repository.default_branch.
 	DefaultBranch string `yaml:"default_branch"`
+
+	// Token (a personal access token or any token GitHub accepts) posts replies.
+	Token secret.Secret `yaml:"token"`
+	// App posts replies as a GitHub App installation instead of Token.
+	App *AppConfig `yaml:"app"`
+	// APIURL is the REST API base URL: GitHub Enterprise Server's
+	// https://HOST/api/v3, or a test server. Empty: GitHub's.
+	APIURL string `yaml:"api_url"`
 }
+
+// AppConfig is a GitHub App installation that posts replies.
+type AppConfig struct {
+	ID             int64         `yaml:"id"`
+	PrivateKey     secret.Secret `yaml:"private_key"` // the App's PEM private key
+	InstallationID int64         `yaml:"installation_id"`
+}
+
+// DefaultAPIURL is GitHub's REST API.
+const DefaultAPIURL = "https://api.github.com/"
 
 // WithDefaults fills unset fields.
 func (c Config) WithDefaults() Config {
 	if c.DefaultBranch == "" {
 		c.DefaultBranch = DefaultBranch
+	}
+	if c.APIURL == "" {
+		c.APIURL = DefaultAPIURL
+	}
+	if !strings.HasSuffix(c.APIURL, "/") {
+		c.APIURL += "/" // go-github joins paths onto it
 	}
 	return c
 }
@@ -63,7 +91,55 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("allowed_bots[%d]: empty login", i))
 		}
 	}
+	if c.Token != "" && c.App != nil {
+		errs = append(errs, errors.New("token, app: set one of them (replies post either with a token or as an App installation)"))
+	}
+	if c.App != nil {
+		errs = append(errs, c.App.validate())
+	}
+	if c.APIURL != "" {
+		if u, err := url.Parse(c.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("api_url: want an http(s) URL, got %q", c.APIURL))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+func (a *AppConfig) validate() error {
+	var errs []error
+	if a.ID <= 0 {
+		errs = append(errs, errors.New("app.id: required (the App's id, a positive number)"))
+	}
+	if a.InstallationID <= 0 {
+		errs = append(errs, errors.New("app.installation_id: required (a positive number)"))
+	}
+	if a.PrivateKey == "" {
+		errs = append(errs, errors.New("app.private_key: required (the App's PEM private key)"))
+	} else if _, err := parseAppKey(a.PrivateKey); err != nil {
+		errs = append(errs, fmt.Errorf("app.private_key: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// parseAppKey reads an App's private key: GitHub issues PKCS#1 PEM ("RSA PRIVATE KEY");
+// PKCS#8 is accepted too. The error never echoes the key.
+func parseAppKey(s secret.Secret) (*rsa.PrivateKey, error) {
+	block, _ := pem.Decode([]byte(s.Reveal()))
+	if block == nil {
+		return nil, errors.New("not a PEM block (paste the .pem file GitHub gave, header lines included)")
+	}
+	if k, err := x509.ParsePKCS1PrivateKey(block.Bytes); err == nil {
+		return k, nil
+	}
+	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		return nil, errors.New("not an RSA private key")
+	}
+	rk, ok := k.(*rsa.PrivateKey)
+	if !ok {
+		return nil, errors.New("not an RSA private key (GitHub App keys are RSA)")
+	}
+	return rk, nil
 }
 
 // botName strips the "[bot]" suffix GitHub Apps carry in their login, so

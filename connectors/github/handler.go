@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/server"
 )
 
@@ -40,6 +42,7 @@ type Handler struct {
 	pipeline *connectors.Pipeline
 	log      *slog.Logger
 	ci       CIState
+	own      reply.Own
 }
 
 // Option configures a Handler.
@@ -47,6 +50,10 @@ type Option func(*Handler)
 
 // WithCIState replaces the in-memory CI conclusion memory (e.g. with a database-backed one).
 func WithCIState(s CIState) Option { return func(h *Handler) { h.ci = s } }
+
+// WithOwnReplies recognises the gateway's own replies coming back as comment events
+// (by the comment ids recorded when they were sent): they are stored ignored.
+func WithOwnReplies(own reply.Own) Option { return func(h *Handler) { h.own = own } }
 
 // NewHandler validates the configs and builds the handler.
 func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now func() time.Time, opts ...Option) (*Handler, error) {
@@ -129,6 +136,11 @@ func (h *Handler) Serve(c echo.Context) error {
 	var items []connectors.Item
 	if payload, err := formPayload(d.Header.Get(echo.HeaderContentType), d.Body); err != nil {
 		ev.Status, ev.Error = inbox.EventInvalid, err.Error()
+	} else if own, err := h.ownReply(ctx, d.Name, eventType, payload); err != nil {
+		return err
+	} else if own {
+		// Before any other rule: the agent never hears itself.
+		ev.Body, ev.Status, ev.Error = payload, inbox.EventIgnored, reply.OwnReason
 	} else {
 		ev.Body = payload
 		cfg := d.Conn
@@ -213,6 +225,11 @@ func (h *Handler) Items(ctx context.Context, ev *inbox.Event) ([]connectors.Item
 		}
 		payload = p
 	}
+	if own, err := h.ownReply(ctx, ev.Connector, eventType, payload); err != nil {
+		return nil, err
+	} else if own {
+		return nil, &connectors.NotMapped{Reason: reply.OwnReason}
+	}
 	delivery := ev.DeliveryID
 	if delivery == "" {
 		delivery = connectors.Header(ev.Headers, gh.DeliveryIDHeader)
@@ -225,6 +242,29 @@ func (h *Handler) Items(ctx context.Context, ev *inbox.Event) ([]connectors.Item
 		return nil, &connectors.NotMapped{Reason: reason}
 	}
 	return items, nil
+}
+
+// ownReply reports whether a comment event is about one of the gateway's own replies:
+// its comment id is one a reply was recorded as. Payloads that do not decode are not
+// (parse stores them invalid).
+func (h *Handler) ownReply(ctx context.Context, connector, eventType string, payload []byte) (bool, error) {
+	if h.own == nil || (eventType != "issue_comment" && eventType != "pull_request_review_comment") {
+		return false, nil
+	}
+	var p struct {
+		Comment struct {
+			ID int64 `json:"id"`
+		} `json:"comment"`
+	}
+	if json.Unmarshal(payload, &p) != nil || p.Comment.ID <= 0 {
+		return false, nil
+	}
+	id := strconv.FormatInt(p.Comment.ID, 10)
+	own, err := h.own.OwnReply(ctx, reply.SourceGitHub, connector, id)
+	if err != nil {
+		return false, fmt.Errorf("check whether comment %s is an own reply: %w", id, err)
+	}
+	return own, nil
 }
 
 // readOnlyCI reads CI conclusions and drops writes.

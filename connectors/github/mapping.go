@@ -12,6 +12,7 @@ import (
 
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
 )
 
 // Kinds the connector produces.
@@ -81,6 +82,9 @@ type spec struct {
 	payload     map[string]any
 	message     string // user-authored text, for deliver_as routes
 	skip        string
+	// reviewComment is the review thread's first comment, for a review comment: an
+	// answer goes into that thread.
+	reviewComment int64
 	// lane, when set, puts the item in a net-state lane: "github:{repo}{scope}:{lane}"
 	// with state and rest (see inbox.DecideNet).
 	lane, state, rest string
@@ -159,6 +163,10 @@ func (m *mapper) item(s *spec) connectors.Item {
 	}
 	if m.delivery != "" {
 		meta["delivery_id"] = m.delivery
+	}
+	if s.repo != "" && s.number > 0 {
+		meta[reply.MetadataKey] = reply.To{Source: reply.SourceGitHub, Connector: m.cfg.Name, Repo: s.repo,
+			Number: s.number, ReviewCommentID: s.reviewComment}
 	}
 
 	scope := s.where
@@ -430,6 +438,11 @@ func (m *mapper) reviewComment(e *gh.PullRequestReviewCommentEvent) *spec {
 		c.GetID(), c.GetUser(), c.GetAuthorAssociation(), c.GetHTMLURL(), c.GetBody(), where)
 	if s != nil {
 		s.branch = pr.GetHead().GetRef()
+		// GitHub takes replies to a thread's first comment only.
+		s.reviewComment = c.GetID()
+		if root := c.GetInReplyTo(); root > 0 {
+			s.reviewComment = root
+		}
 		s.payload["path"], s.payload["line"], s.payload["diff_hunk"] = c.GetPath(), c.GetLine(), c.GetDiffHunk()
 	}
 	return s

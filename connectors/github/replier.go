@@ -1,0 +1,327 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/bradleyfalzon/ghinstallation/v2"
+	gh "github.com/google/go-github/v62/github"
+
+	"github.com/signalgate/signalgate/reply"
+)
+
+// MaxCommentChars is GitHub's limit on a comment body; the hidden marker counts.
+const MaxCommentChars = 65536
+
+// MaxReplyIDChars bounds the reply id Check reserves room for in the body: Check runs
+// before the id is known to it, and Send must never find the body over the limit.
+const MaxReplyIDChars = 128
+
+// markerPrefix and markerSuffix enclose a reply's id in the hidden marker every reply
+// carries, so a crash between GitHub's answer and recording it never posts twice.
+const (
+	markerPrefix = "<!-- signalgate:reply:"
+	markerSuffix = " -->"
+)
+
+// MaxReplyChars is the longest text Check accepts: GitHub's limit less the marker.
+const MaxReplyChars = MaxCommentChars - len("\n\n"+markerPrefix+markerSuffix) - MaxReplyIDChars
+
+// findSkew is how far before a reply's creation Find looks, for clocks that disagree.
+const findSkew = time.Hour
+
+// defaultRateWait is GitHub's advice when a secondary rate limit names no wait.
+const defaultRateWait = time.Minute
+
+// Replier posts replies as issue or pull request comments, or as replies in a review
+// thread, through each connector's token or App installation. It implements
+// reply.Sender.
+type Replier struct {
+	conns map[string]replyConn
+	now   func() time.Time
+}
+
+var _ reply.Sender = (*Replier)(nil)
+
+type replyConn struct {
+	cfg    Config
+	client *gh.Client // nil: the connector has no credentials for replies
+}
+
+// NewReplier builds a client per connector with a token or an App installation.
+func NewReplier(cfgs []Config, now func() time.Time) (*Replier, error) {
+	if now == nil {
+		now = time.Now
+	}
+	r := &Replier{conns: make(map[string]replyConn, len(cfgs)), now: now}
+	for _, c := range cfgs {
+		c = c.WithDefaults()
+		base, err := url.Parse(c.APIURL)
+		if err != nil {
+			return nil, fmt.Errorf("connectors.github[%s].api_url: %w", c.Name, err)
+		}
+		rc := replyConn{cfg: c}
+		switch {
+		case c.App != nil:
+			itr, err := ghinstallation.New(http.DefaultTransport, c.App.ID, c.App.InstallationID, []byte(c.App.PrivateKey.Reveal()))
+			if err != nil {
+				// The library's message may quote the key's parse failure, never the key.
+				return nil, fmt.Errorf("connectors.github[%s].app.private_key: not a usable RSA key", c.Name)
+			}
+			itr.BaseURL = strings.TrimSuffix(c.APIURL, "/")
+			rc.client = gh.NewClient(&http.Client{Transport: itr, Timeout: 30 * time.Second})
+		case c.Token != "":
+			rc.client = gh.NewClient(&http.Client{Timeout: 30 * time.Second}).WithAuthToken(c.Token.Reveal())
+		}
+		if rc.client != nil {
+			rc.client.BaseURL = base
+		}
+		r.conns[c.Name] = rc
+	}
+	return r, nil
+}
+
+// Check refuses what can never be posted: an unknown connector or place, a connector
+// without credentials, text over GitHub's limit.
+func (r *Replier) Check(to reply.To, text string) error {
+	_, _, _, err := r.place(to)
+	if err != nil {
+		return err
+	}
+	if n := utf8.RuneCountInString(text); n > MaxReplyChars {
+		return fmt.Errorf("%w: %d characters, GitHub takes %d (%d with the hidden marker)",
+			reply.ErrTooLong, n, MaxReplyChars, MaxCommentChars)
+	}
+	return nil
+}
+
+// place resolves a To to its connector's client and the repository's owner and name.
+func (r *Replier) place(to reply.To) (c replyConn, owner, name string, err error) {
+	if to.Source != reply.SourceGitHub {
+		return c, "", "", fmt.Errorf("%w: source %q is not github", reply.ErrUnknownPlace, to.Source)
+	}
+	c, ok := r.conns[to.Connector]
+	if !ok {
+		return c, "", "", fmt.Errorf("%w: no github connector named %q", reply.ErrUnknownPlace, to.Connector)
+	}
+	owner, name, ok = strings.Cut(to.Repo, "/")
+	if !ok || owner == "" || name == "" || strings.ContainsAny(name, "/?#") || strings.ContainsAny(owner, "?#") {
+		return c, "", "", fmt.Errorf("%w: repo %q is not owner/name", reply.ErrUnknownPlace, to.Repo)
+	}
+	if to.Number <= 0 {
+		return c, "", "", fmt.Errorf("%w: number must be an issue or pull request number", reply.ErrUnknownPlace)
+	}
+	if to.ReviewCommentID < 0 {
+		return c, "", "", fmt.Errorf("%w: reviewCommentId must be positive", reply.ErrUnknownPlace)
+	}
+	if c.client == nil {
+		return c, "", "", fmt.Errorf("%w: connectors.github[] %q needs token or app (id, private_key, installation_id)",
+			reply.ErrNoCredentials, to.Connector)
+	}
+	return c, owner, name, nil
+}
+
+// marker is the hidden line that finds a reply again after a crash.
+func marker(id string) (string, error) {
+	if id == "" || utf8.RuneCountInString(id) > MaxReplyIDChars || strings.Contains(id, "-->") || strings.ContainsAny(id, "\r\n") {
+		return "", fmt.Errorf("reply id %q cannot be carried in a GitHub comment's hidden marker", id)
+	}
+	return markerPrefix + id + markerSuffix, nil
+}
+
+// Send posts r with its marker: a reply in the review thread when r.To names a review
+// comment, else a comment on the issue or pull request.
+func (r *Replier) Send(ctx context.Context, rp reply.Reply) (reply.Sent, bool, error) {
+	if err := r.Check(rp.To, rp.Text); err != nil {
+		return reply.Sent{}, false, err
+	}
+	c, owner, name, _ := r.place(rp.To)
+	mark, err := marker(rp.ID)
+	if err != nil {
+		return reply.Sent{}, false, err
+	}
+	body := rp.Text + "\n\n" + mark
+	if rp.To.ReviewCommentID > 0 {
+		// The documented replies endpoint: POST …/pulls/{n}/comments with in_reply_to
+		// (go-github's CreateCommentInReplyTo) is described as requiring commit_id and path.
+		u := fmt.Sprintf("repos/%s/%s/pulls/%d/comments/%d/replies", url.PathEscape(owner), url.PathEscape(name),
+			rp.To.Number, rp.To.ReviewCommentID)
+		req, err := c.client.NewRequest(http.MethodPost, u, &gh.PullRequestComment{Body: &body})
+		if err != nil {
+			return reply.Sent{}, false, fmt.Errorf("build review reply request: %w", err)
+		}
+		out := new(gh.PullRequestComment)
+		if _, err := c.client.Do(ctx, req, out); err != nil {
+			retry, err := r.classify(err, "reply in review thread")
+			return reply.Sent{}, retry, err
+		}
+		return reply.Sent{PlatformID: strconv.FormatInt(out.GetID(), 10), URL: out.GetHTMLURL()}, false, nil
+	}
+	out, _, err := c.client.Issues.CreateComment(ctx, owner, name, rp.To.Number, &gh.IssueComment{Body: &body})
+	if err != nil {
+		retry, err := r.classify(err, "comment")
+		return reply.Sent{}, retry, err
+	}
+	return reply.Sent{PlatformID: strconv.FormatInt(out.GetID(), 10), URL: out.GetHTMLURL()}, false, nil
+}
+
+// classify says whether a failed post may succeed later, carrying GitHub's wait when
+// it named one. The error never holds the token or the body.
+func (r *Replier) classify(err error, doing string) (bool, error) {
+	if abuse, ok := errors.AsType[*gh.AbuseRateLimitError](err); ok {
+		wait := defaultRateWait
+		if abuse.RetryAfter != nil && *abuse.RetryAfter > 0 {
+			wait = *abuse.RetryAfter
+		}
+		return true, &reply.RetryAfter{Wait: wait, Err: fmt.Errorf("%s: github secondary rate limit: %s", doing, abuse.Message)}
+	}
+	if rl, ok := errors.AsType[*gh.RateLimitError](err); ok {
+		wait := rl.Rate.Reset.Sub(r.now())
+		if wait < time.Second {
+			wait = time.Second
+		}
+		return true, &reply.RetryAfter{Wait: wait, Err: fmt.Errorf("%s: github rate limit: %s", doing, rl.Message)}
+	}
+	if er, ok := errors.AsType[*gh.ErrorResponse](err); ok && er.Response != nil {
+		code := er.Response.StatusCode
+		msg := fmt.Errorf("%s: github answered %d: %s", doing, code, ghMessage(er))
+		switch {
+		case code == http.StatusTooManyRequests:
+			wait := defaultRateWait
+			if s, err := strconv.Atoi(er.Response.Header.Get("Retry-After")); err == nil && s > 0 {
+				wait = time.Duration(s) * time.Second
+			}
+			return true, &reply.RetryAfter{Wait: wait, Err: msg}
+		case code >= 500 || code == http.StatusRequestTimeout:
+			return true, msg
+		}
+		// 401, 403, 404, 410, 422…: the same request will be refused again.
+		return false, msg
+	}
+	if te, ok := errors.AsType[*ghinstallation.HTTPError](err); ok && te.Response != nil {
+		code := te.Response.StatusCode
+		return code >= 500 || code == http.StatusTooManyRequests,
+			fmt.Errorf("%s: github refused the App installation token: %d %s", doing, code, http.StatusText(code))
+	}
+	// Network failures, timeouts, a cancelled context: nothing says GitHub refused.
+	return true, fmt.Errorf("%s: %w", doing, redactURL(err))
+}
+
+// ghMessage is GitHub's message and its validation errors' messages.
+func ghMessage(er *gh.ErrorResponse) string {
+	parts := []string{er.Message}
+	for _, e := range er.Errors {
+		if e.Message != "" {
+			parts = append(parts, e.Message)
+		} else if e.Code != "" {
+			parts = append(parts, e.Field+" "+e.Code)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// redactURL drops the request URL's query from a transport error (it never holds the
+// token, which travels in a header, but it is noise in a reply's last error).
+func redactURL(err error) error {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		return fmt.Errorf("%s %s: %w", ue.Op, strings.SplitN(ue.URL, "?", 2)[0], ue.Err)
+	}
+	return err
+}
+
+// Find looks for r's marker among the comments posted since r was created: the issue's
+// (newest page first) or the pull request's review comments (newest first).
+func (r *Replier) Find(ctx context.Context, rp reply.Reply) (reply.Sent, bool, error) {
+	c, owner, name, err := r.place(rp.To)
+	if err != nil {
+		return reply.Sent{}, false, err
+	}
+	mark, err := marker(rp.ID)
+	if err != nil {
+		return reply.Sent{}, false, err
+	}
+	var since time.Time
+	if !rp.CreatedAt.IsZero() {
+		since = rp.CreatedAt.Add(-findSkew)
+	}
+	ours := func(body string, user *gh.User) bool {
+		// With bot_login set, only the bot's comment counts: another account quoting a
+		// marker must not stop the reply from being posted.
+		return strings.Contains(body, mark) && (c.cfg.BotLogin == "" || c.cfg.isBotLogin(user.GetLogin()))
+	}
+	if rp.To.ReviewCommentID > 0 {
+		return findReviewReply(ctx, c.client, owner, name, rp.To.Number, since, ours)
+	}
+	return findIssueComment(ctx, c.client, owner, name, rp.To.Number, since, ours)
+}
+
+func findIssueComment(ctx context.Context, client *gh.Client, owner, name string, number int, since time.Time,
+	ours func(string, *gh.User) bool) (reply.Sent, bool, error) {
+	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
+	if !since.IsZero() {
+		opts.Since = &since
+	}
+	list := func(page int) ([]*gh.IssueComment, *gh.Response, error) {
+		opts.Page = page
+		cs, resp, err := client.Issues.ListComments(ctx, owner, name, number, opts)
+		if err != nil {
+			return nil, nil, fmt.Errorf("list comments of %s/%s#%d: %w", owner, name, number, redactURL(err))
+		}
+		return cs, resp, nil
+	}
+	first, resp, err := list(1)
+	if err != nil {
+		return reply.Sent{}, false, err
+	}
+	// Issue comments come oldest first: the reply, recent, is on the last pages.
+	for page := resp.LastPage; page > 1; page-- {
+		cs, _, err := list(page)
+		if err != nil {
+			return reply.Sent{}, false, err
+		}
+		if s, ok := findIn(cs, ours); ok {
+			return s, true, nil
+		}
+	}
+	s, ok := findIn(first, ours)
+	return s, ok, nil
+}
+
+func findIn(cs []*gh.IssueComment, ours func(string, *gh.User) bool) (reply.Sent, bool) {
+	for i := len(cs) - 1; i >= 0; i-- {
+		if ours(cs[i].GetBody(), cs[i].GetUser()) {
+			return reply.Sent{PlatformID: strconv.FormatInt(cs[i].GetID(), 10), URL: cs[i].GetHTMLURL()}, true
+		}
+	}
+	return reply.Sent{}, false
+}
+
+func findReviewReply(ctx context.Context, client *gh.Client, owner, name string, number int, since time.Time,
+	ours func(string, *gh.User) bool) (reply.Sent, bool, error) {
+	opts := &gh.PullRequestListCommentsOptions{Sort: "created", Direction: "desc", ListOptions: gh.ListOptions{PerPage: 100}}
+	if !since.IsZero() {
+		opts.Since = since
+	}
+	for {
+		cs, resp, err := client.PullRequests.ListComments(ctx, owner, name, number, opts)
+		if err != nil {
+			return reply.Sent{}, false, fmt.Errorf("list review comments of %s/%s#%d: %w", owner, name, number, redactURL(err))
+		}
+		for _, pc := range cs {
+			if ours(pc.GetBody(), pc.GetUser()) {
+				return reply.Sent{PlatformID: strconv.FormatInt(pc.GetID(), 10), URL: pc.GetHTMLURL()}, true, nil
+			}
+		}
+		if resp.NextPage == 0 {
+			return reply.Sent{}, false, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}

@@ -1,0 +1,140 @@
+package github
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/connectors/connectorstest"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
+	"github.com/signalgate/signalgate/server"
+)
+
+// replyToOf is the replyTo a routed delivery's notification carries.
+func replyToOf(t *testing.T, h *harness) reply.To {
+	t.Helper()
+	call, ok := h.fake.Last()
+	require.True(t, ok)
+	require.Len(t, call.Notifications, 1)
+	to, ok := reply.FromMetadata(call.Notifications[0].Metadata)
+	require.True(t, ok, "metadata.replyTo missing: %v", call.Notifications[0].Metadata)
+	return to
+}
+
+func TestRecordsCarryReplyTo(t *testing.T) {
+	ex := examples(t, "api.github.com")
+	h := newHarness(t, testConfig(), 0)
+
+	ic := pick(t, ex, "issue_comment", "created", nil)
+	require.Equal(t, http.StatusOK, h.deliver("issue_comment", "d-1", encode(t, ic)).Code)
+	num, _ := strconv.Atoi(get(ic, "issue.number").(json.Number).String())
+	assert.Equal(t, reply.To{Source: "github", Connector: "acme", Repo: get(ic, "repository.full_name").(string), Number: num},
+		replyToOf(t, h))
+
+	// A review comment: the answer goes into its thread, whose first comment GitHub
+	// takes replies to.
+	rc := pick(t, ex, "pull_request_review_comment", "created", nil)
+	set(rc, "comment.in_reply_to_id", nil)
+	require.Equal(t, http.StatusOK, h.deliver("pull_request_review_comment", "d-2", encode(t, rc)).Code)
+	to := replyToOf(t, h)
+	assert.Equal(t, get(rc, "comment.id").(json.Number).String(), strconv.FormatInt(to.ReviewCommentID, 10))
+	assert.NotZero(t, to.Number)
+
+	set(rc, "comment.id", json.Number("991"))
+	set(rc, "comment.in_reply_to_id", json.Number("990"))
+	require.Equal(t, http.StatusOK, h.deliver("pull_request_review_comment", "d-3", encode(t, rc)).Code)
+	assert.Equal(t, int64(990), replyToOf(t, h).ReviewCommentID, "a reply in a thread answers the thread")
+
+	pr := pick(t, ex, "pull_request", "opened", nil)
+	require.Equal(t, http.StatusOK, h.deliver("pull_request", "d-4", encode(t, pr)).Code)
+	to = replyToOf(t, h)
+	assert.Zero(t, to.ReviewCommentID)
+	assert.Equal(t, "acme", to.Connector)
+}
+
+// fakeOwn is a hand-written reply.Own: the comment ids recorded as sent replies.
+type fakeOwn struct {
+	mu    sync.Mutex
+	ids   map[string]bool
+	err   error
+	calls []string
+}
+
+func (f *fakeOwn) OwnReply(_ context.Context, source, connector, id string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, source+"/"+connector+"/"+id)
+	return f.ids[id], f.err
+}
+
+func ownHarness(t *testing.T, own reply.Own) (*harness, *Handler) {
+	t.Helper()
+	log := slog.New(slog.DiscardHandler)
+	srv := server.New(server.Config{}, log)
+	router, err := connectors.NewRouter(allGitHubRoute(), []string{"coder"})
+	require.NoError(t, err)
+	fake := connectorstest.NewIngester()
+	cfg := testConfig()
+	cfg.BotLogin = "" // recognised by the recorded id alone, not by the bot's login
+	handler, err := NewHandler([]Config{cfg}, connectors.NewPipeline(router, fake, log), log, fixedNow, WithOwnReplies(own))
+	require.NoError(t, err)
+	handler.Mount(srv.Echo())
+	return &harness{t: t, e: srv.Echo(), ing: fake, fake: fake}, handler
+}
+
+// The agent's own comment coming back is stored ignored "own reply" before any other
+// rule (here it even mentions the bot); others' comments route as before.
+func TestOwnRepliesAreIgnored(t *testing.T) {
+	ex := examples(t, "api.github.com")
+	own := &fakeOwn{ids: map[string]bool{"4242": true, "5151": true}}
+	h, handler := ownHarness(t, own)
+
+	ic := pick(t, ex, "issue_comment", "created", nil)
+	set(ic, "comment.id", json.Number("4242"))
+	set(ic, "comment.body", "@octocat here is the answer\n\n<!-- signalgate:reply:r-1 -->")
+	rec := h.deliver("issue_comment", "d-own", encode(t, ic))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	call, _ := h.fake.Last()
+	assert.Equal(t, inbox.EventIgnored, call.Event.Status)
+	assert.Equal(t, reply.OwnReason, call.Event.Error)
+	assert.Empty(t, call.Notifications)
+	assert.Equal(t, []string{"github/acme/4242"}, own.calls)
+
+	// The same through replay: not mapped, for the same reason.
+	_, err := handler.Items(context.Background(), &call.Event)
+	var nm *connectors.NotMapped
+	require.ErrorAs(t, err, &nm)
+	assert.Equal(t, reply.OwnReason, nm.Reason)
+
+	rc := pick(t, ex, "pull_request_review_comment", "created", nil)
+	set(rc, "comment.id", json.Number("5151"))
+	require.Equal(t, http.StatusAccepted, h.deliver("pull_request_review_comment", "d-own-2", encode(t, rc)).Code)
+	call, _ = h.fake.Last()
+	assert.Equal(t, reply.OwnReason, call.Event.Error)
+
+	set(ic, "comment.id", json.Number("4243"))
+	require.Equal(t, http.StatusOK, h.deliver("issue_comment", "d-other", encode(t, ic)).Code)
+	call, _ = h.fake.Last()
+	assert.Len(t, call.Notifications, 1, "someone else's comment routes")
+}
+
+// When the recorded replies cannot be read, the delivery is not stored as if it were
+// someone else's comment: it fails, and GitHub shows the failed delivery.
+func TestOwnReplyLookupFailureStoresNothing(t *testing.T) {
+	ex := examples(t, "api.github.com")
+	h, _ := ownHarness(t, &fakeOwn{err: errors.New("database is locked")})
+	before := len(h.fake.Calls())
+	rec := h.deliver("issue_comment", "d-1", encode(t, pick(t, ex, "issue_comment", "created", nil)))
+	assert.Equal(t, http.StatusInternalServerError, rec.Code)
+	assert.Len(t, h.fake.Calls(), before)
+}
