@@ -44,7 +44,7 @@ def main():
 
     def auth(server, session, envelope, mechanism, data):
         ok = isinstance(data, LoginPassword) and data.login.decode() == user and data.password.decode() == password
-        return AuthResult(success=ok)
+        return AuthResult(success=ok, handled=False)
 
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ctx.load_cert_chain(d + "/cert.pem", d + "/key.pem")

@@ -114,9 +114,9 @@ func testReply(id string) reply.Reply {
 	}
 }
 
-func newTestReplier(cfgs ...Config) *Replier {
-	return NewReplier(cfgs, service.Base{Now: func() time.Time { return testNow }})
-}
+func testBase() service.Base { return service.Base{Now: func() time.Time { return testNow }} }
+
+func newTestReplier(cfgs ...Config) *Replier { return NewReplier(cfgs, testBase()) }
 
 // TestReplierCheck: what can never be sent is refused before it is queued, with
 // the error kind the API maps to an answer and the key to fix named.
