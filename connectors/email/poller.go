@@ -238,16 +238,22 @@ func (p *Poller) Status() Status {
 }
 
 func (p *Poller) tlsConfig() *tls.Config {
+	return tlsFor(p.tlsBase, p.cfg.Addr, p.cfg.InsecureSkipVerify)
+}
+
+// tlsFor is base (or TLS 1.2 at least) for a server at addr, checked by its host
+// name unless insecure.
+func tlsFor(base *tls.Config, addr string, insecure bool) *tls.Config {
 	c := &tls.Config{MinVersion: tls.VersionTLS12}
-	if p.tlsBase != nil {
-		c = p.tlsBase.Clone()
+	if base != nil {
+		c = base.Clone()
 	}
 	if c.ServerName == "" {
-		if host, _, err := net.SplitHostPort(p.cfg.Addr); err == nil {
+		if host, _, err := net.SplitHostPort(addr); err == nil {
 			c.ServerName = host
 		}
 	}
-	if p.cfg.InsecureSkipVerify {
+	if insecure {
 		c.InsecureSkipVerify = true
 	}
 	return c

@@ -264,19 +264,7 @@ func ctxErr(ctx context.Context, err error) error {
 }
 
 func (r *Replier) tlsConfig(addr string, insecure bool) *tls.Config {
-	c := &tls.Config{MinVersion: tls.VersionTLS12}
-	if r.tlsBase != nil {
-		c = r.tlsBase.Clone()
-	}
-	if c.ServerName == "" {
-		if host, _, err := net.SplitHostPort(addr); err == nil {
-			c.ServerName = host
-		}
-	}
-	if insecure {
-		c.InsecureSkipVerify = true
-	}
-	return c
+	return tlsFor(r.tlsBase, addr, insecure)
 }
 
 // composeReply writes the reply as a text/plain message threaded under the one it
