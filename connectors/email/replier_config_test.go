@@ -46,6 +46,9 @@ email:
 	assert.Equal(t, secret.Secret("other-secret"), r.SMTP.Password)
 	assert.False(t, *r.AppendSent)
 	assert.NotContains(t, r.SMTP.Password.String(), "other-secret")
+	// The gateway validates the entries with their defaults applied.
+	require.NoError(t, connectors.ValidateConfigs("email", []Config{c, r}))
+	assert.Equal(t, c, c.WithDefaults(), "defaults apply once")
 }
 
 func TestSMTPConfigValidation(t *testing.T) {
