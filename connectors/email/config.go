@@ -70,6 +70,33 @@ type Config struct {
 	// MaxMessageBytes bounds what is fetched and stored of one message (default 25MB);
 	// a longer message is stored truncated and marked so.
 	MaxMessageBytes server.ByteSize `yaml:"max_message_bytes"`
+
+	// SMTP is where replies are submitted; without it the connector only listens.
+	SMTP *SMTPConfig `yaml:"smtp"`
+	// SentFolder is the IMAP mailbox replies are looked up in (Find) and, unless
+	// AppendSent is false, copied to. Empty: no copy, and no lookup after a crash.
+	SentFolder string `yaml:"sent_folder"`
+	// AppendSent appends a copy of each reply to SentFolder (default true); false for
+	// providers that file submitted mail there themselves (Gmail, Outlook).
+	AppendSent *bool `yaml:"append_sent"`
+}
+
+// SMTPConfig is the submission server replies go through.
+type SMTPConfig struct {
+	// Addr is host:port of the submission server (465 implicit TLS, 587 STARTTLS).
+	Addr string `yaml:"addr"`
+	// TLS is implicit TLS; it defaults to true unless StartTLS is set.
+	TLS      *bool `yaml:"tls"`
+	StartTLS bool  `yaml:"starttls"`
+	// InsecureSkipVerify disables certificate checks; for test servers only.
+	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
+	// Username and Password default to the IMAP login's. AUTH is used when the
+	// server offers it (a relay that trusts its network offers none).
+	Username string        `yaml:"username"`
+	Password secret.Secret `yaml:"password"`
+	// From is the address replies are sent from; it defaults to the IMAP username
+	// when that is an address.
+	From string `yaml:"from"`
 }
 
 // WithDefaults fills unset fields.
@@ -96,6 +123,26 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxMessageBytes == 0 {
 		c.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if c.AppendSent == nil {
+		appendSent := true
+		c.AppendSent = &appendSent
+	}
+	if c.SMTP != nil {
+		s := *c.SMTP
+		if s.TLS == nil {
+			tls := !s.StartTLS
+			s.TLS = &tls
+		}
+		if s.Username == "" && s.Password == "" {
+			s.Username, s.Password = c.Username, c.Password
+		}
+		if s.From == "" {
+			if a, err := mail.ParseAddress(c.Username); err == nil {
+				s.From = a.Address
+			}
+		}
+		c.SMTP = &s
 	}
 	return c
 }
@@ -178,7 +225,50 @@ func (c Config) Validate() error {
 	} else if c.MaxMessageBytes > 0 && c.MaxMessageBytes < 1024 {
 		add("max_message_bytes: %d is below the minimum of 1KB", c.MaxMessageBytes)
 	}
+	if c.SMTP != nil {
+		errs = append(errs, c.SMTP.validate(c.Username)...)
+	}
+	if c.SentFolder != "" && strings.TrimSpace(c.SentFolder) == "" {
+		add("sent_folder: empty mailbox name")
+	}
+	if c.SentFolder != "" && c.SMTP == nil {
+		add("sent_folder: needs smtp (sent_folder is where replies are copied and looked up)")
+	}
 	return errors.Join(errs...)
+}
+
+func (s SMTPConfig) validate(imapUser string) []error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf("smtp."+format, args...)) }
+	if strings.TrimSpace(s.Addr) == "" {
+		add("addr: required (host:port, e.g. smtp.example.com:465)")
+	} else if host, port, err := net.SplitHostPort(s.Addr); err != nil || host == "" {
+		add("addr: %q is not host:port", s.Addr)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		add("addr: bad port %q", port)
+	}
+	if s.TLS != nil && *s.TLS && s.StartTLS {
+		add("starttls: cannot be combined with tls: true (implicit TLS); set tls: false to use STARTTLS")
+	}
+	if s.Username != "" && s.Password == "" {
+		add("password: required with smtp.username")
+	}
+	if s.Username == "" && s.Password != "" {
+		add("username: required with smtp.password")
+	}
+	if s.From != "" {
+		if a, err := mail.ParseAddress(s.From); err != nil || a.Address == "" {
+			add("from: %q is not an address (want support@example.com)", s.From)
+		}
+	} else if _, err := mail.ParseAddress(imapUser); err != nil {
+		add("from: required (the username %q is not an address)", imapUser)
+	}
+	tls := s.TLS == nil && !s.StartTLS || s.TLS != nil && *s.TLS
+	if !tls && !s.StartTLS && !loopback(s.Addr) {
+		// A password, and the replies, would cross the network in clear.
+		add("tls: plain SMTP is allowed to a loopback address only; set tls: true or starttls: true")
+	}
+	return errs
 }
 
 // parseAfterIngest splits "move:Archive" into its action and target.
@@ -223,15 +313,20 @@ func (c Config) plaintextRemote() bool {
 	if c.useTLS() || c.StartTLS {
 		return false
 	}
-	host, _, err := net.SplitHostPort(c.Addr)
+	return !loopback(c.Addr)
+}
+
+// loopback reports a host:port on this machine.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return true
-	}
-	if host == "localhost" {
 		return false
 	}
+	if host == "localhost" {
+		return true
+	}
 	ip := net.ParseIP(host)
-	return ip == nil || !ip.IsLoopback()
+	return ip != nil && ip.IsLoopback()
 }
 
 // isVIP matches an address against vip_senders, case-insensitively; "@example.com"

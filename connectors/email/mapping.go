@@ -11,6 +11,7 @@ import (
 
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
 )
 
 // Source, kind and provenance of every item this connector makes.
@@ -60,6 +61,13 @@ func (c Config) item(m *message, mailbox string, uid uint32, deliveryID string) 
 	}
 	if why != "" {
 		meta["priority_reason"] = why
+	}
+	if addr != "" {
+		// Where an answer goes: to the sender, threaded under this message.
+		meta[reply.MetadataKey] = reply.To{
+			Source: reply.SourceEmail, Connector: c.Name, Mailbox: mailbox,
+			MessageID: m.MessageID, References: first(m.References), From: addr, Subject: m.Subject,
+		}
 	}
 
 	it := connectors.Item{

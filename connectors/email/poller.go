@@ -13,6 +13,7 @@ import (
 
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
 )
 
@@ -68,6 +69,11 @@ func WithLock(l Lock) Option { return func(p *Poller) { p.lock = l } }
 // WithHooks installs observers.
 func WithHooks(h Hooks) Option { return func(p *Poller) { p.hooks = h } }
 
+// WithOwn recognises the gateway's own replies coming back (a copy in a polled
+// mailbox, a list echo) by their recorded Message-IDs: such messages are stored
+// ignored with reason reply.OwnReason, before any other rule.
+func WithOwn(o reply.Own) Option { return func(p *Poller) { p.own = o } }
+
 // WithTLSConfig sets the base TLS config (custom roots, client certificates);
 // ServerName and insecure_skip_verify are still applied from the connector config.
 func WithTLSConfig(c *tls.Config) Option { return func(p *Poller) { p.tlsBase = c.Clone() } }
@@ -86,6 +92,7 @@ type Poller struct {
 	lock       Lock
 	hooks      Hooks
 	tlsBase    *tls.Config
+	own        reply.Own
 	workers    []*worker
 
 	service.StartStop
@@ -231,16 +238,22 @@ func (p *Poller) Status() Status {
 }
 
 func (p *Poller) tlsConfig() *tls.Config {
+	return tlsFor(p.tlsBase, p.cfg.Addr, p.cfg.InsecureSkipVerify)
+}
+
+// tlsFor is base (or TLS 1.2 at least) for a server at addr, checked by its host
+// name unless insecure.
+func tlsFor(base *tls.Config, addr string, insecure bool) *tls.Config {
 	c := &tls.Config{MinVersion: tls.VersionTLS12}
-	if p.tlsBase != nil {
-		c = p.tlsBase.Clone()
+	if base != nil {
+		c = base.Clone()
 	}
 	if c.ServerName == "" {
-		if host, _, err := net.SplitHostPort(p.cfg.Addr); err == nil {
+		if host, _, err := net.SplitHostPort(addr); err == nil {
 			c.ServerName = host
 		}
 	}
-	if p.cfg.InsecureSkipVerify {
+	if insecure {
 		c.InsecureSkipVerify = true
 	}
 	return c

@@ -17,6 +17,7 @@ import (
 
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
 )
 
 const (
@@ -304,6 +305,9 @@ func (w *worker) fetchAndStore(ctx context.Context, c *imapclient.Client, validi
 	}
 	truncated := buf.RFC822Size > int64(len(raw))
 	ev, items := w.event(raw, truncated, validity, uid)
+	if err := w.markOwn(ctx, ev, items); err != nil {
+		return false, fmt.Errorf("uid %d: %w", uid, err)
+	}
 	out, err := w.p.pipeline.Ingest(ctx, ev, items)
 	if err != nil {
 		return false, fmt.Errorf("store uid %d: %w", uid, err)
@@ -311,6 +315,25 @@ func (w *worker) fetchAndStore(ctx context.Context, c *imapclient.Client, validi
 	w.log.Debug("message stored", "uid", uid, "delivery_id", ev.DeliveryID, "event_id", out.EventID,
 		"status", string(out.Status), "duplicate", out.Duplicate, "records", out.Records)
 	return true, nil
+}
+
+// markOwn skips a message that is one of the gateway's own replies (by its
+// Message-ID), whatever else would apply to it.
+func (w *worker) markOwn(ctx context.Context, ev *inbox.Event, items []connectors.Item) error {
+	id := ev.Headers["Message-Id"]
+	if w.p.own == nil || id == "" || len(items) == 0 {
+		return nil
+	}
+	own, err := w.p.own.OwnReply(ctx, Source, w.p.cfg.Name, id)
+	if err != nil {
+		return fmt.Errorf("check for an own reply: %w", err)
+	}
+	if own {
+		for i := range items {
+			items[i].Skip = reply.OwnReason
+		}
+	}
+	return nil
 }
 
 // event builds the inbox event and items of one fetched message. A message over a
