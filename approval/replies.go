@@ -13,14 +13,13 @@ const OriginReply = "reply"
 // replyCall prefixes a reply's id into its approval's call id.
 const replyCall = "reply:"
 
-// ReplyDecider is told an approver's decision on a reply draft (reply.Service).
-type ReplyDecider interface {
-	Decided(ctx context.Context, id string, approved bool, by string) (bool, error)
+// OnReplyDecided subscribes d to approvers' decisions on reply drafts: the outbox, built
+// after this service (which it asks to post its drafts), subscribes when it is built.
+func (s *Service) OnReplyDecided(d reply.Decider) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replies = d
 }
-
-// SetReplies names where decisions on reply drafts go; set before Start (the outbox is
-// built after this service, which it asks to post its drafts).
-func (s *Service) SetReplies(d ReplyDecider) { s.replies = d }
 
 // RequestReplyApproval posts r's draft to the approvers like a tool approval (tool
 // "reply", the text as description, cut at MaxDescription).
@@ -33,9 +32,12 @@ func (s *Service) RequestReplyApproval(ctx context.Context, r reply.Reply) error
 // decideReply hands a decision on a reply draft to the outbox: approved queues it,
 // declined ends it.
 func (s *Service) decideReply(ctx context.Context, a Approval) error {
-	if s.replies == nil {
+	s.mu.Lock()
+	d := s.replies
+	s.mu.Unlock()
+	if d == nil {
 		return nil
 	}
-	_, err := s.replies.Decided(ctx, strings.TrimPrefix(a.ToolCallID, replyCall), a.Status == StatusApproved, a.Decider())
+	_, err := d.Decided(ctx, strings.TrimPrefix(a.ToolCallID, replyCall), a.Status == StatusApproved, a.Decider())
 	return err
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
 )
 
@@ -76,7 +77,7 @@ type Service struct {
 	// freed are the agents a wake slot freed for, sent by slotLoop on slotKick.
 	freed    map[string]struct{}
 	slotKick chan struct{}
-	replies  ReplyDecider // nil: no reply outbox
+	replies  reply.Decider // nil: no reply outbox; guarded by mu
 }
 
 // SweepEvery is how often pending approvals past expire_after are expired.

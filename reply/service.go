@@ -85,6 +85,14 @@ type Filter struct {
 // decision comes back through Service.Decided.
 type Approver interface {
 	RequestReplyApproval(ctx context.Context, r Reply) error
+	// OnReplyDecided subscribes d to the approvers' decisions on drafts.
+	OnReplyDecided(d Decider)
+}
+
+// Decider is told an approver's decision on a draft (the Service, which subscribes to
+// its Approver when it is built).
+type Decider interface {
+	Decided(ctx context.Context, id string, approved bool, by string) (bool, error)
 }
 
 // Request is a reply as the agent asks for it.
@@ -184,6 +192,9 @@ func New(st Store, senders map[string]Sender, base service.Base, opts ...Option)
 		approval: func(string) bool { return false }}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.approver != nil {
+		s.approver.OnReplyDecided(s)
 	}
 	return s
 }

@@ -343,9 +343,12 @@ func TestReplyRetriesAndFailures(t *testing.T) {
 }
 
 type approver struct {
-	mu     sync.Mutex
-	drafts []reply.Reply
+	mu      sync.Mutex
+	drafts  []reply.Reply
+	decider reply.Decider // the outbox, subscribed when it was built
 }
+
+func (a *approver) OnReplyDecided(d reply.Decider) { a.decider = d }
 
 func (a *approver) RequestReplyApproval(_ context.Context, r reply.Reply) error {
 	a.mu.Lock()
@@ -368,7 +371,8 @@ func TestRepliesWaitForApproval(t *testing.T) {
 		require.NoError(t, err)
 		require.Zero(t, n, "not sent before it is approved")
 
-		ok, err := f.svc.Decided(ctx, "a1", true, "Jane")
+		require.NotNil(t, ap.decider, "the outbox subscribes to its approver's decisions")
+		ok, err := ap.decider.Decided(ctx, "a1", true, "Jane")
 		require.NoError(t, err)
 		require.True(t, ok)
 		ok, err = f.svc.Decided(ctx, "a1", false, "Bob")

@@ -22,6 +22,7 @@ import (
 	"github.com/signalgate/signalgate/connectors/github"
 	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/reply"
+	"github.com/signalgate/signalgate/service"
 )
 
 // builtinKinds is the table of integration kinds: one row per connector package. Its
@@ -38,8 +39,13 @@ func builtinKinds() []integration {
 			Source:   github.Source,
 			Describe: func(c github.Config) string { return "POST /webhooks/github/" + c.Name },
 			Parser: func(cs []github.Config, b build) (admin.Parser, error) {
-				return github.NewHandler(cs, b.pipeline, b.log, b.now, github.WithCIState(b.ci))
+				opts := []github.Option{github.WithCIState(b.ci)}
+				if b.own != nil {
+					opts = append(opts, github.WithOwnReplies(b.own))
+				}
+				return github.NewHandler(cs, b.pipeline, b.log, b.now, opts...)
 			},
+			Replier: func(cs []github.Config, b build) (reply.Sender, error) { return github.NewReplier(cs, b.now) },
 		},
 		Kind[slack.Config]{
 			Source: slack.Source,
@@ -60,8 +66,12 @@ func builtinKinds() []integration {
 				if b.approvals != nil {
 					opts = append(opts, slack.WithDecider(b.approvals))
 				}
+				if b.own != nil {
+					opts = append(opts, slack.WithOwnReplies(b.own))
+				}
 				return slack.NewHandler(cs, b.pipeline, b.log, b.now, opts...)
 			},
+			Replier: func(cs []slack.Config, b build) (reply.Sender, error) { return slack.NewReplier(cs, b.log, b.now) },
 			Serve: func(_ *Main, _ []slack.Config, p admin.Parser, _ *connectors.Pipeline) ([]background, error) {
 				var out []background
 				for _, c := range p.(*slack.Handler).SocketClients() {
@@ -78,6 +88,9 @@ func builtinKinds() []integration {
 			},
 			Parser: func(cs []email.Config, _ build) (admin.Parser, error) { return email.NewParser(cs), nil },
 			Serve:  (*Main).emailPollers,
+			Replier: func(cs []email.Config, b build) (reply.Sender, error) {
+				return email.NewReplier(cs, service.Base{Logger: b.log, Now: b.now}), nil
+			},
 			Connect: func(c email.Config, key string, _ *http.Client) []connectCheck {
 				return []connectCheck{{email.Source + "/" + c.Name, func(ctx context.Context) (string, error) { return checkIMAP(ctx, c, key) }}}
 			},

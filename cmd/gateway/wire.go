@@ -259,9 +259,6 @@ func (m *Main) openReplies() error {
 		opts = append(opts, reply.WithApprovals(m.Approvals, func(agent string) bool { return required[agent] }))
 	}
 	m.Replies = reply.New(m.Store, senders, m.base(), opts...)
-	if m.Approvals != nil {
-		m.Approvals.SetReplies(m.Replies)
-	}
 	m.services = append(m.services, m.Replies)
 	return nil
 }
@@ -271,7 +268,7 @@ func (m *Main) emailPollers(cfgs []email.Config, _ admin.Parser, pipeline *conne
 	var out []background
 	for _, ec := range cfgs {
 		name := ec.Name
-		poller, err := email.NewPoller(ec, pipeline, m.Store, m.base(), email.WithLock(mailboxLock(m.Config, m.Log)), email.WithHooks(email.Hooks{
+		poller, err := email.NewPoller(ec, pipeline, m.Store, m.base(), email.WithLock(mailboxLock(m.Config, m.Log)), email.WithOwn(m.Store), email.WithHooks(email.Hooks{
 			Polled:       func(_ string, _ int, err error) { m.Metrics.IMAPPoll(name, err) },
 			Disconnected: func(string, error) { m.Metrics.IMAPError(name) },
 		}))
