@@ -58,7 +58,7 @@ func TestTypeScriptClient(t *testing.T) {
 		} `json:"tools"`
 		Notify, List, Search, Read, Archive, Dismiss, OtherAgent, Invalid                                  result
 		MastraNotify, MastraList, MastraSearch, MastraNotify2, MastraRead, MastraNoQuery, MastraOtherAgent result
-		ReplyList, Reply, ReplyAgain, ReplyConflict, ReplyForeign, ReplyStatus                            result
+		ReplyList, Reply, ReplyAgain, ReplyConflict, ReplyForeign, ReplyStatus                             result
 	}
 	require.NoError(t, json.Unmarshal(raw, &out), "%s", raw)
 
