@@ -123,6 +123,9 @@ var (
 // part, Slack metadata.
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 
+// ValidID reports whether id can name a reply.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
 // Service accepts replies into the outbox and sends them: its loop claims due replies
 // (leased, so one replica sends each), looks for the marker of a reply attempted before,
 // sends, and records sent, failed or a retry with backoff.
