@@ -147,7 +147,7 @@ func agentPaths() obj {
 			obj{"200": jsonResponse("The record.", ref("Record"))}, "400", "401", "403", "404")},
 		"/mcp": obj{"post": operation("agent", "mcp", "The agent inbox as MCP tools (streamable HTTP, stateless)",
 			"Model Context Protocol JSON-RPC messages (initialize, tools/list, tools/call) with the agent's bearer token; the answer is application/json. "+
-				"Tools: inbox_list, inbox_search, inbox_read, inbox_dismiss, inbox_archive, notify, and notification-inbox (Mastra's inbox tool), each taking resourceId and threadId. "+
+				"Tools: inbox_list, inbox_search, inbox_read, inbox_dismiss, inbox_archive, notify, notification-inbox (Mastra's inbox tool), and where a connector sends replies reply and reply_status, each taking resourceId and threadId. "+
 				"No session is kept between requests (no Mcp-Session-Id); GET and DELETE are 405. A tool's failure is a result with isError, not an HTTP error.",
 			nil, jsonBody("A JSON-RPC message (or a batch of at most 16), at most 1 MiB.", obj{"type": "object"}, true),
 			obj{"200": jsonResponse("The JSON-RPC answer.", obj{"type": "object"}),

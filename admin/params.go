@@ -161,6 +161,15 @@ func (p *params) eventStatus(name string) inbox.EventStatus {
 // pathID reads an id path parameter; echo leaves parameters escaped when the URL held
 // escapes it would not produce itself.
 func pathID(c echo.Context, name string) (string, error) {
+	v, err := pathValue(c, name)
+	if err != nil {
+		return "", err
+	}
+	return checkID(name, v)
+}
+
+// pathValue reads a path parameter unescaped.
+func pathValue(c echo.Context, name string) (string, error) {
 	v := c.Param(name)
 	if c.Request().URL.RawPath != "" {
 		u, err := url.PathUnescape(v)
@@ -169,7 +178,7 @@ func pathID(c echo.Context, name string) (string, error) {
 		}
 		v = u
 	}
-	return checkID(name, v)
+	return v, nil
 }
 
 // checkID checks an event or record id.

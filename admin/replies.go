@@ -69,8 +69,20 @@ func (a *API) listReplies(c echo.Context) error {
 	return c.JSON(http.StatusOK, page)
 }
 
+// replyID reads a reply id path parameter: the agent's id, not a UUID.
+func replyID(c echo.Context) (string, error) {
+	v, err := pathValue(c, "id")
+	if err != nil {
+		return "", err
+	}
+	if !reply.ValidID(v) {
+		return "", server.BadRequest("id: %q is not a reply id (1-128 letters, digits, '.', '_', ':' and '-', starting with a letter or digit)", v)
+	}
+	return v, nil
+}
+
 func (a *API) getReply(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := replyID(c)
 	if err != nil {
 		return err
 	}
@@ -100,7 +112,7 @@ func (a *API) RetryReply(ctx context.Context, id string) (AdminReply, error) {
 }
 
 func (a *API) retryReply(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := replyID(c)
 	if err != nil {
 		return err
 	}

@@ -41,3 +41,19 @@ func (s *Service) decideReply(ctx context.Context, a Approval) error {
 	_, err := d.Decided(ctx, strings.TrimPrefix(a.ToolCallID, replyCall), a.Status == StatusApproved, a.Decider())
 	return err
 }
+
+// expireReply tells the outbox that nobody decided on a reply draft: it ends declined
+// with why, never sent.
+func (s *Service) expireReply(ctx context.Context, a Approval, why string) {
+	s.mu.Lock()
+	d := s.replies
+	s.mu.Unlock()
+	if d == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resumeTimeout)
+	defer cancel()
+	if _, err := d.Expired(ctx, strings.TrimPrefix(a.ToolCallID, replyCall), "the approval expired ("+why+")"); err != nil {
+		s.Logger.Error("end a reply whose approval expired", "approval_id", a.ID, "error", err.Error())
+	}
+}

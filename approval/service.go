@@ -422,6 +422,9 @@ func (s *Service) expire(ctx context.Context, as []Approval, why string) {
 func (s *Service) expired(ctx context.Context, a Approval, why string) {
 	s.Logger.Info("approval expired", "approval_id", a.ID, "reason", why)
 	s.update(ctx, a)
+	if a.Origin == OriginReply {
+		s.expireReply(ctx, a, why)
+	}
 	if a.Origin == OriginAPI {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resumeTimeout)
 		defer cancel()

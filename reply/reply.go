@@ -166,3 +166,27 @@ type Own interface {
 
 // OwnReason is the ignored reason of an event that is the gateway's own reply.
 const OwnReason = "own reply"
+
+// Code is the stable code the fronts (the agent API, MCP) answer a refusal of Queue, Get
+// or Retry with; ok is false for anything else (a fault of the gateway).
+func Code(err error) (code string, ok bool) {
+	switch {
+	case errors.Is(err, ErrInvalid):
+		return "invalid_request", true
+	case errors.Is(err, ErrUnknownPlace):
+		return "unknown_reply_to", true
+	case errors.Is(err, ErrTooLong):
+		return "too_long", true
+	case errors.Is(err, ErrNoCredentials):
+		return "no_credentials", true
+	case errors.Is(err, ErrConflict), errors.Is(err, ErrNotRetryable):
+		return "conflict", true
+	case errors.Is(err, inbox.ErrNotFound):
+		return "not_found", true
+	}
+	return "", false
+}
+
+// NotFoundMessage is what the fronts say of a reply another thread's agent asked for (or
+// none): the same as of one that does not exist.
+const NotFoundMessage = "no such reply in this thread"

@@ -93,6 +93,9 @@ type Approver interface {
 // its Approver when it is built).
 type Decider interface {
 	Decided(ctx context.Context, id string, approved bool, by string) (bool, error)
+	// Expired is told that nobody decided on a draft (why says what ended the wait): a
+	// draft nobody approved is never sent, and must not stay pending forever.
+	Expired(ctx context.Context, id, why string) (bool, error)
 }
 
 // Request is a reply as the agent asks for it.
@@ -119,6 +122,9 @@ var (
 // idPattern keeps ids safe inside every marker: an HTML comment, a Message-ID's local
 // part, Slack metadata.
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+
+// ValidID reports whether id can name a reply.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
 
 // Service accepts replies into the outbox and sends them: its loop claims due replies
 // (leased, so one replica sends each), looks for the marker of a reply attempted before,
@@ -260,9 +266,15 @@ func (s *Service) Queue(ctx context.Context, k inbox.ThreadKey, req Request) (Re
 	}
 	if held {
 		if err := s.approver.RequestReplyApproval(ctx, got); err != nil {
-			// The reply stays pending: the approvals service records and shows why its
-			// draft was not posted, and the admin API can decline it.
-			s.log.Warn("reply approval not requested", "reply_id", got.ID, "error", err.Error())
+			// No approval exists to ever decide it (one whose Slack post failed does
+			// exist, shows why, and expires): it must not stay pending forever.
+			s.log.Warn("reply approval not requested", "reply_id", got.ID, "error", s.redact(err))
+			declined, _, derr := s.store.DeclineReply(context.WithoutCancel(ctx), got.ID,
+				"not approved: the approval could not be requested: "+s.redact(err), s.now().UTC())
+			if derr != nil {
+				return Reply{}, fmt.Errorf("decline reply %s whose approval could not be requested: %w", got.ID, derr)
+			}
+			return declined, nil
 		}
 	} else {
 		s.Notify()
@@ -350,6 +362,12 @@ func (s *Service) Decided(ctx context.Context, id string, approved bool, by stri
 		return ok, err
 	}
 	_, ok, err := s.store.DeclineReply(ctx, id, "declined by "+by, now)
+	return ok, err
+}
+
+// Expired ends a pending reply whose approval expired: declined, saying why.
+func (s *Service) Expired(ctx context.Context, id, why string) (bool, error) {
+	_, ok, err := s.store.DeclineReply(ctx, id, "not approved: "+why, s.now().UTC())
 	return ok, err
 }
 

@@ -2,16 +2,21 @@ package skills_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/agent/agentapi"
 	"github.com/signalgate/signalgate/delivery/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
+	"github.com/signalgate/signalgate/service"
 )
 
 type listed struct {
@@ -109,4 +114,91 @@ func TestInboxSkillScripts(t *testing.T) {
 	cmd.Stderr = &stderr
 	require.Error(t, cmd.Run())
 	require.Contains(t, stderr.String(), "SIGNALGATE_URL is not set")
+}
+
+// TestReplySkillScript: reply.sh queues a reply through the agent API with the text
+// exactly as given (quotes, backslashes, line breaks), is safe to run again, shows the
+// reply's status, and reports refusals on stderr with a non-zero exit.
+func TestReplySkillScript(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl not found")
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("sh not found")
+	}
+	lazy := &lazyReplies{}
+	e := deliverytest.New(t, deliverytest.Config{API: []agentapi.Option{agentapi.WithReplies(lazy)}})
+	lazy.svc = reply.New(e.Store, map[string]reply.Sender{reply.SourceSlack: anySender{}}, service.Base{Now: e.Now})
+	k := inbox.ThreadKey{Agent: "support", Resource: "slack:T1", Thread: "dm:U1"}
+	dm := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "D1"}
+	e.Ingest(inbox.Notification{Thread: k, Source: "slack", Kind: "message", Priority: inbox.PriorityLow, Summary: "Jane: is it fixed?",
+		Metadata: map[string]any{reply.MetadataKey: dm}})
+
+	script := filepath.Join("signalgate-inbox", "scripts", "reply.sh")
+	run := func(stdin string, args ...string) (string, string, error) {
+		cmd := exec.Command(sh, append([]string{script}, args...)...)
+		cmd.Env = append(os.Environ(), "SIGNALGATE_URL="+e.Server.URL, "SIGNALGATE_TOKEN="+e.Token(k),
+			"SIGNALGATE_AGENT="+k.Agent, "SIGNALGATE_RESOURCE="+k.Resource, "SIGNALGATE_THREAD="+k.Thread)
+		cmd.Stdin = strings.NewReader(stdin)
+		var out, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &stderr
+		err := cmd.Run()
+		return out.String(), stderr.String(), err
+	}
+	var got reply.Reply
+	text := "Fixed in **#43**.\n\tSee \"notes\" \\ path C:\\tmp"
+	out, stderr, err := run("", "answer-1", text)
+	require.NoError(t, err, stderr)
+	require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+	require.Equal(t, reply.StatusQueued, got.Status)
+	require.Equal(t, dm, got.To, "where the thread's notification came from")
+	stored, err := e.Store.GetReply(t.Context(), "answer-1")
+	require.NoError(t, err)
+	require.Equal(t, text, stored.Text, "the text arrives exactly as given")
+
+	_, stderr, err = run("", "answer-1", text)
+	require.NoError(t, err, "the same id and text again is a safe retry: %s", stderr)
+	out, stderr, err = run("", "--status", "answer-1")
+	require.NoError(t, err, stderr)
+	require.Contains(t, out, `"status":"queued"`)
+
+	_, stderr, err = run("line one\nline two\n", "--watch", "answer-2", "-")
+	require.NoError(t, err, stderr)
+	stored, err = e.Store.GetReply(t.Context(), "answer-2")
+	require.NoError(t, err)
+	require.Equal(t, "line one\nline two", stored.Text, "the text read from stdin")
+	require.True(t, stored.Watch)
+
+	_, stderr, err = run("", "answer-1", "other text")
+	require.Error(t, err)
+	require.Contains(t, stderr, "HTTP 409")
+	_, stderr, err = run("", "--reply-to", `{"source":"slack","connector":"acme","channel":"C-ELSEWHERE"}`, "answer-3", "x")
+	require.Error(t, err)
+	require.Contains(t, stderr, "HTTP 400")
+	require.Contains(t, stderr, "unknown_reply_to")
+	_, stderr, err = run("", "only-an-id")
+	require.Error(t, err)
+	require.Contains(t, stderr, "usage: reply.sh")
+}
+
+type lazyReplies struct{ svc *reply.Service }
+
+func (l *lazyReplies) Queue(ctx context.Context, k inbox.ThreadKey, req reply.Request) (reply.Reply, error) {
+	return l.svc.Queue(ctx, k, req)
+}
+
+func (l *lazyReplies) Get(ctx context.Context, k inbox.ThreadKey, id string) (reply.Reply, error) {
+	return l.svc.Get(ctx, k, id)
+}
+
+// anySender accepts every reply (the test only queues).
+type anySender struct{}
+
+func (anySender) Check(reply.To, string) error { return nil }
+func (anySender) Find(context.Context, reply.Reply) (reply.Sent, bool, error) {
+	return reply.Sent{}, false, nil
+}
+func (anySender) Send(context.Context, reply.Reply) (reply.Sent, bool, error) {
+	return reply.Sent{}, false, nil
 }

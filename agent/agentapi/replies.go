@@ -2,7 +2,6 @@ package agentapi
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -57,19 +56,26 @@ func (a *API) getReply(c echo.Context, k inbox.ThreadKey) error {
 // replyError is the HTTP answer to the outbox's refusals; the message is the domain's,
 // which names the field or the missing key and never a secret.
 func replyError(err error) error {
-	switch {
-	case errors.Is(err, reply.ErrInvalid):
-		return server.NewError(http.StatusBadRequest, "invalid_request", "%s", err.Error())
-	case errors.Is(err, reply.ErrUnknownPlace):
-		return server.NewError(http.StatusBadRequest, "unknown_reply_to", "%s", err.Error())
-	case errors.Is(err, reply.ErrTooLong):
-		return server.NewError(http.StatusRequestEntityTooLarge, "too_long", "%s", err.Error())
-	case errors.Is(err, reply.ErrNoCredentials):
-		return server.NewError(http.StatusConflict, "no_credentials", "%s", err.Error())
-	case errors.Is(err, reply.ErrConflict):
-		return server.NewError(http.StatusConflict, "conflict", "%s", err.Error())
-	case errors.Is(err, inbox.ErrNotFound):
-		return server.NewError(http.StatusNotFound, "not_found", "no such reply in this thread")
+	code, ok := reply.Code(err)
+	if !ok {
+		return err
 	}
-	return err
+	msg := err.Error()
+	if code == "not_found" {
+		msg = reply.NotFoundMessage
+	}
+	return server.NewError(replyStatus(code), code, "%s", msg)
+}
+
+// replyStatus is the HTTP status of a reply.Code.
+func replyStatus(code string) int {
+	switch code {
+	case "invalid_request", "unknown_reply_to":
+		return http.StatusBadRequest
+	case "too_long":
+		return http.StatusRequestEntityTooLarge
+	case "not_found":
+		return http.StatusNotFound
+	}
+	return http.StatusConflict // no_credentials, conflict
 }

@@ -83,7 +83,8 @@ func (s *Server) inboxTool(ctx context.Context, req *mcp.CallToolRequest, a inbo
 }
 
 // projected is a page as Mastra's tool answers it: each record without its payload and
-// metadata (bookkeeping that can be kilobytes per record; read delivers the contents).
+// metadata (bookkeeping that can be kilobytes per record; read delivers the contents),
+// but with the metadata's replyTo, where an answer goes.
 func projected(p agent.InboxToolPage) (map[string]any, error) {
 	notes := make([]map[string]any, len(p.Notifications))
 	for i, r := range p.Notifications {
@@ -96,6 +97,9 @@ func projected(p agent.InboxToolPage) (map[string]any, error) {
 		}
 		delete(notes[i], "payload")
 		delete(notes[i], "metadata")
+		if to := replyToOf(r); to != nil {
+			notes[i]["replyTo"] = to
+		}
 	}
 	return map[string]any{"notifications": notes, "hasMore": p.HasMore, "markedSeen": p.MarkedSeen}, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/signalgate/signalgate/delivery/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
 )
 
 // TestTypeScriptClient runs the TypeScript MCP SDK's client (interop/mcp, installed by
@@ -27,12 +28,15 @@ func TestTypeScriptClient(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
 		t.Skip("MCP interop harness not installed (run .ci/mcp-interop.sh)")
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
+	node, lerr := exec.LookPath("node")
+	if lerr != nil {
 		t.Skip("node not found")
 	}
-	e := newEnv(t)
+	e := replyEnv(t, nil)
 	k := coderThread
+	slack := slackNote(e, k, "Jane: can you look?", dmTo)
+	_, err := e.Agents.ActOn(t.Context(), k, slack, "seen") // out of the way of notification-inbox read
+	require.NoError(t, err)
 	cmd := exec.CommandContext(t.Context(), node, "client.mjs", e.URL, deliverytest.CoderToken, k.Resource, k.Thread, "support")
 	cmd.Dir = dir
 	cmd.Stderr = os.Stderr
@@ -54,15 +58,16 @@ func TestTypeScriptClient(t *testing.T) {
 		} `json:"tools"`
 		Notify, List, Search, Read, Archive, Dismiss, OtherAgent, Invalid                                  result
 		MastraNotify, MastraList, MastraSearch, MastraNotify2, MastraRead, MastraNoQuery, MastraOtherAgent result
+		ReplyList, Reply, ReplyAgain, ReplyConflict, ReplyForeign, ReplyStatus                             result
 	}
 	require.NoError(t, json.Unmarshal(raw, &out), "%s", raw)
 
 	require.Contains(t, out.WrongToken, "invalid token: missing or invalid credentials", "a 401 before any session")
 	require.Equal(t, "signalgate", out.Server.Name)
-	require.Len(t, out.Tools, 7)
+	require.Len(t, out.Tools, 9)
 	for _, tool := range out.Tools {
 		require.Subset(t, tool.Required, []string{"resourceId", "threadId"}, tool.Name)
-		require.Equal(t, tool.Name == "inbox_list" || tool.Name == "inbox_search", tool.ReadOnly, tool.Name)
+		require.Equal(t, tool.Name == "inbox_list" || tool.Name == "inbox_search" || tool.Name == "reply_status", tool.ReadOnly, tool.Name)
 	}
 
 	for name, r := range map[string]result{"notify": out.Notify, "inbox_list": out.List, "inbox_search": out.Search, "inbox_read": out.Read, "inbox_archive": out.Archive} {
@@ -132,6 +137,34 @@ func TestTypeScriptClient(t *testing.T) {
 	require.Equal(t, "bad_request: notification-inbox search requires query", out.MastraNoQuery.Text)
 	require.True(t, out.MastraOtherAgent.IsError)
 	require.Equal(t, out.OtherAgent.Text, out.MastraOtherAgent.Text)
+
+	// reply: the thread's Slack notification shows where an answer goes; the reply is
+	// queued there, the same id again is the same reply, other text under it a conflict.
+	var replyList struct {
+		Notifications []struct {
+			ID      string   `json:"id"`
+			ReplyTo reply.To `json:"replyTo"`
+		} `json:"notifications"`
+	}
+	require.NoError(t, json.Unmarshal(out.ReplyList.Result, &replyList))
+	require.Len(t, replyList.Notifications, 1)
+	require.Equal(t, slack, replyList.Notifications[0].ID)
+	require.Equal(t, dmTo, replyList.Notifications[0].ReplyTo)
+	for name, r := range map[string]result{"reply": out.Reply, "reply again": out.ReplyAgain, "reply_status": out.ReplyStatus} {
+		require.False(t, r.IsError, "%s: %s", name, r.Text)
+		var got reply.Reply
+		require.NoError(t, json.Unmarshal(r.Result, &got))
+		require.Equal(t, "ts-reply-1", got.ID, name)
+		require.Equal(t, reply.StatusQueued, got.Status, name)
+		require.Equal(t, dmTo, got.To, name)
+	}
+	require.True(t, out.ReplyConflict.IsError)
+	require.Equal(t, `conflict: reply "ts-reply-1": reply id already used for another reply`, out.ReplyConflict.Text)
+	require.True(t, out.ReplyForeign.IsError)
+	require.Equal(t, "unknown_reply_to: unknown reply destination: replyTo names no place a notification of this thread came from", out.ReplyForeign.Text)
+	stored, err := e.Store.GetReply(t.Context(), "ts-reply-1")
+	require.NoError(t, err)
+	require.Equal(t, "On it.", stored.Text)
 
 	rec := e.Record(created.RecordID)
 	require.Equal(t, inbox.StatusArchived, rec.Status)

@@ -64,6 +64,7 @@ type Server struct {
 	maxBody     int64
 	callTimeout time.Duration
 	version     string
+	replies     Replies // nil: no connector sends replies
 }
 
 // Option configures a Server.
@@ -95,6 +96,7 @@ func New(in Inbox, opts ...Option) *Server {
 		&mcp.ServerOptions{Instructions: instructions, Logger: sdkLog})
 	s.addTools()
 	s.addInboxTool()
+	s.addReplyTools()
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true, // one bounded JSON answer per request, no stream held open
@@ -113,7 +115,8 @@ func New(in Inbox, opts ...Option) *Server {
 const instructions = `The signalgate agent inbox: notifications (GitHub, Slack, email and webhook events) the gateway routed to your conversation threads. ` +
 	`Every tool names a thread by resourceId and threadId. inbox_list and inbox_search only look; inbox_read returns notifications in full and marks them seen; ` +
 	`inbox_dismiss and inbox_archive move one; notify creates a notification on a thread. ` +
-	`notification-inbox is Mastra's inbox tool: its list, search and read mark what they return seen, and read hands unread notifications to the thread as signals.`
+	`notification-inbox is Mastra's inbox tool: its list, search and read mark what they return seen, and read hands unread notifications to the thread as signals. ` +
+	`Where the gateway sends replies, reply answers where a notification came from (its replyTo) and reply_status shows whether it was sent.`
 
 // verify authenticates with the agent operations' own token check. Agent tokens do not expire.
 func (s *Server) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {

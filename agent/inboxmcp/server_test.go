@@ -32,11 +32,16 @@ type env struct {
 
 func newEnv(t *testing.T) *env { t.Helper(); return newEnvWith(t, deliverytest.Config{}) }
 
-func newEnvWith(t *testing.T, cfg deliverytest.Config) *env {
+// newEnvWith builds the env; each of more adds an MCP option built over the env.
+func newEnvWith(t *testing.T, cfg deliverytest.Config, more ...func(*deliverytest.Env) inboxmcp.Option) *env {
 	t.Helper()
 	e := deliverytest.New(t, cfg)
 	srv := server.New(server.Config{}, storetest.Logger(t))
-	inboxmcp.New(e.Agents, inboxmcp.WithLogger(storetest.Logger(t))).Mount(srv.Echo())
+	opts := []inboxmcp.Option{inboxmcp.WithLogger(storetest.Logger(t))}
+	for _, m := range more {
+		opts = append(opts, m(e))
+	}
+	inboxmcp.New(e.Agents, opts...).Mount(srv.Echo())
 	ts := httptest.NewServer(srv.Echo())
 	t.Cleanup(ts.Close)
 	return &env{Env: e, URL: ts.URL + inboxmcp.Path}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
 )
 
 // threadArgs name the thread every tool works on.
@@ -84,11 +85,13 @@ type listed struct {
 	CoalescedCount int              `json:"coalescedCount,omitempty"`
 	CreatedAt      time.Time        `json:"createdAt"`
 	DeliveredAt    *time.Time       `json:"deliveredAt,omitempty"`
+	// ReplyTo is where an answer to it goes (the reply tool's replyTo).
+	ReplyTo *reply.To `json:"replyTo,omitempty"`
 }
 
 func listedOf(r inbox.Record) listed {
 	out := listed{ID: r.ID, Source: r.Source, Kind: r.Kind, Priority: r.Priority, Status: r.Status, Summary: r.Summary,
-		Attributes: r.Attributes, CreatedAt: r.CreatedAt, DeliveredAt: r.DeliveredAt}
+		Attributes: r.Attributes, CreatedAt: r.CreatedAt, DeliveredAt: r.DeliveredAt, ReplyTo: replyToOf(r)}
 	if r.CoalescedCount > 1 {
 		out.CoalescedCount = r.CoalescedCount
 	}

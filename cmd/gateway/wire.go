@@ -169,13 +169,15 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	}
 	apiOpts := []agentapi.Option{agentapi.WithLogger(m.Log), agentapi.WithShutdown(m.Server.Done()),
 		agentapi.WithSubscriberGauge(m.Metrics.SubscriberDelta), agentapi.WithStreamLimit(cfg.Server.WithDefaults().MaxStreams())}
+	mcpOpts := []inboxmcp.Option{inboxmcp.WithLogger(m.Log), inboxmcp.WithVersion(version),
+		inboxmcp.WithCallTimeout(cfg.Server.WithDefaults().RequestTimeout)}
 	if m.Replies != nil {
 		apiOpts = append(apiOpts, agentapi.WithReplies(m.Replies))
+		mcpOpts = append(mcpOpts, inboxmcp.WithReplies(m.Replies))
 	}
 	api := agentapi.New(agents, st, m.Broker, apiOpts...)
 	api.Mount(e)
-	inboxmcp.New(agents, inboxmcp.WithLogger(m.Log), inboxmcp.WithVersion(version),
-		inboxmcp.WithCallTimeout(cfg.Server.WithDefaults().RequestTimeout)).Mount(e)
+	inboxmcp.New(agents, mcpOpts...).Mount(e)
 	parsers, err := m.mountConnectors(e)
 	if err != nil {
 		return err

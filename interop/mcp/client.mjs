@@ -1,6 +1,6 @@
 // The TypeScript MCP SDK's client against signalgate's /mcp endpoint (streamable HTTP).
 // Usage: node client.mjs <mcp url> <agent token> <resourceId> <threadId> <other agent>
-// Runs every inbox tool once (and Mastra's notification-inbox) and prints one JSON object with what came back; the Go test
+// Runs every inbox tool once (and Mastra's notification-inbox, reply and reply_status) and prints one JSON object with what came back; the Go test
 // (agent/inboxmcp TestTypeScriptClient) checks it against the gateway's store.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -56,6 +56,12 @@ out.mastraNotify2 = await call(client, "notify", { kind: "mention", source: "ts-
 out.mastraRead = await call(client, "notification-inbox", { action: "read" });
 out.mastraNoQuery = await call(client, "notification-inbox", { action: "search" });
 out.mastraOtherAgent = await call(client, "notification-inbox", { action: "list", agentId: otherAgent });
+out.replyList = await call(client, "inbox_list", { source: ["slack"], status: ["all"] });
+out.reply = await call(client, "reply", { id: "ts-reply-1", text: "On it." });
+out.replyAgain = await call(client, "reply", { id: "ts-reply-1", text: "On it." });
+out.replyConflict = await call(client, "reply", { id: "ts-reply-1", text: "Something else." });
+out.replyForeign = await call(client, "reply", { id: "ts-reply-2", text: "x", replyTo: { source: "slack", connector: "acme", channel: "C-ELSEWHERE" } });
+out.replyStatus = await call(client, "reply_status", { id: "ts-reply-1" });
 out.otherAgent = await call(client, "inbox_list", { agentId: otherAgent });
 out.invalid = await call(client, "inbox_list", { limit: 0 });
 await client.close();
