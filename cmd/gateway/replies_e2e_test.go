@@ -87,6 +87,7 @@ server: { listen: %q, shutdown_grace: 2s }
 storage: { driver: %s, dsn: %q, max_open_conns: 8 }
 log: { level: warn, format: json }
 dispatch: { lease: 2s, poll_interval: 500ms }
+replies: { lease: 2s, poll_interval: 300ms }
 agents:
   - { id: support, token: %s }
 connectors:
