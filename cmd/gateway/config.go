@@ -192,13 +192,26 @@ func (c *Config) Validate() []string {
 type RepliesConfig struct {
 	// MaxAge: a reply not sent this long after it was queued fails (default 24h).
 	MaxAge time.Duration `yaml:"max_age"`
+	// Lease: how long a claimed reply stays with the replica sending it; after a crash
+	// another replica (or the restarted one) takes it over once it lapses (default 2m).
+	Lease time.Duration `yaml:"lease"`
+	// PollInterval bounds how long replies queued on other replicas, or behind a lapsed
+	// lease, wait to be claimed (default 30s).
+	PollInterval time.Duration `yaml:"poll_interval"`
 }
 
 func (r RepliesConfig) validate() error {
+	var errs []error
 	if r.MaxAge < 0 {
-		return errors.New("max_age: must not be negative")
+		errs = append(errs, errors.New("max_age: must not be negative"))
 	}
-	return nil
+	if r.Lease != 0 && r.Lease < 2*time.Second {
+		errs = append(errs, fmt.Errorf("lease: want at least 2s (a send gets half of it), got %s", r.Lease))
+	}
+	if r.PollInterval < 0 {
+		errs = append(errs, errors.New("poll_interval: must not be negative"))
+	}
+	return errors.Join(errs...)
 }
 
 // replyApprovals refuses replies held for approvers when approvals are off: they would

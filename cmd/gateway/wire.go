@@ -253,6 +253,12 @@ func (m *Main) openReplies() error {
 		return nil
 	}
 	opts := []reply.Option{reply.WithMaxAge(cfg.Replies.MaxAge), reply.WithSecrets(cfg.Secrets())}
+	if cfg.Replies.Lease > 0 {
+		opts = append(opts, reply.WithLease(cfg.Replies.Lease))
+	}
+	if cfg.Replies.PollInterval > 0 {
+		opts = append(opts, reply.WithPollInterval(cfg.Replies.PollInterval))
+	}
 	required := map[string]bool{}
 	for _, a := range cfg.Agents {
 		required[a.ID] = a.Replies.ApprovalRequired()

@@ -3,6 +3,7 @@ package email
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -90,4 +91,44 @@ func TestItemCarriesReplyTo(t *testing.T) {
 	require.NoError(t, err)
 	_, ok = reply.FromMetadata(items[0].Metadata)
 	assert.False(t, ok)
+}
+
+// A copy of a reply can be polled before the outbox records its Message-ID: the
+// derived form on the smtp.from domain, from the smtp.from address, is enough. A
+// stranger sending a Message-ID of that form (to silence the agent) is not ignored.
+func TestPollerIgnoresMarkedOwnReplyBeforeItIsRecorded(t *testing.T) {
+	s := newMemIMAP(t)
+	const sum = "0123456789abcdef0123456789abcdef"
+	s.deliver("INBOX", crlf("From: Support <Support@acme.test>\nTo: jane@example.com\nSubject: Re: Question\n"+
+		"Message-ID: <signalgate.reply."+sum+"@acme.test>\n\nIt is fixed.\n"))
+	s.deliver("INBOX", crlf("From: Mallory <mallory@evil.test>\nTo: support@acme.test\nSubject: Re: Question\n"+
+		"Message-ID: <signalgate.reply."+sum+"@acme.test>\n\nIgnore me if you can.\n"))
+	e := newEnv(t)
+	o := newObserver()
+	own := &fakeOwn{ids: map[string]bool{}} // nothing recorded yet
+	cfg := testConfig(s.addr)
+	cfg.SMTP = &SMTPConfig{Addr: "127.0.0.1:2525", From: "Support <support@acme.test>"}
+	e.startPoller(cfg, o, WithOwn(own))
+	o.waitFor(t, "both messages", storedAtLeast(2))
+
+	calls := e.rec.all()
+	require.Len(t, calls, 2)
+	assert.Equal(t, inbox.EventIgnored, calls[0].Outcome.Status)
+	ev, err := e.st.GetEvent(context.Background(), calls[0].Outcome.EventID)
+	require.NoError(t, err)
+	assert.Equal(t, reply.OwnReason, ev.Error)
+	assert.Equal(t, inbox.EventRouted, calls[1].Outcome.Status, "a stranger's marker is not ours")
+}
+
+// markedOwn accepts only the derived form, on our domain, from our address.
+func TestMarkedOwnForm(t *testing.T) {
+	cfg := Config{SMTP: &SMTPConfig{From: "Support <support@acme.test>"}}
+	id := MessageID(reply.Reply{ID: "r-1"}, "support@acme.test")
+	assert.True(t, cfg.markedOwn(id, "Support <support@acme.test>"))
+	assert.True(t, cfg.markedOwn(id, "SUPPORT@ACME.TEST"))
+	assert.False(t, cfg.markedOwn(id, "mallory@evil.test"), "another sender")
+	assert.False(t, cfg.markedOwn(strings.Replace(id, "acme.test", "evil.test", 1), "support@acme.test"), "another domain")
+	assert.False(t, cfg.markedOwn("signalgate.reply.xyz@acme.test", "support@acme.test"), "not a derived sum")
+	assert.False(t, cfg.markedOwn("q1@acme.test", "support@acme.test"), "a person's mail from the same address")
+	assert.False(t, (&Config{}).markedOwn(id, "support@acme.test"), "a connector that never replies")
 }

@@ -141,7 +141,38 @@ func MessageID(r reply.Reply, from string) string {
 	if _, d, ok := strings.Cut(from, "@"); ok && d != "" {
 		domain = d
 	}
-	return "signalgate.reply." + hex.EncodeToString(sum[:16]) + "@" + domain
+	return messageIDPrefix + hex.EncodeToString(sum[:16]) + "@" + domain
+}
+
+// messageIDPrefix starts every Message-ID MessageID derives.
+const messageIDPrefix = "signalgate.reply."
+
+// markedOwn reports whether a message is a copy of one of this connector's replies by
+// its form alone: a Message-ID as MessageID derives it on the smtp.from domain, from
+// the smtp.from address. The mail can arrive before the outbox records the id; a
+// stranger's message with such a Message-ID but another From is not ours.
+func (c *Config) markedOwn(messageID, fromRaw string) bool {
+	if c.SMTP == nil {
+		return false
+	}
+	ours, err := mail.ParseAddress(c.SMTP.From)
+	if err != nil {
+		return false
+	}
+	local, domain, ok := strings.Cut(messageID, "@")
+	_, ourDomain, _ := strings.Cut(ours.Address, "@")
+	sum, marked := strings.CutPrefix(local, messageIDPrefix)
+	if !ok || !marked || !strings.EqualFold(domain, ourDomain) || len(sum) != 32 {
+		return false
+	}
+	if _, err := hex.DecodeString(sum); err != nil {
+		return false
+	}
+	from := looseAddress(fromRaw)
+	if a, err := mail.ParseAddress(fromRaw); err == nil {
+		from = a.Address
+	}
+	return strings.EqualFold(from, ours.Address)
 }
 
 // Send submits r over SMTP and then, when configured, appends the copy to the Sent

@@ -318,15 +318,19 @@ func (w *worker) fetchAndStore(ctx context.Context, c *imapclient.Client, validi
 }
 
 // markOwn skips a message that is one of the gateway's own replies (by its
-// Message-ID), whatever else would apply to it.
+// Message-ID, recorded or of the derived form from our address), whatever else would
+// apply to it.
 func (w *worker) markOwn(ctx context.Context, ev *inbox.Event, items []connectors.Item) error {
 	id := ev.Headers["Message-Id"]
 	if w.p.own == nil || id == "" || len(items) == 0 {
 		return nil
 	}
-	own, err := w.p.own.OwnReply(ctx, Source, w.p.cfg.Name, id)
-	if err != nil {
-		return fmt.Errorf("check for an own reply: %w", err)
+	own := w.p.cfg.markedOwn(id, ev.Headers["From"])
+	if !own {
+		var err error
+		if own, err = w.p.own.OwnReply(ctx, Source, w.p.cfg.Name, id); err != nil {
+			return fmt.Errorf("check for an own reply: %w", err)
+		}
 	}
 	if own {
 		for i := range items {

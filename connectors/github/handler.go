@@ -136,7 +136,7 @@ func (h *Handler) Serve(c echo.Context) error {
 	var items []connectors.Item
 	if payload, err := formPayload(d.Header.Get(echo.HeaderContentType), d.Body); err != nil {
 		ev.Status, ev.Error = inbox.EventInvalid, err.Error()
-	} else if own, err := h.ownReply(ctx, d.Name, eventType, payload); err != nil {
+	} else if own, err := h.ownReply(ctx, &d.Conn, eventType, payload); err != nil {
 		return err
 	} else if own {
 		// Before any other rule: the agent never hears itself.
@@ -225,7 +225,7 @@ func (h *Handler) Items(ctx context.Context, ev *inbox.Event) ([]connectors.Item
 		}
 		payload = p
 	}
-	if own, err := h.ownReply(ctx, ev.Connector, eventType, payload); err != nil {
+	if own, err := h.ownReply(ctx, &cfg, eventType, payload); err != nil {
 		return nil, err
 	} else if own {
 		return nil, &connectors.NotMapped{Reason: reply.OwnReason}
@@ -245,22 +245,35 @@ func (h *Handler) Items(ctx context.Context, ev *inbox.Event) ([]connectors.Item
 }
 
 // ownReply reports whether a comment event is about one of the gateway's own replies:
-// its comment id is one a reply was recorded as. Payloads that do not decode are not
-// (parse stores them invalid).
-func (h *Handler) ownReply(ctx context.Context, connector, eventType string, payload []byte) (bool, error) {
+// its comment id is one a reply was recorded as, or it carries a reply's hidden marker
+// and was written by the configured bot or this App (the event can overtake the
+// outbox recording the id). A marker in anyone else's comment proves nothing. Payloads
+// that do not decode are not (parse stores them invalid).
+func (h *Handler) ownReply(ctx context.Context, cfg *Config, eventType string, payload []byte) (bool, error) {
 	if h.own == nil || (eventType != "issue_comment" && eventType != "pull_request_review_comment") {
 		return false, nil
 	}
 	var p struct {
 		Comment struct {
-			ID int64 `json:"id"`
+			ID   int64  `json:"id"`
+			Body string `json:"body"`
+			User struct {
+				Login string `json:"login"`
+			} `json:"user"`
+			App *struct {
+				ID int64 `json:"id"`
+			} `json:"performed_via_github_app"`
 		} `json:"comment"`
 	}
 	if json.Unmarshal(payload, &p) != nil || p.Comment.ID <= 0 {
 		return false, nil
 	}
+	if strings.Contains(p.Comment.Body, markerPrefix) &&
+		(cfg.isBotLogin(p.Comment.User.Login) || (cfg.App != nil && p.Comment.App != nil && p.Comment.App.ID == cfg.App.ID)) {
+		return true, nil
+	}
 	id := strconv.FormatInt(p.Comment.ID, 10)
-	own, err := h.own.OwnReply(ctx, reply.SourceGitHub, connector, id)
+	own, err := h.own.OwnReply(ctx, reply.SourceGitHub, cfg.Name, id)
 	if err != nil {
 		return false, fmt.Errorf("check whether comment %s is an own reply: %w", id, err)
 	}

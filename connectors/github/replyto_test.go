@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -77,7 +78,7 @@ func (f *fakeOwn) OwnReply(_ context.Context, source, connector, id string) (boo
 	return f.ids[id], f.err
 }
 
-func ownHarness(t *testing.T, own reply.Own) (*harness, *Handler) {
+func ownHarness(t *testing.T, own reply.Own, mods ...func(*Config)) (*harness, *Handler) {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	srv := server.New(server.Config{}, log)
@@ -86,6 +87,9 @@ func ownHarness(t *testing.T, own reply.Own) (*harness, *Handler) {
 	fake := connectorstest.NewIngester()
 	cfg := testConfig()
 	cfg.BotLogin = "" // recognised by the recorded id alone, not by the bot's login
+	for _, m := range mods {
+		m(&cfg)
+	}
 	handler, err := NewHandler([]Config{cfg}, connectors.NewPipeline(router, fake, log), log, fixedNow, WithOwnReplies(own))
 	require.NoError(t, err)
 	handler.Mount(srv.Echo())
@@ -137,4 +141,50 @@ func TestOwnReplyLookupFailureStoresNothing(t *testing.T) {
 	rec := h.deliver("issue_comment", "d-1", encode(t, pick(t, ex, "issue_comment", "created", nil)))
 	assert.Equal(t, http.StatusInternalServerError, rec.Code)
 	assert.Len(t, h.fake.Calls(), before)
+}
+
+// The comment event can overtake the outbox recording the comment id: a comment that
+// carries a reply's hidden marker and was written by the configured bot, or through
+// this App, is the gateway's own. The marker in a stranger's comment (quoted, or typed
+// on purpose to silence the agent), or posted through another App, is not.
+func TestMarkedOwnReplyIgnoredBeforeItIsRecorded(t *testing.T) {
+	ex := examples(t, "api.github.com")
+	_, pemKey := testAppKey(t)
+	own := &fakeOwn{ids: map[string]bool{}} // nothing recorded yet
+	h, _ := ownHarness(t, own, func(c *Config) {
+		c.BotLogin = "signalgate-bot"
+		c.AllowedBots = append(c.AllowedBots, "mallory[bot]") // routed, so only the marker could silence it
+		c.App = &AppConfig{ID: 4242, PrivateKey: secretOf(pemKey), InstallationID: 99}
+	})
+	const body = "here is the answer\n\n<!-- signalgate:reply:r-1 -->"
+	comment := func(id int, login string, app any) map[string]any {
+		ic := pick(t, ex, "issue_comment", "created", nil)
+		set(ic, "comment.id", json.Number(fmt.Sprint(id)))
+		set(ic, "comment.body", body)
+		set(ic, "comment.user.login", login)
+		set(ic, "comment.performed_via_github_app", app)
+		return ic
+	}
+	for i, tc := range []struct {
+		name string
+		ic   map[string]any
+		own  bool
+	}{
+		{"the bot login", comment(7001, "signalgate-bot", nil), true},
+		{"this App", comment(7002, "signalgate[bot]", map[string]any{"id": 4242, "slug": "signalgate"}), true},
+		{"a stranger", comment(7003, "mallory", nil), false},
+		{"a stranger through another App", comment(7004, "mallory[bot]", map[string]any{"id": 9999, "slug": "mallory"}), false},
+	} {
+		rec := h.deliver("issue_comment", fmt.Sprintf("d-marked-%d", i), encode(t, tc.ic))
+		call, _ := h.fake.Last()
+		if tc.own {
+			require.Equal(t, http.StatusAccepted, rec.Code, "%s: %s", tc.name, rec.Body.String())
+			assert.Equal(t, reply.OwnReason, call.Event.Error, tc.name)
+			assert.Empty(t, call.Notifications, tc.name)
+		} else {
+			require.Equal(t, http.StatusOK, rec.Code, "%s: %s", tc.name, rec.Body.String())
+			assert.NotEqual(t, reply.OwnReason, call.Event.Error, tc.name)
+			assert.Len(t, call.Notifications, 1, tc.name)
+		}
+	}
 }

@@ -280,7 +280,7 @@ func (c *connector) build(ctx context.Context, body []byte, parsed *slackevents.
 			ev.Status, ev.Error = inbox.EventIgnored, fmt.Sprintf("event type %q is not mapped", ev.Type)
 			return ev, nil
 		}
-		if c.ownReply(ctx, &m) {
+		if c.markedOwn(&env, &m) || c.ownReply(ctx, &m) {
 			ev.Status, ev.Error = inbox.EventIgnored, reply.OwnReason
 			return ev, nil
 		}
@@ -307,6 +307,38 @@ func (c *connector) ownReply(ctx context.Context, m *message) bool {
 		return false
 	}
 	return own
+}
+
+// markedOwn reports whether the inner event is a message this app posted carrying
+// a reply marker: recognised even before the outbox has recorded the message's ts
+// (the event can overtake the recording). The marker alone proves nothing — any app
+// can set metadata — so the poster must be this app (app_id) or its bot user.
+func (c *connector) markedOwn(env *envelope, m *message) bool {
+	if c.own == nil {
+		return false
+	}
+	var in struct {
+		User       string `json:"user"`
+		AppID      string `json:"app_id"`
+		BotProfile *struct {
+			AppID string `json:"app_id"`
+		} `json:"bot_profile"`
+		Metadata *struct {
+			EventType string `json:"event_type"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(env.Event, &in) != nil || in.Metadata == nil || in.Metadata.EventType != ReplyEventType {
+		return false
+	}
+	app := in.AppID
+	if app == "" && in.BotProfile != nil {
+		app = in.BotProfile.AppID
+	}
+	if env.APIAppID != "" && app == env.APIAppID {
+		return true
+	}
+	bot := cmp.Or(c.cfg.BotUserID, env.botUser())
+	return bot != "" && m.user == bot
 }
 
 // ingest stores the event and, once committed, remembers which event type

@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -102,4 +103,51 @@ func TestOwnReplyLookupFailureAppliesTheOtherRules(t *testing.T) {
 	bot := with(messageEvent("C0001", "channel", "1700000000.000200", "on it"), "user", testBot)
 	require.Equal(t, http.StatusAccepted, h.post(callback(t, "Ev02", bot)).Code)
 	assert.Equal(t, "written by the configured bot U0BOT", h.lastCall().Event.Error)
+}
+
+// The reply's message event can overtake the outbox recording its ts (the gateway posts,
+// Slack delivers the event, the record is written after): the marker in the message
+// metadata, posted by this app or its bot user, is enough. The same marker from another
+// app, or on a person's message, proves nothing and routes as before.
+func TestMarkedOwnReplyIgnoredBeforeItIsRecorded(t *testing.T) {
+	own := &fakeOwn{sent: map[string]bool{}} // nothing recorded yet
+	cfg := testConfig()
+	cfg.AllowedBots = []string{"B0OTHER", "B0REPLY"}
+	h := newHarness(t, cfg, harnessOpts{opts: []Option{WithOwnReplies(own)}})
+	marker := map[string]any{"event_type": ReplyEventType, "event_payload": map[string]any{ReplyIDKey: "r-1"}}
+	base := messageEvent("C0001", "channel", "1700000000.000300", "<@U0BOT> fixed")
+
+	for i, tc := range []struct {
+		name string
+		ev   map[string]any
+	}{
+		{"this app", with(base, "user", "U0OTHERBOT", "bot_id", "B0REPLY", "app_id", "A0KRD7HC3", "metadata", marker)},
+		{"this app's bot profile", with(base, "user", "", "subtype", "bot_message", "bot_id", "B0REPLY",
+			"bot_profile", map[string]any{"app_id": "A0KRD7HC3", "name": "gate"}, "metadata", marker)},
+		{"the bot user", with(base, "user", testBot, "bot_id", "B0REPLY", "metadata", marker)},
+	} {
+		rec := h.post(callback(t, fmt.Sprintf("EvOwn%d", i), with(tc.ev, "ts", fmt.Sprintf("1700000001.%06d", i))))
+		require.Equal(t, http.StatusAccepted, rec.Code, "%s: %s", tc.name, rec.Body.String())
+		call := h.lastCall()
+		assert.Equal(t, inbox.EventIgnored, call.Event.Status, tc.name)
+		assert.Equal(t, reply.OwnReason, call.Event.Error, tc.name)
+		assert.Empty(t, call.Notifications, tc.name)
+	}
+
+	for i, tc := range []struct {
+		name string
+		ev   map[string]any
+	}{
+		{"another app", with(base, "user", "U0OTHERBOT", "bot_id", "B0OTHER", "app_id", "A0OTHER",
+			"bot_profile", map[string]any{"app_id": "A0OTHER", "name": "other"}, "metadata", marker)},
+		{"a person", with(base, "metadata", marker)},
+		{"this app without a marker", with(base, "user", "U0OTHERBOT", "bot_id", "B0REPLY", "app_id", "A0KRD7HC3",
+			"metadata", map[string]any{"event_type": "something_else"})},
+	} {
+		rec := h.post(callback(t, fmt.Sprintf("EvStranger%d", i), with(tc.ev, "ts", fmt.Sprintf("1700000002.%06d", i))))
+		require.Equal(t, http.StatusOK, rec.Code, "%s: %s", tc.name, rec.Body.String())
+		call := h.lastCall()
+		assert.NotEqual(t, reply.OwnReason, call.Event.Error, tc.name)
+		assert.Len(t, call.Notifications, 1, tc.name)
+	}
 }

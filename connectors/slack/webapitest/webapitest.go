@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/slack-go/slack/slacktest"
 )
@@ -38,6 +39,8 @@ type Server struct {
 
 	mu     sync.Mutex
 	seq    int
+	clock  bool  // ts from the wall clock (TimestampsFromClock)
+	last   int64 // the last such ts, in microseconds
 	groups map[string][]string
 	fail   map[string]string // method → Slack error code
 	limit  map[string]int    // method → Retry-After seconds of its next answer (429)
@@ -71,6 +74,15 @@ func New(t testing.TB) *Server {
 
 // APIURL is the base URL for slack.OptionAPIURL (with its trailing slash).
 func (s *Server) APIURL() string { return s.srv.GetAPIURL() }
+
+// TimestampsFromClock gives posted messages wall-clock ts (strictly increasing), as
+// Slack does, instead of 1700000000.<n>: a client's `oldest` bound then filters as on
+// Slack.
+func (s *Server) TimestampsFromClock() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clock = true
+}
 
 // SetGroup sets a user group's members.
 func (s *Server) SetGroup(id string, members ...string) {
@@ -109,6 +121,10 @@ func (s *Server) handler(method string) http.HandlerFunc {
 		s.mu.Lock()
 		s.seq++
 		ts := fmt.Sprintf("1700000000.%06d", s.seq)
+		if s.clock {
+			s.last = max(s.last+1, time.Now().UnixMicro())
+			ts = fmt.Sprintf("%d.%06d", s.last/1e6, s.last%1e6)
+		}
 		code := s.fail[method]
 		members := s.groups[r.Form.Get("usergroup")]
 		wait, limited := s.limit[method]
