@@ -120,6 +120,9 @@ var (
 // part, Slack metadata.
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 
+// ValidID reports an id the outbox takes.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
 // Service accepts replies into the outbox and sends them: its loop claims due replies
 // (leased, so one replica sends each), looks for the marker of a reply attempted before,
 // sends, and records sent, failed or a retry with backoff.
@@ -491,7 +494,9 @@ func NextAttemptAt(now time.Time, attempts int, err error, rnd func() float64) t
 }
 
 // Lookup reads any reply by id (the admin API).
-func (s *Service) Lookup(ctx context.Context, id string) (Reply, error) { return s.store.GetReply(ctx, id) }
+func (s *Service) Lookup(ctx context.Context, id string) (Reply, error) {
+	return s.store.GetReply(ctx, id)
+}
 
 // Valid reports a known status.
 func (st Status) Valid() bool {
