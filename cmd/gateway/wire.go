@@ -234,7 +234,8 @@ func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
 		return nil, err
 	}
 	pipeline := connectors.NewPipeline(router, m.Metrics.WrapIngester(m.Inbox), m.Log,
-		connectors.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlaceRoute) }))
+		connectors.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlaceRoute) }),
+		connectors.WithWatchers(st))
 	parsers, err := cfg.buildParsers(build{pipeline: pipeline, ci: github.NewStoreCIState(st, github.Source), log: m.Log, now: m.Now,
 		approvals: m.Approvals, own: st})
 	if err != nil {
@@ -259,7 +260,7 @@ func (m *Main) openReplies() error {
 		}
 		return nil
 	}
-	opts := []reply.Option{reply.WithMaxAge(cfg.Replies.MaxAge), reply.WithSecrets(cfg.Secrets())}
+	opts := []reply.Option{reply.WithMaxAge(cfg.Replies.MaxAge), reply.WithSecrets(cfg.Secrets()), reply.WithWatches(m.Store)}
 	required := map[string]bool{}
 	for _, a := range cfg.Agents {
 		required[a.ID] = a.Replies.ApprovalRequired()
