@@ -77,8 +77,10 @@ func (p *Pipeline) Ingest(ctx context.Context, ev *inbox.Event, items []Item) (O
 			payload = condition.DecodePayload(ev.Body)
 		}
 		rt := p.router.RouteTraced(payload, items)
-		if err := p.addWatched(ctx, items, &rt); err != nil {
-			return Outcome{}, fmt.Errorf("route %s event %q: %w", ev.Source, ev.Type, err)
+		if p.watchers != nil {
+			if err := p.router.AddWatched(ctx, p.watchers, items, &rt); err != nil {
+				return Outcome{}, fmt.Errorf("route %s event %q: %w", ev.Source, ev.Type, err)
+			}
 		}
 		ns, routeErrs = rt.Notifications, rt.Errs
 		if slices.ContainsFunc(routeErrs, func(err error) bool { return errors.Is(err, condition.ErrBudgetExceeded) }) {

@@ -78,18 +78,19 @@ func watchNotification(it *Item, k inbox.ThreadKey) inbox.Notification {
 	return (&compiledRoute{cfg: RouteConfig{Name: WatchRoute}}).notification(it, k)
 }
 
-// addWatched appends the notifications of watching threads to routing's.
-func (p *Pipeline) addWatched(ctx context.Context, items []Item, rt *Routing) error {
-	if p.watchers == nil || p.router == nil {
-		return nil
-	}
-	watched, err := p.router.Watched(ctx, p.watchers, items, rt.Traces)
+// AddWatched adds to rt the records of watching threads: a notification per item and
+// watching thread, and a trace of route WatchRoute (explain shows it).
+func (r *Router) AddWatched(ctx context.Context, w Watchers, items []Item, rt *Routing) error {
+	watched, err := r.Watched(ctx, w, items, rt.Traces)
 	if err != nil {
 		return err
 	}
 	for j, ks := range watched {
 		for _, k := range ks {
 			rt.Notifications = append(rt.Notifications, watchNotification(&items[j], k))
+			if j < len(rt.Traces) {
+				rt.Traces[j] = append(rt.Traces[j], Trace{Route: WatchRoute, Matched: true, Thread: &k})
+			}
 		}
 	}
 	return nil
