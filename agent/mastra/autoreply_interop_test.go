@@ -57,18 +57,26 @@ type autoEnv struct {
 	cfg      agent.Config
 	follower *mastra.Follower
 	replies  *queued
+	outbox   *reply.Service // set when the env answers through a real outbox
+	sender   *sender
 	base     string
 }
 
-func newAutoEnv(t *testing.T, delay time.Duration, replyMode string) *autoEnv {
+func newAutoEnv(t *testing.T, delay time.Duration, replyMode string, outbox ...bool) *autoEnv {
 	t.Helper()
 	a := &autoEnv{base: mastraServer(t, delay), replies: &queued{}}
+	var replier mastra.Replier = a.replies
 	a.cfg = agent.Config{ID: "support", Token: deliverytest.SupportToken,
 		Target: agent.TargetConfig{Kind: agent.TargetMastra, URL: a.base, AgentID: "interopAgent", Timeout: 20 * time.Second, Reply: replyMode}}
 	require.NoError(t, a.cfg.Validate())
 	a.env = deliverytest.New(t, deliverytest.Config{RealClock: true, Agents: []agent.Config{a.cfg},
 		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
-			a.follower = a.newFollower(e.Runs, e.Notify)
+			if len(outbox) > 0 && outbox[0] {
+				a.sender = &sender{posts: map[string][]string{}}
+				a.outbox = reply.New(e.Store, map[string]reply.Sender{reply.SourceSlack: a.sender}, service.Base{})
+				replier = a.outbox
+			}
+			a.follower = a.newFollower(e.Runs, e.Notify, replier)
 			tg, err := mastra.New(a.cfg, mastra.WithFollower(a.follower))
 			require.NoError(t, err)
 			return map[string]delivery.Route{"support": {Kind: agent.TargetMastra, Target: tg, Concurrency: 4}}
@@ -80,8 +88,8 @@ func newAutoEnv(t *testing.T, delay time.Duration, replyMode string) *autoEnv {
 	return a
 }
 
-func (a *autoEnv) newFollower(runs mastra.Presence, notify func([]inbox.ThreadKey)) *mastra.Follower {
-	f := mastra.NewFollower(a.cfg, runs, notify, service.Base{}, mastra.WithBackoff(50*time.Millisecond, time.Second), mastra.WithReplies(a.replies))
+func (a *autoEnv) newFollower(runs mastra.Presence, notify func([]inbox.ThreadKey), r mastra.Replier) *mastra.Follower {
+	f := mastra.NewFollower(a.cfg, runs, notify, service.Base{}, mastra.WithBackoff(50*time.Millisecond, time.Second), mastra.WithReplies(r))
 	f.TestSignals.Chunk.Init()
 	return f
 }
@@ -182,7 +190,7 @@ func TestRealMastraAutoReplyAfterRestart(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, a.follower.Stop(ctx))
 
-	after := a.newFollower(a.env.Runs, a.env.Notify)
+	after := a.newFollower(a.env.Runs, a.env.Notify, a.replies)
 	require.NoError(t, after.Start(ctx))
 	t.Cleanup(func() { _ = after.Stop(context.Background()) })
 	waitFor(t, after, k, "finish")
@@ -190,4 +198,54 @@ func TestRealMastraAutoReplyAfterRestart(t *testing.T) {
 	require.Len(t, got, 1, "%+v", got)
 	require.Regexp(t, autoID, got[0].ID)
 	require.Equal(t, lastAnswer(t, a.base), got[0].Text)
+}
+
+// sender is a Slack that keeps posts by reply id.
+type sender struct {
+	mu    sync.Mutex
+	posts map[string][]string
+}
+
+func (s *sender) Check(reply.To, string) error { return nil }
+
+func (s *sender) Find(_ context.Context, r reply.Reply) (reply.Sent, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return reply.Sent{PlatformID: r.ID}, len(s.posts[r.ID]) > 0, nil
+}
+
+func (s *sender) Send(_ context.Context, r reply.Reply) (reply.Sent, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.posts[r.ID] = append(s.posts[r.ID], r.Text)
+	return reply.Sent{PlatformID: r.ID}, false, nil
+}
+
+// The answer goes through the outbox to where the notification came from, once: the same
+// run's answer queued again (a replay) posts nothing more.
+func TestRealMastraAutoReplyThroughTheOutbox(t *testing.T) {
+	a := newAutoEnv(t, 200*time.Millisecond, agent.ReplyAuto, true)
+	ctx := context.Background()
+	k := inbox.ThreadKey{Agent: "support", Resource: "acme", Thread: "dm"}
+	dm := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "D1"}
+	a.env.Ingest(inbox.Notification{Thread: k, Source: reply.SourceSlack, Kind: "message", Priority: inbox.PriorityUrgent,
+		Summary: "is the API down?", Metadata: map[string]any{reply.MetadataKey: dm}})
+	waitFor(t, a.follower, k, "finish")
+	rs, _, err := a.outbox.List(ctx, reply.Filter{Agent: k.Agent, Thread: k.Thread})
+	require.NoError(t, err)
+	require.Len(t, rs, 1)
+	r := rs[0]
+	require.Regexp(t, autoID, r.ID)
+	require.Equal(t, dm, r.To, "the notification's replyTo")
+	require.Equal(t, lastAnswer(t, a.base), r.Text)
+	_, err = a.outbox.RunOnce(ctx)
+	require.NoError(t, err)
+	again, err := a.outbox.Queue(ctx, k, reply.Request{ID: r.ID, Text: r.Text})
+	require.NoError(t, err)
+	require.Equal(t, reply.StatusSent, again.Status)
+	_, err = a.outbox.RunOnce(ctx)
+	require.NoError(t, err)
+	a.sender.mu.Lock()
+	defer a.sender.mu.Unlock()
+	require.Equal(t, map[string][]string{r.ID: {r.Text}}, a.sender.posts)
 }
