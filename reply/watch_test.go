@@ -2,7 +2,9 @@ package reply_test
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -79,5 +81,52 @@ func TestWatchedReplyHearsTheConversation(t *testing.T) {
 		require.NoError(t, err)
 		out = ingest(connectors.NewPipeline(same, f.inbox, nil, connectors.WithWatchers(f.st)), "e4", slackItem("C1", "1.000100", ""))
 		require.Equal(t, 1, out.Records, "one record, not two")
+	})
+}
+
+// flakyWatches fails to record watches while down.
+type flakyWatches struct {
+	reply.Watches
+	down bool
+}
+
+func (w *flakyWatches) WatchConversation(ctx context.Context, k inbox.ThreadKey, to reply.To, id string, now time.Time) (bool, error) {
+	if w.down {
+		return false, errors.New("database is locked")
+	}
+	return w.Watches.WatchConversation(ctx, k, to, id, now)
+}
+
+// A watch that could not be recorded keeps the reply queued: its next attempt finds the
+// post by its marker (no second post) and records the watch then.
+func TestReplyWatchNotRecordedIsRetried(t *testing.T) {
+	each(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		f := setup(t, b, nil)
+		w := &flakyWatches{Watches: f.st, down: true}
+		svc := reply.New(f.st, map[string]reply.Sender{reply.SourceSlack: f.slack}, service.Base{Now: f.clk.now},
+			reply.WithWatches(w), reply.WithRandom(func() float64 { return 0 }))
+		f.notify(t, thread, "d1", dm)
+		_, err := svc.Queue(ctx, thread, reply.Request{ID: "w1", Text: "looking", Watch: true})
+		require.NoError(t, err)
+		_, err = svc.RunOnce(ctx)
+		require.NoError(t, err)
+		got, err := svc.Get(ctx, thread, "w1")
+		require.NoError(t, err)
+		require.Equal(t, reply.StatusQueued, got.Status)
+		require.Contains(t, got.LastError, "record the watch")
+
+		w.down = false
+		f.clk.add(time.Minute)
+		_, err = svc.RunOnce(ctx)
+		require.NoError(t, err)
+		got, err = svc.Get(ctx, thread, "w1")
+		require.NoError(t, err)
+		require.Equal(t, reply.StatusSent, got.Status)
+		require.Equal(t, 1, f.slack.count("w1"), "found, not posted again")
+		key, _ := dm.WatchKey()
+		watchers, err := f.st.Watchers(ctx, []string{key})
+		require.NoError(t, err)
+		require.Equal(t, []inbox.ThreadKey{thread}, watchers[key])
 	})
 }
