@@ -178,6 +178,10 @@ func (x *Explainer) Explain(ctx context.Context, s Sample) (*Explanation, error)
 	payload := condition.DecodePayload(ev.Body) // as routes' and rules' `when` see it
 	// One evaluation of the routes, under the event's expression budget as on ingest.
 	routing := x.router.RouteTraced(payload, items)
+	// Conversation watches (replies sent with watch: true) add their threads, as on ingest.
+	if err := x.router.AddWatched(ctx, x.st, items, &routing); err != nil {
+		return nil, err
+	}
 	ns := routing.Notifications
 	out.Status, out.Reason = connectors.EventStatus(status, reason, items, ns, routing.Errs)
 	for i, it := range items {

@@ -81,7 +81,14 @@ type TargetConfig struct {
 	// options neither the notification nor a policy rule gives (e.g. requestContext
 	// selecting the model).
 	StreamOptions map[string]any `yaml:"stream_options"`
+	// Reply (mastra): ReplyAuto queues the final assistant text of each run the gateway
+	// woke as a reply to the thread's most recent origin; "" or "none" leaves answering
+	// to the agent.
+	Reply string `yaml:"reply"`
 }
+
+// ReplyAuto is target.reply: auto.
+const ReplyAuto = "auto"
 
 // Defaults.
 const (
@@ -197,6 +204,13 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("target.stream_options: only a mastra target takes them (kind is %s)", cmp.Or(t.Kind, TargetStream)))
 	} else if err := inbox.CheckStreamOptions(t.StreamOptions); err != nil {
 		errs = append(errs, fmt.Errorf("target.stream_options: %w", err))
+	}
+	switch {
+	case t.Reply == "" || t.Reply == "none":
+	case t.Reply != ReplyAuto:
+		errs = append(errs, fmt.Errorf("target.reply: %q is not one of auto, none", t.Reply))
+	case t.Kind != TargetMastra:
+		errs = append(errs, fmt.Errorf("target.reply: only a mastra target answers by itself (kind is %s); other agents post replies through the agent API", cmp.Or(t.Kind, TargetStream)))
 	}
 	if t.Timeout < 0 || t.Concurrency < 0 || t.MaxAttempts < 0 {
 		errs = append(errs, errors.New("target: timeout, concurrency and max_attempts must not be negative"))

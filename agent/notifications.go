@@ -39,11 +39,11 @@ type NotificationResult struct {
 	Accepted       bool   `json:"accepted"`
 	NotificationID string `json:"notificationId,omitempty"`
 	// Record is the stored record (absent for a duplicate delivery, which changed nothing).
-	Record    *inbox.Record  `json:"record,omitempty"`
-	EventID   string         `json:"eventId"`
-	Duplicate bool           `json:"duplicate"`
-	RecordID  string         `json:"recordId,omitempty"`
-	Merged    bool           `json:"merged"`
+	Record    *inbox.Record `json:"record,omitempty"`
+	EventID   string        `json:"eventId"`
+	Duplicate bool          `json:"duplicate"`
+	RecordID  string        `json:"recordId,omitempty"`
+	Merged    bool          `json:"merged"`
 	// Decision is absent for a duplicate delivery (nothing was decided).
 	Decision *inbox.Decision `json:"decision,omitempty"`
 	// Created is true when a new record was made (201 on the agent API).

@@ -23,6 +23,7 @@ type Pipeline struct {
 	ingester   Ingester
 	log        *slog.Logger
 	overBudget func()
+	watchers   Watchers // conversation watches; nil: none
 }
 
 // PipelineOption configures a Pipeline.
@@ -75,7 +76,13 @@ func (p *Pipeline) Ingest(ctx context.Context, ev *inbox.Event, items []Item) (O
 		if p.router.UsesPayload() {
 			payload = condition.DecodePayload(ev.Body)
 		}
-		ns, routeErrs = p.router.RouteEvent(payload, items)
+		rt := p.router.RouteTraced(payload, items)
+		if p.watchers != nil {
+			if err := p.router.AddWatched(ctx, p.watchers, items, &rt); err != nil {
+				return Outcome{}, fmt.Errorf("route %s event %q: %w", ev.Source, ev.Type, err)
+			}
+		}
+		ns, routeErrs = rt.Notifications, rt.Errs
 		if slices.ContainsFunc(routeErrs, func(err error) bool { return errors.Is(err, condition.ErrBudgetExceeded) }) {
 			p.overBudget()
 		}

@@ -6,8 +6,13 @@ package reply
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/signalgate/signalgate/inbox"
@@ -190,3 +195,41 @@ func Code(err error) (code string, ok bool) {
 // NotFoundMessage is what the fronts say of a reply another thread's agent asked for (or
 // none): the same as of one that does not exist.
 const NotFoundMessage = "no such reply in this thread"
+
+// WatchKey is the conversation a reply's place belongs to, as a fixed-length digest:
+// the Slack thread (or DM), the GitHub issue or PR (whatever review thread), the email
+// thread (its root Message-ID: the first References entry, else the Message-ID). A later
+// event whose replyTo has the same key is a further message of that conversation. ok is
+// false when the place names no conversation.
+func (t To) WatchKey() (key string, ok bool) {
+	var parts []string
+	switch t.Source {
+	case SourceSlack:
+		if t.Channel == "" {
+			return "", false
+		}
+		parts = []string{t.Channel, t.ThreadTS}
+	case SourceGitHub:
+		if t.Repo == "" || t.Number <= 0 {
+			return "", false
+		}
+		parts = []string{strings.ToLower(t.Repo), strconv.Itoa(t.Number)}
+	case SourceEmail:
+		root := t.MessageID
+		if len(t.References) > 0 && t.References[0] != "" {
+			root = t.References[0]
+		}
+		if t.Mailbox == "" || root == "" {
+			return "", false
+		}
+		parts = []string{t.Mailbox, strings.Trim(root, "<> ")}
+	default:
+		return "", false
+	}
+	h := sha256.New()
+	for _, p := range append([]string{t.Source, t.Connector}, parts...) {
+		// Length-prefixed, so no two places share an encoding.
+		fmt.Fprintf(h, "%d:%s;", len(p), p)
+	}
+	return hex.EncodeToString(h.Sum(nil)), true
+}

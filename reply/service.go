@@ -81,6 +81,17 @@ type Filter struct {
 	Cursor    string
 }
 
+// Watches records conversation watches (the store): a reply sent with watch: true makes
+// its thread hear further messages of that conversation even where no route matches.
+type Watches interface {
+	// WatchConversation makes k hear further messages of to's conversation (To.WatchKey);
+	// false when k holds MaxWatchesPerThread watches already. Idempotent.
+	WatchConversation(ctx context.Context, k inbox.ThreadKey, to To, replyID string, now time.Time) (bool, error)
+}
+
+// MaxWatchesPerThread bounds the conversations one thread watches.
+const MaxWatchesPerThread = 100
+
 // Approver posts a draft to the people who approve replies (the approvals service); the
 // decision comes back through Service.Decided.
 type Approver interface {
@@ -133,6 +144,7 @@ type Service struct {
 	store    Store
 	senders  map[string]Sender // by source
 	approver Approver
+	watches  Watches
 	approval func(agent string) bool // agents[].replies.approval: required
 	log      *slog.Logger
 	now      func() time.Time
@@ -188,6 +200,9 @@ func WithSecrets(secrets []string) Option { return func(s *Service) { s.secrets 
 func WithApprovals(a Approver, required func(agent string) bool) Option {
 	return func(s *Service) { s.approver, s.approval = a, required }
 }
+
+// WithWatches records the watches of replies sent with watch: true in w.
+func WithWatches(w Watches) Option { return func(s *Service) { s.watches = w } }
 
 // New builds the service over st, sending through senders (keyed by source).
 func New(st Store, senders map[string]Sender, base service.Base, opts ...Option) *Service {
@@ -445,7 +460,7 @@ func (s *Service) send(ctx context.Context, r Reply, claimed time.Time) error {
 			return s.retry(ctx, r, s.now(), fmt.Errorf("look for an earlier post: %w", err))
 		}
 		if found {
-			return s.finish(ctx, r, Outcome{Status: StatusSent, Sent: sent})
+			return s.sent(ctx, r, sent)
 		}
 	}
 	now := s.now()
@@ -471,13 +486,29 @@ func (s *Service) send(ctx context.Context, r Reply, claimed time.Time) error {
 	switch {
 	case err == nil:
 		s.log.Info("reply sent", "reply_id", r.ID, "source", r.To.Source, "connector", r.To.Connector, "attempts", r.Attempts)
-		return s.finish(ctx, r, Outcome{Status: StatusSent, Sent: sent})
+		return s.sent(ctx, r, sent)
 	case retry:
 		return s.retry(ctx, r, s.now(), err)
 	default:
 		s.log.Warn("reply failed", "reply_id", r.ID, "source", r.To.Source, "error", s.redact(err))
 		return s.finish(ctx, r, Outcome{Status: StatusFailed, Error: s.redact(err)})
 	}
+}
+
+// sent records r sent, its watch first: a watch not recorded retries the reply, whose
+// next attempt finds the post by its marker and records both.
+func (s *Service) sent(ctx context.Context, r Reply, sent Sent) error {
+	if r.Watch && s.watches != nil {
+		ok, err := s.watches.WatchConversation(context.WithoutCancel(ctx), r.Thread, r.To, r.ID, s.now().UTC())
+		switch {
+		case err != nil:
+			return s.retry(ctx, r, s.now(), fmt.Errorf("record the watch: %w", err))
+		case !ok:
+			s.log.Warn("reply sent without its watch: the thread watches the most conversations it may",
+				"reply_id", r.ID, "thread", r.Thread.String(), "max", MaxWatchesPerThread)
+		}
+	}
+	return s.finish(ctx, r, Outcome{Status: StatusSent, Sent: sent})
 }
 
 func (s *Service) retry(ctx context.Context, r Reply, now time.Time, err error) error {
@@ -509,7 +540,9 @@ func NextAttemptAt(now time.Time, attempts int, err error, rnd func() float64) t
 }
 
 // Lookup reads any reply by id (the admin API).
-func (s *Service) Lookup(ctx context.Context, id string) (Reply, error) { return s.store.GetReply(ctx, id) }
+func (s *Service) Lookup(ctx context.Context, id string) (Reply, error) {
+	return s.store.GetReply(ctx, id)
+}
 
 // Valid reports a known status.
 func (st Status) Valid() bool {

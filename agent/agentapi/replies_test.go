@@ -40,8 +40,12 @@ func (limited) Check(to reply.To, text string) error {
 	}
 	return nil
 }
-func (limited) Find(context.Context, reply.Reply) (reply.Sent, bool, error) { return reply.Sent{}, false, nil }
-func (limited) Send(context.Context, reply.Reply) (reply.Sent, bool, error) { return reply.Sent{}, false, nil }
+func (limited) Find(context.Context, reply.Reply) (reply.Sent, bool, error) {
+	return reply.Sent{}, false, nil
+}
+func (limited) Send(context.Context, reply.Reply) (reply.Sent, bool, error) {
+	return reply.Sent{}, false, nil
+}
 
 type replyAnswer struct {
 	ID     string   `json:"id"`

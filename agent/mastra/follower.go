@@ -79,6 +79,8 @@ type Follower struct {
 	// maxFollowed caps the threads followed at once (each holds a goroutine and a
 	// connection to Mastra); 0: no cap.
 	maxFollowed int
+	// replies queues the answers of target.reply: auto; nil: none.
+	replies Replier
 
 	service.StartStop
 	mu      sync.Mutex
@@ -317,6 +319,10 @@ type threadState struct {
 	// suspended holds the tool calls the run waits on (approval, or a tool's suspend).
 	// Bounded by the run's own tool calls; cleared when the run ends.
 	suspended map[string]bool
+	// woken: the gateway run is one the gateway opened to wake the thread (target.reply:
+	// auto answers only those). text is the current step's assistant text, for the answer.
+	woken bool
+	text  answer
 }
 
 func (f *Follower) follow(ctx context.Context, k inbox.ThreadKey, th *followed, resume bool) {
@@ -328,7 +334,7 @@ func (f *Follower) follow(ctx context.Context, k inbox.ThreadKey, th *followed, 
 		if run, err := f.runs.Live(ctx, k); err != nil {
 			f.log.Warn("read live run", "thread", k.String(), "error", err.Error())
 		} else if run != nil {
-			st.runID, st.beatAt, st.away = run.ID, f.now(), true
+			st.runID, st.beatAt, st.away, st.woken = run.ID, f.now(), true, run.Origin == agent.OriginWake
 		}
 	}
 	var once sync.Once
@@ -382,6 +388,7 @@ type chunk struct {
 			Reason string `json:"reason"`
 		} `json:"stepResult"`
 		FinishReason string          `json:"finishReason"`
+		Text         string          `json:"text"` // text-delta
 		ToolCallID   string          `json:"toolCallId"`
 		ToolName     string          `json:"toolName"`
 		Args         json.RawMessage `json:"args"`
@@ -399,6 +406,9 @@ const (
 	chunkToolError     = "tool-error"
 	// chunkToolDenied answers a declined approval: the call ends without running.
 	chunkToolDenied = "tool-output-denied"
+	// A step (one model turn) begins, and its text streams in deltas.
+	chunkStepStart = "step-start"
+	chunkTextDelta = "text-delta"
 	// maxSuspended bounds the suspended calls remembered per thread; past it the run
 	// still counts as suspended.
 	maxSuspended = 256
@@ -554,6 +564,14 @@ func (f *Follower) handle(ctx context.Context, st *threadState, data string) {
 		}
 		// A (re)connect replays the active run from its start, suspensions included.
 		st.runID, st.mastraRun, st.beatAt, st.suspended = run.ID, c.RunID, f.now(), nil
+		st.woken = run.Origin == agent.OriginWake
+		st.text.reset()
+	case chunkStepStart:
+		st.text.reset() // the answer is the last step's text
+		f.beat(ctx, st)
+	case chunkTextDelta:
+		st.text.add(c.Payload.Text)
+		f.beat(ctx, st)
 	case chunkToolApproval, chunkToolSuspended:
 		if st.suspended == nil {
 			st.suspended = map[string]bool{}
@@ -585,6 +603,7 @@ func (f *Follower) handle(ctx context.Context, st *threadState, data string) {
 			f.beat(ctx, st)
 			return
 		}
+		f.answer(ctx, st)
 		f.end(ctx, st, agent.RunFinished, "")
 	case "abort":
 		f.end(ctx, st, agent.RunAborted, agent.CauseAborted)
@@ -600,7 +619,8 @@ func (f *Follower) end(ctx context.Context, st *threadState, status, cause strin
 		return
 	}
 	id, mastraRun := st.runID, st.mastraRun
-	st.runID, st.mastraRun, st.suspended = "", "", nil
+	st.runID, st.mastraRun, st.suspended, st.woken = "", "", nil, false
+	st.text.reset()
 	if f.approvals != nil && mastraRun != "" {
 		f.approvals.RunEnded(ctx, st.k, mastraRun)
 	}

@@ -206,6 +206,10 @@ func newExplainer(cfg *Config, st *store.Store, current, offline bool, log *slog
 // emptyInbox is an inbox with nothing in it: no events, no records, no runs.
 type emptyInbox struct{}
 
+func (emptyInbox) Watchers(context.Context, []string) (map[string][]inbox.ThreadKey, error) {
+	return nil, nil
+}
+
 func (emptyInbox) GetEvent(_ context.Context, id string) (inbox.Event, error) {
 	return inbox.Event{}, fmt.Errorf("event %s: %w", id, inbox.ErrNotFound)
 }

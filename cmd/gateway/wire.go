@@ -117,6 +117,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		relay = approval.NewRelay()
 		follow = append(follow, mastra.WithApprovals(relay))
 	}
+	// target.reply: auto queues runs' answers into the outbox, built further down.
+	auto := &autoReplies{}
+	follow = append(follow, mastra.WithReplies(auto))
 	m.Runs = agent.NewRuns(st, m.Broker, cfg.Agents, agent.WithRunsClock(m.Now), agent.WithRunsLogger(m.Log))
 	routes, targetServices, err := targets.Routes(cfg.Agents, m.Runs, agent.NewStreamTarget(), kick.Notify, m.Log, follow...)
 	if err != nil {
@@ -149,6 +152,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err := m.openReplies(); err != nil {
 		return err
 	}
+	auto.s = m.Replies // set before any service starts
 
 	m.Server = server.New(cfg.Server, m.Log, server.WithObserver(server.Observe(m.Metrics)))
 	e := m.Server.Echo()
@@ -232,7 +236,8 @@ func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
 		return nil, err
 	}
 	pipeline := connectors.NewPipeline(router, m.Metrics.WrapIngester(m.Inbox), m.Log,
-		connectors.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlaceRoute) }))
+		connectors.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlaceRoute) }),
+		connectors.WithWatchers(st))
 	parsers, err := cfg.buildParsers(build{pipeline: pipeline, ci: github.NewStoreCIState(st, github.Source), log: m.Log, now: m.Now,
 		approvals: m.Approvals, own: st})
 	if err != nil {
@@ -250,9 +255,14 @@ func (m *Main) openReplies() error {
 		return err
 	}
 	if len(senders) == 0 {
+		for i, a := range cfg.Agents {
+			if a.Target.Reply == agent.ReplyAuto {
+				return fmt.Errorf("agents[%d].target.reply: auto needs a connector that sends replies (a slack bot_token, a github token or app, an email smtp)", i)
+			}
+		}
 		return nil
 	}
-	opts := []reply.Option{reply.WithMaxAge(cfg.Replies.MaxAge), reply.WithSecrets(cfg.Secrets())}
+	opts := []reply.Option{reply.WithMaxAge(cfg.Replies.MaxAge), reply.WithSecrets(cfg.Secrets()), reply.WithWatches(m.Store)}
 	if cfg.Replies.Lease > 0 {
 		opts = append(opts, reply.WithLease(cfg.Replies.Lease))
 	}
@@ -332,4 +342,15 @@ func (m *Main) closeStore() error {
 	err := m.Store.Close()
 	m.Store = nil
 	return err
+}
+
+// autoReplies hands Mastra followers the outbox, which is built after them (it needs the
+// approvals service, which needs the dispatcher, which needs the followers' targets).
+type autoReplies struct{ s *reply.Service }
+
+func (a *autoReplies) Queue(ctx context.Context, k inbox.ThreadKey, req reply.Request) (reply.Reply, error) {
+	if a.s == nil {
+		return reply.Reply{}, fmt.Errorf("%w: no connector of this gateway sends replies", reply.ErrUnknownPlace)
+	}
+	return a.s.Queue(ctx, k, req)
 }

@@ -1,0 +1,132 @@
+package reply_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
+	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store/storetest"
+)
+
+// slackItem is a further Slack message as the connector maps it: its replyTo names its
+// channel and thread.
+func slackItem(channel, threadTS, skip string) connectors.Item {
+	return connectors.Item{Kind: "message", Summary: "and another thing", Skip: skip,
+		Fields:   connectors.Fields{Source: reply.SourceSlack, Connector: "acme", Channel: channel, ThreadTS: threadTS},
+		Metadata: map[string]any{reply.MetadataKey: reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: channel, ThreadTS: threadTS}}}
+}
+
+// A reply sent with watch: true makes its thread hear further messages of that Slack
+// thread although no route matches them; a reply without watch does not; a message of
+// another thread, or the agent's own reply coming back, is not heard; and a route that
+// feeds the same thread too makes one record, not two.
+func TestWatchedReplyHearsTheConversation(t *testing.T) {
+	each(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		f := setup(t, b, nil)
+		svc := reply.New(f.st, map[string]reply.Sender{reply.SourceSlack: f.slack}, service.Base{Now: f.clk.now}, reply.WithWatches(f.st))
+		place := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "C1", ThreadTS: "1.000100"}
+		quiet := inbox.ThreadKey{Agent: "triage", Resource: "acme", Thread: "quiet"}
+		f.notify(t, thread, "d1", place)
+		f.notify(t, quiet, "d2", place)
+		_, err := svc.Queue(ctx, thread, reply.Request{ID: "w1", Text: "looking", Watch: true})
+		require.NoError(t, err)
+		_, err = svc.Queue(ctx, quiet, reply.Request{ID: "n1", Text: "noted"})
+		require.NoError(t, err)
+		n, err := svc.RunOnce(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+
+		noRoute, err := connectors.NewRouter([]connectors.RouteConfig{{Name: "ci",
+			Match:  connectors.RouteMatch{Kind: inbox.StringList{"ci-failure"}},
+			Thread: connectors.ThreadConfig{Agent: "triage", Resource: "acme", Thread: "ci"}}}, []string{"triage"})
+		require.NoError(t, err)
+		p := connectors.NewPipeline(noRoute, f.inbox, nil, connectors.WithWatchers(f.st))
+		ingest := func(p *connectors.Pipeline, delivery string, it connectors.Item) connectors.Outcome {
+			t.Helper()
+			out, err := p.Ingest(ctx, &inbox.Event{Source: reply.SourceSlack, Connector: "acme", DeliveryID: delivery, Type: "message", Body: []byte(`{}`)},
+				[]connectors.Item{it})
+			require.NoError(t, err)
+			return out
+		}
+		records := func(k inbox.ThreadKey) int {
+			t.Helper()
+			rs, _, err := f.st.ListRecords(ctx, inbox.RecordFilter{Agent: k.Agent, Resource: k.Resource, Thread: k.Thread, Limit: 100})
+			require.NoError(t, err)
+			return len(rs)
+		}
+		before, beforeQuiet := records(thread), records(quiet)
+
+		out := ingest(p, "e1", slackItem("C1", "1.000100", ""))
+		require.Equal(t, inbox.EventRouted, out.Status)
+		require.Equal(t, 1, out.Records)
+		require.Equal(t, before+1, records(thread), "the watching thread heard it")
+		require.Equal(t, beforeQuiet, records(quiet), "a reply without watch watches nothing")
+
+		require.Equal(t, inbox.EventUnrouted, ingest(p, "e2", slackItem("C1", "2.000200", "")).Status, "another Slack thread")
+		require.Equal(t, inbox.EventIgnored, ingest(p, "e3", slackItem("C1", "1.000100", reply.OwnReason)).Status, "the agent's own reply")
+		require.Equal(t, before+1, records(thread))
+
+		// A route feeding the same thread: one record for the item.
+		same, err := connectors.NewRouter([]connectors.RouteConfig{{Name: "slack",
+			Match:  connectors.RouteMatch{Source: inbox.StringList{reply.SourceSlack}},
+			Thread: connectors.ThreadConfig{Agent: thread.Agent, Resource: thread.Resource, Thread: thread.Thread}}}, []string{"triage"})
+		require.NoError(t, err)
+		out = ingest(connectors.NewPipeline(same, f.inbox, nil, connectors.WithWatchers(f.st)), "e4", slackItem("C1", "1.000100", ""))
+		require.Equal(t, 1, out.Records, "one record, not two")
+	})
+}
+
+// flakyWatches fails to record watches while down.
+type flakyWatches struct {
+	reply.Watches
+	down bool
+}
+
+func (w *flakyWatches) WatchConversation(ctx context.Context, k inbox.ThreadKey, to reply.To, id string, now time.Time) (bool, error) {
+	if w.down {
+		return false, errors.New("database is locked")
+	}
+	return w.Watches.WatchConversation(ctx, k, to, id, now)
+}
+
+// A watch that could not be recorded keeps the reply queued: its next attempt finds the
+// post by its marker (no second post) and records the watch then.
+func TestReplyWatchNotRecordedIsRetried(t *testing.T) {
+	each(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		f := setup(t, b, nil)
+		w := &flakyWatches{Watches: f.st, down: true}
+		svc := reply.New(f.st, map[string]reply.Sender{reply.SourceSlack: f.slack}, service.Base{Now: f.clk.now},
+			reply.WithWatches(w), reply.WithRandom(func() float64 { return 0 }))
+		f.notify(t, thread, "d1", dm)
+		_, err := svc.Queue(ctx, thread, reply.Request{ID: "w1", Text: "looking", Watch: true})
+		require.NoError(t, err)
+		_, err = svc.RunOnce(ctx)
+		require.NoError(t, err)
+		got, err := svc.Get(ctx, thread, "w1")
+		require.NoError(t, err)
+		require.Equal(t, reply.StatusQueued, got.Status)
+		require.Contains(t, got.LastError, "record the watch")
+
+		w.down = false
+		f.clk.add(time.Minute)
+		_, err = svc.RunOnce(ctx)
+		require.NoError(t, err)
+		got, err = svc.Get(ctx, thread, "w1")
+		require.NoError(t, err)
+		require.Equal(t, reply.StatusSent, got.Status)
+		require.Equal(t, 1, f.slack.count("w1"), "found, not posted again")
+		key, _ := dm.WatchKey()
+		watchers, err := f.st.Watchers(ctx, []string{key})
+		require.NoError(t, err)
+		require.Equal(t, []inbox.ThreadKey{thread}, watchers[key])
+	})
+}
