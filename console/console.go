@@ -80,6 +80,8 @@ type Admin interface {
 	Targets(ctx context.Context) ([]admin.TargetStatus, error)
 	Explain(ctx context.Context, s admin.Sample) (*admin.Explanation, error)
 	Approvals(ctx context.Context, q url.Values) (admin.ApprovalPage, error)
+	Replies(ctx context.Context, q url.Values) (admin.ReplyPage, error)
+	RetryReply(ctx context.Context, id string) (admin.AdminReply, error)
 }
 
 // Streamer serves a thread's signal log as SSE (*agentapi.API's ServeStream).
@@ -208,6 +210,7 @@ func (c *Console) Mount(e *echo.Echo) {
 	g.POST("/notifications/:id/dismiss", c.dismiss, c.checkCSRF, c.requireWrite)
 	g.POST("/notifications/:id/redeliver", c.redeliver, c.checkCSRF, c.requireWrite)
 	g.POST("/notifications/redeliver", c.redeliverAll, c.checkCSRF, c.requireWrite)
+	g.POST("/replies/:id/retry", c.retryReply, c.checkCSRF, c.requireWrite)
 	g.GET("/events", c.events)
 	g.GET("/events/:id", c.event)
 	g.POST("/events/:id/replay", c.replay, c.checkCSRF, c.requireWrite)

@@ -44,6 +44,9 @@ type fakeAdmin struct {
 	approvals []approval.Approval
 	actions   []string
 	explained *admin.Explanation // Explain's answer; nil: a 400
+	records   []inbox.Record
+	replies   []admin.AdminReply
+	repliesQ  []url.Values // what Replies was asked
 }
 
 func (f *fakeAdmin) did(a string) {
@@ -70,7 +73,17 @@ func (f *fakeAdmin) Threads(context.Context, url.Values) (admin.ThreadPage, erro
 	return admin.ThreadPage{}, nil
 }
 func (f *fakeAdmin) Notifications(context.Context, url.Values) (admin.RecordPage, error) {
-	return admin.RecordPage{}, nil
+	return admin.RecordPage{Notifications: f.records}, nil
+}
+func (f *fakeAdmin) Replies(_ context.Context, q url.Values) (admin.ReplyPage, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.repliesQ = append(f.repliesQ, q)
+	return admin.ReplyPage{Replies: f.replies}, nil
+}
+func (f *fakeAdmin) RetryReply(_ context.Context, id string) (admin.AdminReply, error) {
+	f.did("retry reply " + id)
+	return admin.AdminReply{}, nil
 }
 func (f *fakeAdmin) Notification(_ context.Context, id string) (admin.NotificationDetail, error) {
 	return admin.NotificationDetail{}, server.NotFound("notification %q not found", id)

@@ -12,6 +12,7 @@ import (
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
 )
 
 // logWindow is how much of a thread's log its page shows before following it live.
@@ -57,6 +58,10 @@ type threadPage struct {
 	Records []inbox.Record
 	Next    string
 	Stream  string
+	// Replies are the thread's newest answers (the admin API's GET /replies); MoreReplies
+	// says the admin API has older ones.
+	Replies     []admin.AdminReply
+	MoreReplies bool
 }
 
 func (threadPage) title() (string, string) { return "Thread", "threads" }
@@ -81,7 +86,14 @@ func (c *Console) thread(ec echo.Context) error {
 	if err != nil {
 		return c.failErr(ec, err)
 	}
-	p := threadPage{Key: k, Self: threadURL(k), Q: q, Records: recs.Notifications, Next: recs.NextCursor}
+	// The thread's replies, whatever the records' filters say.
+	reps, err := c.d.Admin.Replies(ctx, url.Values{"agent": {k.Agent}, "resource": {k.Resource}, "thread": {k.Thread},
+		"limit": {itoa(repliesShown)}})
+	if err != nil {
+		return c.failErr(ec, err)
+	}
+	p := threadPage{Key: k, Self: threadURL(k), Q: q, Records: recs.Notifications, Next: recs.NextCursor,
+		Replies: reps.Replies, MoreReplies: reps.NextCursor != ""}
 	var after int64
 	if len(threads.Threads) > 0 {
 		p.Thread = &threads.Threads[0]
@@ -94,6 +106,9 @@ func (c *Console) thread(ec echo.Context) error {
 	p.Stream = Prefix + "/thread/stream?" + sq.Encode()
 	return c.render(ec, http.StatusOK, "thread", p)
 }
+
+// repliesShown is how many of a thread's replies its page lists, newest first.
+const repliesShown = 20
 
 // streamRecheck is how often a live stream looks at its session: it ends at most this
 // long after a sign-out (on any replica) or the session's expiry.
@@ -179,6 +194,18 @@ func (c *Console) redeliverAll(ec echo.Context) error {
 		}
 	}
 	if _, err := c.d.Admin.RedeliverFailed(ec.Request().Context(), q, sessionOf(ec).Name); err != nil {
+		return c.failErr(ec, err)
+	}
+	return ec.Redirect(http.StatusSeeOther, back(ec))
+}
+
+// retryReply queues a failed reply again (POST /admin/v1/replies/{id}/retry).
+func (c *Console) retryReply(ec echo.Context) error {
+	id := ec.Param("id")
+	if !reply.ValidID(id) {
+		return c.fail(ec, http.StatusBadRequest, "That is not a reply id.")
+	}
+	if _, err := c.d.Admin.RetryReply(ec.Request().Context(), id); err != nil {
 		return c.failErr(ec, err)
 	}
 	return ec.Redirect(http.StatusSeeOther, back(ec))

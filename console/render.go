@@ -42,7 +42,10 @@ var funcs = template.FuncMap{
 		}
 		return path + "?" + q.Encode()
 	},
-	"list": func(v ...string) []string { return v },
+	"list":    func(v ...string) []string { return v },
+	"excerpt": excerpt,
+	"place":   place,
+	"replyTo": replyToOf,
 	"dict": func(kv ...any) map[string]any {
 		m := map[string]any{}
 		for i := 0; i+1 < len(kv); i += 2 {

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,6 +70,28 @@ func (h *flakyHook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	select {
 	case h.got <- r.Header.Get("webhook-id"):
 	default:
+	}
+}
+
+// flakyGitHub is GitHub's issue comments API refusing comments (404) until told to
+// accept them; it lists no comments (a retry looks for its marker first).
+type flakyGitHub struct{ accept atomic.Bool }
+
+func (g *flakyGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "application/json")
+	switch {
+	case !strings.HasSuffix(r.URL.Path, "/comments"):
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"message":"Not Found"}`)
+	case r.Method == http.MethodGet:
+		_, _ = io.WriteString(w, `[]`)
+	case !g.accept.Load():
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"message":"Not Found"}`)
+	default:
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, `{"id":4201,"html_url":"https://github.example/acme/api/issues/1#issuecomment-4201"}`)
 	}
 }
 
@@ -159,6 +182,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	hook := &flakyHook{got: make(chan string, 4)}
 	hookSrv := httptest.NewServer(hook)
 	t.Cleanup(hookSrv.Close)
+	ghAPI := &flakyGitHub{}
+	ghSrv := httptest.NewServer(ghAPI)
+	t.Cleanup(ghSrv.Close)
 
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "config.yaml")
@@ -172,7 +198,7 @@ admin:
     - { name: viewer, token: %q, scopes: [read] }
 console: { session_ttl: 1h }
 connectors:
-  github: [ { name: acme, secret: %q } ]
+  github: [ { name: acme, secret: %q, token: console-github-token-0123, bot_login: signalgate-bot, api_url: %q } ]
   generic: [ { name: billing, secret: %q } ]
 agents:
   - { id: coder, token: dev-only-coder-token }
@@ -190,7 +216,7 @@ routes:
   - name: billing
     match: { source: generic, connector: billing, when: 'kind != "ledger-failed"' }
     thread: { agent: hooky, resource: billing, thread: invoices }
-`, filepath.Join(dir, "gw.db"), consoleOps, consoleViewer, consoleGitHub, billingSecret, hookSrv.URL, hookSecret)), 0o600))
+`, filepath.Join(dir, "gw.db"), consoleOps, consoleViewer, consoleGitHub, ghSrv.URL+"/", billingSecret, hookSrv.URL, hookSecret)), 0o600))
 	cfg, err := LoadConfig(cfgPath, noEnv)
 	require.NoError(t, err)
 	m := NewMain(cfg, storetest.Logger(t))
@@ -276,6 +302,22 @@ routes:
 	b.waitJS("the comment's record shows (the records update live)", `document.querySelectorAll('#records tr.record').length >= 2`)
 	b.shot("04-thread-live")
 	require.False(t, evalJS[bool](b, `window.__pwned === 1 || document.getElementById('pwn') !== null`), "the comment's markup ran or rendered")
+
+	// The agent answers the comment; GitHub refuses it at first: the reply shows failed
+	// with the reason, Retry sends it, and its link shows. Its text renders as text.
+	code = agentPost(t, base+agentPath+"/replies", `{"id":"answer-1","text":"<script>window.__pwned=2</script><img src=x id=pwn2> on it"}`)
+	require.Equal(t, http.StatusAccepted, code)
+	b.waitJS("the record says where its answer goes", `Array.from(document.querySelectorAll('#records .reply-to')).some(e => e.textContent === `+
+		strconv.Quote("reply goes to: github acme "+repo+"#"+number)+`)`)
+	b.waitJS("the reply fails (the page updates live)", `document.querySelector('#replies tr.reply[data-id="answer-1"][data-status=failed] .error') !== null`)
+	b.shot("04a-thread-reply-failed")
+	ghAPI.accept.Store(true)
+	b.do("retry the reply", chromedp.Click(chromedp.CSS("#replies button.retry")), chromedp.WaitVisible(chromedp.CSS(
+		`#replies tr.reply[data-id="answer-1"][data-status=queued], #replies tr.reply[data-id="answer-1"][data-status=sent]`)))
+	b.waitJS("the reply is sent", `document.querySelector('#replies tr.reply[data-id="answer-1"][data-status=sent] a.platform') !== null`)
+	b.shot("04b-thread-reply-sent")
+	require.True(t, strings.Contains(b.text(`#replies tr.reply[data-id="answer-1"] .summary`), "<script>window.__pwned=2</script>"), "the reply's text does not show as text")
+	require.False(t, evalJS[bool](b, `window.__pwned === 2 || document.getElementById('pwn2') !== null`), "the reply's markup ran or rendered")
 
 	// Open the event, see its body as text, and replay it.
 	b.do("events", chromedp.Navigate(base+"/console/events?source=github"), chromedp.WaitVisible(chromedp.ID("events")),
