@@ -133,39 +133,35 @@ func (s *Store) SetApprovalMessage(ctx context.Context, id, connector, channel, 
 
 // DecideApproval moves a pending approval to status, once.
 func (s *Store) DecideApproval(ctx context.Context, id string, status approval.Status, by, byName string, now time.Time) (approval.Approval, bool, error) {
-	var row approvalRow
-	var changed bool
-	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
-		decidedAt := sql.NullInt64{Int64: micros(now), Valid: status != approval.StatusExpired}
-		res, err := tx.ExecContext(ctx, s.q(`UPDATE approvals SET status = ?, decided_by = ?, decided_by_name = ?,
-			decided_at = ?, updated_at = ? WHERE id = ? AND status = 'pending'`),
-			string(status), cleanText(by), cleanText(byName), decidedAt, micros(now), id)
-		if err != nil {
-			return err
-		}
-		n, _ := res.RowsAffected()
-		changed = n > 0
-		err = tx.GetContext(ctx, &row, s.q(`SELECT `+approvalColumns+` FROM approvals WHERE id = ?`), id)
-		if errors.Is(err, sql.ErrNoRows) {
-			return inbox.ErrNotFound
-		}
-		return err
-	})
+	decidedAt := sql.NullInt64{Int64: micros(now), Valid: status != approval.StatusExpired}
+	a, changed, err := s.moveApproval(ctx, id, `UPDATE approvals SET status = ?, decided_by = ?, decided_by_name = ?,
+			decided_at = ?, updated_at = ? WHERE id = ? AND status = 'pending'`,
+		string(status), cleanText(by), cleanText(byName), decidedAt, micros(now), id)
 	if err != nil {
 		return approval.Approval{}, false, fmt.Errorf("decide approval %s: %w", id, err)
 	}
-	return row.approval(), changed, nil
+	return a, changed, nil
 }
 
 // AnswerApproval moves a pending question to answered with the reply's text, once: of
 // replies racing on any replica (or one redelivered), only one changes it.
 func (s *Store) AnswerApproval(ctx context.Context, id, answer, by, byName string, now time.Time) (approval.Approval, bool, error) {
+	a, changed, err := s.moveApproval(ctx, id, `UPDATE approvals SET status = 'answered', answer = ?, decided_by = ?,
+			decided_by_name = ?, decided_at = ?, updated_at = ? WHERE id = ? AND status = 'pending' AND kind = 'question'`,
+		cleanText(answer), cleanText(by), cleanText(byName), micros(now), micros(now), id)
+	if err != nil {
+		return approval.Approval{}, false, fmt.Errorf("answer question %s: %w", id, err)
+	}
+	return a, changed, nil
+}
+
+// moveApproval runs a conditional update of approval id and reads the row back in the
+// same transaction; changed reports whether the condition held (only one racer wins).
+func (s *Store) moveApproval(ctx context.Context, id, update string, args ...any) (approval.Approval, bool, error) {
 	var row approvalRow
 	var changed bool
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, s.q(`UPDATE approvals SET status = 'answered', answer = ?, decided_by = ?,
-			decided_by_name = ?, decided_at = ?, updated_at = ? WHERE id = ? AND status = 'pending' AND kind = 'question'`),
-			cleanText(answer), cleanText(by), cleanText(byName), micros(now), micros(now), id)
+		res, err := tx.ExecContext(ctx, s.q(update), args...)
 		if err != nil {
 			return err
 		}
@@ -178,7 +174,7 @@ func (s *Store) AnswerApproval(ctx context.Context, id, answer, by, byName strin
 		return err
 	})
 	if err != nil {
-		return approval.Approval{}, false, fmt.Errorf("answer question %s: %w", id, err)
+		return approval.Approval{}, false, err
 	}
 	return row.approval(), changed, nil
 }
