@@ -196,6 +196,12 @@ func (r *Replier) Find(ctx context.Context, rp reply.Reply) (reply.Sent, bool, e
 	if err != nil {
 		return reply.Sent{}, false, err
 	}
+	// Only our bot can have posted our marker: another app in the conversation could post
+	// the same metadata with a guessed reply id and so stop the reply from being sent.
+	bot, ok := c.resolver.botID(ctx)
+	if !ok {
+		return reply.Sent{}, false, errors.New("auth.test: the bot's id is unknown, so its replies cannot be told from others'")
+	}
 	var oldest string
 	if !rp.CreatedAt.IsZero() {
 		from := rp.CreatedAt.Add(-findSkew)
@@ -225,7 +231,7 @@ func (r *Replier) Find(ctx context.Context, rp reply.Reply) (reply.Sent, bool, e
 			}
 			msgs, next = h.Messages, h.ResponseMetaData.NextCursor
 		}
-		if i := slices.IndexFunc(msgs, func(m slack.Message) bool { return carries(m, rp.ID) }); i >= 0 {
+		if i := slices.IndexFunc(msgs, func(m slack.Message) bool { return m.BotID == bot && carries(m, rp.ID) }); i >= 0 {
 			return c.sent(ctx, rp.To, rp.To.Channel, msgs[i].Timestamp), true, nil
 		}
 		if next == "" {

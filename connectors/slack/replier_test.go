@@ -137,6 +137,27 @@ func TestReplierFindIgnoresUnmarkedMessages(t *testing.T) {
 	assert.False(t, ok)
 }
 
+// Another app in the conversation posts our marker with a guessed reply id: Find does not
+// take it for ours (the reply would never be sent); our own bot's post is found.
+func TestReplierFindTrustsOnlyItsOwnBot(t *testing.T) {
+	api := webapitest.New(t)
+	r := newTestReplier(t, replyConfig(api))
+	ctx := context.Background()
+	target := threadReply("r-guessed", "the answer")
+	api.Seed("C0001", webapitest.Message{TS: "1700000000.500000", ThreadTS: target.To.ThreadTS, Text: "gotcha",
+		BotID: "B0OTHERAPP", Metadata: json.RawMessage(`{"event_type":"` + ReplyEventType + `","event_payload":{"` + ReplyIDKey + `":"r-guessed"}}`)})
+	_, ok, err := r.Find(ctx, target)
+	require.NoError(t, err)
+	assert.False(t, ok, "another app's marker is not our reply")
+
+	sent, _, err := r.Send(ctx, target)
+	require.NoError(t, err)
+	found, ok, err := r.Find(ctx, target)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, sent.PlatformID, found.PlatformID)
+}
+
 func TestReplierRateLimitCarriesRetryAfter(t *testing.T) {
 	api := webapitest.New(t)
 	r := newTestReplier(t, replyConfig(api))

@@ -158,6 +158,19 @@ func (r *resolver) workspaceURL(ctx context.Context, team string) string {
 	return v.name
 }
 
+// botID is the bot id of the connector's token (auth.test), cached like the other
+// lookups; ok is false when auth.test failed or named none.
+func (r *resolver) botID(ctx context.Context) (string, bool) {
+	v, ok := r.get(ctx, "auth.bot", func(ctx context.Context) (info, error) {
+		res, err := r.api.AuthTestContext(ctx)
+		if err != nil {
+			return info{}, err
+		}
+		return info{name: res.BotID}, nil
+	})
+	return v.name, ok && v.name != ""
+}
+
 func firstNonEmpty(vals ...string) string {
 	for _, v := range vals {
 		if strings.TrimSpace(v) != "" {

@@ -53,6 +53,14 @@ type Message struct {
 	ThreadTS string
 	Text     string
 	Metadata json.RawMessage // as posted (event_type, event_payload); nil without
+	BotID    string          // the posting app's bot; BotID for chat.postMessage
+}
+
+// Seed adds a message to channel as if someone else had posted it (another app, a person).
+func (s *Server) Seed(channel string, m Message) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.posted[channel] = append(s.posted[channel], m)
 }
 
 // New starts a server stopped at cleanup.
@@ -66,10 +74,22 @@ func New(t testing.TB) *Server {
 		c.Handle("/usergroups.users.list", s.handler("usergroups.users.list"))
 		c.Handle("/conversations.replies", s.handler("conversations.replies"))
 		c.Handle("/conversations.history", s.handler("conversations.history"))
+		c.Handle("/auth.test", authTest)
 	})
 	s.srv.Start()
 	t.Cleanup(s.srv.Stop)
 	return s
+}
+
+// BotID is the bot id auth.test names and chat.postMessage stamps on posted messages.
+const BotID = "B0BOT"
+
+// authTest answers as slacktest does (its team and user), plus the bot id a bot token's
+// auth.test carries (https://api.slack.com/methods/auth.test). It is not recorded in Calls.
+func authTest(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"ok": true, "url": "https://localhost.localdomain/",
+		"team": "SlackTest Team", "user": "Egon Spengler", "team_id": "T024BE7LD", "user_id": "W012A3CDE", "bot_id": BotID})
 }
 
 // APIURL is the base URL for slack.OptionAPIURL (with its trailing slash).
@@ -131,7 +151,7 @@ func (s *Server) handler(method string) http.HandlerFunc {
 		delete(s.limit, method)
 		if method == "chat.postMessage" && code == "" && !limited {
 			ch := r.Form.Get("channel")
-			m := Message{TS: ts, ThreadTS: r.Form.Get("thread_ts"), Text: r.Form.Get("text")}
+			m := Message{TS: ts, ThreadTS: r.Form.Get("thread_ts"), Text: r.Form.Get("text"), BotID: BotID}
 			if md := r.Form.Get("metadata"); md != "" {
 				m.Metadata = json.RawMessage(md)
 			}
@@ -155,7 +175,7 @@ func (s *Server) handler(method string) http.HandlerFunc {
 			resp = map[string]any{"ok": false, "error": code}
 		case method == "chat.postMessage":
 			// https://api.slack.com/methods/chat.postMessage#examples
-			msg := map[string]any{"type": "message", "text": r.Form.Get("text"), "ts": ts, "bot_id": "B0BOT"}
+			msg := map[string]any{"type": "message", "text": r.Form.Get("text"), "ts": ts, "bot_id": BotID}
 			if md := r.Form.Get("metadata"); md != "" {
 				msg["metadata"] = json.RawMessage(md)
 			}
@@ -229,6 +249,9 @@ func (s *Server) conversation(method string, f url.Values) map[string]any {
 	page := make([]any, 0, end-start)
 	for _, m := range msgs[start:end] {
 		out := map[string]any{"type": "message", "ts": m.TS, "text": m.Text}
+		if m.BotID != "" {
+			out["bot_id"] = m.BotID
+		}
 		if m.ThreadTS != "" {
 			out["thread_ts"] = m.ThreadTS
 		}
@@ -257,7 +280,7 @@ type Click struct {
 // reference (https://api.slack.com/reference/interaction-payloads/block-actions).
 func BlockActions(c Click) []byte {
 	message := map[string]any{"type": "message", "subtype": "bot_message", "text": "approval", "ts": c.MessageTS,
-		"bot_id": "B0BOT", "blocks": []any{}}
+		"bot_id": BotID, "blocks": []any{}}
 	if c.ThreadTS != "" {
 		message["thread_ts"] = c.ThreadTS
 	}
