@@ -1,0 +1,67 @@
+package delivery
+
+import (
+	"time"
+
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// Option configures a Dispatcher.
+type Option func(*Dispatcher)
+
+// WithRandom injects the jitter source (values in [0, 1)); it must be safe for
+// concurrent use.
+func WithRandom(rnd func() float64) Option { return func(d *Dispatcher) { d.rnd = rnd } }
+
+// WithSummaryInterval paces the summaries of a thread (policy.summary_interval).
+func WithSummaryInterval(iv time.Duration) Option { return func(d *Dispatcher) { d.interval = iv } }
+
+// WithDetailedSummaries renders summaries' contents per kind and item
+// (policy.summary_format: detailed) instead of Mastra's counts per source.
+func WithDetailedSummaries(on bool) Option { return func(d *Dispatcher) { d.detailed = on } }
+
+// WithLease sets how long a claimed thread stays leased to this dispatcher.
+func WithLease(l time.Duration) Option { return func(d *Dispatcher) { d.lease = l } }
+
+// WithPollInterval bounds the sleep between passes (other replicas' writes do not wake
+// this one).
+func WithPollInterval(p time.Duration) Option { return func(d *Dispatcher) { d.poll = p } }
+
+// WithBatch sets how many threads one pass claims, and how many run concurrently.
+func WithBatch(threads, workers int) Option {
+	return func(d *Dispatcher) { d.batch, d.workers = threads, workers }
+}
+
+// StreamOptionsPolicy gives the stream options of the policy's rules for a record when
+// its signal is sent (inbox.Policy).
+type StreamOptionsPolicy interface {
+	StreamOptions(r inbox.Record, presence inbox.Presence, now time.Time) map[string]any
+}
+
+// WithStreamOptions resolves the policy's stream options (policy.rules[].stream_options)
+// for the wakes of records.
+func WithStreamOptions(p StreamOptionsPolicy) Option { return func(d *Dispatcher) { d.options = p } }
+
+// WithSecrets lists strings redacted from stored errors (tokens, target secrets).
+func WithSecrets(secrets []string) Option { return func(d *Dispatcher) { d.secrets = secrets } }
+
+// Kick wakes the dispatcher's loop: threads changed (new records, an idle transition, a
+// target back up). It is built before the dispatcher, so the parts that tell it (the
+// inbox, presence followers, the agent and admin APIs) need no dispatcher, and the
+// dispatcher needs none of them.
+type Kick struct{ c chan struct{} }
+
+// NewKick builds a wake-up for one dispatcher (WithKick).
+func NewKick() *Kick { return &Kick{c: make(chan struct{}, 1)} }
+
+// Notify wakes the loop. It never blocks (wake-ups coalesce); it matches
+// inbox.WithChangeHook.
+func (k *Kick) Notify([]inbox.ThreadKey) {
+	select {
+	case k.c <- struct{}{}:
+	default:
+	}
+}
+
+// WithKick makes the loop wake on k's notifications.
+func WithKick(k *Kick) Option { return func(d *Dispatcher) { d.kick = k } }
