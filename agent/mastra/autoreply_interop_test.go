@@ -94,22 +94,6 @@ func (a *autoEnv) newFollower(runs mastra.Presence, notify func([]inbox.ThreadKe
 	return f
 }
 
-// waitFor waits for a chunk of type typ on k from f.
-func waitFor(t *testing.T, f *mastra.Follower, k inbox.ThreadKey, typ string) {
-	t.Helper()
-	timeout := time.After(30 * time.Second)
-	for {
-		select {
-		case c := <-f.TestSignals.Chunk.C():
-			if c.Thread == k && c.Type == typ {
-				return
-			}
-		case <-timeout:
-			t.Fatalf("no %s chunk on %s", typ, k)
-		}
-	}
-}
-
 // lastAnswer is the text of the model's last turn (the harness answers "ack N").
 func lastAnswer(t *testing.T, base string) string {
 	t.Helper()

@@ -67,20 +67,7 @@ func TestRealMastraModelPerRequest(t *testing.T) {
 		return agent.Frame{}
 	}
 	// chunk waits for the next chunk of type typ on k.
-	chunk := func(t *testing.T, k inbox.ThreadKey, typ string) {
-		t.Helper()
-		timeout := time.After(30 * time.Second)
-		for {
-			select {
-			case c := <-follower.TestSignals.Chunk.C():
-				if c.Thread == k && c.Type == typ {
-					return
-				}
-			case <-timeout:
-				t.Fatalf("no %s chunk on %s", typ, k)
-			}
-		}
-	}
+	chunk := func(t *testing.T, k inbox.ThreadKey, typ string) { t.Helper(); waitFor(t, follower, k, typ) }
 	// modelOf waits for the Mastra run on k to finish and returns the model of the turn
 	// whose newest input was xml.
 	modelOf := func(t *testing.T, k inbox.ThreadKey, xml string) string {

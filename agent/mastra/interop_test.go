@@ -128,20 +128,7 @@ func TestRealMastraInterop(t *testing.T) {
 	t.Cleanup(func() { _ = follower.Stop(context.Background()) })
 	require.NoError(t, env.Dispatcher.Start(ctx))
 
-	waitChunk := func(k inbox.ThreadKey, typ string) {
-		t.Helper()
-		timeout := time.After(30 * time.Second)
-		for {
-			select {
-			case c := <-follower.TestSignals.Chunk.C():
-				if c.Thread == k && c.Type == typ {
-					return
-				}
-			case <-timeout:
-				t.Fatalf("no %s chunk on %s", typ, k)
-			}
-		}
-	}
+	waitChunk := func(k inbox.ThreadKey, typ string) { t.Helper(); waitFor(t, follower, k, typ) }
 	signals := func(k inbox.ThreadKey) []agent.Frame {
 		var out []agent.Frame
 		for _, f := range env.Log(k) {
@@ -502,4 +489,20 @@ func toolCallOf(t *testing.T, base string, k inbox.ThreadKey) string {
 	m := regexp.MustCompile(`"toolCallId":"([^"]+)"`).FindSubmatch(raw)
 	require.NotNil(t, m, "no suspended tool call: %s", raw)
 	return string(m[1])
+}
+
+// waitFor waits for a chunk of type typ on k from f.
+func waitFor(t *testing.T, f *mastra.Follower, k inbox.ThreadKey, typ string) {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case c := <-f.TestSignals.Chunk.C():
+			if c.Thread == k && c.Type == typ {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no %s chunk on %s", typ, k)
+		}
+	}
 }

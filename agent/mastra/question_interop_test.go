@@ -65,20 +65,7 @@ func TestRealMastraQuestionAnsweredFromSlack(t *testing.T) {
 	t.Cleanup(func() { _ = f.Stop(context.Background()) })
 	require.NoError(t, env.Dispatcher.Start(ctx))
 
-	waitChunk := func(k inbox.ThreadKey, typ string) {
-		t.Helper()
-		timeout := time.After(30 * time.Second)
-		for {
-			select {
-			case c := <-f.TestSignals.Chunk.C():
-				if c.Thread == k && c.Type == typ {
-					return
-				}
-			case <-timeout:
-				t.Fatalf("no %s chunk on %s", typ, k)
-			}
-		}
-	}
+	waitChunk := func(k inbox.ThreadKey, typ string) { t.Helper(); waitFor(t, f, k, typ) }
 	waitRunClosed := func(k inbox.ThreadKey, runID string) {
 		t.Helper()
 		wake, unsubscribe := env.Broker.Subscribe(k)

@@ -37,15 +37,7 @@ func TestRealMastraReconcilesSuspendedRuns(t *testing.T) {
 	require.NoError(t, env.Dispatcher.Start(ctx))
 	k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "reconcile"}
 	env.Ingest(inbox.Notification{Thread: k, Source: "github", Kind: "deploy", Priority: inbox.PriorityUrgent, Summary: "deploy needs-approval"})
-	timeout := time.After(30 * time.Second)
-	for suspended := false; !suspended; {
-		select {
-		case c := <-before.TestSignals.Chunk.C():
-			suspended = c.Thread == k && c.Type == "tool-call-approval"
-		case <-timeout:
-			t.Fatal("the run never suspended")
-		}
-	}
+	waitFor(t, before, k, "tool-call-approval")
 	require.NoError(t, before.Stop(ctx))
 
 	hook := &hookCalls{}
