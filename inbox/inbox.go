@@ -202,6 +202,16 @@ type Notification struct {
 	// StreamOptions are the caller's ifIdle.streamOptions (POST …/notifications): passed
 	// to a mastra target when this record wakes the thread, ahead of the policy's.
 	StreamOptions map[string]any `json:"streamOptions,omitempty"`
+	// EndsWatch, when set, makes this the notification announcing a watch's end: the
+	// store ends the watch in the same transaction, and keeps the notification only if
+	// the watch was still live (so a thread hears of each end once).
+	EndsWatch *WatchEnd `json:"-"`
+}
+
+// WatchEnd names a watch to end and why (package watch's End* reasons).
+type WatchEnd struct {
+	ID     string
+	Reason string
 }
 
 // Validate checks what the inbox needs; connectors and the agent API call it too.
