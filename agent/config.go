@@ -42,6 +42,9 @@ type Config struct {
 	MaxConcurrentWakes int `yaml:"max_concurrent_wakes"`
 	// Replies is how the agent's replies go out.
 	Replies RepliesConfig `yaml:"replies"`
+	// WatchConnectors are connectors ("source/name") the agent may watch beyond those its
+	// routes feed it from.
+	WatchConnectors []string `yaml:"watch_connectors"`
 }
 
 // RepliesConfig is agents[].replies.

@@ -26,6 +26,7 @@ import (
 	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/store"
+	"github.com/signalgate/signalgate/watch"
 )
 
 // Config is config.yaml.
@@ -43,6 +44,7 @@ type Config struct {
 	Dispatch   DispatchConfig           `yaml:"dispatch"`
 	Approvals  approval.Config          `yaml:"approvals"`
 	Replies    RepliesConfig            `yaml:"replies"`
+	Watches    watch.Config             `yaml:"watches"`
 
 	// router is Routes compiled by Validate; serving and explain use it as it is.
 	router *connectors.Router
@@ -139,6 +141,7 @@ func (c *Config) applyDefaults() {
 	c.Console = c.Console.WithDefaults()
 	c.Dispatch = c.Dispatch.WithDefaults()
 	c.Approvals = c.Approvals.WithDefaults()
+	c.Watches = c.Watches.WithDefaults()
 }
 
 // Validate returns one line per problem, each starting with the key path.
@@ -184,6 +187,8 @@ func (c *Config) Validate() []string {
 	add("dispatch.", c.Dispatch.Validate())
 	add("approvals.", c.Approvals.Validate(c.approvalConnectors()))
 	add("replies.", c.Replies.validate())
+	add("watches.", c.Watches.Validate())
+	add("", c.validateWatchConnectors())
 	add("", c.replyApprovals())
 	return append(out, c.credentialProblems()...)
 }

@@ -47,6 +47,10 @@ type Config struct {
 	// APIURL is the REST API base URL: GitHub Enterprise Server's
 	// https://HOST/api/v3, or a test server. Empty: GitHub's.
 	APIURL string `yaml:"api_url"`
+
+	// WatchRepositories lets agents watch a whole repository (owner/repo), not only one
+	// issue or pull request: every event of it reaches the watching thread.
+	WatchRepositories bool `yaml:"watch_repositories"`
 }
 
 // AppConfig is a GitHub App installation that posts replies.
