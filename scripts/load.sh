@@ -7,7 +7,7 @@
 #   scripts/load.sh --rate 1000 --events 30000         # end-to-end latency at a fixed rate
 #   scripts/load.sh --threads 10000 --subscribers 1000 --events 20000
 #   scripts/load.sh --scenario threads10k --json        # a named row of the load table: max, rate1000, rate50, threads10k
-#   scripts/load.sh table                              # every row, each on a fresh gateway: one JSON report per line
+#   scripts/load.sh table                              # every row (max rate1000 rate50 threads10k watches100k watched), each on a fresh gateway: one JSON report per line
 #   scripts/load.sh storm [--json]                     # the recorded storm (issue 16) on a fresh gateway, tuned config
 #   scripts/load.sh storm --defaults [--json]          # the same storm on today's defaults (reports, never fails)
 #   STORAGE=postgres REPLICAS=3 scripts/load.sh        # 3 replicas on $SIGNALGATE_TEST_POSTGRES_DSN (a fresh schema)
@@ -87,7 +87,7 @@ if [ "${1:-}" = table ]; then
   shift
   status=0
   base_dsn="$STORE_DSN"
-  for sc in max rate1000 rate50 threads10k; do
+  for sc in max rate1000 rate50 threads10k watches100k watched; do
     case "$STORAGE" in
       sqlite) STORE_DSN="$WORK/data-$sc/gw.db" ;;
       postgres) psql -q "$BASE_DSN" -c "DROP SCHEMA $SCHEMA CASCADE; CREATE SCHEMA $SCHEMA" >/dev/null ;;

@@ -60,22 +60,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		urls     = fs.String("url", "http://127.0.0.1:8080", "gateway base URL(s), comma-separated (round-robin); loopback only")
-		sources  = fs.String("sources", "github,slack,generic", "sources to send, comma-separated")
-		events   = fs.Int("events", 10_000, fmt.Sprintf("events to send (max %d)", load.MaxEvents))
-		threads  = fs.Int("threads", 100, "threads the events fan out to")
-		subs     = fs.Int("subscribers", 0, "threads followed over SSE (0: all, -1: none)")
-		clients  = fs.Int("clients", 16, "concurrent senders")
-		rate     = fs.Float64("rate", 0, "events per second (0: as fast as possible)")
-		duration = fs.Duration("duration", 2*time.Minute, "stop sending after this")
-		drain    = fs.Duration("drain", 30*time.Second, "wait this long for the last frames")
-		busy     = fs.Float64("busy", 0, "fraction of followed threads whose agent opens/finishes runs")
-		retries  = fs.Int("retries", 0, "resend a failed delivery (same delivery id) this many times")
-		pid      = fs.Int("pid", 0, "gateway pid for RSS (default: its /metrics)")
-		ceiling  = fs.Bool("ceiling", false, "first run the same traffic against an in-process verify-only handler")
-		asJSON   = fs.Bool("json", false, "print JSON instead of a table")
-		token    = fs.String("agent-token", sc.AgentToken, "the stream agent's bearer token")
-		preset   = fs.String("scenario", "", "a named row of the load table, setting the flags it names: "+strings.Join(scenarioNames(), ", "))
+		urls         = fs.String("url", "http://127.0.0.1:8080", "gateway base URL(s), comma-separated (round-robin); loopback only")
+		sources      = fs.String("sources", "github,slack,generic", "sources to send, comma-separated")
+		events       = fs.Int("events", 10_000, fmt.Sprintf("events to send (max %d)", load.MaxEvents))
+		threads      = fs.Int("threads", 100, "threads the events fan out to")
+		subs         = fs.Int("subscribers", 0, "threads followed over SSE (0: all, -1: none)")
+		clients      = fs.Int("clients", 16, "concurrent senders")
+		rate         = fs.Float64("rate", 0, "events per second (0: as fast as possible)")
+		duration     = fs.Duration("duration", 2*time.Minute, "stop sending after this")
+		drain        = fs.Duration("drain", 30*time.Second, "wait this long for the last frames")
+		busy         = fs.Float64("busy", 0, "fraction of followed threads whose agent opens/finishes runs")
+		retries      = fs.Int("retries", 0, "resend a failed delivery (same delivery id) this many times")
+		pid          = fs.Int("pid", 0, "gateway pid for RSS (default: its /metrics)")
+		ceiling      = fs.Bool("ceiling", false, "first run the same traffic against an in-process verify-only handler")
+		asJSON       = fs.Bool("json", false, "print JSON instead of a table")
+		token        = fs.String("agent-token", sc.AgentToken, "the stream agent's bearer token")
+		watches      = fs.Int("watches", 0, fmt.Sprintf("live watches to create before sending, none matching (max %d)", load.MaxWatches))
+		watchThreads = fs.Bool("watch-threads", false, "each Slack thread also watches its channel, so its events match a watch")
+		preset       = fs.String("scenario", "", "a named row of the load table, setting the flags it names: "+strings.Join(scenarioNames(), ", "))
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: loadgen [config] [flags] | loadgen storm-config [--defaults] | loadgen storm [flags]\n\n"+
@@ -98,7 +100,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg := load.Config{
 		Scenario: sc, URLs: split(*urls), Sources: split(*sources), Threads: *threads, Subscribers: *subs,
 		Events: *events, Duration: *duration, Rate: *rate, Clients: *clients, Drain: *drain, Busy: *busy,
-		Retries: *retries, PID: *pid,
+		Retries: *retries, PID: *pid, Watches: *watches, WatchThreads: *watchThreads,
 	}
 	rep := report{Scenario: *preset}
 	if *ceiling {
@@ -212,6 +214,10 @@ func scenarios() map[string][]string {
 		"rate50":   {"--rate", "50", "--events", "1500", "--threads", "20", "--clients", "8"},
 		// Many threads, a tenth of them followed: dispatch and memory per idle thread.
 		"threads10k": {"--events", "20000", "--threads", "10000", "--subscribers", "1000", "--clients", "32"},
+		// The max row with 100,000 live watches no event matches, then with every Slack
+		// thread also watching its channel (each Slack event matches a watch and a route).
+		"watches100k": {"--events", "20000", "--threads", "100", "--clients", "32", "--watches", "100000"},
+		"watched":     {"--events", "20000", "--threads", "100", "--clients", "32", "--watches", "100000", "--watch-threads"},
 	}
 }
 

@@ -47,6 +47,10 @@ type Config struct {
 	Retries     int // a failed delivery is sent again (same delivery id) on the next URL
 	RunID       string
 	PID         int // the gateway's pid for RSS; 0 reads the metrics endpoint
+	// Watches are created before sending, none matching the run's events;
+	// WatchThreads adds one per Slack thread that its events match (watches.go).
+	Watches      int
+	WatchThreads bool
 	// KeepSeen records every signal id each subscriber received (tests).
 	KeepSeen bool
 	// OnAck is called after each acknowledged event with the count so far (tests kill
@@ -89,6 +93,9 @@ type Result struct {
 	Reconnects   int64          `json:"stream_reconnects"`
 	RSSBytes     int64          `json:"rss_bytes,omitempty"`
 	RSSPeakBytes int64          `json:"rss_peak_bytes,omitempty"`
+	// Watches is how many watches were created before sending, in WatchSetup seconds.
+	Watches    int     `json:"watches,omitempty"`
+	WatchSetup float64 `json:"watch_setup_s,omitempty"`
 	// Seen is, per thread, the signal ids its subscriber received (Config.KeepSeen).
 	Seen map[inbox.ThreadKey]map[string]bool `json:"-"`
 	// AckedDeliveries are the provider delivery ids answered 2xx.
@@ -120,6 +127,7 @@ func (c *Config) defaults() error {
 	c.Threads = clamp(c.Threads, 1, MaxThreads, 100)
 	c.Events = clamp(c.Events, 1, MaxEvents, 10_000)
 	c.Clients = clamp(c.Clients, 1, MaxClients, 16)
+	c.Watches = max(0, min(c.Watches, MaxWatches))
 	if c.Duration <= 0 || c.Duration > MaxDuration {
 		c.Duration = MaxDuration
 	}
@@ -183,6 +191,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer ingest.CloseIdleConnections()
 	defer streams.CloseIdleConnections()
 
+	watches, watchSetup, err := setUpWatches(ctx, cfg, ingest)
+	if err != nil {
+		return nil, fmt.Errorf("set up %d watches (%d created): %w", cfg.Watches, watches, err)
+	}
+
 	rss := newRSSSampler(cfg.PID, cfg.URLs[0])
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	go rss.run(sampleCtx)
@@ -221,7 +234,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}()
 	}
 
-	res := &Result{Target: cfg.URLs[0], Status: map[string]int{}, Threads: cfg.Threads, Subscribed: cfg.Subscribers, AckedMarkers: map[string]bool{}}
+	res := &Result{Target: cfg.URLs[0], Status: map[string]int{}, Threads: cfg.Threads, Subscribed: cfg.Subscribers, AckedMarkers: map[string]bool{},
+		Watches: watches, WatchSetup: watchSetup}
 	sendCtx, stopSending := context.WithTimeout(ctx, cfg.Duration)
 	defer stopSending()
 	var (

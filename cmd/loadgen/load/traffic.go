@@ -65,6 +65,7 @@ routes:
   - { name: load-slack, match: { source: slack, connector: %[3]s }, thread: { agent: %[1]s, resource: "slack:{{.Team}}", thread: "{{.Channel}}" } }
   - { name: load-generic, match: { source: generic, connector: %[3]s }, thread: { agent: %[1]s, resource: "{{.Repo}}", thread: "{{.Repo}}" } }
 policy: { default: { action: deliver } }
+watches: { max_per_agent: 250000 }
 `, s.Agent, s.AgentToken, s.Connector, s.GitHubSecret, s.SlackSecret, s.GenericSecret, s.SlackBot)
 }
 
