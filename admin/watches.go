@@ -33,7 +33,9 @@ var watchParams = []string{"agent", "resourceId", "threadId", "source", "connect
 // defaultWatchPage is a listing's size when limit is not given (as the other lists).
 const defaultWatchPage = 50
 
-// AdminWatch is a watch as the admin API shows it: with its thread.
+// AdminWatch is a watch as the admin API shows it: with its thread. Both carry a
+// Resource (the watched one and the thread's resourceId): name Watch.Resource or
+// ThreadKey.Resource.
 type AdminWatch struct {
 	watch.Watch
 	inbox.ThreadKey
