@@ -74,8 +74,12 @@ type Deps struct {
 	Notify func([]inbox.ThreadKey)
 	// Replies is the reply outbox (nil: no connector sends replies; the list is empty).
 	Replies Replies
-	Log     *slog.Logger
-	Now     func() time.Time
+	// Watches reads watches and WatchEnder ends them for an operator (nil: none; the
+	// list is empty).
+	Watches    WatchReader
+	WatchEnder WatchEnder
+	Log        *slog.Logger
+	Now        func() time.Time
 }
 
 // Route is one admin endpoint and the scope its token needs.
@@ -158,6 +162,9 @@ func New(cfg Config, d Deps) (*API, error) {
 		{Route{http.MethodGet, "/replies", ScopeRead}, a.listReplies},
 		{Route{http.MethodGet, "/replies/:id", ScopeRead}, a.getReply},
 		{Route{http.MethodPost, "/replies/:id/retry", ScopeWrite}, a.retryReply},
+		{Route{http.MethodGet, "/watches", ScopeRead}, a.listWatches},
+		{Route{http.MethodGet, "/watches/:id", ScopeRead}, a.getWatch},
+		{Route{http.MethodDelete, "/watches/:id", ScopeWrite}, a.deleteWatch},
 	}
 	if cfg.Pprof {
 		a.routes = append(a.routes, route{Route{http.MethodGet, pprofPath, ScopeWrite}, servePprof})

@@ -82,6 +82,8 @@ type Admin interface {
 	Approvals(ctx context.Context, q url.Values) (admin.ApprovalPage, error)
 	Replies(ctx context.Context, q url.Values) (admin.ReplyPage, error)
 	RetryReply(ctx context.Context, id string) (admin.AdminReply, error)
+	Watches(ctx context.Context, q url.Values) (admin.WatchPage, error)
+	EndWatch(ctx context.Context, id, by string) (admin.AdminWatch, error)
 }
 
 // Streamer serves a thread's signal log as SSE (*agentapi.API's ServeStream).
@@ -211,6 +213,7 @@ func (c *Console) Mount(e *echo.Echo) {
 	g.POST("/notifications/:id/redeliver", c.redeliver, c.checkCSRF, c.requireWrite)
 	g.POST("/notifications/redeliver", c.redeliverAll, c.checkCSRF, c.requireWrite)
 	g.POST("/replies/:id/retry", c.retryReply, c.checkCSRF, c.requireWrite)
+	g.POST("/watches/:id/delete", c.endWatch, c.checkCSRF, c.requireWrite)
 	g.GET("/events", c.events)
 	g.GET("/events/:id", c.event)
 	g.POST("/events/:id/replay", c.replay, c.checkCSRF, c.requireWrite)

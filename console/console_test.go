@@ -47,6 +47,9 @@ type fakeAdmin struct {
 	records   []inbox.Record
 	replies   []admin.AdminReply
 	repliesQ  []url.Values // what Replies was asked
+	watches   []admin.AdminWatch
+	watchesQ  []url.Values // what Watches was asked
+	endErr    error        // EndWatch's answer
 }
 
 func (f *fakeAdmin) did(a string) {
@@ -84,6 +87,25 @@ func (f *fakeAdmin) Replies(_ context.Context, q url.Values) (admin.ReplyPage, e
 func (f *fakeAdmin) RetryReply(_ context.Context, id string) (admin.AdminReply, error) {
 	f.did("retry reply " + id)
 	return admin.AdminReply{}, nil
+}
+func (f *fakeAdmin) Watches(_ context.Context, q url.Values) (admin.WatchPage, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.watchesQ = append(f.watchesQ, q)
+	out := []admin.AdminWatch{}
+	for _, w := range f.watches {
+		if (w.EndedAt != nil) == (q.Get("status") == "ended") {
+			out = append(out, w)
+		}
+	}
+	return admin.WatchPage{Watches: out}, nil
+}
+func (f *fakeAdmin) EndWatch(_ context.Context, id, by string) (admin.AdminWatch, error) {
+	if f.endErr != nil {
+		return admin.AdminWatch{}, f.endErr
+	}
+	f.did("end watch " + id + " by " + by)
+	return admin.AdminWatch{}, nil
 }
 func (f *fakeAdmin) Notification(_ context.Context, id string) (admin.NotificationDetail, error) {
 	return admin.NotificationDetail{}, server.NotFound("notification %q not found", id)

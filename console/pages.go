@@ -62,6 +62,12 @@ type threadPage struct {
 	// says the admin API has older ones.
 	Replies     []admin.AdminReply
 	MoreReplies bool
+	// Watches are the thread's live watches and EndedWatches its most recently ended
+	// ones (the admin API's GET /watches); More… say the admin API has further ones.
+	Watches          []admin.AdminWatch
+	MoreWatches      bool
+	EndedWatches     []admin.AdminWatch
+	MoreEndedWatches bool
 }
 
 func (threadPage) title() (string, string) { return "Thread", "threads" }
@@ -94,6 +100,9 @@ func (c *Console) thread(ec echo.Context) error {
 	}
 	p := threadPage{Key: k, Self: threadURL(k), Q: q, Records: recs.Notifications, Next: recs.NextCursor,
 		Replies: reps.Replies, MoreReplies: reps.NextCursor != ""}
+	if err := c.threadWatches(ctx, k, &p); err != nil {
+		return c.failErr(ec, err)
+	}
 	var after int64
 	if len(threads.Threads) > 0 {
 		p.Thread = &threads.Threads[0]
