@@ -375,3 +375,12 @@ func Code(err error) (code string, ok bool) {
 
 // NotFoundMessage is what the fronts say of another thread's watch (or none).
 const NotFoundMessage = "no such watch in this thread"
+
+// Message is what the fronts say of a refusal: another thread's watch reads as one that
+// does not exist.
+func Message(err error) string {
+	if errors.Is(err, inbox.ErrNotFound) {
+		return NotFoundMessage
+	}
+	return err.Error()
+}

@@ -2,7 +2,6 @@ package agentapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -160,16 +159,7 @@ func watchError(err error) error {
 	if !ok {
 		return fmt.Errorf("watches: %w", err)
 	}
-	return server.NewError(WatchStatus(code), code, "%s", WatchMessage(err))
-}
-
-// WatchMessage is what the fronts say of a refusal: another thread's watch reads as
-// one that does not exist.
-func WatchMessage(err error) string {
-	if errors.Is(err, inbox.ErrNotFound) {
-		return watch.NotFoundMessage
-	}
-	return err.Error()
+	return server.NewError(WatchStatus(code), code, "%s", watch.Message(err))
 }
 
 // WatchStatus is the HTTP status of a watch.Code.
