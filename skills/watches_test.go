@@ -21,18 +21,6 @@ import (
 	"github.com/signalgate/signalgate/watch/watchtest"
 )
 
-// slackOnly lets every agent watch Slack through acme, nothing else.
-type slackOnly struct{}
-
-func (slackOnly) Connectors(_, source string) []string {
-	if source == watch.SourceSlack {
-		return []string{"acme"}
-	}
-	return nil
-}
-func (slackOnly) WholeRepositories(string) bool                          { return false }
-func (slackOnly) RepoSeen(context.Context, string, string) (bool, error) { return false, nil }
-
 // lazyWatches is the watch service built once the Env's store exists; curl, another
 // process, gives the race detector no order between setting it and the server reading it.
 type lazyWatches struct{ svc atomic.Pointer[watch.Service] }
@@ -63,7 +51,7 @@ func TestWatchSkillScripts(t *testing.T) {
 	}
 	lazy := &lazyWatches{}
 	e := deliverytest.New(t, deliverytest.Config{API: []agentapi.Option{agentapi.WithWatches(lazy)}})
-	lazy.svc.Store(watch.NewService(watchtest.NewMemory(), watch.Config{}, slackOnly{}, e.Inbox, service.Base{Now: e.Now}))
+	lazy.svc.Store(watch.NewService(watchtest.NewMemory(), watch.Config{}, watchtest.Scope{Allowed: map[string][]string{"*/slack": {"acme"}}}, e.Inbox, service.Base{Now: e.Now}))
 	k := inbox.ThreadKey{Agent: "support", Resource: "slack:T1", Thread: "dm:U1"}
 	scripts := filepath.Join("signalgate-inbox", "scripts")
 	run := func(name string, args ...string) (string, string, error) {

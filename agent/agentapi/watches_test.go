@@ -1,7 +1,6 @@
 package agentapi_test
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -20,25 +19,9 @@ import (
 
 // watchScope: coder may watch GitHub through gh (which receives events of acme/api
 // only) and Slack through acme; support nothing.
-type watchScope struct{}
+var watchScope = watchtest.Scope{Allowed: map[string][]string{"coder/github": {"gh"}, "coder/slack": {"acme"}},
+	Seen: map[string][]string{"gh": {"acme/api"}}}
 
-func (watchScope) Connectors(agent, source string) []string {
-	switch {
-	case agent != "coder":
-		return nil
-	case source == watch.SourceGitHub:
-		return []string{"gh"}
-	case source == watch.SourceSlack:
-		return []string{"acme"}
-	}
-	return nil
-}
-func (watchScope) WholeRepositories(string) bool { return false }
-func (watchScope) RepoSeen(_ context.Context, _, repo string) (bool, error) {
-	return repo == "acme/api", nil
-}
-
-// lazyWatches is the watch service built once the Env's store exists.
 type lazyWatches struct{ *watch.Service }
 
 // watchStoreOf is the Env's store where it keeps watches, else the in-memory one.
@@ -53,7 +36,7 @@ func watchEnv(t *testing.T, b *storetest.Backend, cfg watch.Config) *deliverytes
 	t.Helper()
 	lazy := &lazyWatches{}
 	e := deliverytest.New(t, deliverytest.Config{Backend: b, API: []agentapi.Option{agentapi.WithWatches(lazy)}})
-	lazy.Service = watch.NewService(watchStoreOf(e), cfg, watchScope{}, e.Inbox, service.Base{Now: e.Now})
+	lazy.Service = watch.NewService(watchStoreOf(e), cfg, watchScope, e.Inbox, service.Base{Now: e.Now})
 	return e
 }
 

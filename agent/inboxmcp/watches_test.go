@@ -1,7 +1,6 @@
 package inboxmcp_test
 
 import (
-	"context"
 	"net/http"
 	"sort"
 	"strings"
@@ -20,25 +19,10 @@ import (
 	"github.com/signalgate/signalgate/watch/watchtest"
 )
 
-// watchScope: coder may watch GitHub through gh (events of acme/api only) and Slack
-// through acme; support nothing.
-type watchScope struct{}
-
-func (watchScope) Connectors(agent, source string) []string {
-	switch {
-	case agent != "coder":
-		return nil
-	case source == watch.SourceGitHub:
-		return []string{"gh"}
-	case source == watch.SourceSlack:
-		return []string{"acme"}
-	}
-	return nil
-}
-func (watchScope) WholeRepositories(string) bool { return false }
-func (watchScope) RepoSeen(_ context.Context, _, repo string) (bool, error) {
-	return repo == "acme/api", nil
-}
+// watchScope: coder may watch GitHub through gh (which receives events of acme/api
+// only) and Slack through acme; support nothing.
+var watchScope = watchtest.Scope{Allowed: map[string][]string{"coder/github": {"gh"}, "coder/slack": {"acme"}},
+	Seen: map[string][]string{"gh": {"acme/api"}}}
 
 type lazyWatches struct{ *watch.Service }
 
@@ -52,7 +36,7 @@ func watchEnv(t *testing.T, b *storetest.Backend) *env {
 			if s, ok := any(d.Store).(watch.Store); ok {
 				st = s
 			}
-			lazy.Service = watch.NewService(st, watch.Config{MaxPerAgent: 3}, watchScope{}, d.Inbox, service.Base{Now: d.Now})
+			lazy.Service = watch.NewService(st, watch.Config{MaxPerAgent: 3}, watchScope, d.Inbox, service.Base{Now: d.Now})
 			return inboxmcp.WithWatches(lazy)
 		})
 }
