@@ -40,6 +40,7 @@ type API struct {
 	// per agent and thread, and within a share of streamLimit.
 	viewerStreams *streamCaps
 	replies       Replies // nil: no connector sends replies
+	watches       Watches // nil: watches are not served
 }
 
 // Option configures the API.
@@ -106,6 +107,10 @@ func (a *API) Mount(e *echo.Echo) {
 	g.POST("/messages/cancel", a.thread(a.cancelMessages))
 	g.POST("/replies", a.thread(a.createReply))
 	g.GET("/replies/:id", a.thread(a.getReply))
+	g.POST("/watches", a.thread(a.createWatch))
+	g.GET("/watches", a.thread(a.listWatches))
+	g.GET("/watches/:id", a.thread(a.getWatch))
+	g.DELETE("/watches/:id", a.thread(a.deleteWatch))
 }
 
 const threadKeyCtx = "signalgate.thread"

@@ -65,6 +65,7 @@ type Server struct {
 	callTimeout time.Duration
 	version     string
 	replies     Replies // nil: no connector sends replies
+	watches     Watches // nil: watches are not served
 }
 
 // Option configures a Server.
@@ -97,6 +98,7 @@ func New(in Inbox, opts ...Option) *Server {
 	s.addTools()
 	s.addInboxTool()
 	s.addReplyTools()
+	s.addWatchTools()
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true, // one bounded JSON answer per request, no stream held open
@@ -116,7 +118,8 @@ const instructions = `The signalgate agent inbox: notifications (GitHub, Slack, 
 	`Every tool names a thread by resourceId and threadId. inbox_list and inbox_search only look; inbox_read returns notifications in full and marks them seen; ` +
 	`inbox_dismiss and inbox_archive move one; notify creates a notification on a thread. ` +
 	`notification-inbox is Mastra's inbox tool: its list, search and read mark what they return seen, and read hands unread notifications to the thread as signals. ` +
-	`Where the gateway sends replies, reply answers where a notification came from (its replyTo) and reply_status shows whether it was sent.`
+	`Where the gateway sends replies, reply answers where a notification came from (its replyTo) and reply_status shows whether it was sent. ` +
+	`Where the gateway serves watches, watch makes a thread hear about one pull request, issue, Slack thread or email conversation until it is done; watches lists them and unwatch stops one.`
 
 // verify authenticates with the agent operations' own token check. Agent tokens do not expire.
 func (s *Server) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
