@@ -9,6 +9,7 @@ import (
 
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/watch"
 )
 
 // validateWatchConnectors checks agents[].watch_connectors name configured connectors.
@@ -80,10 +81,12 @@ func (s *watchScope) Connectors(agent, source string) []string {
 	return slices.Clone(s.allowed[agent][source])
 }
 
-// WholeRepository reports connectors.github[].watch_repositories of connector.
-func (s *watchScope) WholeRepository(connector string) bool { return s.wholeRepo[connector] }
+// WholeRepositories reports connectors.github[].watch_repositories of connector.
+func (s *watchScope) WholeRepositories(connector string) bool { return s.wholeRepo[connector] }
 
 // RepoSeen reports whether GitHub connector has received events for repo.
 func (s *watchScope) RepoSeen(ctx context.Context, connector, repo string) (bool, error) {
 	return s.repos.RepoSeen(ctx, connector, repo)
 }
+
+var _ watch.Scope = (*watchScope)(nil)
