@@ -254,9 +254,20 @@ func (s *Store) endWatch(ctx context.Context, tx *sqlx.Tx, id, reason string, no
 	return n > 0, nil
 }
 
-// liveWatchesQuery looks up the not-ended watches of keys through watches_live.
-func liveWatchesQuery(keys []string) (string, []any, error) {
-	return sqlx.In(`SELECT `+watchColumns+` FROM watches WHERE match_key IN (?) AND ended_at IS NULL`, keys)
+// qLiveWatches looks up the not-ended watches of a JSON array of keys through
+// watches_live (SQLite): one statement text for any number of keys, so it stays prepared
+// (parsing it anew cost more than the lookup).
+const qLiveWatches = `SELECT ` + watchColumns + ` FROM watches
+	WHERE match_key IN (SELECT value FROM json_each(?)) AND ended_at IS NULL`
+
+// liveWatchesQuery is the lookup of keys in the store's dialect.
+func (s *Store) liveWatchesQuery(keys []string) (string, []any, error) {
+	if s.driver == DriverSQLite {
+		b, err := json.Marshal(keys)
+		return qLiveWatches, []any{string(b)}, err
+	}
+	q, args, err := sqlx.In(`SELECT `+watchColumns+` FROM watches WHERE match_key IN (?) AND ended_at IS NULL`, keys)
+	return s.q(q), args, err
 }
 
 // LiveWatches are the not-ended watches of any of keys (expired or not), by id.
@@ -268,12 +279,12 @@ func (s *Store) LiveWatches(ctx context.Context, keys []string) ([]watch.Watch, 
 	for len(keys) > 0 {
 		part := keys[:min(len(keys), maxWatchKeys)]
 		keys = keys[len(part):]
-		q, args, err := liveWatchesQuery(part)
+		q, args, err := s.liveWatchesQuery(part)
 		if err != nil {
 			return nil, fmt.Errorf("look up watches: %w", err)
 		}
 		var rows []watchRow
-		if err := s.r.SelectContext(ctx, &rows, s.q(q), args...); err != nil {
+		if err := s.readSelect(ctx, &rows, q, args...); err != nil {
 			return nil, fmt.Errorf("look up watches: %w", err)
 		}
 		out = append(out, watchesOf(rows)...)
