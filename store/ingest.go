@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
-
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -21,10 +21,11 @@ import (
 func (s *Store) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notification, decide inbox.DecideFunc, newID func() string) (inbox.IngestResult, error) {
 	var res inbox.IngestResult
 	ns = storable(ev, ns)
+	status := ev.Status // endWatches may change it: a rolled back attempt must not have
 	err := s.inIngestTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		res = inbox.IngestResult{EventID: ev.ID}
 		// Every notification either creates or merges a record, or the tx rolls back.
-		ev.Records = len(ns)
+		ev.Records, ev.Status = len(ns), status
 		inserted, err := s.insertEvent(ctx, tx, ev)
 		if err != nil {
 			return err
@@ -38,7 +39,11 @@ func (s *Store) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notifica
 			res.Duplicate = true
 			return s.redelivered(ctx, tx, ev, &res.EventID)
 		}
-		for _, n := range ns {
+		kept, err := s.endWatches(ctx, tx, ev, ns)
+		if err != nil {
+			return err
+		}
+		for _, n := range kept {
 			out, err := s.ingestOne(ctx, tx, ev, n, decide, newID)
 			if err != nil {
 				return err
@@ -51,6 +56,41 @@ func (s *Store) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notifica
 		return inbox.IngestResult{}, err
 	}
 	return res, nil
+}
+
+// endWatches ends the watches ns announce the end of (Notification.EndsWatch) and
+// answers the notifications to store: an announcement whose watch had ended already (a
+// terminal event and the expiry sweep both saw it live) is dropped, so a thread hears of
+// each end once. The event row then counts only the kept ones.
+func (s *Store) endWatches(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, ns []inbox.Notification) ([]inbox.Notification, error) {
+	if !slices.ContainsFunc(ns, func(n inbox.Notification) bool { return n.EndsWatch != nil }) {
+		return ns, nil
+	}
+	kept := make([]inbox.Notification, 0, len(ns))
+	for _, n := range ns {
+		if e := n.EndsWatch; e != nil {
+			ended, err := s.endWatch(ctx, tx, e.ID, e.Reason, ev.ReceivedAt)
+			if err != nil {
+				return nil, err
+			}
+			if !ended {
+				continue
+			}
+		}
+		kept = append(kept, n)
+	}
+	if len(kept) == len(ns) {
+		return ns, nil
+	}
+	ev.Records = len(kept)
+	if ev.Status == inbox.EventRouted && len(kept) == 0 {
+		ev.Status = inbox.EventUnrouted
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`UPDATE events SET records = ?, status = ? WHERE id = ?`),
+		ev.Records, string(ev.Status), ev.ID); err != nil {
+		return nil, fmt.Errorf("count the records of event %s: %w", ev.ID, err)
+	}
+	return kept, nil
 }
 
 func (s *Store) insertEvent(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event) (bool, error) {

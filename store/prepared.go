@@ -166,7 +166,7 @@ func pendingRecoveriesQuery() string {
 
 func hotReads() []string {
 	return append([]string{qFramesAfter, pendingRecoveriesQuery(), qLapsedRunsAll, qTargetStates,
-		nextDueQuery()}, workQueries()...)
+		nextDueQuery(), qLiveWatches}, workQueries()...)
 }
 
 // readSelect runs a read on the read pool, prepared when it is one of hotReads.

@@ -124,6 +124,9 @@ func (m *Memory) LiveWatches(_ context.Context, keys []string) ([]watch.Watch, e
 }
 
 func (m *Memory) DueWatches(_ context.Context, now time.Time, limit int) ([]watch.Watch, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []watch.Watch

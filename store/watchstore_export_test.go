@@ -1,0 +1,100 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/signalgate/signalgate/watch"
+)
+
+// SeedWatches inserts live watches many rows a statement, without CreateWatch's checks:
+// the scale tests' fixture.
+func (s *Store) SeedWatches(ctx context.Context, ws []watch.Watch) error {
+	const perStmt, perTx = 500, 10_000
+	for len(ws) > 0 {
+		tx := ws[:min(len(ws), perTx)]
+		ws = ws[len(tx):]
+		err := s.inTx(ctx, func(ctx context.Context, sqlTx *sqlx.Tx) error {
+			for part := range chunks(tx, perStmt) {
+				var rows []string
+				var args []any
+				for _, w := range part {
+					kinds, _ := json.Marshal(w.Kinds)
+					rows = append(rows, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+					args = append(args, w.ID, w.Thread.Agent, w.Thread.Resource, w.Thread.Thread, w.Source, w.Connector,
+						w.Resource, w.Key(), string(kinds), string(w.Priority), micros(w.CreatedAt), micros(w.ExpiresAt))
+				}
+				if _, err := sqlTx.ExecContext(ctx, s.q(`INSERT INTO watches (id, agent, resource_id, thread_id, source,
+					connector, resource, match_key, kinds, priority, created_at, expires_at) VALUES `+strings.Join(rows, ", ")), args...); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("seed watches: %w", err)
+		}
+	}
+	if s.driver == DriverPostgres {
+		_, err := s.w.ExecContext(ctx, `ANALYZE watches`)
+		return err
+	}
+	_, err := s.w.ExecContext(ctx, `ANALYZE`)
+	return err
+}
+
+func chunks[T any](s []T, n int) func(func([]T) bool) {
+	return func(yield func([]T) bool) {
+		for len(s) > 0 {
+			part := s[:min(len(s), n)]
+			s = s[len(part):]
+			if !yield(part) {
+				return
+			}
+		}
+	}
+}
+
+// WatchPlans are the query plans of the watch lookups the gateway makes per event, per
+// sweep and per create, one string each.
+func (s *Store) WatchPlans(ctx context.Context, keys []string) (map[string]string, error) {
+	live, liveArgs, err := s.liveWatchesQuery(keys)
+	if err != nil {
+		return nil, err
+	}
+	queries := map[string]struct {
+		q    string
+		args []any
+	}{
+		"live":  {live, liveArgs},
+		"due":   {qDueWatches, []any{int64(0), 100}},
+		"count": {`SELECT COUNT(*) FROM watches WHERE agent = ? AND ended_at IS NULL`, []any{"agent7"}},
+	}
+	out := map[string]string{}
+	for name, q := range queries {
+		var lines []string
+		if s.driver == DriverPostgres {
+			err = s.r.SelectContext(ctx, &lines, `EXPLAIN `+s.q(q.q), q.args...)
+		} else {
+			var rows []struct {
+				ID     int    `db:"id"`
+				Parent int    `db:"parent"`
+				NotUse int    `db:"notused"`
+				Detail string `db:"detail"`
+			}
+			err = s.r.SelectContext(ctx, &rows, `EXPLAIN QUERY PLAN `+q.q, q.args...)
+			for _, r := range rows {
+				lines = append(lines, r.Detail)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("explain %s: %w", name, err)
+		}
+		out[name] = strings.Join(lines, "\n")
+	}
+	return out, nil
+}
