@@ -6,11 +6,8 @@ package reply
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -196,40 +193,35 @@ func Code(err error) (code string, ok bool) {
 // none): the same as of one that does not exist.
 const NotFoundMessage = "no such reply in this thread"
 
-// WatchKey is the conversation a reply's place belongs to, as a fixed-length digest:
-// the Slack thread (or DM), the GitHub issue or PR (whatever review thread), the email
-// thread (its root Message-ID: the first References entry, else the Message-ID). A later
-// event whose replyTo has the same key is a further message of that conversation. ok is
-// false when the place names no conversation.
-func (t To) WatchKey() (key string, ok bool) {
-	var parts []string
+// WatchResource is the conversation a reply's place belongs to, as a watch of its source
+// and connector names it (watch.Resource): the Slack thread (or the channel or DM of a
+// top-level message) "C123/1712345678.000100", the GitHub issue or pull request
+// "owner/repo#7" (whatever review thread), the email thread's root Message-ID (the first
+// References entry, else the Message-ID). ok is false when the place names none.
+func (t To) WatchResource() (resource string, ok bool) {
 	switch t.Source {
 	case SourceSlack:
 		if t.Channel == "" {
 			return "", false
 		}
-		parts = []string{t.Channel, t.ThreadTS}
+		if t.ThreadTS == "" {
+			return t.Channel, true
+		}
+		return t.Channel + "/" + t.ThreadTS, true
 	case SourceGitHub:
 		if t.Repo == "" || t.Number <= 0 {
 			return "", false
 		}
-		parts = []string{strings.ToLower(t.Repo), strconv.Itoa(t.Number)}
+		return strings.ToLower(t.Repo) + "#" + strconv.Itoa(t.Number), true
 	case SourceEmail:
 		root := t.MessageID
-		if len(t.References) > 0 && t.References[0] != "" {
+		if len(t.References) > 0 && strings.Trim(t.References[0], "<> ") != "" {
 			root = t.References[0]
 		}
-		if t.Mailbox == "" || root == "" {
+		if root = strings.Trim(strings.TrimSpace(root), "<>"); root == "" {
 			return "", false
 		}
-		parts = []string{t.Mailbox, strings.Trim(root, "<> ")}
-	default:
-		return "", false
+		return root, true
 	}
-	h := sha256.New()
-	for _, p := range append([]string{t.Source, t.Connector}, parts...) {
-		// Length-prefixed, so no two places share an encoding.
-		fmt.Fprintf(h, "%d:%s;", len(p), p)
-	}
-	return hex.EncodeToString(h.Sum(nil)), true
+	return "", false
 }

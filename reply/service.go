@@ -81,16 +81,14 @@ type Filter struct {
 	Cursor    string
 }
 
-// Watches records conversation watches (the store): a reply sent with watch: true makes
-// its thread hear further messages of that conversation even where no route matches.
+// Watches records conversation watches (the watch service): a reply sent with watch:
+// true makes its thread hear further messages of that conversation even where no route
+// matches.
 type Watches interface {
-	// WatchConversation makes k hear further messages of to's conversation (To.WatchKey);
-	// false when k holds MaxWatchesPerThread watches already. Idempotent.
-	WatchConversation(ctx context.Context, k inbox.ThreadKey, to To, replyID string, now time.Time) (bool, error)
+	// WatchReply makes k watch the conversation of to (To.WatchResource); false when the
+	// agent holds the most watches it may (the reply goes out without one). Idempotent.
+	WatchReply(ctx context.Context, k inbox.ThreadKey, to To, replyID string) (bool, error)
 }
-
-// MaxWatchesPerThread bounds the conversations one thread watches.
-const MaxWatchesPerThread = 100
 
 // Approver posts a draft to the people who approve replies (the approvals service); the
 // decision comes back through Service.Decided.
@@ -499,13 +497,13 @@ func (s *Service) send(ctx context.Context, r Reply, claimed time.Time) error {
 // next attempt finds the post by its marker and records both.
 func (s *Service) sent(ctx context.Context, r Reply, sent Sent) error {
 	if r.Watch && s.watches != nil {
-		ok, err := s.watches.WatchConversation(context.WithoutCancel(ctx), r.Thread, r.To, r.ID, s.now().UTC())
+		ok, err := s.watches.WatchReply(context.WithoutCancel(ctx), r.Thread, r.To, r.ID)
 		switch {
 		case err != nil:
 			return s.retry(ctx, r, s.now(), fmt.Errorf("record the watch: %w", err))
 		case !ok:
-			s.log.Warn("reply sent without its watch: the thread watches the most conversations it may",
-				"reply_id", r.ID, "thread", r.Thread.String(), "max", MaxWatchesPerThread)
+			s.log.Warn("reply sent without its watch: the agent holds the most watches it may",
+				"reply_id", r.ID, "thread", r.Thread.String())
 		}
 	}
 	return s.finish(ctx, r, Outcome{Status: StatusSent, Sent: sent})

@@ -16,6 +16,9 @@ import (
 	"github.com/signalgate/signalgate/watch"
 )
 
+// maxWatchKeys bounds one lookup (an event's keys; a longer list is read in parts).
+const maxWatchKeys = 500
+
 var _ watch.Store = (*Store)(nil)
 
 const watchColumns = `id, agent, resource_id, thread_id, source, connector, resource, kinds, priority, forever,

@@ -30,6 +30,7 @@ import (
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/store"
+	"github.com/signalgate/signalgate/watch"
 )
 
 // Main is the running gateway: every service it owns, built from one Config. Tests
@@ -52,6 +53,8 @@ type Main struct {
 	Approvals *approval.Service
 	// Replies is the reply outbox; nil when no connector kind sends replies.
 	Replies *reply.Service
+	// Watches creates, lists and ends agents' watches.
+	Watches *watch.Service
 
 	addr     net.Addr
 	services []background // built by Open, started in order
@@ -149,6 +152,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		m.services = append(m.services, m.Approvals)
 	}
 
+	// Watches: what agents subscribe to at runtime; the sweep ends expired ones.
+	m.Watches = watch.NewService(st, cfg.Watches, cfg.watchScope(st), m.Metrics.WrapIngester(m.Inbox), m.base())
+	m.services = append(m.services, watch.NewSweep(st, m.Watches, cfg.Watches, m.base()))
+
 	if err := m.openReplies(); err != nil {
 		return err
 	}
@@ -174,7 +181,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	apiOpts := []agentapi.Option{agentapi.WithLogger(m.Log), agentapi.WithShutdown(m.Server.Done()),
 		agentapi.WithSubscriberGauge(m.Metrics.SubscriberDelta), agentapi.WithStreamLimit(cfg.Server.WithDefaults().MaxStreams())}
 	mcpOpts := []inboxmcp.Option{inboxmcp.WithLogger(m.Log), inboxmcp.WithVersion(version),
-		inboxmcp.WithCallTimeout(cfg.Server.WithDefaults().RequestTimeout)}
+		inboxmcp.WithCallTimeout(cfg.Server.WithDefaults().RequestTimeout), inboxmcp.WithWatches(m.Watches)}
+	apiOpts = append(apiOpts, agentapi.WithWatches(m.Watches))
 	if m.Replies != nil {
 		apiOpts = append(apiOpts, agentapi.WithReplies(m.Replies))
 		mcpOpts = append(mcpOpts, inboxmcp.WithReplies(m.Replies))
@@ -195,6 +203,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if m.Replies != nil {
 		deps.Replies = m.Replies
 	}
+	deps.Watches, deps.WatchEnder = st, m.Watches
 	adm, err := admin.New(cfg.Admin, deps)
 	if err != nil {
 		return err
@@ -262,7 +271,7 @@ func (m *Main) openReplies() error {
 		}
 		return nil
 	}
-	opts := []reply.Option{reply.WithMaxAge(cfg.Replies.MaxAge), reply.WithSecrets(cfg.Secrets()), reply.WithWatches(m.Store)}
+	opts := []reply.Option{reply.WithMaxAge(cfg.Replies.MaxAge), reply.WithSecrets(cfg.Secrets()), reply.WithWatches(replyWatches{m.Watches})}
 	if cfg.Replies.Lease > 0 {
 		opts = append(opts, reply.WithLease(cfg.Replies.Lease))
 	}
@@ -353,4 +362,20 @@ func (a *autoReplies) Queue(ctx context.Context, k inbox.ThreadKey, req reply.Re
 		return reply.Reply{}, fmt.Errorf("%w: no connector of this gateway sends replies", reply.ErrUnknownPlace)
 	}
 	return a.s.Queue(ctx, k, req)
+}
+
+// replyWatches records the watch of a reply sent with watch: true as a watch of its
+// conversation; the agent's cap reached, the reply goes out without one.
+type replyWatches struct{ w *watch.Service }
+
+func (r replyWatches) WatchReply(ctx context.Context, k inbox.ThreadKey, to reply.To, replyID string) (bool, error) {
+	resource, ok := to.WatchResource()
+	if !ok {
+		return false, fmt.Errorf("watch reply %s: its place names no conversation", replyID)
+	}
+	_, _, err := r.w.WatchConversation(ctx, k, to.Source, to.Connector, resource, replyID)
+	if errors.Is(err, watch.ErrTooMany) {
+		return false, nil
+	}
+	return err == nil, err
 }
