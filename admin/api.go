@@ -74,8 +74,11 @@ type Deps struct {
 	Notify func([]inbox.ThreadKey)
 	// Replies is the reply outbox (nil: no connector sends replies; the list is empty).
 	Replies Replies
-	Log     *slog.Logger
-	Now     func() time.Time
+	// WatchLookup finds the watches an event reaches (watch.Store; nil: explain shows
+	// none).
+	WatchLookup connectors.WatchLookup
+	Log         *slog.Logger
+	Now         func() time.Time
 }
 
 // Route is one admin endpoint and the scope its token needs.

@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/admin"
-	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
+	"github.com/signalgate/signalgate/watch"
 )
 
 // Explain shows the thread a conversation watch (a reply sent with watch: true) adds to
@@ -28,6 +28,6 @@ func TestExplainShowsConversationWatches(t *testing.T) {
 	var x admin.Explanation
 	en.call(http.MethodPost, "/admin/v1/explain", map[string]any{"source": "email", "connector": "support", "body": msg}, &x)
 	require.Equal(t, inbox.EventRouted, x.Status, x.Reason)
-	require.Contains(t, x.Routes, admin.RouteResult{Route: connectors.WatchRoute, Item: 0, Matched: true, Thread: &k})
+	require.Contains(t, x.Routes, admin.RouteResult{Route: watch.Route, Item: 0, Matched: true, Thread: &k})
 	require.Len(t, x.Notifications, 1)
 }
