@@ -78,8 +78,11 @@ type Deps struct {
 	// list is empty).
 	Watches    WatchReader
 	WatchEnder WatchEnder
-	Log        *slog.Logger
-	Now        func() time.Time
+	// WatchLookup finds the watches an event reaches (watch.Store; nil: explain shows
+	// none).
+	WatchLookup connectors.WatchLookup
+	Log         *slog.Logger
+	Now         func() time.Time
 }
 
 // Route is one admin endpoint and the scope its token needs.

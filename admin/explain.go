@@ -89,6 +89,11 @@ type RouteResult struct {
 	SameThreadAs string `json:"sameThreadAs,omitempty"`
 	// When is the route's match.when, evaluated once the other match fields held.
 	When string `json:"when,omitempty"`
+	// Watch is the watch that matched (route "watch"), or that let a `watched: true`
+	// route keep its thread.
+	Watch string `json:"watch,omitempty"`
+	// Unwatched: a `watched: true` route whose thread no live watch of the event has.
+	Unwatched bool `json:"unwatched,omitempty"`
 }
 
 // Outcome is what one notification would do in the inbox now.
@@ -125,6 +130,7 @@ type Explainer struct {
 	router  *connectors.Router
 	parsers Parsers
 	wakes   map[string]agent.WakeSettings
+	watches connectors.WatchLookup
 	now     func() time.Time
 }
 
@@ -134,7 +140,8 @@ func NewExplainer(st ExplainStore, d Deps) (*Explainer, error) {
 	if st == nil {
 		return nil, errors.New("admin: a store is required")
 	}
-	x := &Explainer{st: st, sources: d.Sources, policy: d.Policy, router: d.Router, parsers: d.Parsers, wakes: d.Wakes, now: d.Now}
+	x := &Explainer{st: st, sources: d.Sources, policy: d.Policy, router: d.Router, parsers: d.Parsers, wakes: d.Wakes,
+		watches: d.WatchLookup, now: d.Now}
 	var err error
 	if x.router == nil {
 		if x.router, err = connectors.NewRouter(nil, nil); err != nil {
@@ -176,10 +183,14 @@ func (x *Explainer) Explain(ctx context.Context, s Sample) (*Explanation, error)
 		}
 	}
 	payload := condition.DecodePayload(ev.Body) // as routes' and rules' `when` see it
-	// One evaluation of the routes, under the event's expression budget as on ingest.
-	routing := x.router.RouteTraced(payload, items)
-	// Conversation watches (replies sent with watch: true) add their threads, as on ingest.
-	if err := x.router.AddWatched(ctx, x.st, items, &routing); err != nil {
+	// One evaluation of the routes and watches, under the event's expression budget as
+	// on ingest; a sample is received now.
+	at := ev.ReceivedAt
+	if at.IsZero() {
+		at = now
+	}
+	routing, err := x.router.RouteWatched(ctx, x.watches, payload, items, at)
+	if err != nil {
 		return nil, err
 	}
 	ns := routing.Notifications
@@ -316,7 +327,8 @@ func eventType(ev *inbox.Event, items []connectors.Item) string {
 func routeResults(item int, traces []connectors.Trace) []RouteResult {
 	var out []RouteResult
 	for _, tr := range traces {
-		rr := RouteResult{Route: tr.Route, Item: item, Matched: tr.Matched, Thread: tr.Thread, SameThreadAs: tr.SameThreadAs, When: tr.When}
+		rr := RouteResult{Route: tr.Route, Item: item, Matched: tr.Matched, Thread: tr.Thread, SameThreadAs: tr.SameThreadAs,
+			When: tr.When, Watch: tr.Watch, Unwatched: tr.Unwatched}
 		if tr.Err != nil {
 			rr.Error = tr.Err.Error()
 		}

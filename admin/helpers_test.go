@@ -73,6 +73,7 @@ type envOpts struct {
 	pollers []admin.Poller
 	pprof   bool
 	wakes   map[string]agent.WakeSettings
+	watches connectors.WatchLookup
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -94,10 +95,11 @@ func newEnv(t *testing.T, o envOpts) *env {
 	require.NoError(t, err)
 	en.deps = admin.Deps{
 		Store: en.st, Inbox: en.inbox, Policy: pol, Router: router(t, o.routes), Agents: []string{"coder", "support"},
-		Sources:    []string{"github", "slack", "email", "generic"},
-		Parsers:    admin.Parsers{"generic": en.generic, "email": email.NewParser([]email.Config{{Name: "support"}})},
-		Connectors: []admin.ConnectorRef{{Source: "generic", Name: "billing"}, {Source: "email", Name: "support"}},
-		Pollers:    o.pollers,
+		Sources:     []string{"github", "slack", "email", "generic"},
+		WatchLookup: o.watches,
+		Parsers:     admin.Parsers{"generic": en.generic, "email": email.NewParser([]email.Config{{Name: "support"}})},
+		Connectors:  []admin.ConnectorRef{{Source: "generic", Name: "billing"}, {Source: "email", Name: "support"}},
+		Pollers:     o.pollers,
 		Notify: func(ks []inbox.ThreadKey) {
 			en.mu.Lock()
 			en.notified = append(en.notified, ks...)

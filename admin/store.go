@@ -20,8 +20,6 @@ type ExplainStore interface {
 	LiveRun(ctx context.Context, k inbox.ThreadKey, now time.Time) (*agent.Run, error)
 	// NetLane reads a thread's net-state lane: its pending records and told state.
 	NetLane(ctx context.Context, k inbox.ThreadKey, netKey string) (inbox.NetLane, error)
-	// Watchers lists the threads watching each conversation (connectors.Watchers).
-	Watchers(ctx context.Context, keys []string) (map[string][]inbox.ThreadKey, error)
 }
 
 // Store is the database behind the admin API (*store.Store).

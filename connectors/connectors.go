@@ -6,6 +6,7 @@ package connectors
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/signalgate/signalgate/inbox"
 )
@@ -41,6 +42,17 @@ type Item struct {
 	// Skip, when set, keeps the item out of routing (a bot's own comment, an ignored
 	// subtype); the event is still stored, with this reason.
 	Skip string
+	// OccurredAt is the provider's time of what happened (a comment's creation, a
+	// review's submission, a message's ts): a watch hears only what happened after it
+	// was created. Zero: the event's receivedAt stands in.
+	OccurredAt time.Time
+	// WatchResources name the things the item belongs to as a watch names them
+	// (watch.Resource's forms), the item's own thing first: a pull request and its
+	// repository, a Slack thread and its channel, an email's conversation.
+	WatchResources []string
+	// Ends is set (watch.EndMerged, watch.EndClosed) when the item is its first watch
+	// resource reaching its terminal state: that resource's watches end after it.
+	Ends string
 }
 
 // Message is the human side of an item: who wrote what.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -23,7 +24,8 @@ type Pipeline struct {
 	ingester   Ingester
 	log        *slog.Logger
 	overBudget func()
-	watchers   Watchers // conversation watches; nil: none
+	watches    WatchLookup // nil: no watches
+	now        func() time.Time
 }
 
 // PipelineOption configures a Pipeline.
@@ -35,12 +37,16 @@ func WithBudgetExceeded(fn func()) PipelineOption {
 	return func(p *Pipeline) { p.overBudget = fn }
 }
 
+// WithClock sets the clock that dates an event arriving without a receivedAt (a
+// watch is live or not at that time).
+func WithClock(now func() time.Time) PipelineOption { return func(p *Pipeline) { p.now = now } }
+
 // NewPipeline wires the router and the inbox.
 func NewPipeline(router *Router, ingester Ingester, log *slog.Logger, opts ...PipelineOption) *Pipeline {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Pipeline{router: router, ingester: ingester, log: log.With("component", "connectors"), overBudget: func() {}}
+	p := &Pipeline{router: router, ingester: ingester, log: log.With("component", "connectors"), overBudget: func() {}, now: time.Now}
 	for _, o := range opts {
 		o(p)
 	}
@@ -71,16 +77,17 @@ func (o Outcome) HTTPStatus() int {
 func (p *Pipeline) Ingest(ctx context.Context, ev *inbox.Event, items []Item) (Outcome, error) {
 	var ns []inbox.Notification
 	var routeErrs []error
+	if ev.ReceivedAt.IsZero() {
+		ev.ReceivedAt = p.now().UTC()
+	}
 	if p.router != nil {
 		var payload any
 		if p.router.UsesPayload() {
 			payload = condition.DecodePayload(ev.Body)
 		}
-		rt := p.router.RouteTraced(payload, items)
-		if p.watchers != nil {
-			if err := p.router.AddWatched(ctx, p.watchers, items, &rt); err != nil {
-				return Outcome{}, fmt.Errorf("route %s event %q: %w", ev.Source, ev.Type, err)
-			}
+		rt, err := p.router.RouteWatched(ctx, p.watches, payload, items, ev.ReceivedAt)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("route %s event %q: %w", ev.Source, ev.Type, err)
 		}
 		ns, routeErrs = rt.Notifications, rt.Errs
 		if slices.ContainsFunc(routeErrs, func(err error) bool { return errors.Is(err, condition.ErrBudgetExceeded) }) {

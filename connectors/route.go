@@ -15,6 +15,7 @@ import (
 
 	"github.com/signalgate/signalgate/condition"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/watch"
 )
 
 // RouteConfig is one entry of the `routes:` list in config.yaml.
@@ -33,6 +34,9 @@ type RouteConfig struct {
 	NetKey    string `yaml:"net_key" json:"netKey,omitempty"`
 	State     string `yaml:"state" json:"state,omitempty"`
 	RestState string `yaml:"rest_state" json:"restState,omitempty"`
+	// Watched keeps the route to the threads that watch the item (package watch): a
+	// thread it renders gets the item only while a live watch of that thread matches it.
+	Watched bool `yaml:"watched" json:"watched,omitempty"`
 }
 
 // RouteMatch selects items. Empty fields match anything; a list matches any of
@@ -415,15 +419,20 @@ type Routing struct {
 }
 
 // RouteTraced is RouteEvent with the traces explain shows. Every `when` of the event
-// draws on one budget.
+// draws on one budget. Without watches (RouteWatched has them) a `watched: true` route
+// keeps no thread.
 func (r *Router) RouteTraced(payload any, items []Item) Routing {
+	return r.routeTraced(payload, items, make([]itemWatches, len(items)))
+}
+
+func (r *Router) routeTraced(payload any, items []Item, ws []itemWatches) Routing {
 	out := Routing{Traces: make([][]Trace, len(items))}
 	b := condition.NewBudget(r.limits)
 	for j, it := range items {
 		if it.Skip != "" {
 			continue
 		}
-		out.Traces[j] = r.traceEvent(payload, it, b)
+		out.Traces[j] = r.traceEvent(payload, it, ws[j].hear, b)
 		for i, tr := range out.Traces[j] {
 			switch {
 			case tr.Err != nil:
@@ -451,12 +460,18 @@ type Trace struct {
 	// SameThreadAs names an earlier route that already feeds this thread: one
 	// notification per item and thread.
 	SameThreadAs string
+	// Watch is the id of the watch that matched (route watch.Route) or that admitted
+	// a `watched: true` route's thread.
+	Watch string
+	// Unwatched: a `watched: true` route rendered Thread, which no live watch of the
+	// item has (a non-match).
+	Unwatched bool
 }
 
 // traceEvent runs every route against it, in config order, drawing on the event's budget
 // b: what routing does, and why a route did not match or make a notification (explain
-// shows it).
-func (r *Router) traceEvent(payload any, it Item, b *condition.Budget) []Trace {
+// shows it). watching are the watches the item reaches, for `watched: true` routes.
+func (r *Router) traceEvent(payload any, it Item, watching []watch.Watch, b *condition.Budget) []Trace {
 	f := it.Fields
 	if f.Kind == "" {
 		f.Kind = it.Kind
@@ -473,6 +488,16 @@ func (r *Router) traceEvent(payload any, it Item, b *condition.Budget) []Trace {
 		if matched {
 			tr.Matched = true
 			key, err := rt.threadKey(&f, r.agents)
+			var w watch.Watch
+			if err == nil && rt.cfg.Watched {
+				var ok bool
+				if w, ok = watchOf(watching, key); !ok {
+					tr.Matched, tr.Thread, tr.Unwatched = false, &key, true
+					out[i] = tr
+					continue
+				}
+				tr.Watch = w.ID
+			}
 			switch first, dup := claimed[key]; {
 			case err != nil:
 				tr.Err = err

@@ -1,97 +1,185 @@
 package connectors
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/signalgate/signalgate/inbox"
-	"github.com/signalgate/signalgate/reply"
+	"github.com/signalgate/signalgate/watch"
 )
 
-// WatchRoute is the route name of a record a conversation watch made (policy rules may
-// match it).
-const WatchRoute = "watch"
+// MaxWatchResources bounds the resources one item is looked up by (an email's
+// References can be long; the conversation's root and latest ids are kept).
+const MaxWatchResources = 20
 
-// Watchers looks up conversation watches (the store): the threads watching each place
-// key (reply.To.WatchKey).
-type Watchers interface {
-	Watchers(ctx context.Context, keys []string) (map[string][]inbox.ThreadKey, error)
+// WatchLookup finds the not-ended watches of keys (watch.Key); watch.Store has it.
+type WatchLookup interface {
+	LiveWatches(ctx context.Context, keys []string) ([]watch.Watch, error)
 }
 
-// WithWatchers makes items of a watched conversation (a reply sent with watch: true)
-// records of the watching threads too, whether or not a route matches them.
-func WithWatchers(w Watchers) PipelineOption { return func(p *Pipeline) { p.watchers = w } }
+// WithWatches makes items reach the threads watching them (package watch), whether or
+// not a route matches, and lets `watched: true` routes keep the threads that watch.
+func WithWatches(w WatchLookup) PipelineOption { return func(p *Pipeline) { p.watches = w } }
 
-// Watched lists, per item, the threads that watch its conversation (its metadata's
-// replyTo) and that no route of the item feeds already: one record per item and thread.
-// A thread of an agent no longer configured is left out.
-func (r *Router) Watched(ctx context.Context, w Watchers, items []Item, traces [][]Trace) ([][]inbox.ThreadKey, error) {
-	out := make([][]inbox.ThreadKey, len(items))
-	keys := make([]string, len(items))
+// itemWatches is what watches do with one item.
+type itemWatches struct {
+	// hear are the watches the item reaches (live, baseline passed, kind wanted, agent
+	// configured), the most specific resource first.
+	hear []watch.Watch
+	// end are the watches of the item's own resource it ends (Item.Ends, not Forever).
+	end []watch.Watch
+}
+
+// watchKeys are the lookup keys of it's watch resources, canonical, in its order;
+// own is the key of its first resource when that is not a whole repository (what Ends
+// ends).
+func watchKeys(it *Item) (keys []string, own string) {
+	src := it.Fields.Source
+	for i, r := range it.WatchResources[:min(len(it.WatchResources), MaxWatchResources)] {
+		c, whole, err := watch.Resource(src, r)
+		if err != nil {
+			continue
+		}
+		k := watch.Key(src, it.Fields.Connector, c)
+		if i == 0 && !whole {
+			own = k
+		}
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys, own
+}
+
+// matchWatches looks up, in one call for all items, the watches each item reaches or
+// ends at receivedAt. Skipped items match nothing.
+func (r *Router) matchWatches(ctx context.Context, w WatchLookup, items []Item, receivedAt time.Time) ([]itemWatches, error) {
+	out := make([]itemWatches, len(items))
+	if w == nil {
+		return out, nil
+	}
+	keys := make([][]string, len(items))
+	owns := make([]string, len(items))
 	var ask []string
-	for j, it := range items {
-		if it.Skip != "" {
+	for j := range items {
+		if items[j].Skip != "" {
 			continue
 		}
-		to, ok := reply.FromMetadata(it.Metadata)
-		if !ok {
-			continue
-		}
-		if keys[j], ok = to.WatchKey(); ok && !slices.Contains(ask, keys[j]) {
-			ask = append(ask, keys[j])
+		keys[j], owns[j] = watchKeys(&items[j])
+		for _, k := range keys[j] {
+			if !slices.Contains(ask, k) {
+				ask = append(ask, k)
+			}
 		}
 	}
 	if len(ask) == 0 {
 		return out, nil
 	}
-	found, err := w.Watchers(ctx, ask)
+	found, err := w.LiveWatches(ctx, ask)
 	if err != nil {
-		return nil, fmt.Errorf("look up conversation watches: %w", err)
+		return nil, fmt.Errorf("look up watches: %w", err)
 	}
 	for j := range items {
-		for _, k := range found[keys[j]] {
-			if keys[j] == "" || !slices.Contains(r.agents, k.Agent) || routedTo(traces, j, k) || slices.Contains(out[j], k) {
+		it := &items[j]
+		// The silent baseline: what happened before a watch was created is not its news
+		// (a redelivered old event included).
+		at := it.OccurredAt
+		if at.IsZero() {
+			at = receivedAt
+		}
+		var cands []watch.Watch
+		for _, wt := range found {
+			if !slices.Contains(keys[j], wt.Key()) || !wt.Live(receivedAt) || at.Before(wt.CreatedAt) ||
+				!slices.Contains(r.agents, wt.Thread.Agent) {
 				continue
 			}
-			out[j] = append(out[j], k)
+			cands = append(cands, wt)
+		}
+		slices.SortStableFunc(cands, func(a, b watch.Watch) int {
+			return cmp.Or(cmp.Compare(slices.Index(keys[j], a.Key()), slices.Index(keys[j], b.Key())),
+				a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+		})
+		for _, wt := range cands {
+			if wt.WantsKind(it.Kind) {
+				out[j].hear = append(out[j].hear, wt)
+			}
+			// A terminal state ends the watch whatever kinds it hears: nothing more
+			// will happen to the thing.
+			if it.Ends != "" && owns[j] != "" && wt.Key() == owns[j] && !wt.Forever {
+				out[j].end = append(out[j].end, wt)
+			}
 		}
 	}
 	return out, nil
 }
 
-// routedTo reports that a route makes item j a record of thread k.
-func routedTo(traces [][]Trace, j int, k inbox.ThreadKey) bool {
-	if j >= len(traces) {
-		return false
+// watchOf is the watch among ws of thread k, if any.
+func watchOf(ws []watch.Watch, k inbox.ThreadKey) (watch.Watch, bool) {
+	i := slices.IndexFunc(ws, func(w watch.Watch) bool { return w.Thread == k })
+	if i < 0 {
+		return watch.Watch{}, false
 	}
-	for _, tr := range traces[j] {
-		if tr.Matched && tr.Err == nil && tr.Thread != nil && *tr.Thread == k {
-			return true
-		}
-	}
-	return false
+	return ws[i], true
 }
 
-// watchNotification is item it as a record of watching thread k.
-func watchNotification(it *Item, k inbox.ThreadKey) inbox.Notification {
-	return (&compiledRoute{cfg: RouteConfig{Name: WatchRoute}}).notification(it, k)
-}
-
-// AddWatched adds to rt the records of watching threads: a notification per item and
-// watching thread, and a trace of route WatchRoute (explain shows it).
-func (r *Router) AddWatched(ctx context.Context, w Watchers, items []Item, rt *Routing) error {
-	watched, err := r.Watched(ctx, w, items, rt.Traces)
+// RouteWatched is RouteTraced with the watches of w (nil: none) at the event's
+// receivedAt: a `watched: true` route keeps only a thread that watches the item; every
+// watching thread no route feeds gets a record of route watch.Route; an item reaching
+// its terminal state ends its resource's watches (a watch.Ended notification each,
+// after the item's records).
+func (r *Router) RouteWatched(ctx context.Context, w WatchLookup, payload any, items []Item, receivedAt time.Time) (Routing, error) {
+	ws, err := r.matchWatches(ctx, w, items, receivedAt)
 	if err != nil {
-		return err
+		return Routing{}, err
 	}
-	for j, ks := range watched {
-		for _, k := range ks {
-			rt.Notifications = append(rt.Notifications, watchNotification(&items[j], k))
-			if j < len(rt.Traces) {
-				rt.Traces[j] = append(rt.Traces[j], Trace{Route: WatchRoute, Matched: true, Thread: &k})
+	rt := r.routeTraced(payload, items, ws)
+	var ended []inbox.Notification
+	for j := range items {
+		var heard []inbox.ThreadKey
+		for _, wt := range ws[j].hear {
+			k := wt.Thread
+			if slices.Contains(heard, k) {
+				continue // one record per item and thread, however many of its watches match
+			}
+			heard = append(heard, k)
+			tr := Trace{Route: watch.Route, Matched: true, Thread: &k, Watch: wt.ID}
+			if by := routedBy(rt.Traces, j, k); by != "" {
+				tr.SameThreadAs = by
+			} else {
+				rt.Notifications = append(rt.Notifications, watchNotification(&items[j], wt))
+			}
+			rt.Traces[j] = append(rt.Traces[j], tr)
+		}
+		for _, wt := range ws[j].end {
+			if !slices.ContainsFunc(ended, func(n inbox.Notification) bool { return n.EndsWatch.ID == wt.ID }) {
+				ended = append(ended, watch.Ended(wt, items[j].Ends))
 			}
 		}
 	}
-	return nil
+	rt.Notifications = append(rt.Notifications, ended...)
+	return rt, nil
+}
+
+// routedBy names the route that makes item j a record of thread k ("" when none).
+func routedBy(traces [][]Trace, j int, k inbox.ThreadKey) string {
+	for _, tr := range traces[j] {
+		if tr.Matched && tr.Err == nil && tr.Thread != nil && *tr.Thread == k {
+			return cmp.Or(tr.SameThreadAs, tr.Route)
+		}
+	}
+	return ""
+}
+
+// watchNotification is item it as a record of w's thread.
+func watchNotification(it *Item, w watch.Watch) inbox.Notification {
+	n := (&compiledRoute{cfg: RouteConfig{Name: watch.Route, Priority: w.Priority}}).notification(it, w.Thread)
+	n.Attributes = n.Attributes.Set("watch", w.ID)
+	if n.Metadata == nil {
+		n.Metadata = map[string]any{}
+	}
+	n.Metadata["watch"] = w.ID
+	return n
 }

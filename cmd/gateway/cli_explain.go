@@ -206,10 +206,6 @@ func newExplainer(cfg *Config, st *store.Store, current, offline bool, log *slog
 // emptyInbox is an inbox with nothing in it: no events, no records, no runs.
 type emptyInbox struct{}
 
-func (emptyInbox) Watchers(context.Context, []string) (map[string][]inbox.ThreadKey, error) {
-	return nil, nil
-}
-
 func (emptyInbox) GetEvent(_ context.Context, id string) (inbox.Event, error) {
 	return inbox.Event{}, fmt.Errorf("event %s: %w", id, inbox.ErrNotFound)
 }
@@ -279,7 +275,17 @@ func printExplanation(w io.Writer, x *admin.Explanation) {
 	}
 	for _, r := range x.Routes {
 		name := "  " + r.Route
+		via := ""
+		if r.Watch != "" {
+			via = " (watch " + r.Watch + ")"
+		}
 		switch {
+		case r.Unwatched:
+			p(name, "no match: watched, and no live watch of %s hears it", r.Thread)
+		case r.Matched && r.Error == "" && r.SameThreadAs != "":
+			p(name, "matches %s%s, already fed by route %s", r.Thread, via, r.SameThreadAs)
+		case r.Matched && r.Error == "" && via != "":
+			p(name, "matches%s → %s", via, r.Thread)
 		case !r.Matched && r.When != "" && r.Error != "":
 			p(name, "no match: %s", r.Error)
 		case !r.Matched && r.When != "":
@@ -301,6 +307,9 @@ func printExplanation(w io.Writer, x *admin.Explanation) {
 	}
 	for _, o := range x.Notifications {
 		p("notification:", "%s (route %s)", o.Thread, o.Route)
+		if e := o.Notification.EndsWatch; e != nil {
+			p("  ends:", "watch %s (%s)", e.ID, e.Reason)
+		}
 		presence := string(o.Presence)
 		if run := o.ActiveRun; run != nil {
 			presence += fmt.Sprintf(" (run %s since %s, lease until %s)", run.RunID, run.Since.Format(time.RFC3339), run.LeaseUntil.Format(time.RFC3339))

@@ -174,7 +174,7 @@ routes:
 	logs.waitFor(t, `"component":"connector_email"`, "imap session ended", `login as \"gw\"`)
 
 	// GitHub: a signed delivery and a forged one.
-	gh := []byte(`{"action":"created","issue":{"number":7,"title":"Flaky test"},"comment":{"body":"looks off","user":{"login":"jane"}},"repository":{"full_name":"acme/api"},"sender":{"login":"jane"}}`)
+	gh := []byte(`{"action":"created","issue":{"number":7,"title":"Flaky test"},"comment":{"body":"looks off","user":{"login":"jane"},"author_association":"MEMBER"},"repository":{"full_name":"acme/api"},"sender":{"login":"jane"}}`)
 	ghHeaders := func(sig string) map[string]string {
 		return map[string]string{"X-GitHub-Event": "issue_comment", "X-GitHub-Delivery": "d-1", "Content-Type": "application/json", "X-Hub-Signature-256": sig}
 	}

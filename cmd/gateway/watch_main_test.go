@@ -12,10 +12,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/store/storetest"
+	"github.com/signalgate/signalgate/watch"
 )
 
 // A Slack thread a reply watches reaches its agent thread through the gateway although no
@@ -65,5 +65,5 @@ routes:
 	rs, _, err := m.Store.ListRecords(context.Background(), inbox.RecordFilter{Agent: k.Agent, Resource: k.Resource, Thread: k.Thread, Limit: 10})
 	require.NoError(t, err)
 	require.Len(t, rs, 1)
-	require.Equal(t, connectors.WatchRoute, rs[0].Route)
+	require.Equal(t, watch.Route, rs[0].Route)
 }

@@ -245,8 +245,7 @@ func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
 		return nil, err
 	}
 	pipeline := connectors.NewPipeline(router, m.Metrics.WrapIngester(m.Inbox), m.Log,
-		connectors.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlaceRoute) }),
-		connectors.WithWatchers(st))
+		connectors.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlaceRoute) }))
 	parsers, err := cfg.buildParsers(build{pipeline: pipeline, ci: github.NewStoreCIState(st, github.Source), log: m.Log, now: m.Now,
 		approvals: m.Approvals, own: st})
 	if err != nil {

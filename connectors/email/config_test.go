@@ -160,7 +160,7 @@ func TestInvalidEventKeepsRawAndMessageID(t *testing.T) {
 	require.NoError(t, err)
 	w := p.workers[0]
 	raw := []byte(deepMultipart(maxDepth+1, "Message-ID: <broken-1@example.com>\r\n"))
-	ev, items := w.event(raw, false, 9, 4)
+	ev, items := w.event(raw, false, 9, 4, time.Time{})
 	assert.Nil(t, items)
 	assert.Equal(t, inbox.EventInvalid, ev.Status)
 	assert.Contains(t, ev.Error, "unparseable message: message exceeds a parse limit")
@@ -169,14 +169,14 @@ func TestInvalidEventKeepsRawAndMessageID(t *testing.T) {
 	assert.Equal(t, &inbox.Checkpoint{Connector: "email/support", Key: "INBOX", Value: "9:4"}, ev.Checkpoint)
 	assert.Equal(t, testNow, ev.ReceivedAt)
 
-	ev, _ = w.event([]byte(deepMultipart(maxDepth+1, "")), false, 9, 5)
+	ev, _ = w.event([]byte(deepMultipart(maxDepth+1, "")), false, 9, 5, time.Time{})
 	assert.Equal(t, inbox.EventInvalid, ev.Status)
 	assert.True(t, strings.HasPrefix(ev.DeliveryID, "sha256:"), ev.DeliveryID)
 
-	ev, _ = w.event(nil, false, 9, 6)
+	ev, _ = w.event(nil, false, 9, 6, time.Time{})
 	assert.Equal(t, "9:6@INBOX", ev.DeliveryID)
 
-	ev, items = w.event([]byte(testMail(3)), true, 9, 7)
+	ev, items = w.event([]byte(testMail(3)), true, 9, 7, time.Time{})
 	require.Len(t, items, 1)
 	assert.Equal(t, "true", ev.Headers["X-Signalgate-Truncated"])
 	assert.Equal(t, "q3@example.com", ev.DeliveryID)

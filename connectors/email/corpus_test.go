@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -113,7 +114,7 @@ func TestMailCorpusReadable(t *testing.T) {
 		require.True(t, ok, name)
 		raw, err := os.ReadFile(f)
 		require.NoError(t, err)
-		ev, items := w.event(raw, false, 1, uint32(i+1))
+		ev, items := w.event(raw, false, 1, uint32(i+1), time.Time{})
 		out, err := e.rec.Ingest(context.Background(), ev, items)
 		require.NoError(t, err, name)
 		if !assert.NotEqual(t, inbox.EventInvalid, out.Status, "%s: %s", name, ev.Error) || !assert.Len(t, items, 1, name) {

@@ -16,6 +16,9 @@ const (
 	HeaderUID         = "X-Imap-Uid"
 	HeaderUIDValidity = "X-Imap-Uidvalidity"
 	HeaderTruncated   = "X-Signalgate-Truncated"
+	// HeaderInternalDate is the server's INTERNALDATE of the message (RFC 3339): when
+	// it arrived, which a watch compares with its creation.
+	HeaderInternalDate = "X-Imap-Internaldate"
 	// HeaderParseNotes lists what lenient reading skipped or repaired ("; "-separated).
 	HeaderParseNotes = "X-Signalgate-Parse-Notes"
 )
@@ -43,7 +46,22 @@ func Items(cfg Config, ev *inbox.Event) ([]connectors.Item, error) {
 	if id == "" {
 		id = deliveryID(m.MessageID, ev.Body, validity, uid, mailbox)
 	}
-	return []connectors.Item{cfg.item(m, mailbox, uid, id)}, nil
+	it := cfg.item(m, mailbox, uid, id)
+	internal, _ := time.Parse(time.RFC3339, connectors.Header(ev.Headers, HeaderInternalDate))
+	it.OccurredAt = occurredAt(internal, m)
+	return []connectors.Item{it}, nil
+}
+
+// occurredAt is when the message arrived: the server's INTERNALDATE, else its Date
+// header (a sender's claim, the only time there is then).
+func occurredAt(internal time.Time, m *message) time.Time {
+	if !internal.IsZero() {
+		return internal.UTC()
+	}
+	if !m.Date.IsZero() {
+		return m.Date.UTC()
+	}
+	return time.Time{}
 }
 
 func headerUint32(h map[string]string, name string) uint32 {

@@ -20,7 +20,7 @@ func TestItemsReparseStoredEvent(t *testing.T) {
 	w := newWorker(p, "Support")
 	for name, raw := range map[string]string{"with id": crlf(plainMail), "without id": crlf("From: a@example.com\nSubject: Hi\n\nHello.\n")} {
 		t.Run(name, func(t *testing.T) {
-			ev, want := w.event([]byte(raw), false, 9, 42)
+			ev, want := w.event([]byte(raw), false, 9, 42, time.Time{})
 			got, err := Items(cfg, ev)
 			require.NoError(t, err)
 			assert.Equal(t, want, got)

@@ -3,6 +3,7 @@ package email
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -94,6 +95,7 @@ func (c Config) item(m *message, mailbox string, uid uint32, deliveryID string) 
 			Text: cut(m.Reply, maxMessageText),
 		},
 	}
+	it.WatchResources = conversation(m)
 	if bot && !c.DeliverAutoReplies {
 		it.Skip = "automatic message (" + m.AutoReason + ")"
 	}
@@ -101,6 +103,29 @@ func (c Config) item(m *message, mailbox string, uid uint32, deliveryID string) 
 		it.Payload = b
 	}
 	return it
+}
+
+// conversation lists the Message-IDs a message's conversation is watched by: its own,
+// In-Reply-To, and References' root and latest entries, at most
+// connectors.MaxWatchResources in all (a long thread's middle is left out).
+func conversation(m *message) []string {
+	var ids []string
+	add := func(id string) {
+		if id != "" && len(ids) < connectors.MaxWatchResources && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	add(m.MessageID)
+	for _, id := range m.InReplyTo {
+		add(id)
+	}
+	if n := len(m.References); n > 0 {
+		add(m.References[0])
+		for i := n - 1; i > 0 && len(ids) < connectors.MaxWatchResources; i-- {
+			add(m.References[i])
+		}
+	}
+	return ids
 }
 
 // priority: VIP senders are high; list and bulk mail is low whatever it claims

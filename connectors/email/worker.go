@@ -282,7 +282,7 @@ func (w *worker) fetchAndStore(ctx context.Context, c *imapclient.Client, validi
 	max := int64(w.p.cfg.MaxMessageBytes)
 	section := &imap.FetchItemBodySection{Peek: true, Partial: &imap.SectionPartial{Offset: 0, Size: max}}
 	msgs, err := c.Fetch(imap.UIDSetNum(imap.UID(uid)), &imap.FetchOptions{
-		UID: true, RFC822Size: true, BodySection: []*imap.FetchItemBodySection{section},
+		UID: true, RFC822Size: true, InternalDate: true, BodySection: []*imap.FetchItemBodySection{section},
 	}).Collect()
 	if err != nil {
 		return false, fmt.Errorf("fetch uid %d: %w", uid, err)
@@ -304,7 +304,7 @@ func (w *worker) fetchAndStore(ctx context.Context, c *imapclient.Client, validi
 		raw = raw[:max]
 	}
 	truncated := buf.RFC822Size > int64(len(raw))
-	ev, items := w.event(raw, truncated, validity, uid)
+	ev, items := w.event(raw, truncated, validity, uid, buf.InternalDate)
 	if err := w.markOwn(ctx, ev, items); err != nil {
 		return false, fmt.Errorf("uid %d: %w", uid, err)
 	}
@@ -342,7 +342,7 @@ func (w *worker) markOwn(ctx context.Context, ev *inbox.Event, items []connector
 
 // event builds the inbox event and items of one fetched message. A message over a
 // parse limit (or empty) becomes an invalid event so the mailbox moves on.
-func (w *worker) event(raw []byte, truncated bool, validity, uid uint32) (*inbox.Event, []connectors.Item) {
+func (w *worker) event(raw []byte, truncated bool, validity, uid uint32, internal time.Time) (*inbox.Event, []connectors.Item) {
 	ev := &inbox.Event{
 		Source:    Source,
 		Connector: w.p.cfg.Name,
@@ -358,6 +358,9 @@ func (w *worker) event(raw []byte, truncated bool, validity, uid uint32) (*inbox
 	}
 	if truncated {
 		ev.Headers[HeaderTruncated] = "true"
+	}
+	if !internal.IsZero() {
+		ev.Headers[HeaderInternalDate] = internal.UTC().Format(time.RFC3339)
 	}
 	m, err := parseMessage(raw, truncated, w.p.now)
 	if err != nil {
@@ -380,7 +383,9 @@ func (w *worker) event(raw []byte, truncated bool, validity, uid uint32) (*inbox
 	if notes := m.Notes.all(); len(notes) > 0 {
 		ev.Headers[HeaderParseNotes] = cut(strings.Join(notes, "; "), maxNotesHeader)
 	}
-	return ev, []connectors.Item{w.p.cfg.item(m, w.mailbox, uid, ev.DeliveryID)}
+	it := w.p.cfg.item(m, w.mailbox, uid, ev.DeliveryID)
+	it.OccurredAt = occurredAt(internal, m)
+	return ev, []connectors.Item{it}
 }
 
 // deliveryID is the Message-ID; without one, a digest of the raw message, which

@@ -95,7 +95,7 @@ func (h *Handler) Serve(c echo.Context) error {
 		Body:       d.Body,
 		ReceivedAt: d.At,
 	}
-	it, err := d.Conn.item(d.Name, id, d.Body)
+	it, err := d.Conn.item(d.Name, id, d.Header.Get(stdwebhooks.HeaderTimestamp), d.Body)
 	if err != nil {
 		ev.Status, ev.Error = inbox.EventInvalid, err.Error()
 		h.log.Warn("body not readable", "connector", d.Name, "delivery_id", connectors.Truncate(id, 200), "error", ev.Error)
@@ -113,7 +113,7 @@ func (h *Handler) Items(_ context.Context, ev *inbox.Event) ([]connectors.Item, 
 		return nil, fmt.Errorf("no generic connector named %q", ev.Connector)
 	}
 	id := cmp.Or(ev.DeliveryID, connectors.Header(ev.Headers, stdwebhooks.HeaderID))
-	it, err := conn.item(ev.Connector, id, ev.Body)
+	it, err := conn.item(ev.Connector, id, connectors.Header(ev.Headers, stdwebhooks.HeaderTimestamp), ev.Body)
 	if err != nil {
 		return nil, err
 	}
@@ -122,8 +122,9 @@ func (h *Handler) Items(_ context.Context, ev *inbox.Event) ([]connectors.Item, 
 
 // item reads one delivery's JSON body: by the connector's mapping when it has one,
 // else as a native notification body or a Standard Webhooks envelope. id is the
-// delivery's webhook-id. Errors name the problem without echoing the body.
-func (c *connector) item(name, id string, body []byte) (connectors.Item, error) {
+// delivery's webhook-id and sent its webhook-timestamp (verified when it arrived: the
+// item's OccurredAt). Errors name the problem without echoing the body.
+func (c *connector) item(name, id, sent string, body []byte) (connectors.Item, error) {
 	var doc any
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -148,6 +149,14 @@ func (c *connector) item(name, id string, body []byte) (connectors.Item, error) 
 		return connectors.Item{}, err
 	}
 	it.Fields.Source, it.Fields.Connector, it.Fields.Kind = Source, name, it.Kind
+	if secs, err := strconv.ParseInt(sent, 10, 64); err == nil && secs > 0 {
+		it.OccurredAt = time.Unix(secs, 0).UTC()
+	}
+	for _, r := range []string{it.SourceID, it.NetKey} {
+		if r != "" {
+			it.WatchResources = append(it.WatchResources, r)
+		}
+	}
 	if it.Metadata == nil {
 		it.Metadata = map[string]any{}
 	}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/signalgate/signalgate/secret"
@@ -39,6 +40,10 @@ type Config struct {
 	AllowedBots []string `yaml:"allowed_bots"`
 	// DefaultBranch is used when a push payload lacks repository.default_branch.
 	DefaultBranch string `yaml:"default_branch"`
+	// AuthorizedAssociations are the author_association values whose comments and
+	// reviews reach agents (routes and watches alike); others are stored ignored as
+	// "author not authorized". Default OWNER, MEMBER, COLLABORATOR; [ANY] lets anyone.
+	AuthorizedAssociations []string `yaml:"authorized_associations"`
 
 	// Token (a personal access token or any token GitHub accepts) posts replies.
 	Token secret.Secret `yaml:"token"`
@@ -60,6 +65,18 @@ type AppConfig struct {
 	InstallationID int64         `yaml:"installation_id"`
 }
 
+// AnyAssociation, alone in authorized_associations, lets every author's comments through.
+const AnyAssociation = "ANY"
+
+// DefaultAuthorizedAssociations are the authors trusted when the config names none:
+// the repository's owner, its organisation's members and its collaborators.
+func DefaultAuthorizedAssociations() []string { return []string{"OWNER", "MEMBER", "COLLABORATOR"} }
+
+// associations are GitHub's author_association values.
+func associations() []string {
+	return []string{"OWNER", "MEMBER", "COLLABORATOR", "CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR", "FIRST_TIMER", "MANNEQUIN", "NONE"}
+}
+
 // DefaultAPIURL is GitHub's REST API.
 const DefaultAPIURL = "https://api.github.com/"
 
@@ -70,6 +87,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.APIURL == "" {
 		c.APIURL = DefaultAPIURL
+	}
+	if len(c.AuthorizedAssociations) == 0 {
+		c.AuthorizedAssociations = DefaultAuthorizedAssociations()
 	}
 	if !strings.HasSuffix(c.APIURL, "/") {
 		c.APIURL += "/" // go-github joins paths onto it
@@ -93,6 +113,14 @@ func (c Config) Validate() error {
 	for i, b := range c.AllowedBots {
 		if strings.TrimSpace(b) == "" {
 			errs = append(errs, fmt.Errorf("allowed_bots[%d]: empty login", i))
+		}
+	}
+	for i, a := range c.AuthorizedAssociations {
+		switch v := strings.ToUpper(strings.TrimSpace(a)); {
+		case v == AnyAssociation && len(c.AuthorizedAssociations) > 1:
+			errs = append(errs, fmt.Errorf("authorized_associations[%d]: %s stands alone (it lets every author through)", i, AnyAssociation))
+		case v != AnyAssociation && !slices.Contains(associations(), v):
+			errs = append(errs, fmt.Errorf("authorized_associations[%d]: unknown %q (want %s, or [%s])", i, a, strings.Join(associations(), ", "), AnyAssociation))
 		}
 	}
 	if c.Token != "" && c.App != nil {
@@ -155,6 +183,18 @@ func botName(login string) string {
 // isBotLogin reports whether login is the configured bot.
 func (c *Config) isBotLogin(login string) bool {
 	return c.BotLogin != "" && login != "" && botName(login) == botName(c.BotLogin)
+}
+
+// authorized reports whether an author with association may reach agents.
+func (c *Config) authorized(association string) bool {
+	allowed := c.AuthorizedAssociations
+	if len(allowed) == 0 {
+		allowed = DefaultAuthorizedAssociations()
+	}
+	return slices.ContainsFunc(allowed, func(a string) bool {
+		a = strings.ToUpper(strings.TrimSpace(a))
+		return a == AnyAssociation || (association != "" && a == strings.ToUpper(association))
+	})
 }
 
 // allowedBot reports whether a bot's comments are routed.

@@ -43,6 +43,7 @@ type Handler struct {
 	log      *slog.Logger
 	ci       CIState
 	own      reply.Own
+	repos    *seenRepos // nil: not recorded
 }
 
 // Option configures a Handler.
@@ -54,6 +55,12 @@ func WithCIState(s CIState) Option { return func(h *Handler) { h.ci = s } }
 // WithOwnReplies recognises the gateway's own replies coming back as comment events
 // (by the comment ids recorded when they were sent): they are stored ignored.
 func WithOwnReplies(own reply.Own) Option { return func(h *Handler) { h.own = own } }
+
+// WithSeenRepos records the repository of every verified delivery (a GitHub watch may
+// name only a repository the connector receives events for), once per process.
+func WithSeenRepos(s SeenRepos) Option {
+	return func(h *Handler) { h.repos = &seenRepos{to: s, done: map[string]struct{}{}} }
+}
 
 // NewHandler validates the configs and builds the handler.
 func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now func() time.Time, opts ...Option) (*Handler, error) {
@@ -134,7 +141,11 @@ func (h *Handler) Serve(c echo.Context) error {
 		ReceivedAt: d.At,
 	}
 	var items []connectors.Item
-	if payload, err := formPayload(d.Header.Get(echo.HeaderContentType), d.Body); err != nil {
+	payload, err := formPayload(d.Header.Get(echo.HeaderContentType), d.Body)
+	if err == nil {
+		h.repos.note(ctx, h.log, d.Name, payload, d.At)
+	}
+	if err != nil {
 		ev.Status, ev.Error = inbox.EventInvalid, err.Error()
 	} else if own, err := h.ownReply(ctx, &d.Conn, eventType, payload); err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
+	"github.com/signalgate/signalgate/watch"
 )
 
 // Kinds the connector produces.
@@ -88,6 +89,10 @@ type spec struct {
 	// lane, when set, puts the item in a net-state lane: "github:{repo}{scope}:{lane}"
 	// with state and rest (see inbox.DecideNet).
 	lane, state, rest string
+	// at is when it happened, by the payload object's own time (Item.OccurredAt).
+	at gh.Timestamp
+	// ends is the terminal state the issue or pull request reached (Item.Ends).
+	ends string
 }
 
 func (m *mapper) items(ctx context.Context, parsed any) []connectors.Item {
@@ -194,8 +199,16 @@ func (m *mapper) item(s *spec) connectors.Item {
 		},
 		Skip: s.skip,
 	}
+	if !s.at.IsZero() {
+		it.OccurredAt = s.at.UTC()
+	}
+	if s.repo != "" {
+		it.WatchResources = []string{s.repo}
+	}
 	if s.number > 0 {
 		it.SourceID = strconv.Itoa(s.number)
+		it.WatchResources = []string{fmt.Sprintf("%s#%d", s.repo, s.number), s.repo}
+		it.Ends = s.ends
 	}
 	if s.message != "" {
 		it.Message = &connectors.Message{Name: login, From: "github", Text: s.message}
@@ -232,14 +245,25 @@ func isBotUser(u *gh.User) bool {
 	return u.GetType() == "Bot" || strings.HasSuffix(u.GetLogin(), "[bot]")
 }
 
-// commentSkip keeps the bot's own words and unlisted bots out of routing.
-func (m *mapper) commentSkip(u *gh.User) string {
+// SkipUnauthorized is why a comment or review by an author outside
+// authorized_associations is stored ignored.
+const SkipUnauthorized = "author not authorized"
+
+// commentSkip keeps the bot's own words, unlisted bots and authors whose association
+// with the repository is outside authorized_associations out of routing (and out of
+// watches): a stranger's comment on a public repository must not reach an agent. A bot
+// listed in allowed_bots is authorized by that list.
+func (m *mapper) commentSkip(u *gh.User, association string) string {
 	login := u.GetLogin()
 	switch {
 	case m.cfg.isBotLogin(login):
 		return "written by the configured bot " + login
 	case isBotUser(u) && !m.cfg.allowedBot(login):
 		return "written by bot " + login + ", not in allowed_bots"
+	case isBotUser(u):
+		return ""
+	case !m.cfg.authorized(association):
+		return SkipUnauthorized
 	}
 	return ""
 }
@@ -289,7 +313,7 @@ func (m *mapper) pullRequest(e *gh.PullRequestEvent) *spec {
 	s := &spec{
 		priority: inbox.PriorityMedium, repo: repo, number: pr.GetNumber(),
 		objectID: fmt.Sprint(pr.GetID()), branch: pr.GetHead().GetRef(), author: e.GetSender(),
-		url: pr.GetHTMLURL(), labels: pr.Labels,
+		url: pr.GetHTMLURL(), labels: pr.Labels, at: pr.GetUpdatedAt(),
 	}
 	if e.GetSender().GetLogin() == pr.GetUser().GetLogin() {
 		s.association = pr.GetAuthorAssociation()
@@ -310,9 +334,9 @@ func (m *mapper) pullRequest(e *gh.PullRequestEvent) *spec {
 	case "ready_for_review":
 		s.kind, s.summary = KindPRReady, fmt.Sprintf("%s marked %s ready for review.", who, ref)
 	case "closed":
-		s.lane = "pr"
+		s.lane, s.at, s.ends = "pr", orTime(pr.GetClosedAt(), s.at), watch.EndClosed
 		if pr.GetMerged() {
-			s.kind, s.state = KindPRMerged, "merged"
+			s.kind, s.state, s.ends = KindPRMerged, "merged", watch.EndMerged
 			s.summary = fmt.Sprintf("%s merged %s into %s.", who, ref, pr.GetBase().GetRef())
 		} else {
 			s.kind, s.state, s.summary = KindPRClosed, "closed", fmt.Sprintf("%s closed %s without merging.", who, ref)
@@ -376,7 +400,8 @@ func (m *mapper) review(e *gh.PullRequestReviewEvent) *spec {
 			pr.GetNumber(), quoted(pr.GetTitle())), r.GetBody()),
 		attrs:   inbox.Attributes{}.Set("state", state),
 		message: messageText(r.GetBody()),
-		skip:    m.commentSkip(r.GetUser()),
+		skip:    m.commentSkip(r.GetUser(), r.GetAuthorAssociation()),
+		at:      r.GetSubmittedAt(),
 		payload: map[string]any{
 			"action": e.GetAction(), "state": state, "title": pr.GetTitle(), "body": plainBody(r.GetBody()),
 			"commit_id": r.GetCommitID(), "review_id": r.GetID(),
@@ -387,7 +412,7 @@ func (m *mapper) review(e *gh.PullRequestReviewEvent) *spec {
 // comment builds a comment item; created and edited share the dedupe key (the
 // comment id) so an edit lands on the pending record of the original.
 func (m *mapper) comment(action, repo string, number int, onPR bool, title string, labels []*gh.Label,
-	id int64, user *gh.User, assoc, url, body, where string) *spec {
+	id int64, user *gh.User, assoc, url, body, where string, created, updated gh.Timestamp) *spec {
 	if action != "created" && action != "edited" {
 		return nil
 	}
@@ -409,11 +434,15 @@ func (m *mapper) comment(action, repo string, number int, onPR bool, title strin
 		author: user, association: assoc, url: url, labels: labels,
 		summary: withExcerpt(fmt.Sprintf("%s %s %s%s %s#%d%s", user.GetLogin(), verb, where, what, repo, number, quoted(title)), body),
 		message: messageText(body),
-		skip:    m.commentSkip(user),
+		skip:    m.commentSkip(user, assoc),
 		payload: map[string]any{"action": action, "title": title, "body": plainBody(body), "comment_id": id, "on": what},
 	}
 	if mention {
 		s.attrs = s.attrs.Set("mention", true)
+	}
+	s.at = created
+	if action == "edited" {
+		s.at = updated
 	}
 	return s
 }
@@ -421,7 +450,7 @@ func (m *mapper) comment(action, repo string, number int, onPR bool, title strin
 func (m *mapper) issueComment(e *gh.IssueCommentEvent) *spec {
 	is, c := orEmpty(e.GetIssue()), e.GetComment()
 	return m.comment(e.GetAction(), e.GetRepo().GetFullName(), is.GetNumber(), is.GetPullRequestLinks() != nil, is.GetTitle(),
-		is.Labels, c.GetID(), c.GetUser(), c.GetAuthorAssociation(), c.GetHTMLURL(), c.GetBody(), "")
+		is.Labels, c.GetID(), c.GetUser(), c.GetAuthorAssociation(), c.GetHTMLURL(), c.GetBody(), "", c.GetCreatedAt(), c.GetUpdatedAt())
 }
 
 func (m *mapper) reviewComment(e *gh.PullRequestReviewCommentEvent) *spec {
@@ -435,7 +464,7 @@ func (m *mapper) reviewComment(e *gh.PullRequestReviewCommentEvent) *spec {
 		where += " in "
 	}
 	s := m.comment(e.GetAction(), e.GetRepo().GetFullName(), pr.GetNumber(), true, pr.GetTitle(), pr.Labels,
-		c.GetID(), c.GetUser(), c.GetAuthorAssociation(), c.GetHTMLURL(), c.GetBody(), where)
+		c.GetID(), c.GetUser(), c.GetAuthorAssociation(), c.GetHTMLURL(), c.GetBody(), where, c.GetCreatedAt(), c.GetUpdatedAt())
 	if s != nil {
 		s.branch = pr.GetHead().GetRef()
 		// GitHub takes replies to a thread's first comment only.
@@ -455,7 +484,7 @@ func (m *mapper) issue(e *gh.IssuesEvent) *spec {
 	ref := fmt.Sprintf("issue %s#%d%s", repo, is.GetNumber(), quoted(is.GetTitle()))
 	s := &spec{
 		priority: inbox.PriorityMedium, repo: repo, number: is.GetNumber(), objectID: fmt.Sprint(is.GetID()),
-		author: e.GetSender(), url: is.GetHTMLURL(), labels: is.Labels,
+		author: e.GetSender(), url: is.GetHTMLURL(), labels: is.Labels, at: is.GetUpdatedAt(),
 	}
 	if who == is.GetUser().GetLogin() {
 		s.association = is.GetAuthorAssociation()
@@ -467,7 +496,8 @@ func (m *mapper) issue(e *gh.IssuesEvent) *spec {
 		s.lane, s.state = "issue", "open"
 	case "closed":
 		s.kind, s.summary = KindIssueClosed, period(fmt.Sprintf("%s closed %s", who, ref))
-		s.lane, s.state = "issue", "closed"
+		s.lane, s.state, s.ends = "issue", "closed", watch.EndClosed
+		s.at = orTime(is.GetClosedAt(), s.at)
 		if r := is.GetStateReason(); r != "" {
 			s.summary = fmt.Sprintf("%s closed %s as %s.", who, ref, strings.ReplaceAll(r, "_", " "))
 		}
@@ -489,6 +519,14 @@ func (m *mapper) issue(e *gh.IssuesEvent) *spec {
 		"body": plainBody(is.GetBody()), "issue_author": is.GetUser().GetLogin(),
 	}
 	return s
+}
+
+// orTime is a when set, else b: the payload's most precise time first.
+func orTime(a, b gh.Timestamp) gh.Timestamp {
+	if a.IsZero() {
+		return b
+	}
+	return a
 }
 
 // orEmpty stands in an empty object for one a signed payload left out, so the mapping

@@ -30,6 +30,7 @@ type ciRun struct {
 	detail   string // what the check reported, when known
 	repo     *gh.Repository
 	sender   *gh.User
+	at       gh.Timestamp // when it completed (or was last updated)
 }
 
 // failed reports the conclusions that count as a CI failure.
@@ -55,7 +56,7 @@ func (m *mapper) checkRun(ctx context.Context, e *gh.CheckRunEvent) *spec {
 	return m.completedRun(ctx, ciRun{
 		action: e.GetAction(), what: "Check run", name: r.GetName(), id: r.GetID(), status: r.GetStatus(),
 		conclusion: r.GetConclusion(), sha: r.GetHeadSHA(), branch: r.GetCheckSuite().GetHeadBranch(), prs: prs,
-		url: r.GetHTMLURL(), detail: detail, repo: e.GetRepo(), sender: e.GetSender(),
+		url: r.GetHTMLURL(), detail: detail, repo: e.GetRepo(), sender: e.GetSender(), at: r.GetCompletedAt(),
 	})
 }
 
@@ -72,7 +73,7 @@ func (m *mapper) checkSuite(ctx context.Context, e *gh.CheckSuiteEvent) *spec {
 	return m.completedRun(ctx, ciRun{
 		action: e.GetAction(), what: "Check suite", name: name, id: s.GetID(), status: s.GetStatus(),
 		conclusion: s.GetConclusion(), sha: s.GetHeadSHA(), branch: s.GetHeadBranch(), prs: s.PullRequests,
-		url: url, repo: e.GetRepo(), sender: e.GetSender(),
+		url: url, repo: e.GetRepo(), sender: e.GetSender(), at: s.GetUpdatedAt(),
 	})
 }
 
@@ -86,6 +87,7 @@ func (m *mapper) workflowRun(ctx context.Context, e *gh.WorkflowRunEvent) *spec 
 		action: e.GetAction(), what: "Workflow", name: name, id: r.GetID(), status: r.GetStatus(),
 		conclusion: r.GetConclusion(), sha: r.GetHeadSHA(), branch: r.GetHeadBranch(), headRepo: r.GetHeadRepository().GetFullName(),
 		prs: r.PullRequests, url: r.GetHTMLURL(), title: r.GetDisplayTitle(), repo: e.GetRepo(), sender: e.GetSender(),
+		at: r.GetUpdatedAt(),
 	})
 }
 
@@ -138,7 +140,7 @@ func (m *mapper) completedRun(ctx context.Context, r ciRun) *spec {
 	}
 	s := &spec{
 		kind: kind, priority: prio, repo: repo, where: scope, objectID: r.sha,
-		branch: branch, author: r.sender, url: r.url, lane: lane, state: state, rest: "success",
+		branch: branch, author: r.sender, url: r.url, lane: lane, state: state, rest: "success", at: r.at,
 	}
 	where := fmt.Sprintf("%s branch %s (commit %s%s)", repo, r.branch, short(r.sha), quoted(r.title))
 	switch {
@@ -257,7 +259,7 @@ func (m *mapper) push(e *gh.PushEvent) *spec {
 	}
 	return &spec{
 		kind: KindPush, priority: inbox.PriorityLow, repo: repo, where: "@" + def, objectID: e.GetAfter(),
-		branch: def, author: e.GetSender(), url: url,
+		branch: def, author: e.GetSender(), url: url, at: e.GetHeadCommit().GetTimestamp(),
 		summary: withExcerpt(sentence, connectors.FirstLine(e.GetHeadCommit().GetMessage())),
 		attrs:   inbox.Attributes{}.Set("branch", def).Set("commits", n),
 		payload: map[string]any{
@@ -292,6 +294,7 @@ func (m *mapper) deploymentStatus(e *gh.DeploymentStatusEvent) *spec {
 	return &spec{
 		kind: KindDeployFailure, priority: inbox.PriorityHigh, repo: repo, group: ":" + env,
 		objectID: fmt.Sprint(st.GetID()), branch: d.GetRef(), author: e.GetSender(), url: url,
+		at: orTime(st.GetUpdatedAt(), st.GetCreatedAt()),
 		summary: withExcerpt(fmt.Sprintf("Deployment of %s (commit %s) to %s in %s %s", d.GetRef(), short(d.GetSHA()),
 			env, repo, outcome), st.GetDescription()),
 		attrs: inbox.Attributes{}.Set("environment", env).Set("state", state),
@@ -318,7 +321,7 @@ func (m *mapper) release(e *gh.ReleaseEvent) *spec {
 	}
 	return &spec{
 		kind: KindRelease, priority: inbox.PriorityLow, repo: repo, objectID: fmt.Sprint(r.GetID()),
-		author: e.GetSender(), url: r.GetHTMLURL(),
+		author: e.GetSender(), url: r.GetHTMLURL(), at: r.GetPublishedAt(),
 		summary: withExcerpt(fmt.Sprintf("%s published %s %q of %s", e.GetSender().GetLogin(), what, name, repo), r.GetBody()),
 		attrs:   inbox.Attributes{}.Set("tag", r.GetTagName()),
 		payload: map[string]any{
@@ -327,9 +330,9 @@ func (m *mapper) release(e *gh.ReleaseEvent) *spec {
 	}
 }
 
-// alert builds a security-alert item; each alert is its own record (the group
-// names it), so distinct alerts never absorb each other.
-func alert(e string, repo string, sender *gh.User, tool string, number int, prio inbox.Priority, url, summary, severity string, payload map[string]any) *spec {
+// alertAt builds a security-alert item created at: each alert is its own record (the
+// group names it), so distinct alerts never absorb each other.
+func alertAt(at gh.Timestamp, tool, e, repo string, sender *gh.User, number int, prio inbox.Priority, url, summary, severity string, payload map[string]any) *spec {
 	payload["tool"], payload["alert"], payload["severity"] = tool, number, severity
 	attrs := inbox.Attributes{}.Set("tool", tool).Set("alert", number)
 	if severity != "" {
@@ -337,7 +340,7 @@ func alert(e string, repo string, sender *gh.User, tool string, number int, prio
 	}
 	return &spec{
 		kind: KindSecurityAlert, priority: prio, repo: repo, group: fmt.Sprintf(":%s#%d", tool, number),
-		objectID: e, author: sender, url: url, summary: summary, attrs: attrs, payload: payload,
+		objectID: e, author: sender, url: url, summary: summary, attrs: attrs, payload: payload, at: at,
 	}
 }
 
@@ -355,7 +358,7 @@ func (m *mapper) dependabotAlert(e *gh.DependabotAlertEvent) *spec {
 	summary := fmt.Sprintf("Dependabot alert #%d in %s: %s (%s severity, %s package %s in %s).", a.GetNumber(), repo,
 		connectors.Truncate(connectors.PlainText(adv.GetSummary()), connectors.ExcerptLen), sev,
 		pkg.GetEcosystem(), pkg.GetName(), a.GetDependency().GetManifestPath())
-	return alert(e.GetAction(), repo, e.GetSender(), "dependabot", a.GetNumber(), inbox.PriorityHigh, a.GetHTMLURL(), summary, sev,
+	return alertAt(a.GetCreatedAt(), "dependabot", e.GetAction(), repo, e.GetSender(), a.GetNumber(), inbox.PriorityHigh, a.GetHTMLURL(), summary, sev,
 		map[string]any{
 			"ghsa_id": adv.GetGHSAID(), "cve_id": adv.GetCVEID(), "package": pkg.GetName(), "ecosystem": pkg.GetEcosystem(),
 			"manifest": a.GetDependency().GetManifestPath(), "summary": adv.GetSummary(),
@@ -385,7 +388,7 @@ func (m *mapper) codeScanningAlert(e *gh.CodeScanningAlertEvent) *spec {
 	}
 	summary := fmt.Sprintf("Code scanning alert #%d in %s: %s (%s severity, found by %s)%s.", a.GetNumber(), repo,
 		connectors.Truncate(connectors.PlainText(desc), connectors.ExcerptLen), sev, a.GetTool().GetName(), at)
-	return alert(e.GetAction(), repo, e.GetSender(), "code-scanning", a.GetNumber(), inbox.PriorityHigh, a.GetHTMLURL(), summary, sev,
+	return alertAt(a.GetCreatedAt(), "code-scanning", e.GetAction(), repo, e.GetSender(), a.GetNumber(), inbox.PriorityHigh, a.GetHTMLURL(), summary, sev,
 		map[string]any{
 			"rule_id": rule.GetID(), "rule": desc, "scanner": a.GetTool().GetName(), "ref": e.GetRef(),
 			"commit": e.GetCommitOID(), "path": loc.GetPath(), "line": loc.GetStartLine(),
@@ -408,6 +411,6 @@ func (m *mapper) secretScanningAlert(e *gh.SecretScanningAlertEvent) *spec {
 	}
 	// The alert's secret field is never copied: notifications are read by models and logged.
 	summary := fmt.Sprintf("Secret scanning alert #%d in %s: a secret of type %s was found in the repository.", a.GetNumber(), repo, kind)
-	return alert(e.GetAction(), repo, e.GetSender(), "secret-scanning", a.GetNumber(), inbox.PriorityUrgent, url, summary, "",
+	return alertAt(a.GetCreatedAt(), "secret-scanning", e.GetAction(), repo, e.GetSender(), a.GetNumber(), inbox.PriorityUrgent, url, summary, "",
 		map[string]any{"secret_type": a.GetSecretType(), "secret_type_display_name": a.GetSecretTypeDisplayName()})
 }

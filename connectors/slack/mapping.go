@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/slack-go/slack/slackevents"
 
@@ -237,8 +240,11 @@ func (mp *mapping) item(ctx context.Context, m *message) connectors.Item {
 	if mp.delivery != "" {
 		it.Metadata["delivery_id"] = mp.delivery
 	}
+	it.OccurredAt = tsTime(m.ts)
 	if m.channel != "" && m.ts != "" {
 		it.Metadata[reply.MetadataKey] = mp.replyTo(m, channelType)
+		// The thread (a root message is its own) and the channel.
+		it.WatchResources = []string{m.channel + "/" + firstNonEmpty(m.threadTS, m.ts), m.channel}
 	}
 	if it.Skip = mp.skipReason(m); it.Skip != "" {
 		kind := mp.defaultKind(m, channelType)
@@ -328,6 +334,25 @@ func (mp *mapping) replyTo(m *message, channelType string) reply.To {
 		thread = m.ts
 	}
 	return reply.To{Source: reply.SourceSlack, Connector: mp.c.cfg.Name, Team: mp.team, Channel: m.channel, ThreadTS: thread}
+}
+
+// tsTime is the time a Slack ts ("1712345678.000100": seconds and microseconds) names;
+// zero when it is not one.
+func tsTime(ts string) time.Time {
+	sec, frac, _ := strings.Cut(ts, ".")
+	s, err := strconv.ParseInt(sec, 10, 64)
+	if err != nil || s <= 0 || len(frac) > 9 {
+		return time.Time{}
+	}
+	var ns int64
+	if frac != "" {
+		f, err := strconv.ParseInt(frac, 10, 64)
+		if err != nil || f < 0 {
+			return time.Time{}
+		}
+		ns = f * int64(math.Pow10(9-len(frac)))
+	}
+	return time.Unix(s, ns).UTC()
 }
 
 // where names the conversation for a summary.
