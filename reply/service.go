@@ -13,6 +13,7 @@ import (
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/watch"
 )
 
 // Defaults of the service.
@@ -85,9 +86,10 @@ type Filter struct {
 // true makes its thread hear further messages of that conversation even where no route
 // matches.
 type Watches interface {
-	// WatchReply makes k watch the conversation of to (To.WatchResource); false when the
-	// agent holds the most watches it may (the reply goes out without one). Idempotent.
-	WatchReply(ctx context.Context, k inbox.ThreadKey, to To, replyID string) (bool, error)
+	// WatchConversation makes k watch resource (To.WatchResource) of source through
+	// connector; watch.ErrTooMany when the agent holds the most watches it may (the reply
+	// goes out without one). Idempotent.
+	WatchConversation(ctx context.Context, k inbox.ThreadKey, source, connector, resource, replyID string) (watch.Watch, bool, error)
 }
 
 // Approver posts a draft to the people who approve replies (the approvals service); the
@@ -497,13 +499,18 @@ func (s *Service) send(ctx context.Context, r Reply, claimed time.Time) error {
 // next attempt finds the post by its marker and records both.
 func (s *Service) sent(ctx context.Context, r Reply, sent Sent) error {
 	if r.Watch && s.watches != nil {
-		ok, err := s.watches.WatchReply(context.WithoutCancel(ctx), r.Thread, r.To, r.ID)
+		resource, ok := r.To.WatchResource()
+		if !ok {
+			s.log.Warn("reply sent without its watch: its place names no conversation", "reply_id", r.ID)
+			return s.finish(ctx, r, Outcome{Status: StatusSent, Sent: sent})
+		}
+		_, _, err := s.watches.WatchConversation(context.WithoutCancel(ctx), r.Thread, r.To.Source, r.To.Connector, resource, r.ID)
 		switch {
-		case err != nil:
-			return s.retry(ctx, r, s.now(), fmt.Errorf("record the watch: %w", err))
-		case !ok:
+		case errors.Is(err, watch.ErrTooMany):
 			s.log.Warn("reply sent without its watch: the agent holds the most watches it may",
 				"reply_id", r.ID, "thread", r.Thread.String())
+		case err != nil:
+			return s.retry(ctx, r, s.now(), fmt.Errorf("record the watch: %w", err))
 		}
 	}
 	return s.finish(ctx, r, Outcome{Status: StatusSent, Sent: sent})

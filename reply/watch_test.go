@@ -13,14 +13,22 @@ import (
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/store/storetest"
+	"github.com/signalgate/signalgate/watch"
+	"github.com/signalgate/signalgate/watch/watchtest"
 )
+
+// watches is the watch service over f's store, as the gateway wires it.
+func (f fixture) watches() *watch.Service {
+	return watch.NewService(f.st, watch.Config{}.WithDefaults(), watchtest.Scope{}, f.inbox, service.Base{Now: f.clk.now})
+}
 
 // slackItem is a further Slack message as the connector maps it: its replyTo names its
 // channel and thread.
-func slackItem(channel, threadTS, skip string) connectors.Item {
-	return connectors.Item{Kind: "message", Summary: "and another thing", Skip: skip,
-		Fields:   connectors.Fields{Source: reply.SourceSlack, Connector: "acme", Channel: channel, ThreadTS: threadTS},
-		Metadata: map[string]any{reply.MetadataKey: reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: channel, ThreadTS: threadTS}}}
+func slackItem(channel, threadTS, skip string, at time.Time) connectors.Item {
+	return connectors.Item{Kind: "message", Summary: "and another thing", Skip: skip, OccurredAt: at,
+		WatchResources: []string{channel + "/" + threadTS, channel},
+		Fields:         connectors.Fields{Source: reply.SourceSlack, Connector: "acme", Channel: channel, ThreadTS: threadTS},
+		Metadata:       map[string]any{reply.MetadataKey: reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: channel, ThreadTS: threadTS}}}
 }
 
 // A reply sent with watch: true makes its thread hear further messages of that Slack
@@ -31,7 +39,7 @@ func TestWatchedReplyHearsTheConversation(t *testing.T) {
 	each(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		f := setup(t, b, nil)
-		svc := reply.New(f.st, map[string]reply.Sender{reply.SourceSlack: f.slack}, service.Base{Now: f.clk.now}, reply.WithWatches(f.st))
+		svc := reply.New(f.st, map[string]reply.Sender{reply.SourceSlack: f.slack}, service.Base{Now: f.clk.now}, reply.WithWatches(f.watches()))
 		place := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "C1", ThreadTS: "1.000100"}
 		quiet := inbox.ThreadKey{Agent: "triage", Resource: "acme", Thread: "quiet"}
 		f.notify(t, thread, "d1", place)
@@ -48,7 +56,7 @@ func TestWatchedReplyHearsTheConversation(t *testing.T) {
 			Match:  connectors.RouteMatch{Kind: inbox.StringList{"ci-failure"}},
 			Thread: connectors.ThreadConfig{Agent: "triage", Resource: "acme", Thread: "ci"}}}, []string{"triage"})
 		require.NoError(t, err)
-		p := connectors.NewPipeline(noRoute, f.inbox, nil, connectors.WithWatchers(f.st))
+		p := connectors.NewPipeline(noRoute, f.inbox, nil, connectors.WithWatches(f.st), connectors.WithClock(f.clk.now))
 		ingest := func(p *connectors.Pipeline, delivery string, it connectors.Item) connectors.Outcome {
 			t.Helper()
 			out, err := p.Ingest(ctx, &inbox.Event{Source: reply.SourceSlack, Connector: "acme", DeliveryID: delivery, Type: "message", Body: []byte(`{}`)},
@@ -64,14 +72,14 @@ func TestWatchedReplyHearsTheConversation(t *testing.T) {
 		}
 		before, beforeQuiet := records(thread), records(quiet)
 
-		out := ingest(p, "e1", slackItem("C1", "1.000100", ""))
+		out := ingest(p, "e1", slackItem("C1", "1.000100", "", f.clk.now()))
 		require.Equal(t, inbox.EventRouted, out.Status)
 		require.Equal(t, 1, out.Records)
 		require.Equal(t, before+1, records(thread), "the watching thread heard it")
 		require.Equal(t, beforeQuiet, records(quiet), "a reply without watch watches nothing")
 
-		require.Equal(t, inbox.EventUnrouted, ingest(p, "e2", slackItem("C1", "2.000200", "")).Status, "another Slack thread")
-		require.Equal(t, inbox.EventIgnored, ingest(p, "e3", slackItem("C1", "1.000100", reply.OwnReason)).Status, "the agent's own reply")
+		require.Equal(t, inbox.EventUnrouted, ingest(p, "e2", slackItem("C1", "2.000200", "", f.clk.now())).Status, "another Slack thread")
+		require.Equal(t, inbox.EventIgnored, ingest(p, "e3", slackItem("C1", "1.000100", reply.OwnReason, f.clk.now())).Status, "the agent's own reply")
 		require.Equal(t, before+1, records(thread))
 
 		// A route feeding the same thread: one record for the item.
@@ -79,7 +87,7 @@ func TestWatchedReplyHearsTheConversation(t *testing.T) {
 			Match:  connectors.RouteMatch{Source: inbox.StringList{reply.SourceSlack}},
 			Thread: connectors.ThreadConfig{Agent: thread.Agent, Resource: thread.Resource, Thread: thread.Thread}}}, []string{"triage"})
 		require.NoError(t, err)
-		out = ingest(connectors.NewPipeline(same, f.inbox, nil, connectors.WithWatchers(f.st)), "e4", slackItem("C1", "1.000100", ""))
+		out = ingest(connectors.NewPipeline(same, f.inbox, nil, connectors.WithWatches(f.st), connectors.WithClock(f.clk.now)), "e4", slackItem("C1", "1.000100", "", f.clk.now()))
 		require.Equal(t, 1, out.Records, "one record, not two")
 	})
 }
@@ -90,11 +98,11 @@ type flakyWatches struct {
 	down bool
 }
 
-func (w *flakyWatches) WatchConversation(ctx context.Context, k inbox.ThreadKey, to reply.To, id string, now time.Time) (bool, error) {
+func (w *flakyWatches) WatchConversation(ctx context.Context, k inbox.ThreadKey, source, connector, resource, id string) (watch.Watch, bool, error) {
 	if w.down {
-		return false, errors.New("database is locked")
+		return watch.Watch{}, false, errors.New("database is locked")
 	}
-	return w.Watches.WatchConversation(ctx, k, to, id, now)
+	return w.Watches.WatchConversation(ctx, k, source, connector, resource, id)
 }
 
 // A watch that could not be recorded keeps the reply queued: its next attempt finds the
@@ -103,7 +111,7 @@ func TestReplyWatchNotRecordedIsRetried(t *testing.T) {
 	each(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		f := setup(t, b, nil)
-		w := &flakyWatches{Watches: f.st, down: true}
+		w := &flakyWatches{Watches: f.watches(), down: true}
 		svc := reply.New(f.st, map[string]reply.Sender{reply.SourceSlack: f.slack}, service.Base{Now: f.clk.now},
 			reply.WithWatches(w), reply.WithRandom(func() float64 { return 0 }))
 		f.notify(t, thread, "d1", dm)
@@ -124,9 +132,11 @@ func TestReplyWatchNotRecordedIsRetried(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, reply.StatusSent, got.Status)
 		require.Equal(t, 1, f.slack.count("w1"), "found, not posted again")
-		key, _ := dm.WatchKey()
-		watchers, err := f.st.Watchers(ctx, []string{key})
+		resource, _ := dm.WatchResource()
+		live, err := f.st.LiveWatches(ctx, []string{watch.Key(dm.Source, dm.Connector, resource)})
 		require.NoError(t, err)
-		require.Equal(t, []inbox.ThreadKey{thread}, watchers[key])
+		require.Len(t, live, 1)
+		require.Equal(t, thread, live[0].Thread)
+		require.Equal(t, "w1", live[0].ReplyID)
 	})
 }

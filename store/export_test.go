@@ -43,3 +43,6 @@ func (s *Store) MigrateOnly(ctx context.Context, keep func(version int64) bool) 
 	_, err = p.Up(ctx)
 	return err
 }
+
+// Writer lets the external tests write rows of a past schema.
+func (s *Store) Writer() *sqlx.DB { return s.w }

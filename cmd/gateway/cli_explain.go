@@ -35,7 +35,7 @@ func adminDeps(cfg *Config, st *store.Store, policy *inbox.Policy, parsers admin
 		wakes[a.ID] = agent.WakeSettings{Budget: a.WakeBudget, Limit: a.MaxConcurrentWakes}
 	}
 	return admin.Deps{Store: st, Policy: policy, Router: router, Agents: cfg.AgentIDs(), TargetKinds: kinds, Wakes: wakes,
-		Sources: cfg.sources(), Parsers: parsers, Connectors: cfg.connectorRefs(), Log: log, Now: now,
+		Sources: cfg.sources(), Parsers: parsers, Connectors: cfg.connectorRefs(), Log: log, Now: now, WatchLookup: st,
 		Inbox: live.Inbox, Pollers: live.Pollers, Notify: live.Notify}, nil
 }
 

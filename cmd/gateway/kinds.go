@@ -43,6 +43,9 @@ func builtinKinds() []integration {
 				if b.own != nil {
 					opts = append(opts, github.WithOwnReplies(b.own))
 				}
+				if b.seen != nil {
+					opts = append(opts, github.WithSeenRepos(b.seen))
+				}
 				return github.NewHandler(cs, b.pipeline, b.log, b.now, opts...)
 			},
 			Replier: func(cs []github.Config, b build) (reply.Sender, error) { return github.NewReplier(cs, b.now) },
@@ -216,6 +219,8 @@ type build struct {
 	offline bool
 	// own recognises the gateway's own replies coming back as events (the store); nil in explain.
 	own reply.Own
+	// seen records the repositories GitHub deliveries come from (the store); nil in explain.
+	seen github.SeenRepos
 }
 
 // hasLookups reports a connector whose parse step calls an outside API: a Slack

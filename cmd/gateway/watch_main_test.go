@@ -40,15 +40,19 @@ routes:
 	require.NoError(t, m.Open(context.Background()))
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
 	k := inbox.ThreadKey{Agent: "coder", Resource: "slack", Thread: "conv"}
-	added, err := m.Store.WatchConversation(context.Background(), k,
-		reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "C1", ThreadTS: "1.2"}, "r1", time.Now())
+	resource, ok := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "C1", ThreadTS: "1.2"}.WatchResource()
+	require.True(t, ok)
+	_, added, err := m.Watches.WatchConversation(context.Background(), k, reply.SourceSlack, "acme", resource, "r1")
 	require.NoError(t, err)
 	require.True(t, added)
+	// Slack's ts is when the message was posted: after the watch, or the watch's silent
+	// baseline keeps it out.
+	now := strconv.FormatInt(time.Now().Unix()+1, 10) + ".000100"
 
 	post := func(id, threadTS string) int {
 		t.Helper()
 		body := fmt.Appendf(nil, `{"type":"event_callback","team_id":"T1","event_id":%q,"event":{"type":"message","user":"U1","text":"still broken",`+
-			`"ts":"1.9","thread_ts":%q,"channel":"C1","channel_type":"channel","event_ts":"1.9"}}`, id, threadTS)
+			`"ts":%q,"thread_ts":%q,"channel":"C1","channel_type":"channel","event_ts":%q}}`, id, now, threadTS, now)
 		ts := strconv.FormatInt(time.Now().Unix(), 10)
 		req, err := http.NewRequest(http.MethodPost, "http://"+m.Addr().String()+"/webhooks/slack/acme", bytes.NewReader(body))
 		require.NoError(t, err)

@@ -245,9 +245,10 @@ func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
 		return nil, err
 	}
 	pipeline := connectors.NewPipeline(router, m.Metrics.WrapIngester(m.Inbox), m.Log,
-		connectors.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlaceRoute) }))
+		connectors.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlaceRoute) }),
+		connectors.WithWatches(st), connectors.WithClock(m.Now))
 	parsers, err := cfg.buildParsers(build{pipeline: pipeline, ci: github.NewStoreCIState(st, github.Source), log: m.Log, now: m.Now,
-		approvals: m.Approvals, own: st})
+		approvals: m.Approvals, own: st, seen: st})
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +271,7 @@ func (m *Main) openReplies() error {
 		}
 		return nil
 	}
-	opts := []reply.Option{reply.WithMaxAge(cfg.Replies.MaxAge), reply.WithSecrets(cfg.Secrets()), reply.WithWatches(replyWatches{m.Watches})}
+	opts := []reply.Option{reply.WithMaxAge(cfg.Replies.MaxAge), reply.WithSecrets(cfg.Secrets()), reply.WithWatches(m.Watches)}
 	if cfg.Replies.Lease > 0 {
 		opts = append(opts, reply.WithLease(cfg.Replies.Lease))
 	}
@@ -361,20 +362,4 @@ func (a *autoReplies) Queue(ctx context.Context, k inbox.ThreadKey, req reply.Re
 		return reply.Reply{}, fmt.Errorf("%w: no connector of this gateway sends replies", reply.ErrUnknownPlace)
 	}
 	return a.s.Queue(ctx, k, req)
-}
-
-// replyWatches records the watch of a reply sent with watch: true as a watch of its
-// conversation; the agent's cap reached, the reply goes out without one.
-type replyWatches struct{ w *watch.Service }
-
-func (r replyWatches) WatchReply(ctx context.Context, k inbox.ThreadKey, to reply.To, replyID string) (bool, error) {
-	resource, ok := to.WatchResource()
-	if !ok {
-		return false, fmt.Errorf("watch reply %s: its place names no conversation", replyID)
-	}
-	_, _, err := r.w.WatchConversation(ctx, k, to.Source, to.Connector, resource, replyID)
-	if errors.Is(err, watch.ErrTooMany) {
-		return false, nil
-	}
-	return err == nil, err
 }
