@@ -87,6 +87,9 @@ type Queue interface {
 	// ClaimThreads leases up to limit threads that have due records and no live lease,
 	// earliest due first, until `until`. A crashed owner's leases lapse and are reclaimed.
 	ClaimThreads(ctx context.Context, owner string, now, until time.Time, limit int) ([]inbox.ThreadKey, error)
+	// RenewThread extends owner's lease of k until `until`; false when owner no longer
+	// holds it (another replica claimed it since, or a pass released it).
+	RenewThread(ctx context.Context, owner string, k inbox.ThreadKey, until time.Time) (bool, error)
 	// ThreadsWork reads what a pass over claimed threads needs, one Work per key in
 	// order: presence, summary pacing and up to limit due records each, most urgent
 	// first, then oldest. A pass reads all its threads at once.

@@ -299,6 +299,18 @@ func (d *Dispatcher) acquire(ctx context.Context, agentID string) (func(), error
 // lets another replica claim the thread and send the same records. probe marks the pass
 // that probes a down target: its first send is the probe.
 func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read *Work, claimed time.Time, probe bool) error {
+	renewed := false
+	if at := d.now(); at.After(claimed.Add(d.lease / 2)) {
+		// The claim aged before this thread's turn (reading the pass's work or waiting for
+		// a worker took half the lease: a loaded machine). Postponing everything would
+		// make the next pass age the same way, and nothing would ever go out: renew the
+		// lease and read the thread afresh instead.
+		ok, err := d.q.RenewThread(ctx, d.owner, k, at.Add(d.lease))
+		if err != nil || !ok {
+			return err // lost (another pass has it) or unknown: the lease lapses and it is claimed again
+		}
+		claimed, read, renewed = at, nil, true
+	}
 	now := d.now()
 	stale := claimed.Add(d.lease / 2)
 	o := Outcome{Thread: k, Now: now}
@@ -333,9 +345,10 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read
 	runID := w.RunID
 	var spent string // the budget's reason once a wake found it spent
 	for i, it := range p.items {
-		if at := d.now(); at.After(stale) {
+		if at := d.now(); at.After(stale) && (i > 0 || !renewed) {
 			// Waiting for a route slot or slow sends used up the lease: commit what went
-			// out and leave the rest due, for a pass under a fresh lease.
+			// out and leave the rest due, for a pass under a fresh lease. A renewed claim
+			// sends its first item whatever the machine's load, so the thread moves on.
 			d.postpone(&o, p.items[i:], at)
 			break
 		}

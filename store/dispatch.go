@@ -58,6 +58,25 @@ func (s *Store) ClaimThreads(ctx context.Context, owner string, now, until time.
 	return out, nil
 }
 
+// RenewThread extends owner's lease of k. Whoever claimed or released the thread since
+// changed its owner, so the owner alone says the lease is still this pass's.
+func (s *Store) RenewThread(ctx context.Context, owner string, k inbox.ThreadKey, until time.Time) (bool, error) {
+	var n int64
+	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
+		r, err := s.writeTx(tx).exec(ctx, `UPDATE threads SET lease_until = ?
+			WHERE agent = ? AND resource_id = ? AND thread_id = ? AND lease_owner = ?`, micros(until), k.Agent, k.Resource, k.Thread, owner)
+		if err != nil {
+			return err
+		}
+		n, err = r.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("renew the lease of thread %s: %w", k, err)
+	}
+	return n == 1, nil
+}
+
 // sqliteClaimQuery is ClaimThreads on SQLite (prepared on the writer). Walking the due
 // index in order and keeping each thread's first row stops after limit threads; grouping
 // (MIN(due_at) per thread) would read every due record, a cost per pass that grows with

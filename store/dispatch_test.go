@@ -259,3 +259,34 @@ func TestThreadsWorkReadsManyThreadsAtOnce(t *testing.T) {
 		require.Error(t, err, "a thread that does not exist")
 	})
 }
+
+// A lease is renewed only by the owner still holding it: not after another dispatcher
+// claimed the thread, nor after a pass released it.
+func TestRenewThread(t *testing.T) {
+	ctx := context.Background()
+	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+		ingest(t, svc, "d1", comment("c", "", ""))
+		k := comment("c", "", "").Thread
+		keys, err := s.ClaimThreads(ctx, "a", t0, t0.Add(time.Minute), 10)
+		require.NoError(t, err)
+		require.Equal(t, []inbox.ThreadKey{k}, keys)
+		ok, err := s.RenewThread(ctx, "a", k, t0.Add(2*time.Minute))
+		require.NoError(t, err)
+		require.True(t, ok)
+		keys, err = s.ClaimThreads(ctx, "b", t0.Add(90*time.Second), t0.Add(3*time.Minute), 10)
+		require.NoError(t, err)
+		require.Empty(t, keys, "the renewed lease still holds where the first would have lapsed")
+
+		keys, err = s.ClaimThreads(ctx, "b", t0.Add(2*time.Minute), t0.Add(3*time.Minute), 10)
+		require.NoError(t, err)
+		require.Equal(t, []inbox.ThreadKey{k}, keys)
+		ok, err = s.RenewThread(ctx, "a", k, t0.Add(4*time.Minute))
+		require.NoError(t, err)
+		require.False(t, ok, "another dispatcher holds it now")
+
+		require.NoError(t, s.CompleteThread(ctx, "b", delivery.Outcome{Thread: k, Now: t0.Add(2 * time.Minute)}))
+		ok, err = s.RenewThread(ctx, "b", k, t0.Add(4*time.Minute))
+		require.NoError(t, err)
+		require.False(t, ok, "released")
+	})
+}
