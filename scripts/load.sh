@@ -119,7 +119,8 @@ run_storm() {
   [ "$REPLICAS" = 1 ] || { echo "the storm runs on one gateway" >&2; exit 2; }
   SCENARIO_CONFIG="storm-config $defaults $replies"
   case "$STORAGE" in
-    sqlite) STORE_DSN="$WORK/data-storm/gw.db" ;;
+    # A fresh database each run: the same storm again would be taken as replays.
+    sqlite) STORM_RUNS=$((${STORM_RUNS:-0} + 1)); STORE_DSN="$WORK/data-storm-$STORM_RUNS/gw.db" ;;
     postgres) psql -q "$BASE_DSN" -c "DROP SCHEMA $SCHEMA CASCADE; CREATE SCHEMA $SCHEMA" >/dev/null ;;
   esac
   start_gateways

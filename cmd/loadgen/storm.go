@@ -31,6 +31,7 @@ func runStorm(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		replies  = fs.Bool("replies", false, "each woken agent answers every wake with a reply, which the platform fake sends back (storm-config --replies)")
 		platform = fs.String("platform", defaultPlatform, "--replies: where the fake Slack and GitHub listen (as given to storm-config)")
 		echo     = fs.Duration("echo-delay", 500*time.Millisecond, "--replies: how long after a post the platform sends its event")
+		echoSent = fs.Bool("echo-after-sent", false, "--replies: hold each event back until the gateway shows its reply sent")
 		baseline = fs.String("baseline", "", "--replies: the JSON result of the same storm without replies; frames per event must not rise")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -40,7 +41,7 @@ func runStorm(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	cfg := load.StormConfig{URL: *u, OctokitDir: *octokit, Window: *window, Drain: *drain, Busy: *busy,
-		Handle: *handle, Tuned: !*defaults, Replies: *replies, PlatformAddr: *platform, EchoDelay: *echo}
+		Handle: *handle, Tuned: !*defaults, Replies: *replies, PlatformAddr: *platform, EchoDelay: *echo, EchoAfterSent: *echoSent}
 	if *baseline != "" {
 		per, err := readBaseline(*baseline)
 		if err != nil {
