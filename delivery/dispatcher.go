@@ -422,7 +422,8 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 		round = max(round, r.Attempts-r.AttemptsBefore+1)
 	}
 	del := agent.Delivery{Thread: o.Thread, Signal: it.signal, Action: action, RunID: runID, RecordIDs: ids, Attempt: attempt,
-		DeliverAs: it.deliverAs, NoWake: it.noWake, StreamOptions: d.streamOptions(route, it, action, o.Now)}
+		DeliverAs: it.deliverAs, NoWake: it.noWake, StreamOptions: d.streamOptions(route, it, action, o.Now),
+		ReplyTo: agent.ReplyToOf(it.records)}
 	if probe && d.obs != nil {
 		if ho, ok := d.obs.(HealthObserver); ok {
 			ho.TargetProbe(o.Thread.Agent)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
 )
 
@@ -48,12 +49,21 @@ type To struct {
 }
 
 // MetadataKey is the notification metadata key connectors put a To under.
-const MetadataKey = "replyTo"
+const MetadataKey = agent.MetaReplyTo
 
 // FromMetadata reads the To a notification's metadata carries, if any.
 func FromMetadata(md map[string]any) (To, bool) {
 	v, ok := md[MetadataKey]
 	if !ok {
+		return To{}, false
+	}
+	return Parse(v)
+}
+
+// Parse reads a To from metadata.replyTo's value, as stored (a decoded JSON object) or
+// as a connector put it (a To).
+func Parse(v any) (To, bool) {
+	if v == nil {
 		return To{}, false
 	}
 	raw, err := json.Marshal(v)

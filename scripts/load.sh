@@ -10,6 +10,8 @@
 #   scripts/load.sh table                              # every row (max rate1000 rate50 threads10k watches100k watched), each on a fresh gateway: one JSON report per line
 #   scripts/load.sh storm [--json]                     # the recorded storm (issue 16) on a fresh gateway, tuned config
 #   scripts/load.sh storm --defaults [--json]          # the same storm on today's defaults (reports, never fails)
+#   scripts/load.sh storm --replies [--json]           # the storm, then again with agents replying to every wake:
+#                                                      # frames per event must not rise
 #   STORAGE=postgres REPLICAS=3 scripts/load.sh        # 3 replicas on $SIGNALGATE_TEST_POSTGRES_DSN (a fresh schema)
 #   GATEWAY=/tmp/old/gateway scripts/load.sh storm --defaults   # another build of the gateway (before/after)
 set -euo pipefail
@@ -106,14 +108,19 @@ show_logs() {
   for i in $(seq 1 "$REPLICAS"); do echo "--- gateway $i log (tail)" >&2; tail -20 "$WORK/gateway-$i.log" >&2; done
 }
 
-# run_storm [--defaults] [--json]: the recorded storm against one fresh gateway.
+# run_storm [--defaults] [--json] [--replies --platform ADDR ...]: the recorded storm
+# against one fresh gateway.
 run_storm() {
-  local defaults=""
-  for a in "$@"; do [ "$a" = --defaults ] && defaults="--defaults"; done
+  local defaults="" replies=""
+  for a in "$@"; do
+    [ "$a" = --defaults ] && defaults="--defaults"
+    [ "$a" = --replies ] && replies="--replies --platform $PLATFORM"
+  done
   [ "$REPLICAS" = 1 ] || { echo "the storm runs on one gateway" >&2; exit 2; }
-  SCENARIO_CONFIG="storm-config $defaults"
+  SCENARIO_CONFIG="storm-config $defaults $replies"
   case "$STORAGE" in
-    sqlite) STORE_DSN="$WORK/data-storm/gw.db" ;;
+    # A fresh database each run: the same storm again would be taken as replays.
+    sqlite) STORM_RUNS=$((${STORM_RUNS:-0} + 1)); STORE_DSN="$WORK/data-storm-$STORM_RUNS/gw.db" ;;
     postgres) psql -q "$BASE_DSN" -c "DROP SCHEMA $SCHEMA CASCADE; CREATE SCHEMA $SCHEMA" >/dev/null ;;
   esac
   start_gateways
@@ -127,6 +134,17 @@ run_storm() {
 if [ "${1:-}" = storm ] || { [ "${1:-}" = --scenario ] && [ "${2:-}" = storm ]; }; then
   [ "$1" = storm ] && shift || shift 2
   status=0
+  if [[ " $* " == *" --replies "* ]]; then
+    # Without replies first (its JSON is the baseline), then with them on a fresh gateway.
+    PLATFORM="127.0.0.1:$(free_port)"
+    plain=()
+    for a in "$@"; do [ "$a" = --replies ] || [ "$a" = --json ] || plain+=("$a"); done
+    run_storm "${plain[@]}" --json >"$WORK/storm-plain.json" || status=$?
+    [[ " $* " == *" --json "* ]] || python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("without replies: %.3f model-visible frames per event" % r["model_visible_per_event"])' "$WORK/storm-plain.json"
+    [[ " $* " != *" --json "* ]] || cat "$WORK/storm-plain.json"
+    run_storm "$@" --platform "$PLATFORM" --baseline "$WORK/storm-plain.json" || status=$?
+    exit $status
+  fi
   run_storm "$@" || status=$?
   exit $status
 fi

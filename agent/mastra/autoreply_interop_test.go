@@ -233,3 +233,24 @@ func TestRealMastraAutoReplyThroughTheOutbox(t *testing.T) {
 	defer a.sender.mu.Unlock()
 	require.Equal(t, map[string][]string{r.ID: {r.Text}}, a.sender.posts)
 }
+
+// Through the dispatcher and the real outbox: the run a DM woke answers that DM, though a
+// message from another conversation reached the thread (and the run) meanwhile and is
+// the thread's most recent origin by the time the run ends.
+func TestRealMastraAutoReplyAnswersTheWakingNotification(t *testing.T) {
+	a := newAutoEnv(t, 1500*time.Millisecond, agent.ReplyAuto, true)
+	ctx := context.Background()
+	k := inbox.ThreadKey{Agent: "support", Resource: "acme", Thread: "two-places"}
+	dm := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "D1"}
+	channel := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "C2", ThreadTS: "1700000000.000100"}
+	a.env.Ingest(inbox.Notification{Thread: k, Source: reply.SourceSlack, Kind: "message", Priority: inbox.PriorityUrgent,
+		Summary: "is the API down?", Metadata: map[string]any{reply.MetadataKey: dm}})
+	waitFor(t, a.follower, k, "start")
+	a.env.Ingest(inbox.Notification{Thread: k, Source: reply.SourceSlack, Kind: "message", Priority: inbox.PriorityUrgent,
+		Summary: "deploy is blocked", Metadata: map[string]any{reply.MetadataKey: channel}})
+	waitFor(t, a.follower, k, "finish")
+	rs, _, err := a.outbox.List(ctx, reply.Filter{Agent: k.Agent, Thread: k.Thread})
+	require.NoError(t, err)
+	require.Len(t, rs, 1)
+	require.Equal(t, dm, rs[0].To, "the waking DM's replyTo, not the newer message's")
+}

@@ -96,6 +96,9 @@ type followed struct {
 	gone       chan struct{} // closed when the thread is no longer followed
 	lastActive time.Time     // last chunk or delivery
 	running    bool          // a gateway run mirrors an active Mastra run
+	// woke is the gateway run the last wake delivery opened and where an answer to that
+	// wake goes (target.reply: auto).
+	woke wokeRun
 }
 
 // FollowerOption configures a Follower.

@@ -125,6 +125,7 @@ type presence struct {
 	events  []string
 	runs    int
 	live    string
+	origin  string // the live run's origin (a wake, when a test sets it)
 	resumed []inbox.ThreadKey
 	beats   int
 }
@@ -138,7 +139,7 @@ func (p *presence) Open(_ context.Context, k inbox.ThreadKey, origin string) (ag
 	defer p.mu.Unlock()
 	if p.live != "" {
 		p.events = append(p.events, "adopt "+p.live)
-		return agent.Run{ID: p.live, Thread: k}, false, nil
+		return agent.Run{ID: p.live, Thread: k, Origin: p.origin}, false, nil
 	}
 	p.runs++
 	p.live = fmt.Sprintf("run-%d", p.runs)

@@ -106,6 +106,10 @@ const MetadataSignalID = "signalgateSignalId"
 func (t *Target) Deliver(ctx context.Context, d agent.Delivery) (agent.Result, error) {
 	if t.follower != nil {
 		t.follower.Follow(ctx, d.Thread)
+		if d.Action == agent.ActionWake && d.RunID != "" {
+			// Before Mastra starts the run: its answer goes where this wake came from.
+			t.follower.woken(d.Thread, d.RunID, d.ReplyTo)
+		}
 	}
 	req := request{ResourceID: d.Thread.Resource, ThreadID: d.Thread.Thread,
 		IfActive: behavior{Behavior: string(agent.ActionDeliver)}, IfIdle: behavior{Behavior: string(agent.ActionWake), StreamOptions: d.StreamOptions}}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"text/tabwriter"
 	"time"
 
@@ -27,6 +28,11 @@ func runStorm(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		handle   = fs.Duration("handle", 2*time.Second, "how long a woken agent takes before it finishes the run")
 		defaults = fs.Bool("defaults", false, "the gateway runs storm-config --defaults: report only, targets do not fail the run")
 		asJSON   = fs.Bool("json", false, "print JSON instead of a table")
+		replies  = fs.Bool("replies", false, "each woken agent answers every wake with a reply, which the platform fake sends back (storm-config --replies)")
+		platform = fs.String("platform", defaultPlatform, "--replies: where the fake Slack and GitHub listen (as given to storm-config)")
+		echo     = fs.Duration("echo-delay", 500*time.Millisecond, "--replies: how long after a post the platform sends its event")
+		echoSent = fs.Bool("echo-after-sent", false, "--replies: hold each event back until the gateway shows its reply sent")
+		baseline = fs.String("baseline", "", "--replies: the JSON result of the same storm without replies; frames per event must not rise")
 	)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -34,8 +40,17 @@ func runStorm(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return 2
 	}
-	res, err := load.RunStorm(ctx, load.StormConfig{URL: *u, OctokitDir: *octokit, Window: *window, Drain: *drain, Busy: *busy,
-		Handle: *handle, Tuned: !*defaults})
+	cfg := load.StormConfig{URL: *u, OctokitDir: *octokit, Window: *window, Drain: *drain, Busy: *busy,
+		Handle: *handle, Tuned: !*defaults, Replies: *replies, PlatformAddr: *platform, EchoDelay: *echo, EchoAfterSent: *echoSent}
+	if *baseline != "" {
+		per, err := readBaseline(*baseline)
+		if err != nil {
+			fmt.Fprintf(stderr, "loadgen storm: %v\n", err)
+			return 2
+		}
+		cfg.Baseline = &per
+	}
+	res, err := load.RunStorm(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "loadgen storm: %v\n", err)
 		return 1
@@ -58,11 +73,35 @@ func stormConfig(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("loadgen storm-config", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	defaults := fs.Bool("defaults", false, "today's defaults: no wake budget, mastra summaries")
+	replies := fs.Bool("replies", false, "the connectors reply to the storm's platform fake (loadgen storm --replies)")
+	platform := fs.String("platform", defaultPlatform, "--replies: where the fake Slack and GitHub listen")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	fmt.Fprint(stdout, load.DefaultStormScenario().GatewayConfig(!*defaults))
+	sc := load.DefaultStormScenario()
+	if *replies {
+		sc.Platform = "http://" + *platform
+	}
+	fmt.Fprint(stdout, sc.GatewayConfig(!*defaults))
 	return 0
+}
+
+// defaultPlatform is where the replies mode's platform fake listens unless told.
+const defaultPlatform = "127.0.0.1:18929"
+
+// readBaseline reads model_visible_per_event from a storm's JSON result.
+func readBaseline(path string) (float64, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("read baseline: %w", err)
+	}
+	var r struct {
+		PerEvent *float64 `json:"model_visible_per_event"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil || r.PerEvent == nil {
+		return 0, fmt.Errorf("baseline %s: not a storm's JSON result", path)
+	}
+	return *r.PerEvent, nil
 }
 
 func printStorm(w io.Writer, r *load.StormResult) {
@@ -79,6 +118,15 @@ func printStorm(w io.Writer, r *load.StormResult) {
 	row("agent busy", "%.0f %%", 100*r.BusyMeasured)
 	row("send lag max", "%.0f ms", r.SendLagMaxMs)
 	row("load average 1m", "%s at start, %s at end", r.LoadAvg[0], r.LoadAvg[1])
+	if rp := r.Replies; rp != nil {
+		row("replies", "%d wakes answered: %d queued, %d refused %v, %d failed", rp.Asked, rp.Queued, rp.Asked-rp.Queued-rp.Failed, rp.Refused, rp.Failed)
+		row("replies posted", "%v, %d more than once", rp.Posted, rp.Duplicates)
+		row("own replies back", "%d events (%.0f ms after the post), %d made records (target 0), %d not acknowledged", rp.Echoed,
+			rp.EchoDelayMs, rp.EchoRecords, rp.EchoFailed)
+		if rp.BaselinePerEvent != nil {
+			row("frames per event", "%.3f with replies, %.3f without (must not rise)", r.PerEvent, *rp.BaselinePerEvent)
+		}
+	}
 	verdict := "pass"
 	if !r.Pass {
 		verdict = fmt.Sprintf("miss: %v", r.Misses)

@@ -259,8 +259,9 @@ type fakeGitHub struct {
 	auth  string // the Authorization header every API request must carry
 
 	// App installations: the access token request must carry a JWT signed by appKey.
-	appID  int64
-	appKey *rsa.PublicKey
+	appID   int64
+	appKey  *rsa.PublicKey
+	appSlug string // what GET /app names the App
 
 	mu       sync.Mutex
 	nextID   int64
@@ -355,6 +356,18 @@ func (f *fakeGitHub) serve(w http.ResponseWriter, r *http.Request) {
 		f.installationToken(w, r, op)
 		return
 	}
+	if id == "apps/get-authenticated" {
+		// Only the App's JWT reads the App, never an installation token.
+		jwt, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || f.appKey == nil || f.verifyJWT(jwt) != nil {
+			writeJSON(w, http.StatusUnauthorized, map[string]any{"message": "A JSON web token could not be decoded"})
+			return
+		}
+		app := f.api.example(op, "200").(map[string]any)
+		app["slug"] = f.appSlug
+		writeJSON(w, http.StatusOK, app)
+		return
+	}
 	if got := r.Header.Get("Authorization"); got != f.auth {
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"message": "Bad credentials"})
 		return
@@ -377,6 +390,10 @@ func (f *fakeGitHub) serve(w http.ResponseWriter, r *http.Request) {
 	var in map[string]any
 	_ = json.Unmarshal(body, &in)
 	switch id {
+	case "users/get-authenticated":
+		u := f.api.example(op, "200").(map[string]any)
+		u["login"] = f.login
+		writeJSON(w, http.StatusOK, u)
 	case "issues/create-comment":
 		key += params["issue_number"]
 		text, _ := in["body"].(string)

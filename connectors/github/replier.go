@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -53,6 +54,16 @@ var _ reply.Sender = (*Replier)(nil)
 type replyConn struct {
 	cfg    Config
 	client *gh.Client // nil: the connector has no credentials for replies
+	// app is authenticated as the App itself (its JWT), which GET /app needs; nil for a
+	// token.
+	app *gh.Client
+	who *poster
+}
+
+// poster caches the login a connector's replies are posted under (once known).
+type poster struct {
+	mu    sync.Mutex
+	login string
 }
 
 // NewReplier builds a client per connector with a token or an App installation.
@@ -67,7 +78,7 @@ func NewReplier(cfgs []Config, now func() time.Time) (*Replier, error) {
 		if err != nil {
 			return nil, fmt.Errorf("connectors.github[%s].api_url: %w", c.Name, err)
 		}
-		rc := replyConn{cfg: c}
+		rc := replyConn{cfg: c, who: &poster{}}
 		switch {
 		case c.App != nil:
 			itr, err := ghinstallation.New(http.DefaultTransport, c.App.ID, c.App.InstallationID, []byte(c.App.PrivateKey.Reveal()))
@@ -77,6 +88,13 @@ func NewReplier(cfgs []Config, now func() time.Time) (*Replier, error) {
 			}
 			itr.BaseURL = strings.TrimSuffix(c.APIURL, "/")
 			rc.client = gh.NewClient(&http.Client{Transport: itr, Timeout: 30 * time.Second})
+			atr, err := ghinstallation.NewAppsTransport(http.DefaultTransport, c.App.ID, []byte(c.App.PrivateKey.Reveal()))
+			if err != nil {
+				return nil, fmt.Errorf("connectors.github[%s].app.private_key: not a usable RSA key", c.Name)
+			}
+			atr.BaseURL = itr.BaseURL
+			rc.app = gh.NewClient(&http.Client{Transport: atr, Timeout: 30 * time.Second})
+			rc.app.BaseURL = base
 		case c.Token != "":
 			rc.client = gh.NewClient(&http.Client{Timeout: 30 * time.Second}).WithAuthToken(c.Token.Reveal())
 		}
@@ -247,19 +265,57 @@ func (r *Replier) Find(ctx context.Context, rp reply.Reply) (reply.Sent, bool, e
 	if err != nil {
 		return reply.Sent{}, false, err
 	}
+	// Only a comment by the account the replies are posted as counts: anyone else
+	// writing a reply's marker must not stop the reply from being posted.
+	login, err := c.login(ctx)
+	if err != nil {
+		return reply.Sent{}, false, err
+	}
 	var since time.Time
 	if !rp.CreatedAt.IsZero() {
 		since = rp.CreatedAt.Add(-findSkew)
 	}
 	ours := func(body string, user *gh.User) bool {
-		// With bot_login set, only the bot's comment counts: another account quoting a
-		// marker must not stop the reply from being posted.
-		return strings.Contains(body, mark) && (c.cfg.BotLogin == "" || c.cfg.isBotLogin(user.GetLogin()))
+		return strings.Contains(body, mark) && user.GetLogin() != "" && botName(user.GetLogin()) == botName(login)
 	}
 	if rp.To.ReviewCommentID > 0 {
 		return findReviewReply(ctx, c.client, owner, name, rp.To.Number, since, ours)
 	}
 	return findIssueComment(ctx, c.client, owner, name, rp.To.Number, since, ours)
+}
+
+// login is the account c posts replies as: bot_login when set, else the token's user
+// (GET /user) or the App's bot, "<slug>[bot]" (GET /app), asked once and kept.
+func (c replyConn) login(ctx context.Context) (string, error) {
+	if c.cfg.BotLogin != "" {
+		return c.cfg.BotLogin, nil
+	}
+	c.who.mu.Lock()
+	defer c.who.mu.Unlock()
+	if c.who.login != "" {
+		return c.who.login, nil
+	}
+	var login string
+	if c.app != nil {
+		app, _, err := c.app.Apps.Get(ctx, "")
+		if err != nil {
+			return "", fmt.Errorf("read the App replies are posted as (GET /app): %w", redactURL(err))
+		}
+		if app.GetSlug() != "" {
+			login = app.GetSlug() + "[bot]"
+		}
+	} else {
+		u, _, err := c.client.Users.Get(ctx, "")
+		if err != nil {
+			return "", fmt.Errorf("read the account replies are posted as (GET /user): %w", redactURL(err))
+		}
+		login = u.GetLogin()
+	}
+	if login == "" {
+		return "", errors.New("GitHub named no account for the connector's credentials, so its replies cannot be told from others'")
+	}
+	c.who.login = login
+	return login, nil
 }
 
 func findIssueComment(ctx context.Context, client *gh.Client, owner, name string, number int, since time.Time,

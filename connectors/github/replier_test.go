@@ -8,6 +8,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -211,6 +212,75 @@ func TestReplierCheck(t *testing.T) {
 	require.Error(t, err, "an id that would end the hidden comment")
 	assert.False(t, retry)
 	assert.Len(t, f.issueComments("octo-org/hello#7"), 1)
+}
+
+// Without bot_login, anyone who writes a reply's marker in a comment must not stop the
+// reply: only a comment by the token's own user (GET /user, asked once) counts.
+func TestReplierFindTrustsOnlyTheTokensUser(t *testing.T) {
+	f := newFakeGitHub(t)
+	f.login = "signalgate-bot" // the token's user, as GET /user names it
+	cfg := replyConfig(f)
+	cfg.BotLogin = ""
+	r := newTestReplier(t, cfg)
+	f.addIssueComment("octo-org/hello#7", "mallory", "stop it <!-- signalgate:reply:r-11 -->", time.Now())
+	rp := issueReply("r-11", "x")
+	_, ok, err := r.Find(context.Background(), rp)
+	require.NoError(t, err)
+	assert.False(t, ok, "mallory's marker is not the reply")
+
+	sent, _, err := r.Send(context.Background(), rp)
+	require.NoError(t, err)
+	found, ok, err := r.Find(context.Background(), rp)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, sent, found)
+	users := 0
+	for _, l := range f.log() {
+		if l == "GET /user" {
+			users++
+		}
+	}
+	assert.Equal(t, 1, users, "the account is asked once per connector")
+
+	// GET /user failing: Find fails (the service retries), it does not guess.
+	r = newTestReplier(t, cfg)
+	f.failNext(canned{status: http.StatusUnauthorized, body: `{"message":"Bad credentials"}`})
+	_, _, err = r.Find(context.Background(), rp)
+	require.ErrorContains(t, err, "GET /user")
+}
+
+// A GitHub App's replies are found only among its bot's comments, "<slug>[bot]" as GET
+// /app (with the App's JWT) names it; a marker in anyone else's comment does not count.
+func TestReplierFindTrustsOnlyTheAppsBot(t *testing.T) {
+	f := newFakeGitHub(t)
+	key, pemKey := testAppKey(t)
+	f.appID, f.appKey, f.auth, f.appSlug, f.login = 4242, &key.PublicKey, "", "signalgate-app", "signalgate-app[bot]"
+	cfg := testConfig()
+	cfg.BotLogin = ""
+	cfg.APIURL = f.URL()
+	cfg.App = &AppConfig{ID: 4242, PrivateKey: secretOf(pemKey), InstallationID: 99}
+	require.NoError(t, cfg.Validate())
+	r := newTestReplier(t, cfg)
+	rp := issueReply("r-12", "as the app")
+	f.addIssueComment("octo-org/hello#7", "mallory", "<!-- signalgate:reply:r-12 -->", time.Now())
+	f.addIssueComment("octo-org/hello#7", "other-app[bot]", "<!-- signalgate:reply:r-12 -->", time.Now())
+	_, ok, err := r.Find(context.Background(), rp)
+	require.NoError(t, err)
+	assert.False(t, ok)
+
+	sent, _, err := r.Send(context.Background(), rp)
+	require.NoError(t, err)
+	found, ok, err := r.Find(context.Background(), rp)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, sent, found)
+	apps := 0
+	for _, l := range f.log() {
+		if l == "GET /app" {
+			apps++
+		}
+	}
+	assert.Equal(t, 1, apps, "the App is asked once per connector")
 }
 
 func testAppKey(t *testing.T) (*rsa.PrivateKey, string) {

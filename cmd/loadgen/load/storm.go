@@ -34,6 +34,20 @@ type StormConfig struct {
 	Handle time.Duration
 	Seed   uint64
 	Tuned  bool // the gateway runs the tuned config (reported only)
+
+	// Replies: each woken agent answers every wake with a reply to its notification's
+	// replyTo, which the gateway posts to a fake Slack and GitHub listening on
+	// PlatformAddr (the gateway runs GatewayConfig with Scenario.Platform at it); each
+	// reply comes back as the platform's event for it after EchoDelay (default 500ms).
+	Replies      bool
+	PlatformAddr string
+	EchoDelay    time.Duration
+	// EchoAfterSent holds each event back until the gateway shows its reply sent, so it
+	// is recognised by the platform id recorded, never by outrunning the recording.
+	EchoAfterSent bool
+	// Baseline is the model-visible frames per event of the same storm without replies,
+	// when known: with replies they must not rise.
+	Baseline *float64
 }
 
 // Storm targets (issue 16).
@@ -72,6 +86,8 @@ type StormResult struct {
 	LoadAvg             [2]string      `json:"loadavg_1m_start_end"`
 	Pass                bool           `json:"pass"`
 	Misses              []string       `json:"misses,omitempty"`
+	// Replies is what the replies mode measured (--replies).
+	Replies *StormReplies `json:"replies,omitempty"`
 }
 
 func (c *StormConfig) defaults() error {
@@ -107,6 +123,12 @@ func (c *StormConfig) defaults() error {
 	if c.Seed == 0 {
 		c.Seed = 16
 	}
+	if c.Replies && c.PlatformAddr == "" {
+		return errors.New("replies: no platform address (the gateway's connectors reply to it)")
+	}
+	if c.EchoDelay <= 0 {
+		c.EchoDelay = 500 * time.Millisecond
+	}
 	return nil
 }
 
@@ -134,6 +156,15 @@ func RunStorm(ctx context.Context, cfg StormConfig) (*StormResult, error) {
 	defer streams.CloseIdleConnections()
 
 	m := &stormMeter{frames: res.Frames, sent: map[string]time.Time{}, got: map[string]time.Duration{}}
+	var platform *stormPlatform
+	if cfg.Replies {
+		res.Replies = &StormReplies{BaselinePerEvent: cfg.Baseline}
+		m.replies = res.Replies
+		if platform, err = startStormPlatform(&cfg, runID, client, res.Replies); err != nil {
+			return nil, err
+		}
+		defer platform.close(context.Background())
+	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	var wg sync.WaitGroup
@@ -187,6 +218,9 @@ func RunStorm(ctx context.Context, cfg StormConfig) (*StormResult, error) {
 	service.Sleep(ctx, cfg.Drain)
 	stop()
 	wg.Wait()
+	if platform != nil {
+		platform.close(ctx) // the echoes under way are counted
+	}
 	res.Seconds = time.Since(start).Seconds()
 
 	m.mu.Lock()
@@ -242,6 +276,9 @@ func RunStorm(ctx context.Context, cfg StormConfig) (*StormResult, error) {
 	if res.Failed > 0 {
 		res.Misses = append(res.Misses, fmt.Sprintf("%d events not acknowledged", res.Failed))
 	}
+	if r := res.Replies; r != nil {
+		res.Misses = append(res.Misses, r.misses(res.PerEvent)...)
+	}
 	res.Pass = len(res.Misses) == 0
 	return res, nil
 }
@@ -271,11 +308,12 @@ func loadAvg() string {
 
 // stormMeter counts what the streams carried.
 type stormMeter struct {
-	mu     sync.Mutex
-	frames map[string]int
-	wakes  int
-	sent   map[string]time.Time     // urgent label → sent
-	got    map[string]time.Duration // urgent label → latency of its first frame
+	mu      sync.Mutex
+	replies *StormReplies // the replies mode's counts; nil without
+	frames  map[string]int
+	wakes   int
+	sent    map[string]time.Time     // urgent label → sent
+	got     map[string]time.Duration // urgent label → latency of its first frame
 }
 
 func (m *stormMeter) sentAt(label string, t time.Time) {

@@ -1,6 +1,8 @@
 package load
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -76,11 +78,13 @@ func (a *stormAgent) read(ctx context.Context, last *int64, placed func()) error
 
 func (a *stormAgent) frame(ctx context.Context, event, data string) {
 	var f struct {
-		Action   string `json:"action"`
-		Contents string `json:"contents"`
-		RunID    string `json:"runId"`
-		Status   string `json:"status"`
-		Origin   string `json:"origin"`
+		ID       string          `json:"id"`
+		Action   string          `json:"action"`
+		Contents string          `json:"contents"`
+		RunID    string          `json:"runId"`
+		Status   string          `json:"status"`
+		Origin   string          `json:"origin"`
+		Metadata json.RawMessage `json:"metadata"`
 	}
 	if json.Unmarshal([]byte(data), &f) != nil {
 		return
@@ -89,6 +93,10 @@ func (a *stormAgent) frame(ctx context.Context, event, data string) {
 	switch event {
 	case "signal":
 		a.m.signal(f.Action, f.Contents, a.urgentLabels, now)
+		if a.cfg.Replies && f.Action == "wake" {
+			a.handlers.Add(1)
+			go func() { defer a.handlers.Done(); a.reply(ctx, f.ID, f.Metadata) }()
+		}
 	case "run":
 		a.mu.Lock()
 		if f.Status == "open" && a.activeSince.IsZero() {
@@ -165,5 +173,59 @@ func (a *stormAgent) postJSON(ctx context.Context, suffix string, out any) {
 		_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out)
 	} else {
 		_, _ = io.Copy(io.Discard, resp.Body)
+	}
+}
+
+// reply answers a wake: a reply to the place its notification came from (its
+// metadata.replyTo), or to the thread's most recent origin for a signal that names none
+// (a summary).
+func (a *stormAgent) reply(ctx context.Context, signalID string, metadata json.RawMessage) {
+	var md struct {
+		ReplyTo json.RawMessage `json:"replyTo"`
+	}
+	_ = json.Unmarshal(metadata, &md)
+	id := "storm-" + signalID
+	a.m.replies.threads.Store(id, a.k)
+	req := map[string]any{"id": id, "text": "On it: looking at this now."}
+	if len(md.ReplyTo) > 0 && string(md.ReplyTo) != "null" {
+		req["replyTo"] = md.ReplyTo
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return
+	}
+	status, code := 0, ""
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, ThreadURL(a.cfg.URL, a.k, "/replies"), bytes.NewReader(body))
+	if err == nil {
+		hr.Header.Set("Authorization", "Bearer "+a.cfg.Scenario.AgentToken)
+		hr.Header.Set("Content-Type", "application/json")
+		var resp *http.Response
+		if resp, err = a.client.Do(hr); err == nil {
+			status = resp.StatusCode
+			var out struct {
+				Error struct {
+					Code string `json:"code"`
+				} `json:"error"`
+				Code string `json:"code"`
+			}
+			_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out)
+			code = cmp.Or(out.Error.Code, out.Code)
+			resp.Body.Close()
+		}
+	}
+	r := a.m.replies
+	a.m.mu.Lock()
+	defer a.m.mu.Unlock()
+	r.Asked++
+	switch {
+	case err != nil:
+		r.Failed++
+	case status == http.StatusAccepted || status == http.StatusOK:
+		r.Queued++
+	default:
+		if r.Refused == nil {
+			r.Refused = map[string]int{}
+		}
+		r.Refused[strings.TrimSpace(strconv.Itoa(status)+" "+code)]++
 	}
 }

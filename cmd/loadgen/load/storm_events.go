@@ -52,6 +52,9 @@ type StormScenario struct {
 	Agent, AgentToken, Connector string
 	GitHubSecret, SlackSecret    string
 	SlackTeam, SlackBot          string
+	// Platform is the base URL of the fake Slack and GitHub the connectors reply to
+	// (the replies mode); "" leaves the connectors without reply credentials.
+	Platform string
 }
 
 // DefaultStormScenario is what `loadgen storm-config` and `loadgen storm` agree on.
@@ -69,17 +72,22 @@ func (s StormScenario) GatewayConfig(tuned bool) string {
 		agentExtra = ", wake_budget: { max: 2, per: 1h }"
 		policy = "policy: { summary_format: detailed }\n"
 	}
+	github, slack := "", ""
+	if s.Platform != "" {
+		github = fmt.Sprintf(", token: %q, api_url: %q", stormGitHubToken, s.Platform+"/github/")
+		slack = fmt.Sprintf(", bot_token: %q, api_url: %q", stormSlackToken, s.Platform+"/slack/api/")
+	}
 	return fmt.Sprintf(`agents:
   - { id: %[1]s, token: %[2]q, target: { kind: stream }%[7]s }
 connectors:
-  github: [ { name: %[3]s, secret: %[4]q, default_branch: main } ]
-  slack:  [ { name: %[3]s, signing_secret: %[5]q, bot_user_id: %[6]s } ]
+  github: [ { name: %[3]s, secret: %[4]q, default_branch: main%[8]s } ]
+  slack:  [ { name: %[3]s, signing_secret: %[5]q, bot_user_id: %[6]s%[9]s } ]
 routes:
   - { name: storm-security, match: { source: github, kind: security-alert }, thread: { agent: %[1]s, resource: "{{.Repo}}", thread: "{{.Repo}}:security" } }
   - { name: storm-push, match: { source: github, kind: push }, thread: { agent: %[1]s, resource: "{{.Repo}}", thread: "{{.Repo}}@{{.Branch}}" } }
   - { name: storm-pulls, match: { source: github, when: 'kind != "push" && kind != "security-alert"' }, thread: { agent: %[1]s, resource: "{{.Repo}}", thread: "{{.Repo}}#{{.Number}}" } }
   - { name: storm-dms, match: { source: slack, channel_type: im }, thread: { agent: %[1]s, resource: "slack:{{.Team}}", thread: "dm:{{.User}}" } }
-`, s.Agent, s.AgentToken, s.Connector, s.GitHubSecret, s.SlackSecret, s.SlackBot, agentExtra) + policy
+`, s.Agent, s.AgentToken, s.Connector, s.GitHubSecret, s.SlackSecret, s.SlackBot, agentExtra, github, slack) + policy
 }
 
 // stormThreads lists the storm's threads, keyed as GatewayConfig routes them.
@@ -323,31 +331,43 @@ var stormDevs = []string{"jane", "omar", "li", "sam", "priya"}
 func (b *stormBuilder) dev() string { return stormDevs[b.rnd.IntN(len(stormDevs))] }
 
 func (b *stormBuilder) reviewComment(pr, i int) (*request, error) {
+	who := b.dev()
+	return b.reviewCommentBy(pr, int64(5_000_000+b.next()), 0, who, fmt.Sprintf("Comment %d on this hunk: the retry loop should back off.", i))
+}
+
+// reviewCommentBy is a review comment on acme/api's pull request pr by who; inReplyTo
+// places it in a review thread (0: a new one).
+func (b *stormBuilder) reviewCommentBy(pr int, id, inReplyTo int64, who, body string) (*request, error) {
 	p, err := b.ex.example("pull_request_review_comment", "created")
 	if err != nil {
 		return nil, err
 	}
 	stormRepo(p, "acme/api")
-	who := b.dev()
-	id := 5_000_000 + b.next()
 	set(p, "pull_request.number", pr)
 	set(p, "pull_request.html_url", fmt.Sprintf("https://github.com/acme/api/pull/%d", pr))
 	set(p, "comment.id", id)
 	set(p, "comment.user.login", who)
-	set(p, "comment.body", fmt.Sprintf("Comment %d on this hunk: the retry loop should back off.", i))
+	set(p, "comment.body", body)
 	set(p, "comment.html_url", fmt.Sprintf("https://github.com/acme/api/pull/%d#discussion_r%d", pr, id))
+	if inReplyTo > 0 {
+		set(p, "comment.in_reply_to_id", inReplyTo)
+	}
 	b.sender(p, who)
 	return b.github("pull_request_review_comment", p)
 }
 
 func (b *stormBuilder) issueComment(pr, i int) (*request, error) {
+	who := b.dev()
+	return b.issueCommentBy(pr, int64(6_000_000+b.next()), who, fmt.Sprintf("Comment %d: could we split this into two PRs?", i))
+}
+
+// issueCommentBy is a comment by who on acme/api's pull request pr.
+func (b *stormBuilder) issueCommentBy(pr int, id int64, who, body string) (*request, error) {
 	p, err := b.ex.example("issue_comment", "created")
 	if err != nil {
 		return nil, err
 	}
 	stormRepo(p, "acme/api")
-	who := b.dev()
-	id := 6_000_000 + b.next()
 	set(p, "issue.number", pr)
 	set(p, "issue.html_url", fmt.Sprintf("https://github.com/acme/api/pull/%d", pr))
 	// A comment on a pull request is an issue_comment whose issue links the pull.
@@ -355,7 +375,7 @@ func (b *stormBuilder) issueComment(pr, i int) (*request, error) {
 		"html_url": fmt.Sprintf("https://github.com/acme/api/pull/%d", pr)})
 	set(p, "comment.id", id)
 	set(p, "comment.user.login", who)
-	set(p, "comment.body", fmt.Sprintf("Comment %d: could we split this into two PRs?", i))
+	set(p, "comment.body", body)
 	set(p, "comment.html_url", fmt.Sprintf("https://github.com/acme/api/pull/%d#issuecomment-%d", pr, id))
 	b.sender(p, who)
 	return b.github("issue_comment", p)
