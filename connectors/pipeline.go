@@ -37,8 +37,8 @@ func WithBudgetExceeded(fn func()) PipelineOption {
 	return func(p *Pipeline) { p.overBudget = fn }
 }
 
-// WithClock sets the clock that dates an event arriving without a receivedAt (a
-// watch is live or not at that time).
+// WithClock sets the clock watches are judged live by for an event arriving without a
+// receivedAt.
 func WithClock(now func() time.Time) PipelineOption { return func(p *Pipeline) { p.now = now } }
 
 // NewPipeline wires the router and the inbox.
@@ -77,15 +77,18 @@ func (o Outcome) HTTPStatus() int {
 func (p *Pipeline) Ingest(ctx context.Context, ev *inbox.Event, items []Item) (Outcome, error) {
 	var ns []inbox.Notification
 	var routeErrs []error
-	if ev.ReceivedAt.IsZero() {
-		ev.ReceivedAt = p.now().UTC()
+	// Watches are live or not as of the event's arrival; the inbox dates an event that
+	// has none with its own clock.
+	at := ev.ReceivedAt
+	if at.IsZero() {
+		at = p.now().UTC()
 	}
 	if p.router != nil {
 		var payload any
 		if p.router.UsesPayload() {
 			payload = condition.DecodePayload(ev.Body)
 		}
-		rt, err := p.router.RouteWatched(ctx, p.watches, payload, items, ev.ReceivedAt)
+		rt, err := p.router.RouteWatched(ctx, p.watches, payload, items, at)
 		if err != nil {
 			return Outcome{}, fmt.Errorf("route %s event %q: %w", ev.Source, ev.Type, err)
 		}
