@@ -319,6 +319,18 @@ routes:
 	require.True(t, strings.Contains(b.text(`#replies tr.reply[data-id="answer-1"] .summary`), "<script>window.__pwned=2</script>"), "the reply's text does not show as text")
 	require.False(t, evalJS[bool](b, `window.__pwned === 2 || document.getElementById('pwn2') !== null`), "the reply's markup ran or rendered")
 
+	// The agent watches the issue; an operator deletes the watch from the page, and the
+	// thread is told once. A second watch stays for the read-only check below.
+	watchBody := `{"source":"github","connector":"acme","resource":"` + repo + "#" + number + `"}`
+	require.Equal(t, http.StatusCreated, agentPost(t, base+agentPath+"/watches", watchBody))
+	b.waitJS("the watch shows", `document.querySelector('#watches tr.watch button.unwatch') !== null`)
+	b.shot("04c-thread-watch")
+	b.do("delete the watch", chromedp.Click(chromedp.CSS("#watches button.unwatch")), chromedp.WaitVisible(chromedp.ID("no-watches")))
+	b.waitJS("ended by an operator", `document.querySelector('#ended-watches tr.watch[data-reason=operator]') !== null`)
+	b.waitJS("the thread is told", `Array.from(document.querySelectorAll('#records tr.record')).some(r => r.textContent.includes('watch-ended'))`)
+	b.shot("04d-thread-watch-ended")
+	require.Equal(t, http.StatusCreated, agentPost(t, base+agentPath+"/watches", watchBody))
+
 	// Open the event, see its body as text, and replay it.
 	b.do("events", chromedp.Navigate(base+"/console/events?source=github"), chromedp.WaitVisible(chromedp.ID("events")),
 		chromedp.Click(chromedp.CSS("#events tr.event a")), chromedp.WaitVisible(chromedp.ID("body")))
@@ -382,7 +394,8 @@ routes:
 	// A read-only token sees no write actions, and its POSTs are refused.
 	b.signIn(consoleViewer)
 	b.do("viewer thread", chromedp.Navigate(threadPage), chromedp.WaitVisible(chromedp.ID("records")))
-	require.Zero(t, evalJS[int](b, `document.querySelectorAll('button.dismiss, button.redeliver, #replay, #redeliver-all').length`))
+	require.Zero(t, evalJS[int](b, `document.querySelectorAll('button.dismiss, button.redeliver, button.unwatch, #replay, #redeliver-all').length`))
+	require.Equal(t, 1, evalJS[int](b, `document.querySelectorAll('#watches tr.watch').length`), "the viewer sees the live watch")
 	b.shot("13-thread-read-only")
 	noProblems()
 	b.do("viewer events", chromedp.Navigate(base+"/console/events"), chromedp.Click(chromedp.CSS("#events tr.event a")),

@@ -69,6 +69,12 @@ routes:
 // octokitExample is the first octokit example of a GitHub event.
 func octokitExample(t *testing.T, event string) []byte {
 	t.Helper()
+	return octokitExamples(t, event)[0]
+}
+
+// octokitExamples are the octokit examples of a GitHub event.
+func octokitExamples(t *testing.T, event string) []json.RawMessage {
+	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("..", "..", "connectors", "github", "testdata", "octokit", "api.github.com", "index.json"))
 	if os.IsNotExist(err) {
 		t.Skip("octokit examples missing: run scripts/fetch-github-examples.sh (make test does)")
@@ -81,7 +87,7 @@ func octokitExample(t *testing.T, event string) []byte {
 	require.NoError(t, json.Unmarshal(raw, &index))
 	for _, e := range index {
 		if e.Name == event {
-			return e.Examples[0]
+			return e.Examples
 		}
 	}
 	t.Fatalf("no octokit example of %s", event)
