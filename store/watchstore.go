@@ -138,7 +138,9 @@ func (s *Store) CreateWatch(ctx context.Context, w watch.Watch, maxPerAgent int)
 			return fmt.Errorf("look up the thread's watch: %w", err)
 		}
 		var n int
-		if err := tx.GetContext(ctx, &n, s.q(`SELECT COUNT(*) FROM watches WHERE agent = ? AND ended_at IS NULL`), k.Agent); err != nil {
+		// Counted up to the cap only: a create reads at most max_per_agent index entries.
+		if err := tx.GetContext(ctx, &n, s.q(`SELECT COUNT(*) FROM (SELECT 1 FROM watches WHERE agent = ? AND ended_at IS NULL LIMIT ?) AS live`),
+			k.Agent, maxPerAgent); err != nil {
 			return fmt.Errorf("count the agent's watches: %w", err)
 		}
 		if n >= maxPerAgent {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/signalgate/signalgate/inbox"
@@ -56,7 +57,7 @@ func DefaultScenario() Scenario {
 func (s Scenario) GatewayConfig() string {
 	return fmt.Sprintf(`agents:
   - { id: %[1]s, token: %[2]q, target: { kind: stream } }
-connectors:
+%[8]sconnectors:
   github:  [ { name: %[3]s, secret: %[4]q } ]
   slack:   [ { name: %[3]s, signing_secret: %[5]q, bot_user_id: %[7]s } ]
   generic: [ { name: %[3]s, secret: %[6]q } ]
@@ -65,8 +66,27 @@ routes:
   - { name: load-slack, match: { source: slack, connector: %[3]s }, thread: { agent: %[1]s, resource: "slack:{{.Team}}", thread: "{{.Channel}}" } }
   - { name: load-generic, match: { source: generic, connector: %[3]s }, thread: { agent: %[1]s, resource: "{{.Repo}}", thread: "{{.Repo}}" } }
 policy: { default: { action: deliver } }
-watches: { max_per_agent: 250000 }
-`, s.Agent, s.AgentToken, s.Connector, s.GitHubSecret, s.SlackSecret, s.GenericSecret, s.SlackBot)
+`, s.Agent, s.AgentToken, s.Connector, s.GitHubSecret, s.SlackSecret, s.GenericSecret, s.SlackBot, s.watchAgents())
+}
+
+// WatchAgents hold the background watches of --watches: watches.max_per_agent (10,000)
+// each, so MaxWatches of them need this many.
+const WatchAgents = MaxWatches / 10_000
+
+// WatchAgent is background watch agent i: its id and token.
+func (s Scenario) WatchAgent(i int) (id, token string) {
+	return fmt.Sprintf("%s-w%d", s.Agent, i), fmt.Sprintf("%s-w%d", s.AgentToken, i)
+}
+
+// watchAgents are the agents: entries of the background watch agents; they may watch
+// the Slack connector, and nobody follows their threads.
+func (s Scenario) watchAgents() string {
+	var b strings.Builder
+	for i := range WatchAgents {
+		id, token := s.WatchAgent(i)
+		fmt.Fprintf(&b, "  - { id: %s, token: %q, target: { kind: stream }, watch_connectors: [slack/%s] }\n", id, token, s.Connector)
+	}
+	return b.String()
 }
 
 // ThreadFor names thread i: its source is the i-th of sources, round-robin, and its key

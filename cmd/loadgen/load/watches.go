@@ -17,8 +17,8 @@ import (
 // MaxWatches bounds the watches a run creates before sending.
 const MaxWatches = 200_000
 
-// backgroundThreads spreads the background watches over this many threads (nobody
-// follows them).
+// backgroundThreads spreads each background agent's watches over this many threads
+// (nobody follows them).
 const backgroundThreads = 1000
 
 // setUpWatches creates, through the agent API and before any event is sent,
@@ -29,17 +29,21 @@ const backgroundThreads = 1000
 func setUpWatches(ctx context.Context, cfg Config, client *http.Client) (int, float64, error) {
 	type job struct {
 		k        inbox.ThreadKey
+		token    string
 		resource string
 	}
 	var jobs []job
 	for i := 0; i < cfg.Watches; i++ {
-		k := inbox.ThreadKey{Agent: cfg.Agent, Resource: "loadgen-bg", Thread: fmt.Sprintf("bg%d", i%backgroundThreads)}
-		jobs = append(jobs, job{k, fmt.Sprintf("CBG%07d", i)})
+		// Spread over the background agents, whose caps (watches.max_per_agent) they fill
+		// evenly.
+		agent, token := cfg.WatchAgent(i % WatchAgents)
+		k := inbox.ThreadKey{Agent: agent, Resource: "loadgen-bg", Thread: fmt.Sprintf("bg%d", i%backgroundThreads)}
+		jobs = append(jobs, job{k, token, fmt.Sprintf("CBG%07d", i)})
 	}
 	if cfg.WatchThreads {
 		for i := 0; i < cfg.Threads; i++ {
 			if src, k := cfg.ThreadFor(i, cfg.Sources); src == SourceSlack {
-				jobs = append(jobs, job{k, slackChannel(i)})
+				jobs = append(jobs, job{k, cfg.AgentToken, slackChannel(i)})
 			}
 		}
 	}
@@ -63,7 +67,7 @@ func setUpWatches(ctx context.Context, cfg Config, client *http.Client) (int, fl
 					return
 				}
 				j := jobs[n]
-				err := createWatch(ctx, client, cfg.URLs[n%len(cfg.URLs)], cfg.AgentToken, j.k, cfg.Connector, j.resource)
+				err := createWatch(ctx, client, cfg.URLs[n%len(cfg.URLs)], j.token, j.k, cfg.Connector, j.resource)
 				if err != nil {
 					mu.Lock()
 					firstErr = cmpErr(firstErr, err)
