@@ -34,9 +34,13 @@ func adminDeps(cfg *Config, st *store.Store, policy *inbox.Policy, parsers admin
 		kinds[a.ID] = a.WithDefaults().Target.Kind
 		wakes[a.ID] = agent.WakeSettings{Budget: a.WakeBudget, Limit: a.MaxConcurrentWakes}
 	}
-	return admin.Deps{Store: st, Policy: policy, Router: router, Agents: cfg.AgentIDs(), TargetKinds: kinds, Wakes: wakes,
-		Sources: cfg.sources(), Parsers: parsers, Connectors: cfg.connectorRefs(), Log: log, Now: now, WatchLookup: st,
-		Inbox: live.Inbox, Pollers: live.Pollers, Notify: live.Notify}, nil
+	deps := admin.Deps{Store: st, Policy: policy, Router: router, Agents: cfg.AgentIDs(), TargetKinds: kinds, Wakes: wakes,
+		Sources: cfg.sources(), Parsers: parsers, Connectors: cfg.connectorRefs(), Log: log, Now: now,
+		Inbox: live.Inbox, Pollers: live.Pollers, Notify: live.Notify}
+	if st != nil {
+		deps.WatchLookup = st // explain without a database knows no watches
+	}
+	return deps, nil
 }
 
 // adminLive is what a serving gateway's admin API has beyond what explain reads: where
