@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,11 +48,16 @@ func TestSweepEndsExpiredWatches(t *testing.T) {
 	require.NoError(t, err)
 
 	tick := make(chan struct{})
-	var waited []time.Duration
+	var (
+		mu     sync.Mutex // the sweep's goroutine appends while the test reads
+		waited []time.Duration
+	)
 	sw := watch.NewSweep(f.mem, f.svc, watch.Config{SweepInterval: time.Minute}, service.Base{Now: f.clock},
 		watch.WithSweepBatch(2),
 		watch.WithSweepWait(func(ctx context.Context, d time.Duration) bool {
+			mu.Lock()
 			waited = append(waited, d)
+			mu.Unlock()
 			select {
 			case <-ctx.Done():
 				return false
@@ -90,6 +96,8 @@ func TestSweepEndsExpiredWatches(t *testing.T) {
 	tick <- struct{}{}
 	require.Equal(t, watch.SweepPass{Ended: 1}, nextPass(t, sw))
 	require.Len(t, f.in.notes(), 6)
+	mu.Lock()
+	defer mu.Unlock()
 	require.Equal(t, []time.Duration{time.Minute, time.Minute, time.Minute}, waited[:3], "sweep_interval between passes")
 }
 
