@@ -67,9 +67,17 @@ func postGeneric(t *testing.T, m *Main, id string, body []byte, sign bool) (int,
 // firstSignal subscribes to a thread's stream and returns the first signal frame's data.
 func firstSignal(t *testing.T, m *Main, path string) map[string]any {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, "http://"+m.Addr().String()+path, nil)
+	return firstSignalAs(t, m, "dev-only-coder-token", path)
+}
+
+// firstSignalAs is firstSignal with the agent's token.
+func firstSignalAs(t *testing.T, m *Main, token, path string) map[string]any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), procWait) // only bounds a broken test
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m.Addr().String()+path, nil)
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer dev-only-coder-token")
+	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
