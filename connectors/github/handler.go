@@ -43,8 +43,15 @@ type Handler struct {
 	log      *slog.Logger
 	ci       CIState
 	own      reply.Own
-	repos    *seenRepos // nil: not recorded
+	// posters learn, per connector, the account its replies are posted as, the way the
+	// replier does; built only with own.
+	posters map[string]replyConn
+	repos   *seenRepos // nil: not recorded
 }
+
+// accountLookupTimeout bounds learning the account replies are posted as during a
+// delivery: GitHub gives a delivery 10 seconds.
+const accountLookupTimeout = 5 * time.Second
 
 // Option configures a Handler.
 type Option func(*Handler)
@@ -84,6 +91,16 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 	}
 	for _, o := range opts {
 		o(h)
+	}
+	if h.own != nil {
+		h.posters = make(map[string]replyConn, len(h.conns))
+		for name, c := range h.conns {
+			rc, err := newReplyConn(c)
+			if err != nil {
+				return nil, err
+			}
+			h.posters[name] = rc
+		}
 	}
 	h.opening = connectors.Opening[Config]{
 		Source: "github", Conns: h.conns, Precheck: precheck, Verify: verify,
@@ -257,9 +274,10 @@ func (h *Handler) Items(ctx context.Context, ev *inbox.Event) ([]connectors.Item
 
 // ownReply reports whether a comment event is about one of the gateway's own replies:
 // its comment id is one a reply was recorded as, or it carries a reply's hidden marker
-// and was written by the configured bot or this App (the event can overtake the
-// outbox recording the id). A marker in anyone else's comment proves nothing. Payloads
-// that do not decode are not (parse stores them invalid).
+// and was written by the account replies are posted as (the event can overtake the
+// outbox recording the id). A marker in anyone else's comment proves nothing: at most
+// it would silence its own author. Payloads that do not decode are not (parse stores
+// them invalid).
 func (h *Handler) ownReply(ctx context.Context, cfg *Config, eventType string, payload []byte) (bool, error) {
 	if h.own == nil || (eventType != "issue_comment" && eventType != "pull_request_review_comment") {
 		return false, nil
@@ -272,15 +290,21 @@ func (h *Handler) ownReply(ctx context.Context, cfg *Config, eventType string, p
 				Login string `json:"login"`
 			} `json:"user"`
 			App *struct {
-				ID int64 `json:"id"`
+				ID   int64  `json:"id"`
+				Slug string `json:"slug"`
 			} `json:"performed_via_github_app"`
 		} `json:"comment"`
 	}
 	if json.Unmarshal(payload, &p) != nil || p.Comment.ID <= 0 {
 		return false, nil
 	}
-	if strings.Contains(p.Comment.Body, markerPrefix) &&
-		(cfg.isBotLogin(p.Comment.User.Login) || (cfg.App != nil && p.Comment.App != nil && p.Comment.App.ID == cfg.App.ID)) {
+	author := p.Comment.User.Login
+	marked := author != "" && strings.Contains(p.Comment.Body, markerPrefix)
+	// This App's own bot, as the payload names it: a person acting through the App
+	// (a user-to-server token) is not the App.
+	byApp := cfg.App != nil && p.Comment.App != nil && p.Comment.App.ID == cfg.App.ID &&
+		p.Comment.App.Slug != "" && strings.EqualFold(author, p.Comment.App.Slug+"[bot]")
+	if marked && (cfg.isBotLogin(author) || byApp) {
 		return true, nil
 	}
 	id := strconv.FormatInt(p.Comment.ID, 10)
@@ -288,7 +312,31 @@ func (h *Handler) ownReply(ctx context.Context, cfg *Config, eventType string, p
 	if err != nil {
 		return false, fmt.Errorf("check whether comment %s is an own reply: %w", id, err)
 	}
-	return own, nil
+	if own || !marked || cfg.BotLogin != "" {
+		return own, nil
+	}
+	account := h.postedAs(ctx, cfg, id)
+	return account != "" && strings.EqualFold(author, account), nil
+}
+
+// postedAs is the account cfg's replies are posted as (the token's user, the App's
+// bot), learned once as the replier learns it; "" when the connector posts no replies
+// or the lookup failed (logged, and asked again next time): the comment is then judged
+// by its recorded id alone.
+func (h *Handler) postedAs(ctx context.Context, cfg *Config, commentID string) string {
+	rc, ok := h.posters[cfg.Name]
+	if !ok || rc.client == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, accountLookupTimeout)
+	defer cancel()
+	login, err := rc.login(ctx)
+	if err != nil {
+		h.log.Warn("own reply account unknown: a marked comment is judged by its recorded id alone",
+			"connector", cfg.Name, "comment_id", commentID, "error", err)
+		return ""
+	}
+	return login
 }
 
 // readOnlyCI reads CI conclusions and drops writes.

@@ -144,11 +144,18 @@ func pick(t testing.TB, ex map[string][]json.RawMessage, event, action string, o
 
 func decode(t testing.TB, raw []byte) map[string]any {
 	t.Helper()
+	m, err := decodeNumbers(raw)
+	require.NoError(t, err)
+	return m
+}
+
+// decodeNumbers decodes a JSON object keeping numbers as written (ids stay exact); it
+// fails without a testing.T, for code off the test's goroutine.
+func decodeNumbers(raw []byte) (map[string]any, error) {
+	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	var m map[string]any
-	require.NoError(t, dec.Decode(&m))
-	return m
+	return m, dec.Decode(&m)
 }
 
 func encode(t testing.TB, m map[string]any) []byte {

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -60,11 +59,15 @@ type replyConn struct {
 	who *poster
 }
 
-// poster caches the login a connector's replies are posted under (once known).
+// poster caches the login a connector's replies are posted under (once known). turn
+// lets one lookup run at a time while others wait only as long as their context allows
+// (a webhook delivery must not outwait GitHub's timeout behind a slow lookup).
 type poster struct {
-	mu    sync.Mutex
-	login string
+	turn  chan struct{}
+	login string // guarded by turn
 }
+
+func newPoster() *poster { return &poster{turn: make(chan struct{}, 1)} }
 
 // NewReplier builds a client per connector with a token or an App installation.
 func NewReplier(cfgs []Config, now func() time.Time) (*Replier, error) {
@@ -73,37 +76,46 @@ func NewReplier(cfgs []Config, now func() time.Time) (*Replier, error) {
 	}
 	r := &Replier{conns: make(map[string]replyConn, len(cfgs)), now: now}
 	for _, c := range cfgs {
-		c = c.WithDefaults()
-		base, err := url.Parse(c.APIURL)
+		rc, err := newReplyConn(c.WithDefaults())
 		if err != nil {
-			return nil, fmt.Errorf("connectors.github[%s].api_url: %w", c.Name, err)
-		}
-		rc := replyConn{cfg: c, who: &poster{}}
-		switch {
-		case c.App != nil:
-			itr, err := ghinstallation.New(http.DefaultTransport, c.App.ID, c.App.InstallationID, []byte(c.App.PrivateKey.Reveal()))
-			if err != nil {
-				// The library's message may quote the key's parse failure, never the key.
-				return nil, fmt.Errorf("connectors.github[%s].app.private_key: not a usable RSA key", c.Name)
-			}
-			itr.BaseURL = strings.TrimSuffix(c.APIURL, "/")
-			rc.client = gh.NewClient(&http.Client{Transport: itr, Timeout: 30 * time.Second})
-			atr, err := ghinstallation.NewAppsTransport(http.DefaultTransport, c.App.ID, []byte(c.App.PrivateKey.Reveal()))
-			if err != nil {
-				return nil, fmt.Errorf("connectors.github[%s].app.private_key: not a usable RSA key", c.Name)
-			}
-			atr.BaseURL = itr.BaseURL
-			rc.app = gh.NewClient(&http.Client{Transport: atr, Timeout: 30 * time.Second})
-			rc.app.BaseURL = base
-		case c.Token != "":
-			rc.client = gh.NewClient(&http.Client{Timeout: 30 * time.Second}).WithAuthToken(c.Token.Reveal())
-		}
-		if rc.client != nil {
-			rc.client.BaseURL = base
+			return nil, err
 		}
 		r.conns[c.Name] = rc
 	}
 	return r, nil
+}
+
+// newReplyConn builds c's clients: a token's, or an App installation's and the App's
+// own; none when c has no credentials for replies.
+func newReplyConn(c Config) (replyConn, error) {
+	base, err := url.Parse(c.APIURL)
+	if err != nil {
+		return replyConn{}, fmt.Errorf("connectors.github[%s].api_url: %w", c.Name, err)
+	}
+	rc := replyConn{cfg: c, who: newPoster()}
+	switch {
+	case c.App != nil:
+		itr, err := ghinstallation.New(http.DefaultTransport, c.App.ID, c.App.InstallationID, []byte(c.App.PrivateKey.Reveal()))
+		if err != nil {
+			// The library's message may quote the key's parse failure, never the key.
+			return replyConn{}, fmt.Errorf("connectors.github[%s].app.private_key: not a usable RSA key", c.Name)
+		}
+		itr.BaseURL = strings.TrimSuffix(c.APIURL, "/")
+		rc.client = gh.NewClient(&http.Client{Transport: itr, Timeout: 30 * time.Second})
+		atr, err := ghinstallation.NewAppsTransport(http.DefaultTransport, c.App.ID, []byte(c.App.PrivateKey.Reveal()))
+		if err != nil {
+			return replyConn{}, fmt.Errorf("connectors.github[%s].app.private_key: not a usable RSA key", c.Name)
+		}
+		atr.BaseURL = itr.BaseURL
+		rc.app = gh.NewClient(&http.Client{Transport: atr, Timeout: 30 * time.Second})
+		rc.app.BaseURL = base
+	case c.Token != "":
+		rc.client = gh.NewClient(&http.Client{Timeout: 30 * time.Second}).WithAuthToken(c.Token.Reveal())
+	}
+	if rc.client != nil {
+		rc.client.BaseURL = base
+	}
+	return rc, nil
 }
 
 // Check refuses what can never be posted: an unknown connector or place, a connector
@@ -290,8 +302,12 @@ func (c replyConn) login(ctx context.Context) (string, error) {
 	if c.cfg.BotLogin != "" {
 		return c.cfg.BotLogin, nil
 	}
-	c.who.mu.Lock()
-	defer c.who.mu.Unlock()
+	select {
+	case c.who.turn <- struct{}{}:
+	case <-ctx.Done():
+		return "", fmt.Errorf("wait for the lookup of the account replies are posted as: %w", ctx.Err())
+	}
+	defer func() { <-c.who.turn }()
 	if c.who.login != "" {
 		return c.who.login, nil
 	}

@@ -80,16 +80,20 @@ func (f *fakeOwn) OwnReply(_ context.Context, source, connector, id string) (boo
 
 func ownHarness(t *testing.T, own reply.Own, mods ...func(*Config)) (*harness, *Handler) {
 	t.Helper()
-	log := slog.New(slog.DiscardHandler)
-	srv := server.New(server.Config{}, log)
-	router, err := connectors.NewRouter(allGitHubRoute(), []string{"coder"})
-	require.NoError(t, err)
-	fake := connectorstest.NewIngester()
 	cfg := testConfig()
 	cfg.BotLogin = "" // recognised by the recorded id alone, not by the bot's login
 	for _, m := range mods {
 		m(&cfg)
 	}
+	return ownHarnessWith(t, cfg, own, slog.New(slog.DiscardHandler))
+}
+
+func ownHarnessWith(t *testing.T, cfg Config, own reply.Own, log *slog.Logger) (*harness, *Handler) {
+	t.Helper()
+	srv := server.New(server.Config{}, slog.New(slog.DiscardHandler))
+	router, err := connectors.NewRouter(allGitHubRoute(), []string{"coder"})
+	require.NoError(t, err)
+	fake := connectorstest.NewIngester()
 	handler, err := NewHandler([]Config{cfg}, connectors.NewPipeline(router, fake, log), log, fixedNow, WithOwnReplies(own))
 	require.NoError(t, err)
 	handler.Mount(srv.Echo())
