@@ -81,8 +81,10 @@ type Deps struct {
 	// WatchLookup finds the watches an event reaches (watch.Store; nil: explain shows
 	// none).
 	WatchLookup connectors.WatchLookup
-	Log         *slog.Logger
-	Now         func() time.Time
+	// Schedules creates, changes and fires schedules (nil: none; the list is empty).
+	Schedules Schedules
+	Log       *slog.Logger
+	Now       func() time.Time
 }
 
 // Route is one admin endpoint and the scope its token needs.
@@ -169,6 +171,7 @@ func New(cfg Config, d Deps) (*API, error) {
 		{Route{http.MethodGet, "/watches/:id", ScopeRead}, a.getWatch},
 		{Route{http.MethodDelete, "/watches/:id", ScopeWrite}, a.deleteWatch},
 	}
+	a.routes = append(a.routes, a.scheduleRoutes()...)
 	if cfg.Pprof {
 		a.routes = append(a.routes, route{Route{http.MethodGet, pprofPath, ScopeWrite}, servePprof})
 	}

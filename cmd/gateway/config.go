@@ -23,6 +23,7 @@ import (
 	"github.com/signalgate/signalgate/console"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/retention"
+	"github.com/signalgate/signalgate/schedule"
 	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/store"
@@ -45,6 +46,7 @@ type Config struct {
 	Approvals  approval.Config          `yaml:"approvals"`
 	Replies    RepliesConfig            `yaml:"replies"`
 	Watches    watch.Config             `yaml:"watches"`
+	Schedules  []schedule.Spec          `yaml:"schedules"`
 
 	// router is Routes compiled by Validate; serving and explain use it as it is.
 	router *connectors.Router
@@ -189,6 +191,7 @@ func (c *Config) Validate() []string {
 	add("replies.", c.Replies.validate())
 	add("watches.", c.Watches.Validate())
 	add("", c.validateWatchConnectors())
+	add("", c.validateSchedules())
 	add("", c.replyApprovals())
 	return append(out, c.credentialProblems()...)
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/signalgate/signalgate/metrics"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/retention"
+	"github.com/signalgate/signalgate/schedule"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/store"
@@ -55,6 +56,9 @@ type Main struct {
 	Replies *reply.Service
 	// Watches creates, lists and ends agents' watches.
 	Watches *watch.Service
+	// Schedules creates, changes and fires schedules; Scheduler fires them on time.
+	Schedules *schedule.Service
+	Scheduler *schedule.Scheduler
 
 	addr     net.Addr
 	services []background // built by Open, started in order
@@ -187,6 +191,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		apiOpts = append(apiOpts, agentapi.WithReplies(m.Replies))
 		mcpOpts = append(mcpOpts, inboxmcp.WithReplies(m.Replies))
 	}
+	// Schedules: each fire is a signal sent as POST …/signals sends it.
+	m.Schedules = schedule.NewService(st, agents, cfg.AgentIDs(), m.base())
+	m.Scheduler = schedule.NewScheduler(m.Schedules, cfg.Schedules, m.base())
+	m.services = append(m.services, m.Scheduler)
 	api := agentapi.New(agents, st, m.Broker, apiOpts...)
 	api.Mount(e)
 	inboxmcp.New(agents, mcpOpts...).Mount(e)
@@ -204,6 +212,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		deps.Replies = m.Replies
 	}
 	deps.Watches, deps.WatchEnder = st, m.Watches
+	deps.Schedules = m.Schedules
 	adm, err := admin.New(cfg.Admin, deps)
 	if err != nil {
 		return err
