@@ -33,6 +33,17 @@ type itemWatches struct {
 	end []watch.Watch
 }
 
+// before reports that something that happened at `at` happened before a watch created at
+// created. GitHub's times and IMAP's INTERNALDATE have whole seconds: such a time is
+// compared with the creation's second, or a comment posted in the second the watch was
+// made would be lost (the price: one from earlier in that second counts).
+func before(at, created time.Time) bool {
+	if at.Nanosecond() == 0 {
+		created = created.Truncate(time.Second)
+	}
+	return at.Before(created)
+}
+
 // watchKeys are the lookup keys of it's watch resources, canonical, in its order;
 // own is the key of its first resource when that is not a whole repository (what Ends
 // ends).
@@ -92,7 +103,7 @@ func (r *Router) matchWatches(ctx context.Context, w WatchLookup, items []Item, 
 		}
 		var cands []watch.Watch
 		for _, wt := range found {
-			if !slices.Contains(keys[j], wt.Key()) || !wt.Live(receivedAt) || at.Before(wt.CreatedAt) ||
+			if !slices.Contains(keys[j], wt.Key()) || !wt.Live(receivedAt) || before(at, wt.CreatedAt) ||
 				!slices.Contains(r.agents, wt.Thread.Agent) {
 				continue
 			}

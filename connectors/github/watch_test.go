@@ -388,3 +388,17 @@ func TestSeenRepositories(t *testing.T) {
 	failing.deliver("issue_comment", "d-2", encode(t, comment(t, 1, "OWNER")))
 	assert.Len(t, failing.seen.all(), 2, "not remembered as written: tried again")
 }
+
+// GitHub's times have whole seconds: a comment posted in the second a watch was created,
+// after it, carries that second and is heard; one a second earlier is not.
+func TestWatchBaselineWithinTheSecond(t *testing.T) {
+	h := newWatchHarness(t, nil, nil)
+	h.watch("pr-1", watchedRepo+"#1", func(w *watch.Watch) { w.CreatedAt = watchCreated.Add(700 * time.Millisecond) })
+	earlier := comment(t, 1, "OWNER")
+	set(earlier, "comment.created_at", watchCreated.Add(-time.Second).Format(time.RFC3339))
+	assert.Empty(t, h.send("issue_comment", "d-earlier", earlier).Notifications)
+	same := comment(t, 1, "OWNER")
+	set(same, "comment.created_at", watchCreated.Format(time.RFC3339))
+	set(same, "comment.id", 4242)
+	assert.Len(t, h.send("issue_comment", "d-same-second", same).Notifications, 1)
+}
