@@ -3,9 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -478,17 +475,6 @@ func agentPost(t *testing.T, url, body string) int {
 
 func postGitHub(t *testing.T, base string, body []byte, event, delivery string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, base+"/webhooks/github/acme", bytes.NewReader(body))
-	require.NoError(t, err)
-	mac := hmac.New(sha256.New, []byte(consoleGitHub))
-	mac.Write(body)
-	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
-	req.Header.Set("X-GitHub-Event", event)
-	req.Header.Set("X-GitHub-Delivery", delivery)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	require.Equal(t, http.StatusOK, resp.StatusCode, string(out))
+	code, out := sendGitHubSigned(t, base, consoleGitHub, body, event, delivery)
+	require.Equal(t, http.StatusOK, code, out)
 }

@@ -19,12 +19,19 @@ import (
 
 const watchGitHubSecret = "watch-github-secret-0123456789"
 
-// sendGitHub delivers a signed GitHub event and answers the status and body.
+// sendGitHub delivers an event signed with watchGitHubSecret to connector acme.
 func sendGitHub(t *testing.T, base string, body []byte, event, delivery string) (int, string) {
+	t.Helper()
+	return sendGitHubSigned(t, base, watchGitHubSecret, body, event, delivery)
+}
+
+// sendGitHubSigned delivers a GitHub event signed with secret to connector acme and
+// answers the status and body.
+func sendGitHubSigned(t *testing.T, base, secret string, body []byte, event, delivery string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, base+"/webhooks/github/acme", bytes.NewReader(body))
 	require.NoError(t, err)
-	req.Header.Set("X-Hub-Signature-256", "sha256="+hmacHex([]byte(watchGitHubSecret), body))
+	req.Header.Set("X-Hub-Signature-256", "sha256="+hmacHex([]byte(secret), body))
 	req.Header.Set("X-GitHub-Event", event)
 	req.Header.Set("X-GitHub-Delivery", delivery)
 	req.Header.Set("Content-Type", "application/json")
