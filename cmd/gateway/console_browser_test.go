@@ -332,10 +332,11 @@ routes:
 	require.Equal(t, http.StatusCreated, agentPost(t, base+agentPath+"/watches", watchBody))
 
 	// An operator snoozes the pending lint note from its row: it shows snoozed, until when.
-	lint := evalJS[string](b, `(() => { const r = Array.from(document.querySelectorAll('#records tr.record[data-status=pending]')).`+
-		`find(r => r.textContent.includes('lint is slow today')); r.querySelector('button.snooze').click(); return r.dataset.id })()`)
+	lint := evalJS[string](b, `Array.from(document.querySelectorAll('#records tr.record[data-status=pending]')).`+
+		`find(r => r.textContent.includes('lint is slow today') && r.querySelector('button.snooze')).dataset.id`)
 	require.NotEmpty(t, lint)
-	b.waitJS("the record shows snoozed", fmt.Sprintf(`document.querySelector('#records tr.record[data-id=%q][data-status=snoozed] .snoozed-until') !== null`, lint))
+	b.do("snooze the lint note", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#records tr.record[data-id=%q] button.snooze`, lint))),
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#records tr.record[data-id=%q][data-status=snoozed] .snoozed-until`, lint))))
 	require.Zero(t, evalJS[int](b, fmt.Sprintf(`document.querySelectorAll('#records tr.record[data-id=%q] button.snooze').length`, lint)),
 		"a snoozed record is not offered a snooze again")
 	b.shot("04e-thread-snoozed")
