@@ -150,7 +150,7 @@ func (a *API) Dismiss(ctx context.Context, id, by string) (inbox.Record, error) 
 	if err != nil {
 		return inbox.Record{}, notFound(err, "notification", id)
 	}
-	from := []inbox.Status{inbox.StatusPending, inbox.StatusDelivered, inbox.StatusSeen, inbox.StatusFailed}
+	from := []inbox.Status{inbox.StatusPending, inbox.StatusSnoozed, inbox.StatusDelivered, inbox.StatusSeen, inbox.StatusFailed}
 	rec, changed, err := a.d.Store.TransitionRecord(ctx, rec.Thread, id, inbox.StatusDismissed, from, a.d.Now().UTC())
 	if err != nil {
 		return inbox.Record{}, notFound(err, "notification", id)
@@ -159,6 +159,41 @@ func (a *API) Dismiss(ctx context.Context, id, by string) (inbox.Record, error) 
 		return inbox.Record{}, server.NewError(http.StatusConflict, "conflict", "notification %q is %s and cannot be dismissed", id, rec.Status)
 	}
 	a.log.Info("notification dismissed", "token", by, "record_id", id, "thread", rec.Thread.String())
+	return rec, nil
+}
+
+// Snooze is the agent's snooze on the operator's behalf: a pending record is hidden
+// until `until` (in the future, at most 30 days ahead; 400 naming the field otherwise),
+// then decided again by the policy; any other record is 409. by names the admin token
+// in the log.
+func (a *API) Snooze(ctx context.Context, id string, until time.Time, by string) (inbox.Record, error) {
+	id, err := checkID("id", id)
+	if err != nil {
+		return inbox.Record{}, err
+	}
+	now := a.d.Now().UTC()
+	if err := inbox.CheckSnoozeUntil(until, now); err != nil {
+		return inbox.Record{}, server.BadRequest("%v", err)
+	}
+	rec, err := a.d.Store.GetRecord(ctx, id)
+	if err != nil {
+		return inbox.Record{}, notFound(err, "notification", id)
+	}
+	rec, err = a.d.Store.SnoozeRecord(ctx, rec.Thread, id, until.UTC(), now)
+	if errors.Is(err, inbox.ErrNotSnoozable) {
+		what := string(rec.Status)
+		switch {
+		case rec.NetKey != "":
+			what += " in a net-state lane (a newer state supersedes it)"
+		case rec.Status == inbox.StatusPending:
+			what += " and being delivered at this moment (ask again in a moment)"
+		}
+		return inbox.Record{}, server.NewError(http.StatusConflict, "conflict", "notification %q is %s: only a pending notification can be snoozed", id, what)
+	}
+	if err != nil {
+		return inbox.Record{}, notFound(err, "notification", id)
+	}
+	a.log.Info("notification snoozed", "token", by, "record_id", id, "thread", rec.Thread.String(), "until", until.UTC().Format(time.RFC3339))
 	return rec, nil
 }
 

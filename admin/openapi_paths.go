@@ -47,7 +47,7 @@ func recordFilterParams(withStatus bool) []obj {
 		limitParam(),
 	}
 	if withStatus {
-		ps = append(ps, query("status", "Comma list of pending, delivered, seen, dismissed, archived, discarded, failed, superseded.", obj{"type": "string"}), cursorParam())
+		ps = append(ps, query("status", "Comma list of pending, delivered, seen, dismissed, archived, discarded, failed, superseded, snoozed.", obj{"type": "string"}), cursorParam())
 	}
 	return ps
 }
@@ -134,7 +134,7 @@ func agentPaths() obj {
 					"201": jsonResponse("Created (for an array: any created).", obj{"oneOf": []obj{ref("NotificationResponse"), array(ref("NotificationResponse"))}})}, "400", "401", "403", "404"),
 			"get": operation("agent", "listThreadNotifications", "List the thread's notifications, newest first",
 				"Pending and delivered by default. Read-only: listing and searching change nothing.",
-				with(query("status", "all, or a comma list of pending, delivered, seen, dismissed, archived, discarded, failed, superseded (default pending,delivered).", obj{"type": "string"}), query("q", "Substring of summary, kind or source (at most 512 bytes).", obj{"type": "string"}),
+				with(query("status", "all, or a comma list of pending, delivered, seen, dismissed, archived, discarded, failed, superseded, snoozed (default pending,delivered).", obj{"type": "string"}), query("q", "Substring of summary, kind or source (at most 512 bytes).", obj{"type": "string"}),
 					query("source", "A comma list of sources (at most 20).", obj{"type": "string"}), query("kind", "A comma list of kinds (at most 20).", obj{"type": "string"}),
 					query("limit", "1 to 200.", obj{"type": "integer"}), query("cursor", "nextCursor of the previous page.", obj{"type": "string"}),
 					query("markSeen", "Deprecated: only false is accepted (listing never marks records seen).", obj{"type": "boolean"})),
@@ -147,7 +147,7 @@ func agentPaths() obj {
 			obj{"200": jsonResponse("The record.", ref("Record"))}, "400", "401", "403", "404")},
 		"/mcp": obj{"post": operation("agent", "mcp", "The agent inbox as MCP tools (streamable HTTP, stateless)",
 			"Model Context Protocol JSON-RPC messages (initialize, tools/list, tools/call) with the agent's bearer token; the answer is application/json. "+
-				"Tools: inbox_list, inbox_search, inbox_read, inbox_dismiss, inbox_archive, notify, notification-inbox (Mastra's inbox tool), and where a connector sends replies reply and reply_status, each taking resourceId and threadId. "+
+				"Tools: inbox_list, inbox_search, inbox_read, inbox_dismiss, inbox_archive, inbox_snooze, notify, notification-inbox (Mastra's inbox tool), and where a connector sends replies reply and reply_status, each taking resourceId and threadId. "+
 				"No session is kept between requests (no Mcp-Session-Id); GET and DELETE are 405. A tool's failure is a result with isError, not an HTTP error.",
 			nil, jsonBody("A JSON-RPC message (or a batch of at most 16), at most 1 MiB.", obj{"type": "object"}, true),
 			obj{"200": jsonResponse("The JSON-RPC answer.", obj{"type": "object"}),
@@ -155,6 +155,11 @@ func agentPaths() obj {
 				"401": plainResponse("No or an unknown agent token (WWW-Authenticate: Bearer)."),
 				"413": plainResponse("Over 1 MiB."),
 				"415": plainResponse("Content-Type is not application/json.")})},
+		base + "/notifications/{id}/snooze": obj{"post": operation("agent", "snoozeNotification", "Snooze a pending notification until a time",
+			"Hidden until then (not delivered, summarised or counted as backlog), then decided again by the policy as if it had just arrived. "+
+				"A merge into it while snoozed is absorbed and stays hidden, unless it is urgent, which ends the snooze at once.",
+			with(notifID), jsonBody("When the snooze ends.", object(obj{"until": str("RFC 3339 time in the future, at most 30 days ahead.")}, "until"), true),
+			obj{"200": jsonResponse("The record, snoozed.", ref("Record"))}, "400", "401", "403", "404", "409")},
 		base + "/notifications/{id}/{action}": obj{"post": operation("agent", "actOnNotification", "Mark a notification seen, dismissed or archived", "",
 			with(notifID, obj{"name": "action", "in": "path", "required": true, "schema": enum("", "seen", "dismiss", "archive")}), nil,
 			obj{"200": jsonResponse("The record.", ref("Record"))}, "400", "401", "403", "404", "409")},

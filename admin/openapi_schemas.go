@@ -4,7 +4,7 @@ func schemas(sources []string) obj {
 	attrs := obj{"type": "object", "description": "Attributes in insertion order; values are strings, numbers or booleans."}
 	meta := obj{"type": "object", "description": "Free-form metadata; never shown to the model."}
 	priority := enum("", "low", "medium", "high", "urgent")
-	status := enum("", "pending", "delivered", "seen", "dismissed", "archived", "discarded", "failed", "superseded")
+	status := enum("", "pending", "delivered", "seen", "dismissed", "archived", "discarded", "failed", "superseded", "snoozed")
 	netKey := str("Net-state lane: the thing whose state this reports (at most 255 bytes, longer keys are stored hashed). A newer record of the lane supersedes a pending one.")
 	netState := str("Net-state lane: the state reported (at most 200 bytes); needs netKey.")
 	restState := str("Net-state lane: the state that needs no attention (at most 200 bytes); needs netKey.")
@@ -67,6 +67,7 @@ func schemas(sources []string) obj {
 			"lastDeliveryError":     str("Mastra's name: lastError."),
 			"lastDeliveryAttemptAt": timestamp("The last delivery attempt."),
 			"seenAt":                timestamp("When first marked seen."), "dismissedAt": timestamp(""), "archivedAt": timestamp(""), "discardedAt": timestamp(""),
+			"snoozedUntil": timestamp("When a snoozed record is decided again (status snoozed only)."),
 		}, "id", "thread", "source", "kind", "priority", "summary", "status", "coalescedCount", "action", "deliveryReason", "attempts", "createdAt", "updatedAt",
 			"agentId", "resourceId", "threadId", "deliveryAttempts"),
 		"RecordList": object(obj{"notifications": array(ref("Record")), "nextCursor": next}, "notifications"),

@@ -126,7 +126,7 @@ func (p *params) priority(name string) inbox.Priority {
 }
 
 func (p *params) statuses(name string) []inbox.Status {
-	return statusList(p, name, inbox.Status.Valid, "pending, delivered, seen, dismissed, archived, discarded, failed, superseded")
+	return statusList(p, name, inbox.Status.Valid, "pending, delivered, seen, dismissed, archived, discarded, failed, superseded, snoozed")
 }
 
 // statusList reads name as a comma list of statuses that valid accepts; want names them

@@ -29,6 +29,9 @@ type Store interface {
 	GetRecord(ctx context.Context, id string) (inbox.Record, error)
 	ListRecords(ctx context.Context, f inbox.RecordFilter) ([]inbox.Record, string, error)
 	TransitionRecord(ctx context.Context, k inbox.ThreadKey, id string, to inbox.Status, from []inbox.Status, now time.Time) (inbox.Record, bool, error)
+	// SnoozeRecord hides pending record id until `until` (inbox.ErrNotSnoozable, with the
+	// record as it is, when it is not pending or is a net-state lane's).
+	SnoozeRecord(ctx context.Context, k inbox.ThreadKey, id string, until, now time.Time) (inbox.Record, error)
 	// RequeueRecord makes a record in one of from pending and due now again; changed is
 	// false when it was in another status (the record is returned as it is).
 	RequeueRecord(ctx context.Context, id string, from []inbox.Status, operator string, now time.Time) (rec inbox.Record, changed bool, err error)

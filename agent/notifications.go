@@ -343,7 +343,7 @@ func parseStatuses(raw string) ([]inbox.Status, error) {
 	for _, s := range strings.Split(raw, ",") {
 		st := inbox.Status(strings.TrimSpace(s))
 		if !st.Valid() {
-			return nil, invalidf("status: unknown %q (want all or a comma list of pending, delivered, seen, dismissed, archived, discarded, failed, superseded)", st)
+			return nil, invalidf("status: unknown %q (want all or a comma list of pending, delivered, seen, dismissed, archived, discarded, failed, superseded, snoozed)", st)
 		}
 		out = append(out, st)
 	}
@@ -353,7 +353,7 @@ func parseStatuses(raw string) ([]inbox.Status, error) {
 func (s *Service) markSeen(ctx context.Context, recs []inbox.Record) error {
 	var ids []string
 	for _, r := range recs {
-		if r.Status == inbox.StatusPending || r.Status == inbox.StatusDelivered {
+		if r.Status == inbox.StatusPending || r.Status == inbox.StatusSnoozed || r.Status == inbox.StatusDelivered {
 			ids = append(ids, r.ID)
 		}
 	}
@@ -440,15 +440,17 @@ func (s *Service) GetNotification(ctx context.Context, k inbox.ThreadKey, id str
 }
 
 // transition gives an action's target status and the statuses it may leave. Seen never
-// revives a dismissed or archived record; archive takes anything but a discarded one.
+// revives a dismissed or archived record; archive takes anything but a discarded one. A
+// snoozed record may be seen, dismissed or archived (its snooze ends with it).
 func transition(action string) (to inbox.Status, from []inbox.Status, ok bool) {
 	switch action {
 	case "seen":
-		return inbox.StatusSeen, []inbox.Status{inbox.StatusPending, inbox.StatusDelivered}, true
+		return inbox.StatusSeen, []inbox.Status{inbox.StatusPending, inbox.StatusSnoozed, inbox.StatusDelivered}, true
 	case "dismiss":
-		return inbox.StatusDismissed, []inbox.Status{inbox.StatusPending, inbox.StatusDelivered, inbox.StatusSeen, inbox.StatusFailed}, true
+		return inbox.StatusDismissed, []inbox.Status{inbox.StatusPending, inbox.StatusSnoozed, inbox.StatusDelivered, inbox.StatusSeen,
+			inbox.StatusFailed}, true
 	case "archive":
-		return inbox.StatusArchived, []inbox.Status{inbox.StatusPending, inbox.StatusDelivered, inbox.StatusSeen,
+		return inbox.StatusArchived, []inbox.Status{inbox.StatusPending, inbox.StatusSnoozed, inbox.StatusDelivered, inbox.StatusSeen,
 			inbox.StatusDismissed, inbox.StatusFailed, inbox.StatusSuperseded}, true
 	}
 	return "", nil, false
@@ -474,6 +476,38 @@ func (s *Service) ActOn(ctx context.Context, k inbox.ThreadKey, id, action strin
 	}
 	if !changed && rec.Status != to {
 		return inbox.Record{}, NewError(KindConflict, "conflict", "notification %q is %s and cannot be marked %s", id, rec.Status, to)
+	}
+	return rec, nil
+}
+
+// Snooze hides pending record id of thread k until `until` (RFC 3339, in the future, at
+// most 30 days ahead; 400 naming the field otherwise): it is not delivered, summarised
+// or counted as backlog until then, when the policy decides it again as if it had just
+// arrived. A record that is not pending (or is a net-state lane's, or is due while a
+// delivery pass holds the thread) is 409, one not on this thread 404.
+func (s *Service) Snooze(ctx context.Context, k inbox.ThreadKey, id, until string) (inbox.Record, error) {
+	if err := checkID(id); err != nil {
+		return inbox.Record{}, invalidf("id: %v", err)
+	}
+	now := s.now().UTC()
+	at, err := inbox.ParseSnoozeUntil(until, now)
+	if err != nil {
+		return inbox.Record{}, invalidf("%v", err)
+	}
+	rec, err := s.Records.SnoozeRecord(ctx, k, id, at, now)
+	switch {
+	case errors.Is(err, inbox.ErrNotFound):
+		return inbox.Record{}, notFoundf("notification %q not found on this thread", id)
+	case errors.Is(err, inbox.ErrNotSnoozable) && rec.NetKey != "" && rec.Status == inbox.StatusPending:
+		return inbox.Record{}, NewError(KindConflict, "conflict",
+			"notification %q reports the state of %q, which a newer state supersedes: it cannot be snoozed (dismiss it instead)", id, rec.NetKey)
+	case errors.Is(err, inbox.ErrNotSnoozable) && rec.Status == inbox.StatusPending:
+		return inbox.Record{}, NewError(KindConflict, "conflict",
+			"notification %q is being delivered at this moment: ask again in a moment (it may then be delivered)", id)
+	case errors.Is(err, inbox.ErrNotSnoozable):
+		return inbox.Record{}, NewError(KindConflict, "conflict", "notification %q is %s: only a pending notification can be snoozed", id, rec.Status)
+	case err != nil:
+		return inbox.Record{}, err
 	}
 	return rec, nil
 }

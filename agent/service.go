@@ -28,6 +28,9 @@ type RecordStore interface {
 	ThreadRecordsByID(ctx context.Context, k inbox.ThreadKey, ids []string) ([]inbox.Record, error)
 	MarkSeen(ctx context.Context, ids []string, now time.Time) error
 	TransitionRecord(ctx context.Context, k inbox.ThreadKey, id string, to inbox.Status, from []inbox.Status, now time.Time) (inbox.Record, bool, error)
+	// SnoozeRecord hides pending record id until `until` (inbox.ErrNotSnoozable, with
+	// the record as it is, when it is not pending or is a net-state lane's).
+	SnoozeRecord(ctx context.Context, k inbox.ThreadKey, id string, until, now time.Time) (inbox.Record, error)
 	// CancelMessages dismisses the thread's message records not yet handed over that ids
 	// name (record or signal ids) and returns those ids.
 	CancelMessages(ctx context.Context, k inbox.ThreadKey, ids []string, now time.Time) ([]string, error)

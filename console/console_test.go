@@ -114,6 +114,10 @@ func (f *fakeAdmin) Dismiss(_ context.Context, id, by string) (inbox.Record, err
 	f.did("dismiss " + id + " by " + by)
 	return inbox.Record{}, nil
 }
+func (f *fakeAdmin) Snooze(_ context.Context, id string, until time.Time, by string) (inbox.Record, error) {
+	f.did("snooze " + id + " until " + until.UTC().Format(time.RFC3339) + " by " + by)
+	return inbox.Record{}, nil
+}
 func (f *fakeAdmin) Redeliver(_ context.Context, id, by string) (inbox.Record, error) {
 	f.did("redeliver " + id + " by " + by)
 	return inbox.Record{}, nil

@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -183,6 +184,30 @@ func back(ec echo.Context) string { return localPath(ec.FormValue("back")) }
 
 func (c *Console) dismiss(ec echo.Context) error {
 	if _, err := c.d.Admin.Dismiss(ec.Request().Context(), ec.Param("id"), sessionOf(ec).Name); err != nil {
+		return c.failErr(ec, err)
+	}
+	return ec.Redirect(http.StatusSeeOther, back(ec))
+}
+
+// snooze hides a pending record until a time: the form's `for` (one of the durations the
+// page offers, or any Go duration) from now, or an RFC 3339 `until`.
+func (c *Console) snooze(ec echo.Context) error {
+	now := c.d.Now().UTC()
+	var until time.Time
+	if raw := ec.FormValue("until"); raw != "" || ec.FormValue("for") == "" {
+		t, err := inbox.ParseSnoozeUntil(raw, now)
+		if err != nil {
+			return c.fail(ec, http.StatusBadRequest, err.Error())
+		}
+		until = t
+	} else {
+		d, err := time.ParseDuration(ec.FormValue("for"))
+		if err != nil {
+			return c.fail(ec, http.StatusBadRequest, fmt.Sprintf("for: want a duration such as 4h, got %q", ec.FormValue("for")))
+		}
+		until = now.Add(d)
+	}
+	if _, err := c.d.Admin.Snooze(ec.Request().Context(), ec.Param("id"), until, sessionOf(ec).Name); err != nil {
 		return c.failErr(ec, err)
 	}
 	return ec.Redirect(http.StatusSeeOther, back(ec))

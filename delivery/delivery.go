@@ -98,7 +98,8 @@ type Queue interface {
 	// owner's lease. An empty owner holds no lease.
 	CompleteThread(ctx context.Context, owner string, o Outcome) error
 	// NextDue is the earliest time something may need the dispatcher: a record falling
-	// due, a run lease lapsing, a foreign thread lease lapsing. Nil when nothing waits.
+	// due, a run lease lapsing, a foreign thread lease lapsing, a snooze ending. Nil when
+	// nothing waits.
 	NextDue(ctx context.Context, now time.Time) (*time.Time, error)
 }
 

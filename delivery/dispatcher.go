@@ -58,6 +58,8 @@ type Dispatcher struct {
 
 	kick  *Kick
 	opens RunOpens // nil: no recovery subscription
+	// snoozes releases due snoozed records at the start of a pass (nil: none).
+	snoozes Snoozes
 
 	service.StartStop
 	// TestSignals are where tests wait; see service.Signal.
@@ -174,6 +176,11 @@ func (d *Dispatcher) pass(ctx context.Context) (n int, full bool, err error) {
 	}
 	if err := d.health.refresh(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("read target health: %w", err))
+	}
+	if d.snoozes != nil {
+		if _, err := d.snoozes.ReleaseSnoozed(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	now := d.now()
 	probes, err := d.claimProbes(ctx, now)

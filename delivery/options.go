@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"context"
 	"time"
 
 	"github.com/signalgate/signalgate/inbox"
@@ -65,3 +66,12 @@ func (k *Kick) Notify([]inbox.ThreadKey) {
 
 // WithKick makes the loop wake on k's notifications.
 func WithKick(k *Kick) Option { return func(d *Dispatcher) { d.kick = k } }
+
+// Snoozes releases snoozed records whose time has come (inbox.Service.ReleaseSnoozed):
+// each pass does it before its claim, so what it released goes out in the same pass.
+type Snoozes interface {
+	ReleaseSnoozed(ctx context.Context) (int, error)
+}
+
+// WithSnoozes makes every pass release due snoozed records first.
+func WithSnoozes(s Snoozes) Option { return func(d *Dispatcher) { d.snoozes = s } }

@@ -68,20 +68,24 @@ const (
 	// same lane replaced while it was pending, or that arrived with the state the
 	// model was last told (see DecideNet). It is kept, and listed, like every other.
 	StatusSuperseded Status = "superseded"
+	// StatusSnoozed hides a pending record until its SnoozedUntil (see Snooze): it is
+	// not delivered, summarised or counted as backlog, and is decided again then.
+	StatusSnoozed Status = "snoozed"
 )
 
 // Valid reports whether s is a known status.
 func (s Status) Valid() bool {
 	switch s {
 	case StatusPending, StatusDelivered, StatusSeen, StatusDismissed, StatusArchived, StatusDiscarded, StatusFailed,
-		StatusSuperseded:
+		StatusSuperseded, StatusSnoozed:
 		return true
 	}
 	return false
 }
 
-// Terminal reports whether retention may delete a record in this status.
-func (s Status) Terminal() bool { return s != StatusPending && s.Valid() }
+// Terminal reports whether retention may delete a record in this status: a snoozed
+// record is still owed to the agent.
+func (s Status) Terminal() bool { return s != StatusPending && s != StatusSnoozed && s.Valid() }
 
 // Presence is a thread's state: active while a run is open.
 type Presence string
@@ -297,6 +301,8 @@ type Record struct {
 	DismissedAt   *time.Time `json:"dismissedAt,omitempty"`
 	ArchivedAt    *time.Time `json:"archivedAt,omitempty"`
 	DiscardedAt   *time.Time `json:"discardedAt,omitempty"`
+	// SnoozedUntil is when a snoozed record is decided again (status snoozed only).
+	SnoozedUntil *time.Time `json:"snoozedUntil,omitempty"`
 }
 
 // DueAt is when the dispatcher next has work for the record: min(deliverAt, summaryAt),

@@ -52,13 +52,13 @@ func NewRecord(id, eventID string, n Notification, d Decision, now time.Time) Re
 	return r
 }
 
-// Mergeable reports whether a pending record absorbs n: same thread, source and kind,
+// Mergeable reports whether a pending or snoozed record absorbs n: same thread, source and kind,
 // and an equal non-empty dedupeKey or coalesceKey.
 //
 // Records of net-state lanes never merge: a newer record of a lane supersedes the
 // pending one instead (see DecideNet), and a record without a netKey stays out of lanes.
 func (r *Record) Mergeable(n Notification) bool {
-	if r.Status != StatusPending || r.Thread != n.Thread || r.Source != n.Source || r.Kind != n.Kind ||
+	if (r.Status != StatusPending && r.Status != StatusSnoozed) || r.Thread != n.Thread || r.Source != n.Source || r.Kind != n.Kind ||
 		r.NetKey != "" || n.NetKey != "" {
 		return false
 	}
@@ -92,6 +92,10 @@ func (r *Record) Merge(n Notification, d Decision, now time.Time) {
 	maps.Copy(r.Metadata, n.Metadata)
 	r.CoalescedCount++
 	r.UpdatedAt = now
+	if r.Status == StatusSnoozed {
+		r.mergeSnoozed(n, d)
+		return
+	}
 	prev := *r
 	r.apply(d)
 	r.DeliverAt = earlier(prev.DeliverAt, r.DeliverAt)
@@ -101,12 +105,33 @@ func (r *Record) Merge(n Notification, d Decision, now time.Time) {
 	}
 }
 
+// mergeSnoozed ends with what a merge into a snoozed record decides: it stays hidden
+// until its time (the agent asked not to hear of this thing before then, and a
+// duplicate or an update must not slip past that as a new record), unless n itself is
+// urgent, which ends the snooze at once with the fresh decision, as if it had just
+// arrived (urgent passes a snooze as it passes a silence).
+func (r *Record) mergeSnoozed(n Notification, d Decision) {
+	if n.Priority != PriorityUrgent {
+		return
+	}
+	r.Status, r.SnoozedUntil = StatusPending, nil
+	r.apply(d)
+	r.Reason = "snooze ended by an urgent update; " + d.Reason
+}
+
 func (r *Record) apply(d Decision) {
 	r.Action = d.Action
 	r.Reason = d.Reason
 	r.DeliverAt = d.DeliverAt
 	r.SummaryAt = d.SummaryAt
 	r.FullWhenIdle = r.FullWhenIdle || d.FullWhenIdle
+}
+
+// Subject is what the policy sees of a record decided again (a snooze ending), as of
+// its notification's: the payload is the caller's to add.
+func (r *Record) Subject() Subject {
+	return Subject{Source: r.Source, Kind: r.Kind, Priority: r.Priority, Route: r.Route, Attributes: r.Attributes, DeliverAs: r.DeliverAs,
+		Metadata: r.Metadata, Thread: r.Thread}
 }
 
 // Subject is what the policy sees of a notification.

@@ -36,6 +36,7 @@ type Service struct {
 	changed func([]ThreadKey)
 	// overBudget is told of an event whose rules' `when`s ran out of budget.
 	overBudget func()
+	snoozes    SnoozeStore // nil: nothing is released (see WithSnoozes)
 }
 
 // ServiceOption configures a Service.

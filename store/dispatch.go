@@ -367,21 +367,22 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 
 // NextDue is the earliest of: an unleased thread's next due record (of a target that is
 // up), a down target's next probe, a live thread lease lapsing (its owner may have
-// crashed), an open run's lease lapsing.
+// crashed), an open run's lease lapsing, a snooze ending.
 func (s *Store) NextDue(ctx context.Context, now time.Time) (*time.Time, error) {
 	// One statement, one read: the dispatcher makes it whenever it goes idle.
 	var rows []struct {
-		Due   sql.NullInt64 `db:"due"`
-		Lease sql.NullInt64 `db:"lease"`
-		Run   sql.NullInt64 `db:"run"`
-		Probe sql.NullInt64 `db:"probe"`
+		Due    sql.NullInt64 `db:"due"`
+		Lease  sql.NullInt64 `db:"lease"`
+		Run    sql.NullInt64 `db:"run"`
+		Probe  sql.NullInt64 `db:"probe"`
+		Snooze sql.NullInt64 `db:"snooze"`
 	}
-	if err := s.readSelect(ctx, &rows, nextDueQuery(), micros(now), micros(now), micros(now)); err != nil {
+	if err := s.readSelect(ctx, &rows, nextDueQuery(), micros(now), micros(now), micros(now), micros(now)); err != nil {
 		return nil, fmt.Errorf("read next due time: %w", err)
 	}
 	var out *time.Time
 	for _, r := range rows {
-		for _, v := range []sql.NullInt64{r.Due, r.Lease, r.Run, r.Probe} {
+		for _, v := range []sql.NullInt64{r.Due, r.Lease, r.Run, r.Probe, r.Snooze} {
 			if t := fromNullMicros(v); t != nil && (out == nil || t.Before(*out)) {
 				out = t
 			}
@@ -390,9 +391,9 @@ func (s *Store) NextDue(ctx context.Context, now time.Time) (*time.Time, error) 
 	return out, nil
 }
 
-// nextDueQuery reads NextDue's four times. A probe due now was claimed (and moved on) by
+// nextDueQuery reads NextDue's five times. A probe due now was claimed (and moved on) by
 // the pass before this; one still in the past belongs to an agent no longer configured
-// and must not spin the loop.
+// and must not spin the loop. A snooze already over was released by the pass before.
 func nextDueQuery() string {
 	return `SELECT
 		(SELECT r.due_at FROM records r
@@ -402,7 +403,8 @@ func nextDueQuery() string {
 			ORDER BY r.due_at LIMIT 1) AS due,
 		(SELECT MIN(lease_until) FROM threads WHERE lease_until > ?) AS lease,
 		(SELECT MIN(lease_until) FROM runs WHERE status = 'open') AS run,
-		(SELECT MIN(next_probe_at) FROM targets WHERE state = 'down' AND next_probe_at > ?) AS probe`
+		(SELECT MIN(next_probe_at) FROM targets WHERE state = 'down' AND next_probe_at > ?) AS probe,
+		(SELECT MIN(snoozed_until) FROM records WHERE status = 'snoozed' AND snoozed_until > ?) AS snooze`
 }
 
 func (s *Store) insertAttempts(ctx context.Context, tx *sqlx.Tx, attempts []delivery.Attempt) error {

@@ -138,13 +138,10 @@ func (s *Store) redelivered(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, i
 
 func (s *Store) ingestOne(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, n inbox.Notification, decide inbox.DecideFunc, newID func() string) (inbox.RecordOutcome, error) {
 	now := ev.ReceivedAt
-	if s.driver == DriverPostgres {
-		// Serialise merges per (thread, source, kind) across transactions and replicas:
-		// "equal dedupeKey OR equal coalesceKey" cannot be one unique index.
-		key := strings.Join([]string{n.Thread.Agent, n.Thread.Resource, n.Thread.Thread, n.Source, n.Kind}, "\x1f")
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
-			return inbox.RecordOutcome{}, fmt.Errorf("lock merge family: %w", err)
-		}
+	// Serialise merges per (thread, source, kind) across transactions and replicas:
+	// "equal dedupeKey OR equal coalesceKey" cannot be one unique index.
+	if err := s.lockMergeFamily(ctx, tx, n.Thread, n.Source, n.Kind); err != nil {
+		return inbox.RecordOutcome{}, err
 	}
 	if err := s.touchThread(ctx, tx, n.Thread, now); err != nil {
 		return inbox.RecordOutcome{}, err

@@ -99,7 +99,7 @@ func (s *Store) ThreadRecordsByID(ctx context.Context, k inbox.ThreadKey, ids []
 	return out, nil
 }
 
-// MarkSeen moves those of ids still pending or delivered to seen: the agent has looked at
+// MarkSeen moves those of ids still pending, snoozed or delivered to seen: the agent has looked at
 // them, so a pending one is no longer dispatched. A pending record of a net-state lane
 // read so has told the model its state.
 func (s *Store) MarkSeen(ctx context.Context, ids []string, now time.Time) error {
@@ -112,7 +112,8 @@ func (s *Store) MarkSeen(ctx context.Context, ids []string, now time.Time) error
 			return err
 		}
 		in, args, err := sqlx.In(`UPDATE records SET status = 'seen', updated_at = ?, seen_at = COALESCE(seen_at, ?), due_at = NULL,
-			lease_owner = NULL, lease_until = NULL WHERE id IN (?) AND status IN ('pending', 'delivered')`, micros(now), micros(now), ids)
+			snoozed_until = NULL, lease_owner = NULL, lease_until = NULL
+			WHERE id IN (?) AND status IN ('pending', 'snoozed', 'delivered')`, micros(now), micros(now), ids)
 		if err != nil {
 			return err
 		}
@@ -145,7 +146,7 @@ func (s *Store) TransitionRecord(ctx context.Context, k inbox.ThreadKey, id stri
 		if col := statusStamp(to); col != "" {
 			stamp = col + ` = COALESCE(` + col + `, ?), `
 		}
-		in, args, err := sqlx.In(`UPDATE records SET status = ?, updated_at = ?, `+stamp+`due_at = NULL,
+		in, args, err := sqlx.In(`UPDATE records SET status = ?, updated_at = ?, `+stamp+`due_at = NULL, snoozed_until = NULL,
 			lease_owner = NULL, lease_until = NULL WHERE id = ? AND agent = ? AND resource_id = ? AND thread_id = ? AND status IN (?)`,
 			append([]any{string(to), micros(now)}, stampArgs(stamp, micros(now), id, k.Agent, k.Resource, k.Thread, from)...)...)
 		if err != nil {
@@ -162,16 +163,8 @@ func (s *Store) TransitionRecord(ctx context.Context, k inbox.ThreadKey, id stri
 				return err
 			}
 		}
-		recs, err := s.selectRecords(ctx, tx, `SELECT `+recordColumns+` FROM records
-			WHERE id = ? AND agent = ? AND resource_id = ? AND thread_id = ?`, id, k.Agent, k.Resource, k.Thread)
-		if err != nil {
-			return err
-		}
-		if len(recs) == 0 {
-			return fmt.Errorf("record %s in %s: %w", id, k, inbox.ErrNotFound)
-		}
-		out = recs[0]
-		return nil
+		out, err = s.threadRecord(ctx, tx, k, id)
+		return err
 	})
 	if err != nil {
 		return inbox.Record{}, false, fmt.Errorf("set record %s %s: %w", id, to, err)

@@ -29,7 +29,7 @@ const (
 		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND status = 'open' AND lease_until > ?`
 	qInsertRecord = `INSERT INTO records (` + recordColumns + `, priority_rank, due_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-		?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qUpdateRecord = `UPDATE records SET agent = ?, resource_id = ?, thread_id = ?, event_id = ?, route = ?,
 		source = ?, kind = ?, priority = ?, summary = ?, payload = ?, dedupe_key = ?, coalesce_key = ?,
 		attributes = ?, metadata = ?, deliver_as = ?, status = ?, coalesced_count = ?, action = ?, reason = ?,
@@ -37,7 +37,7 @@ const (
 		delivered_signal_id = ?, summary_signal_id = ?, created_at = ?, updated_at = ?, delivered_at = ?,
 		net_key = ?, net_state = ?, rest_state = ?, superseded_by = ?, operator_action = ?, stream_options = ?,
 		source_id = ?, last_attempt_at = ?, seen_at = ?, dismissed_at = ?, archived_at = ?, discarded_at = ?,
-		priority_rank = ?, due_at = ? WHERE id = ?`
+		snoozed_until = ?, priority_rank = ?, due_at = ? WHERE id = ?`
 )
 
 // The dispatcher's completion statements (CompleteThread), prepared like the ingest's.
@@ -109,7 +109,7 @@ func rescheduleQuery(fullWhenIdle bool, trueLit string) string {
 func mergeQuery(dedupe, coalesce bool) string {
 	lookup := func(key string) string {
 		return `SELECT ` + recordColumns + ` FROM records
-		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND source = ? AND kind = ? AND status = 'pending'
+		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND source = ? AND kind = ? AND status IN ('pending', 'snoozed')
 		AND ` + key + ` = ? AND net_key = ''`
 	}
 	switch {

@@ -20,7 +20,7 @@ const recordColumns = `id, agent, resource_id, thread_id, event_id, route, sourc
 	deliver_at, summary_at, full_when_idle, attempts, next_attempt_at, last_error,
 	delivered_signal_id, summary_signal_id, created_at, updated_at, delivered_at,
 	net_key, net_state, rest_state, superseded_by, operator_action, stream_options,
-	source_id, last_attempt_at, seen_at, dismissed_at, archived_at, discarded_at`
+	source_id, last_attempt_at, seen_at, dismissed_at, archived_at, discarded_at, snoozed_until`
 
 // recordReadColumns adds what only the dispatcher and single-record reads need; inserts
 // and merges never write it.
@@ -73,6 +73,7 @@ type recordRow struct {
 	DismissedAt    sql.NullInt64  `db:"dismissed_at"`
 	ArchivedAt     sql.NullInt64  `db:"archived_at"`
 	DiscardedAt    sql.NullInt64  `db:"discarded_at"`
+	SnoozedUntil   sql.NullInt64  `db:"snoozed_until"`
 }
 
 func (row *recordRow) record() (inbox.Record, error) {
@@ -116,6 +117,7 @@ func (row *recordRow) record() (inbox.Record, error) {
 		DismissedAt:    fromNullMicros(row.DismissedAt),
 		ArchivedAt:     fromNullMicros(row.ArchivedAt),
 		DiscardedAt:    fromNullMicros(row.DiscardedAt),
+		SnoozedUntil:   fromNullMicros(row.SnoozedUntil),
 	}
 	if row.Payload.Valid {
 		r.Payload = json.RawMessage(row.Payload.String)
@@ -200,7 +202,7 @@ func recordArgs(r *inbox.Record) ([]any, error) {
 		micros(r.CreatedAt), micros(r.UpdatedAt), nullMicros(r.DeliveredAt),
 		r.NetKey, r.State, r.RestState, r.SupersededBy, cleanText(r.OperatorAction), string(streamOptions),
 		cleanText(r.SourceID), nullMicros(r.LastAttemptAt), nullMicros(r.SeenAt), nullMicros(r.DismissedAt),
-		nullMicros(r.ArchivedAt), nullMicros(r.DiscardedAt)}, nil
+		nullMicros(r.ArchivedAt), nullMicros(r.DiscardedAt), nullMicros(r.SnoozedUntil)}, nil
 }
 
 func (s *Store) insertRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) error {

@@ -102,6 +102,7 @@ func (a *API) Mount(e *echo.Echo) {
 	g.GET("/notifications", a.thread(a.listNotifications))
 	g.POST("/notifications/read", a.thread(a.readNotifications))
 	g.GET("/notifications/:id", a.thread(a.getNotification))
+	g.POST("/notifications/:id/snooze", a.thread(a.snoozeNotification))
 	g.POST("/notifications/:id/:action", a.thread(a.actOnNotification))
 	g.POST("/approvals", a.thread(a.requestApproval))
 	g.POST("/messages/cancel", a.thread(a.cancelMessages))

@@ -128,3 +128,22 @@ func (a *API) actOnNotification(c echo.Context, k inbox.ThreadKey) error {
 	}
 	return c.JSON(http.StatusOK, rec)
 }
+
+// snoozeNotification is POST …/notifications/{id}/snooze {until} (see agent.Service.Snooze).
+func (a *API) snoozeNotification(c echo.Context, k inbox.ThreadKey) error {
+	id, err := pathParam(c, "id")
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Until string `json:"until"`
+	}
+	if err := decodeBody(c, &req, false); err != nil {
+		return err
+	}
+	rec, err := a.svc.Snooze(c.Request().Context(), k, id, req.Until)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, rec)
+}

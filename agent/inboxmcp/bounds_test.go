@@ -59,6 +59,11 @@ func (f *fakeInbox) ActOn(context.Context, inbox.ThreadKey, string, string) (inb
 	return inbox.Record{}, f.fail
 }
 
+func (f *fakeInbox) Snooze(context.Context, inbox.ThreadKey, string, string) (inbox.Record, error) {
+	f.calls.Add(1)
+	return inbox.Record{}, f.fail
+}
+
 func (f *fakeInbox) CreateNotification(context.Context, inbox.ThreadKey, []byte, string) (agent.NotificationResult, error) {
 	f.calls.Add(1)
 	return agent.NotificationResult{}, f.fail
@@ -204,7 +209,7 @@ func TestServerFaultsAreToolErrors(t *testing.T) {
 }
 
 // ToolNames are the tools the server lists.
-var ToolNames = []string{"inbox_archive", "inbox_dismiss", "inbox_list", "inbox_read", "inbox_search", "notification-inbox", "notify"}
+var ToolNames = []string{"inbox_archive", "inbox_dismiss", "inbox_list", "inbox_read", "inbox_search", "inbox_snooze", "notification-inbox", "notify"}
 
 // MinimalArgs are valid arguments for tool on thread (resource, thread), for the tests
 // that call every tool.
@@ -215,6 +220,8 @@ func MinimalArgs(tool, resource, thread string) map[string]any {
 		a["query"] = "x"
 	case "inbox_dismiss", "inbox_archive":
 		a["id"] = "x"
+	case "inbox_snooze":
+		a["id"], a["until"] = "x", "2030-01-01T00:00:00Z"
 	case "notify":
 		a["kind"], a["summary"] = "note", "x"
 	case InboxToolName:

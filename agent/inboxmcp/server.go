@@ -49,6 +49,7 @@ type Inbox interface {
 	ListInbox(ctx context.Context, k inbox.ThreadKey, p agent.ListParams) (agent.InboxPage, error)
 	ReadInbox(ctx context.Context, k inbox.ThreadKey, ids []string) ([]agent.ReadNotification, error)
 	ActOn(ctx context.Context, k inbox.ThreadKey, id, action string) (inbox.Record, error)
+	Snooze(ctx context.Context, k inbox.ThreadKey, id, until string) (inbox.Record, error)
 	CreateNotification(ctx context.Context, k inbox.ThreadKey, body []byte, idempotencyKey string) (agent.NotificationResult, error)
 	InboxToolList(ctx context.Context, k inbox.ThreadKey, q agent.InboxToolQuery, search bool) (agent.InboxToolPage, error)
 	InboxToolReadRecords(ctx context.Context, k inbox.ThreadKey, id string, q agent.InboxToolQuery) (agent.InboxToolRead, error)
@@ -116,7 +117,7 @@ func New(in Inbox, opts ...Option) *Server {
 
 const instructions = `The signalgate agent inbox: notifications (GitHub, Slack, email and webhook events) the gateway routed to your conversation threads. ` +
 	`Every tool names a thread by resourceId and threadId. inbox_list and inbox_search only look; inbox_read returns notifications in full and marks them seen; ` +
-	`inbox_dismiss and inbox_archive move one; notify creates a notification on a thread. ` +
+	`inbox_dismiss and inbox_archive move one; inbox_snooze hides a pending one until a time; notify creates a notification on a thread. ` +
 	`notification-inbox is Mastra's inbox tool: its list, search and read mark what they return seen, and read hands unread notifications to the thread as signals. ` +
 	`Where the gateway sends replies, reply answers where a notification came from (its replyTo) and reply_status shows whether it was sent. ` +
 	`Where the gateway serves watches, watch makes a thread hear about one pull request, issue, Slack thread or email conversation until it is done; watches lists them and unwatch stops one.`

@@ -23,7 +23,7 @@ type threadArgs struct {
 }
 
 type filterArgs struct {
-	Status []string `json:"status,omitempty" jsonschema:"Statuses to include: pending (not yet delivered in full), delivered, seen, dismissed, archived, discarded, failed, superseded (replaced by a newer state of the same thing), or all."`
+	Status []string `json:"status,omitempty" jsonschema:"Statuses to include: pending (not yet delivered in full), delivered, seen, dismissed, archived, discarded, failed, superseded (replaced by a newer state of the same thing), snoozed (hidden until a time by inbox_snooze), or all."`
 	Source []string `json:"source,omitempty" jsonschema:"Only these sources (e.g. github, slack, email, or a generic connector's source)."`
 	Kind   []string `json:"kind,omitempty" jsonschema:"Only these kinds (e.g. ci-failure, review-requested, mention)."`
 	Limit  int      `json:"limit,omitempty" jsonschema:"Page size, 1 to 200 (default 50)."`
@@ -49,6 +49,11 @@ type readArgs struct {
 type actArgs struct {
 	threadArgs
 	ID string `json:"id" jsonschema:"The notification id (from inbox_list, inbox_search or inbox_read)."`
+}
+
+type snoozeArgs struct {
+	actArgs
+	Until string `json:"until" jsonschema:"When to hear of it again: an RFC 3339 time in the future, at most 30 days ahead (e.g. 2026-01-02T09:00:00Z)."`
 }
 
 // notifyBody is the agent API's create-notification body, sent as is.
@@ -85,13 +90,15 @@ type listed struct {
 	CoalescedCount int              `json:"coalescedCount,omitempty"`
 	CreatedAt      time.Time        `json:"createdAt"`
 	DeliveredAt    *time.Time       `json:"deliveredAt,omitempty"`
+	SnoozedUntil   *time.Time       `json:"snoozedUntil,omitempty"`
 	// ReplyTo is where an answer to it goes (the reply tool's replyTo).
 	ReplyTo *reply.To `json:"replyTo,omitempty"`
 }
 
 func listedOf(r inbox.Record) listed {
 	out := listed{ID: r.ID, Source: r.Source, Kind: r.Kind, Priority: r.Priority, Status: r.Status, Summary: r.Summary,
-		Attributes: r.Attributes, CreatedAt: r.CreatedAt, DeliveredAt: r.DeliveredAt, ReplyTo: replyToOf(r)}
+		Attributes: r.Attributes, CreatedAt: r.CreatedAt, DeliveredAt: r.DeliveredAt, SnoozedUntil: r.SnoozedUntil,
+		ReplyTo: replyToOf(r)}
 	if r.CoalescedCount > 1 {
 		out.CoalescedCount = r.CoalescedCount
 	}
@@ -145,6 +152,15 @@ func (s *Server) addTools() {
 		Description: "Archive one notification: handled, kept out of the way but findable (inbox_search, or inbox_list with status archived). " +
 			"Use it for things you have dealt with and may want to refer to; use inbox_dismiss for things that need no action at all."},
 		s.actTool("inbox_archive", "archive"))
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "inbox_snooze", Annotations: moves,
+		InputSchema: schema[snoozeArgs](func(p map[string]*jsonschema.Schema) {
+			idRequired(p)
+			p["until"].MinLength, p["until"].MaxLength = ptr(1), ptr(64)
+		}),
+		Description: "Snooze one pending notification until a time (at most 30 days ahead): until then it is not delivered or summarised to you. " +
+			"Then it comes back as if it had just arrived. Use it for something you will deal with later (\"remind me after the release\"); " +
+			"inbox_list with status snoozed shows what you have snoozed. A duplicate or update of it meanwhile stays snoozed with it, unless it is urgent."},
+		s.snoozeTool)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "notify", Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 		InputSchema: schema[notifyArgs](func(p map[string]*jsonschema.Schema) {
 			p["summary"].MinLength = ptr(1)
@@ -284,6 +300,19 @@ func (s *Server) actTool(tool, action string) mcp.ToolHandlerFor[actArgs, any] {
 		}
 		return nil, listedOf(rec), nil
 	}
+}
+
+func (s *Server) snoozeTool(ctx context.Context, req *mcp.CallToolRequest, a snoozeArgs) (*mcp.CallToolResult, any, error) {
+	ctx, cancel, k, err := s.thread(ctx, req, a.threadArgs)
+	defer cancel()
+	if err != nil {
+		return nil, nil, s.toolError("inbox_snooze", err)
+	}
+	rec, err := s.inbox.Snooze(ctx, k, a.ID, a.Until)
+	if err != nil {
+		return nil, nil, s.toolError("inbox_snooze", err)
+	}
+	return nil, listedOf(rec), nil
 }
 
 func (s *Server) notifyTool(ctx context.Context, req *mcp.CallToolRequest, a notifyArgs) (*mcp.CallToolResult, any, error) {

@@ -328,6 +328,16 @@ routes:
 	b.shot("04d-thread-watch-ended")
 	require.Equal(t, http.StatusCreated, agentPost(t, base+agentPath+"/watches", watchBody))
 
+	// An operator snoozes the pending lint note from its row: it shows snoozed, until when.
+	lint := evalJS[string](b, `Array.from(document.querySelectorAll('#records tr.record[data-status=pending]')).`+
+		`find(r => r.textContent.includes('lint is slow today') && r.querySelector('button.snooze')).dataset.id`)
+	require.NotEmpty(t, lint)
+	b.do("snooze the lint note", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#records tr.record[data-id=%q] button.snooze`, lint))),
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#records tr.record[data-id=%q][data-status=snoozed] .snoozed-until`, lint))))
+	require.Zero(t, evalJS[int](b, fmt.Sprintf(`document.querySelectorAll('#records tr.record[data-id=%q] button.snooze').length`, lint)),
+		"a snoozed record is not offered a snooze again")
+	b.shot("04e-thread-snoozed")
+
 	// Open the event, see its body as text, and replay it.
 	b.do("events", chromedp.Navigate(base+"/console/events?source=github"), chromedp.WaitVisible(chromedp.ID("events")),
 		chromedp.Click(chromedp.CSS("#events tr.event a")), chromedp.WaitVisible(chromedp.ID("body")))
@@ -391,7 +401,7 @@ routes:
 	// A read-only token sees no write actions, and its POSTs are refused.
 	b.signIn(consoleViewer)
 	b.do("viewer thread", chromedp.Navigate(threadPage), chromedp.WaitVisible(chromedp.ID("records")))
-	require.Zero(t, evalJS[int](b, `document.querySelectorAll('button.dismiss, button.redeliver, button.unwatch, #replay, #redeliver-all').length`))
+	require.Zero(t, evalJS[int](b, `document.querySelectorAll('button.dismiss, button.snooze, button.redeliver, button.unwatch, #replay, #redeliver-all').length`))
 	require.Equal(t, 1, evalJS[int](b, `document.querySelectorAll('#watches tr.watch').length`), "the viewer sees the live watch")
 	b.shot("13-thread-read-only")
 	noProblems()

@@ -132,12 +132,12 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("agents: %w", err)
 	}
+	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now), inbox.WithChangeHook(kick.Notify), inbox.WithSnoozes(st),
+		inbox.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlacePolicy) }))
 	m.Dispatcher = delivery.New(st, m.Runs, m.Broker, routes, m.base(), cfg.Dispatch.options(
 		delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithDetailedSummaries(policy.SummaryFormat() == inbox.SummaryFormatDetailed),
 		delivery.WithSecrets(cfg.Secrets()), delivery.WithObserver(m.Metrics), delivery.WithHealth(st),
-		delivery.WithKick(kick), delivery.WithRecovery(m.Runs), delivery.WithStreamOptions(policy))...)
-	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now), inbox.WithChangeHook(kick.Notify),
-		inbox.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlacePolicy) }))
+		delivery.WithKick(kick), delivery.WithRecovery(m.Runs), delivery.WithStreamOptions(policy), delivery.WithSnoozes(m.Inbox))...)
 	m.services = append(m.services, m.Broker)
 	// Mastra presence followers start before the dispatcher and stop after it.
 	for _, s := range targetServices {

@@ -141,8 +141,12 @@ func New(t testing.TB, cfg Config) *Env {
 		delivery.WithSummaryInterval(pol.SummaryInterval()), delivery.WithDetailedSummaries(pol.SummaryFormat() == inbox.SummaryFormatDetailed),
 		delivery.WithRandom(func() float64 { return 0.5 }),
 		delivery.WithHealth(e.Store), delivery.WithRecovery(e.Runs), delivery.WithStreamOptions(pol)}, cfg.Dispatch...)
+	// The inbox releases snoozes at the start of every pass, and tells the dispatcher of
+	// what changed: each needs the other.
+	e.Inbox = inbox.NewService(e.Store, pol, inbox.WithClock(e.Now), inbox.WithSnoozes(e.Store),
+		inbox.WithChangeHook(func(ks []inbox.ThreadKey) { e.Dispatcher.Notify(ks) }))
+	opts = append(opts, delivery.WithSnoozes(e.Inbox))
 	e.Dispatcher = delivery.New(q, e.Runs, e.Broker, routes, service.Base{Logger: log, Now: e.Now}, opts...)
-	e.Inbox = inbox.NewService(e.Store, pol, inbox.WithClock(e.Now), inbox.WithChangeHook(e.Dispatcher.Notify))
 	e.Agents, err = agent.NewService(cfg.Agents, agent.Deps{
 		Frames: e.Store, Runs: e.Runs, Inbox: e.Inbox, Records: e.Store, States: e.Store,
 		Deliverer: e.Dispatcher, Notify: e.Dispatcher.Notify, Log: storetest.Logger(t), Aborter: cfg.Aborter,
