@@ -29,7 +29,14 @@ func TestMCPServed(t *testing.T) {
 	require.Equal(t, "signalgate", cs.InitializeResult().ServerInfo.Name)
 	tools, err := cs.ListTools(t.Context(), nil)
 	require.NoError(t, err)
-	require.Len(t, tools.Tools, 7) // the inbox_* tools, notify and notification-inbox
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	// The inbox_* tools, notify, notification-inbox and the watch tools (no replies: no
+	// connector here sends them).
+	require.ElementsMatch(t, []string{"inbox_list", "inbox_read", "inbox_search", "inbox_dismiss", "inbox_archive", "inbox_snooze",
+		"notify", "notification-inbox", "watch", "unwatch", "watches"}, names)
 	thread := map[string]any{"resourceId": "acme/api", "threadId": "acme/api#1"}
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "notify",
 		Arguments: map[string]any{"resourceId": "acme/api", "threadId": "acme/api#1", "kind": "note", "summary": "hello"}})
