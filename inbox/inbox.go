@@ -303,6 +303,10 @@ type Record struct {
 	DiscardedAt   *time.Time `json:"discardedAt,omitempty"`
 	// SnoozedUntil is when a snoozed record is decided again (status snoozed only).
 	SnoozedUntil *time.Time `json:"snoozedUntil,omitempty"`
+	// HeldBy and HeldUntil say what holds a pending record and until when (see Hold):
+	// a held record has no deliverAt or summaryAt.
+	HeldBy    string     `json:"heldBy,omitempty"`
+	HeldUntil *time.Time `json:"heldUntil,omitempty"`
 }
 
 // DueAt is when the dispatcher next has work for the record: min(deliverAt, summaryAt),

@@ -69,6 +69,9 @@ type Decision struct {
 	// idle-low-summary), and message, rule, source, priority or default for the layers
 	// Mastra leaves to a custom decide function.
 	Code string `json:"code"`
+	// Hold, when set, holds the record (a silence or a muting interval): nothing is
+	// scheduled until it ends, and Reason starts with Hold.Reason.
+	Hold *Hold `json:"hold,omitempty"`
 }
 
 // Decision codes.

@@ -125,6 +125,11 @@ func (r *Record) apply(d Decision) {
 	r.DeliverAt = d.DeliverAt
 	r.SummaryAt = d.SummaryAt
 	r.FullWhenIdle = r.FullWhenIdle || d.FullWhenIdle
+	r.HeldBy, r.HeldUntil = "", nil
+	if d.Hold != nil {
+		r.DeliverAt, r.SummaryAt = nil, nil
+		r.HeldBy, r.HeldUntil = d.Hold.By, ptr(d.Hold.Until)
+	}
 }
 
 // Subject is what the policy sees of a record decided again (a snooze ending), as of
