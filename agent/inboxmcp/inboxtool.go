@@ -34,7 +34,7 @@ func (s *Server) addInboxTool() {
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 		InputSchema: schema[inboxToolArgs](func(p map[string]*jsonschema.Schema) {
 			p["action"].Enum = []any{"list", "read", "markSeen", "dismiss", "archive", "search"}
-			p["status"].Enum = []any{"pending", "delivered", "seen", "dismissed", "archived", "discarded", "failed", "superseded"}
+			p["status"].Enum = []any{"pending", "delivered", "seen", "dismissed", "archived", "discarded", "failed", "superseded", "snoozed"}
 			p["priority"].Enum = []any{"low", "medium", "high", "urgent"}
 			p["id"].MaxLength = ptr(maxID)
 			p["source"].MinLength, p["source"].MaxLength = ptr(1), ptr(maxID)

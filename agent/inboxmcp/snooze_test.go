@@ -53,6 +53,10 @@ func TestInboxSnooze(t *testing.T) {
 	call(t, cs, "inbox_list", args(k, map[string]any{"status": []string{"snoozed"}}), &list)
 	require.Len(t, list.Notifications, 1)
 	require.Equal(t, id, list.Notifications[0].ID)
+	var mastraList inboxPage
+	call(t, cs, "notification-inbox", args(k, map[string]any{"action": "list", "status": "snoozed"}), &mastraList)
+	require.Equal(t, []string{id}, pageIDs(mastraList), "Mastra's tool lists snoozed ones too")
+	require.Equal(t, inbox.StatusSnoozed, e.Record(id).Status, "and leaves them snoozed")
 
 	e.Clock.Advance(3 * time.Hour)
 	e.Pass()
