@@ -10,13 +10,62 @@ import (
 	"time"
 
 	"github.com/prometheus/alertmanager/timeinterval"
+	"go.yaml.in/yaml/v3"
 )
 
 // Interval is one entry of the `time_intervals:` config section, as Alertmanager's:
 // a name and the intervals it is the union of.
 type Interval struct {
-	Name          string                      `yaml:"name" json:"name"`
-	TimeIntervals []timeinterval.TimeInterval `yaml:"time_intervals" json:"time_intervals"`
+	Name          string         `yaml:"name" json:"name"`
+	TimeIntervals []TimeInterval `yaml:"time_intervals" json:"time_intervals"`
+}
+
+// TimeInterval is Alertmanager's timeinterval.TimeInterval, field for field, read by
+// its own decoders. Each field's value is wrapped so that a bad one is reported as a
+// YAML type error at its line: the config loader then names its key and goes on
+// collecting problems, where Alertmanager's plain error would stop the whole decode.
+type TimeInterval struct {
+	Times       []value[timeinterval.TimeRange]       `yaml:"times" json:"times,omitempty"`
+	Weekdays    []value[timeinterval.WeekdayRange]    `yaml:"weekdays" json:"weekdays,omitempty"`
+	DaysOfMonth []value[timeinterval.DayOfMonthRange] `yaml:"days_of_month" json:"days_of_month,omitempty"`
+	Months      []value[timeinterval.MonthRange]      `yaml:"months" json:"months,omitempty"`
+	Years       []value[timeinterval.YearRange]       `yaml:"years" json:"years,omitempty"`
+	Location    *value[timeinterval.Location]         `yaml:"location" json:"location,omitempty"`
+}
+
+// value is one Alertmanager value decoded by its own UnmarshalYAML.
+type value[T any] struct{ v T }
+
+// UnmarshalYAML decodes the value, reporting an error as a type error at its line.
+func (x *value[T]) UnmarshalYAML(n *yaml.Node) error {
+	if err := n.Decode(&x.v); err != nil {
+		if te := (*yaml.TypeError)(nil); errors.As(err, &te) {
+			return err
+		}
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %v", n.Line, err)}}
+	}
+	return nil
+}
+
+func unwrap[T any](xs []value[T]) []T {
+	if xs == nil {
+		return nil // unset: no limit, as in Alertmanager
+	}
+	out := make([]T, len(xs))
+	for i, x := range xs {
+		out[i] = x.v
+	}
+	return out
+}
+
+// alertmanager is t as Alertmanager's type.
+func (t TimeInterval) alertmanager() timeinterval.TimeInterval {
+	out := timeinterval.TimeInterval{Times: unwrap(t.Times), Weekdays: unwrap(t.Weekdays), DaysOfMonth: unwrap(t.DaysOfMonth),
+		Months: unwrap(t.Months), Years: unwrap(t.Years)}
+	if t.Location != nil {
+		out.Location = &t.Location.v
+	}
+	return out
 }
 
 // Search bounds for End. An occurrence that lasts longer, or changes more often, than
@@ -46,7 +95,11 @@ func NewSet(entries []Interval) (*Set, error) {
 		case dup:
 			errs = append(errs, fmt.Errorf("[%d].name: duplicate time interval %q", i, e.Name))
 		default:
-			s.byName[e.Name] = e.TimeIntervals
+			tis := make([]timeinterval.TimeInterval, len(e.TimeIntervals))
+			for j, ti := range e.TimeIntervals {
+				tis[j] = ti.alertmanager()
+			}
+			s.byName[e.Name] = tis
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
