@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,4 +104,43 @@ time_intervals:
 		"time_intervals[1].time_intervals[0].location: unknown time zone Mars/Olympus (line 9)",
 		"time_intervals[1].time_intervals[0].months: end month march is before start month may (line 10)",
 	}, got)
+}
+
+// The example of docs/policy.md's quiet hours loads as it is.
+func TestDocQuietHoursExampleLoads(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/policy.md")
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(doc), "## Quiet hours")
+	require.True(t, ok)
+	_, rest, ok = strings.Cut(rest, "```yaml\n")
+	require.True(t, ok)
+	block, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+	cfg, err := ParseConfig("policy.yaml", []byte(minimal+block), env("CODER_TOKEN", "a-long-enough-token"))
+	require.NoError(t, err)
+	require.Len(t, cfg.TimeIntervals, 2)
+	_, err = cfg.newPolicy()
+	require.NoError(t, err)
+}
+
+// `gateway explain` builds its policy with the config's time intervals and names the
+// interval that mutes (one always active, so the wall clock the command reads does
+// not matter).
+func TestExplainCommandNamesMutingInterval(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := writeConfig(t, dir, cliConfig+`
+time_intervals:
+  - name: always
+    time_intervals: [{}]
+policy:
+  rules:
+    - match: { source: generic }
+      mute_time_intervals: [always]
+`)
+	sample := filepath.Join(dir, "event.json")
+	require.NoError(t, os.WriteFile(sample, []byte(`{"source":"generic","connector":"billing",
+		"headers":{"webhook-id":"msg_1"},"body":{"kind":"invoice-failed","summary":"Invoice 7 failed","attributes":{"customer":"acme"}}}`), 0o600))
+	code, stdout, stderr := runCLI(t, nil, "explain", "--config", cfgPath, sample)
+	require.Equal(t, exitOK, code, stderr)
+	require.Regexp(t, `\n  decision:   deliver — muted by interval always \(rule\[0\]\) until \S+; default: medium priority, thread idle → deliver now \(wakes\)\n`, stdout)
 }
