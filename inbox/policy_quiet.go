@@ -79,3 +79,14 @@ func held(d Decision, h *Hold) Decision {
 	d.Reason = h.Reason + " until " + h.Until.Format(time.RFC3339) + "; " + d.Reason
 	return d
 }
+
+// Held reports the hold a mute puts on s at now, so the policy serves as a Holder: a
+// record decided before its rule's interval began (deferred into the night, say) is
+// held when it falls due. The rules see s as it is given (no payload unless set) and an
+// idle thread, so a rule whose `when` needs more does not match here.
+func (p *Policy) Held(s Subject, now time.Time) (Hold, bool) {
+	if d := p.Decide(s, PresenceIdle, now); d.Hold != nil {
+		return *d.Hold, true
+	}
+	return Hold{}, false
+}

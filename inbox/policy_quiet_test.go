@@ -184,3 +184,22 @@ func TestPolicyTimeIntervalErrors(t *testing.T) {
 	_, err = NewPolicy(PolicyConfig{Rules: []Rule{{MuteTimeIntervals: StringList{"nights"}, ActionSpec: ActionSpec{After: time.Hour}}}}, WithTimeIntervals(set))
 	require.ErrorContains(t, err, `rules[0].action: unknown action ""`)
 }
+
+// The policy is a Holder: a record deferred into the night before it began is held
+// when it falls due there; in the day nothing holds it.
+func TestPolicyHeldWhenDue(t *testing.T) {
+	p := quietPolicy(t, PolicyConfig{Rules: []Rule{
+		{Match: RuleMatch{Source: StringList{"github"}}, MuteTimeIntervals: StringList{"nights"}, ActionSpec: ActionSpec{Action: ActionDefer, At: "23:00"}},
+	}})
+	var holder Holder = p
+	evening := utcAt("2026-11-26T19:00:00Z") // 20:00 in Berlin: not muted yet
+	d := p.Decide(push, PresenceIdle, evening)
+	require.Nil(t, d.Hold)
+	require.Equal(t, utcAt("2026-11-26T23:00:00Z"), *d.DeliverAt)
+
+	h, ok := holder.Held(push, *d.DeliverAt) // 00:00 in Berlin
+	require.True(t, ok)
+	require.Equal(t, Hold{By: "mute:nights", Until: utcAt("2026-11-27T06:00:00Z"), Reason: "muted by interval nights (rule[0])"}, h)
+	_, ok = holder.Held(push, utcAt("2026-11-27T06:00:00Z"))
+	require.False(t, ok)
+}
