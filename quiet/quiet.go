@@ -5,6 +5,7 @@
 package quiet
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -46,6 +47,12 @@ func (x *value[T]) UnmarshalYAML(n *yaml.Node) error {
 	}
 	return nil
 }
+
+// MarshalJSON writes the value as Alertmanager does.
+func (x value[T]) MarshalJSON() ([]byte, error) { return json.Marshal(x.v) }
+
+// MarshalYAML writes the value as Alertmanager does.
+func (x value[T]) MarshalYAML() (any, error) { return x.v, nil }
 
 func unwrap[T any](xs []value[T]) []T {
 	if xs == nil {

@@ -2,6 +2,7 @@ package quiet
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -187,4 +188,22 @@ func TestNewSetErrors(t *testing.T) {
 		dec.KnownFields(true)
 		require.Error(t, dec.Decode(&entries), doc)
 	}
+}
+
+// An interval writes back as Alertmanager writes it (months as numbers), in JSON and
+// YAML, and reads back the same.
+func TestIntervalRoundTrip(t *testing.T) {
+	doc := `[{name: nights, time_intervals: [{times: [{start_time: "22:00", end_time: "24:00"}], weekdays: ["monday:friday"],
+  days_of_month: ["-3:-1"], months: ["march:may"], years: ["2026:2028"], location: Europe/Berlin}]}]`
+	var entries []Interval
+	require.NoError(t, yaml.Unmarshal([]byte(doc), &entries))
+	raw, err := json.Marshal(entries)
+	require.NoError(t, err)
+	require.JSONEq(t, `[{"name":"nights","time_intervals":[{"times":[{"start_time":"22:00","end_time":"24:00"}],"weekdays":["monday:friday"],
+		"days_of_month":["-3:-1"],"months":["3:5"],"years":["2026:2028"],"location":"Europe/Berlin"}]}]`, string(raw))
+	out, err := yaml.Marshal(entries)
+	require.NoError(t, err)
+	var again []Interval
+	require.NoError(t, yaml.Unmarshal(out, &again))
+	require.Equal(t, entries, again)
 }
