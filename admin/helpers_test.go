@@ -74,6 +74,9 @@ type envOpts struct {
 	pprof   bool
 	wakes   map[string]agent.WakeSettings
 	watches connectors.WatchLookup
+
+	// policyOpts build the policy with, e.g., its time intervals.
+	policyOpts []inbox.PolicyOption
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -84,7 +87,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	}
 	en := &env{t: t, clock: deliverytest.NewClock(t0)}
 	en.st = storetest.Open(t, b, store.WithClock(en.clock.Now))
-	pol, err := inbox.NewPolicy(o.policy)
+	pol, err := inbox.NewPolicy(o.policy, o.policyOpts...)
 	require.NoError(t, err)
 	en.inbox = inbox.NewService(en.st, pol, inbox.WithClock(en.clock.Now))
 	if o.routes == nil {

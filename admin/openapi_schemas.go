@@ -42,6 +42,10 @@ func schemas(sources []string) obj {
 			"action": action, "deliverAt": timestamp(""), "summaryAt": timestamp(""),
 			"fullWhenIdle": boolean("Deliver in full once the thread turns idle."), "reason": str("Which policy layer decided and why."),
 			"code": str("The reason as a code: Mastra's for the built-in table (urgent, idle-high, active-high-summary-then-full, idle-medium, active-batch-summary, idle-low-summary); message, rule, source, priority or default for the configured layers."),
+			"hold": object(obj{
+				"by": str("What holds the record: silence:<id>, or mute:<interval> (a rule's mute_time_intervals)."), "until": timestamp("When the hold ends as known now."),
+				"reason": str("The head of the decision's reason, e.g. muted by interval nights (rule[0])."),
+			}, "by", "until", "reason"),
 		}, "action", "reason", "code"),
 		"Notification": object(obj{
 			"thread": ref("ThreadKey"), "route": str(""), "source": str(""), "sourceId": str(""), "kind": str(""), "priority": priority,

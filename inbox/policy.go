@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/signalgate/signalgate/condition"
+	"github.com/signalgate/signalgate/quiet"
 )
 
 // Action is what the policy decides for a record.
@@ -109,11 +110,17 @@ type RuleMatch struct {
 // Rule is a match plus the action it forces. When, if set, is an expression
 // (package condition) that must also hold. StreamOptions, if set, go with the wakes of
 // the records it matches (Mastra's ifIdle.streamOptions; see Policy.StreamOptions).
+// ActiveTimeIntervals and MuteTimeIntervals name time intervals (see
+// WithTimeIntervals): the rule applies only while one of the first is active, and
+// while one of the second is, what it decides is held until that occurrence ends. A
+// rule with mute intervals and no action only holds: when not muted it does not apply.
 type Rule struct {
-	Match         RuleMatch      `yaml:"match" json:"match"`
-	When          string         `yaml:"when" json:"when,omitempty"`
-	StreamOptions map[string]any `yaml:"stream_options" json:"streamOptions,omitempty"`
-	ActionSpec    `yaml:",inline"`
+	Match               RuleMatch      `yaml:"match" json:"match"`
+	When                string         `yaml:"when" json:"when,omitempty"`
+	StreamOptions       map[string]any `yaml:"stream_options" json:"streamOptions,omitempty"`
+	ActiveTimeIntervals StringList     `yaml:"active_time_intervals" json:"activeTimeIntervals,omitempty"`
+	MuteTimeIntervals   StringList     `yaml:"mute_time_intervals" json:"muteTimeIntervals,omitempty"`
+	ActionSpec          `yaml:",inline"`
 }
 
 // CheckStreamOptions reports whether configured stream options can be passed through
@@ -168,7 +175,9 @@ func (c *PolicyConfig) Validate() error {
 	}
 	for i, r := range c.Rules {
 		p := fmt.Sprintf("rules[%d]", i)
-		errs = append(errs, r.ActionSpec.validate(p)...)
+		if !r.muteOnly() {
+			errs = append(errs, r.ActionSpec.validate(p)...)
+		}
 		if err := CheckStreamOptions(r.StreamOptions); err != nil {
 			errs = append(errs, fmt.Errorf("%s.stream_options: %w", p, err))
 		}
@@ -254,10 +263,11 @@ func (s *ActionSpec) validate(path string) []error {
 
 // Policy decides what happens to records. It is pure: the clock is passed in.
 type Policy struct {
-	cfg    PolicyConfig
-	loc    *time.Location
-	when   []*condition.Condition // per rule, nil when the rule has none
-	limits condition.Limits       // what one event's `when`s may spend
+	cfg       PolicyConfig
+	loc       *time.Location
+	when      []*condition.Condition // per rule, nil when the rule has none
+	limits    condition.Limits       // what one event's `when`s may spend
+	intervals *quiet.Set             // the time intervals rules name
 }
 
 // PolicyOption configures a Policy.
@@ -284,6 +294,9 @@ func NewPolicy(cfg PolicyConfig, opts ...PolicyOption) (*Policy, error) {
 	p := &Policy{cfg: cfg, loc: loc, when: make([]*condition.Condition, len(cfg.Rules)), limits: condition.DefaultLimits()}
 	for _, o := range opts {
 		o(p)
+	}
+	if err := cfg.CheckTimeIntervals(p.intervals); err != nil {
+		return nil, err
 	}
 	for i, r := range cfg.Rules {
 		if r.When != "" {
@@ -348,8 +361,9 @@ func (p *Policy) decide(s Subject, presence Presence, now time.Time, over *[]str
 		return Decision{Action: ActionDeliver, DeliverAt: ptr(now), Reason: "message: delivered as user input, never summarised", Code: CodeMessage}
 	}
 	var env *condition.PolicyEnv
+	var mute *Hold // a muted mute-only rule's hold, for what the layers after it decide
 	for i, r := range p.cfg.Rules {
-		if !r.Match.matches(s) {
+		if !r.Match.matches(s) || !p.inIntervals(r, now) {
 			continue
 		}
 		why := fmt.Sprintf("rule[%d] %s", i, r.Match.describe())
@@ -369,18 +383,28 @@ func (p *Policy) decide(s Subject, presence Presence, now time.Time, over *[]str
 				why += " and " + d
 			}
 		}
-		return p.apply(r.ActionSpec, now, why, CodeRule)
+		h := p.muted(i, r, now)
+		if r.muteOnly() {
+			if mute == nil {
+				mute = h
+			}
+			continue
+		}
+		if mute != nil {
+			h = mute
+		}
+		return held(p.apply(r.ActionSpec, now, why, CodeRule), h)
 	}
 	if spec, ok := p.cfg.Sources[s.Source]; ok {
-		return p.apply(spec, now, "source "+s.Source, CodeSource)
+		return held(p.apply(spec, now, "source "+s.Source, CodeSource), mute)
 	}
 	if spec, ok := p.cfg.Priorities[s.Priority]; ok {
-		return p.apply(spec, now, "priority "+string(s.Priority), CodePriority)
+		return held(p.apply(spec, now, "priority "+string(s.Priority), CodePriority), mute)
 	}
 	if p.cfg.Default != nil {
-		return p.apply(*p.cfg.Default, now, "policy default", CodeDefault)
+		return held(p.apply(*p.cfg.Default, now, "policy default", CodeDefault), mute)
 	}
-	return defaultTable(s.Priority, presence, now)
+	return held(defaultTable(s.Priority, presence, now), mute)
 }
 
 // StreamOptions are, when a signal for r is sent, the stream_options of the first rule
@@ -392,7 +416,7 @@ func (p *Policy) StreamOptions(r Record, presence Presence, now time.Time) map[s
 	var env *condition.PolicyEnv
 	var budget *condition.Budget
 	for i, rule := range p.cfg.Rules {
-		if rule.StreamOptions == nil {
+		if rule.StreamOptions == nil || !p.inIntervals(rule, now) {
 			continue
 		}
 		if s == nil {

@@ -109,7 +109,17 @@ func describe(w io.Writer, path string, cfg *Config) {
 	p("policy:   summary interval %s, %d rule(s), %d source override(s), %d priority override(s), default %s",
 		pol.SummaryInterval, len(pol.Rules), len(pol.Sources), len(pol.Priorities), defaultName(pol.Default != nil))
 	for i, r := range pol.Rules {
-		p("  - rule[%d] → %s %s", i, r.Action, when(r.After.String(), r.At))
+		line := fmt.Sprintf("  - rule[%d] → %s %s", i, r.Action, when(r.After.String(), r.At))
+		if r.Action == "" {
+			line = fmt.Sprintf("  - rule[%d] → what the layers below decide", i)
+		}
+		if len(r.ActiveTimeIntervals) > 0 {
+			line += ", only in " + strings.Join(r.ActiveTimeIntervals, "|")
+		}
+		if len(r.MuteTimeIntervals) > 0 {
+			line += ", held in " + strings.Join(r.MuteTimeIntervals, "|")
+		}
+		p("%s", line)
 	}
 	srcs := make([]string, 0, len(pol.Sources))
 	for s := range pol.Sources {

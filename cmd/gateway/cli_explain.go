@@ -187,9 +187,9 @@ func openExplainStore(ctx context.Context, cfg *Config, migrate bool, log *slog.
 // not current (its tables may not exist: nothing is read from it then). Offline, the
 // connectors make no API calls.
 func newExplainer(cfg *Config, st *store.Store, current, offline bool, log *slog.Logger) (*admin.Explainer, error) {
-	policy, err := inbox.NewPolicy(cfg.Policy)
+	policy, err := cfg.newPolicy()
 	if err != nil {
-		return nil, fmt.Errorf("policy: %w", err)
+		return nil, err
 	}
 	var xs admin.ExplainStore = st
 	var ci github.CIState = github.NewStoreCIState(st, "github")

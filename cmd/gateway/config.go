@@ -22,6 +22,7 @@ import (
 	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/console"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/quiet"
 	"github.com/signalgate/signalgate/retention"
 	"github.com/signalgate/signalgate/schedule"
 	"github.com/signalgate/signalgate/secret"
@@ -47,6 +48,9 @@ type Config struct {
 	Replies    RepliesConfig            `yaml:"replies"`
 	Watches    watch.Config             `yaml:"watches"`
 	Schedules  []schedule.Spec          `yaml:"schedules"`
+
+	// TimeIntervals are the named intervals policy rules apply or mute in (quiet hours).
+	TimeIntervals []quiet.Interval `yaml:"time_intervals"`
 
 	// router is Routes compiled by Validate; serving and explain use it as it is.
 	router *connectors.Router
@@ -185,6 +189,12 @@ func (c *Config) Validate() []string {
 		c.router = r
 	}
 	add("policy.", c.Policy.Validate())
+	// An unusable set would make every name the rules give look unknown: say only that.
+	if set, err := quiet.NewSet(c.TimeIntervals); err != nil {
+		add("time_intervals", err)
+	} else {
+		add("policy.", c.Policy.CheckTimeIntervals(set))
+	}
 	add("retention.", c.Retention.Validate())
 	add("dispatch.", c.Dispatch.Validate())
 	add("approvals.", c.Approvals.Validate(c.approvalConnectors()))
@@ -336,8 +346,17 @@ func interpolate(n *yaml.Node, path string, lookup func(string) (string, bool)) 
 var (
 	yamlUnmarshaler = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
 	textUnmarshaler = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
-	secretType      = reflect.TypeOf(secret.Secret(""))
+	// The yaml v2 form, which v3 still calls: Alertmanager's time interval types use it.
+	obsoleteUnmarshaler = reflect.TypeOf((*interface{ UnmarshalYAML(func(any) error) error })(nil)).Elem()
+	secretType          = reflect.TypeOf(secret.Secret(""))
 )
+
+// decodesItself: values of t decode themselves from YAML, so their keys are theirs to
+// check and the walk treats them as one value.
+func decodesItself(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	return pt.Implements(yamlUnmarshaler) || pt.Implements(textUnmarshaler) || pt.Implements(obsoleteUnmarshaler)
+}
 
 // unknownKeys names every key of the document that would be ignored, by its full path.
 func unknownKeys(doc *yaml.Node, cfg *Config) []string {
@@ -387,7 +406,7 @@ func (w *configWalk) walk(v reflect.Value, n *yaml.Node, path string) {
 		w.walkKeyed(k.sections(), n, path)
 		return
 	}
-	if reflect.PointerTo(t).Implements(yamlUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+	if decodesItself(t) {
 		w.leaf(path)
 		return
 	}
@@ -403,7 +422,7 @@ func (w *configWalk) walk(v reflect.Value, n *yaml.Node, path string) {
 		w.walkKeyed(sections, n, path)
 	case reflect.Slice, reflect.Array:
 		if n == nil && w.listKeys {
-			if e := t.Elem(); e.Kind() == reflect.Struct || e.Kind() == reflect.Pointer {
+			if e := t.Elem(); (e.Kind() == reflect.Struct || e.Kind() == reflect.Pointer) && !decodesItself(e) {
 				w.walk(reflect.Zero(e), nil, path+"[]")
 			} else {
 				w.leaf(path)

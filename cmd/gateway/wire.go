@@ -103,9 +103,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if _, err := st.Migrate(ctx); err != nil {
 		return err
 	}
-	policy, err := inbox.NewPolicy(cfg.Policy)
+	policy, err := cfg.newPolicy()
 	if err != nil {
-		return fmt.Errorf("policy: %w", err)
+		return err
 	}
 	m.Metrics = metrics.New(st, m.Log, metrics.WithLabels(cfg.metricLabels()))
 	m.Metrics.WatchTargets(cfg.AgentIDs(), st, m.Log)

@@ -78,6 +78,8 @@ type Config struct {
 	Runs   []agent.RunsOption
 	// Aborter is the agent operations' (mastra.Client); nil: none.
 	Aborter agent.ThreadAborter
+	// PolicyOptions build the policy with, e.g., its time intervals.
+	PolicyOptions []inbox.PolicyOption
 }
 
 // Env is one wired gateway half.
@@ -116,7 +118,7 @@ func New(t testing.TB, cfg Config) *Env {
 			{ID: "support", Token: SupportToken, Target: agent.TargetConfig{Kind: agent.TargetStream}},
 		}
 	}
-	pol, err := inbox.NewPolicy(cfg.Policy)
+	pol, err := inbox.NewPolicy(cfg.Policy, cfg.PolicyOptions...)
 	require.NoError(t, err)
 	e.Broker = agent.NewLocalBroker()
 	e.Runs = agent.NewRuns(e.Store, e.Broker, cfg.Agents, append([]agent.RunsOption{agent.WithRunsClock(e.Now),
