@@ -351,6 +351,14 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 			return fmt.Errorf("hold record %s for a summary: %w", h.RecordID, err)
 		}
 	}
+	for _, h := range o.Held {
+		// Unless a merge changed the record since it was read (that merge decided with
+		// the holds as they were then).
+		if _, err := w.exec(ctx, qHoldDue, cleanText(h.Hold.By), micros(h.Hold.Until), cleanText(h.Reason), false, now,
+			h.RecordID, micros(h.UpdatedAt), h.Coalesced); err != nil {
+			return fmt.Errorf("hold record %s: %w", h.RecordID, err)
+		}
+	}
 	if len(o.Summarized)+len(o.Reschedules)+len(o.Failures) > 0 {
 		// The pass planned with the presence it read; a run that closed since (its
 		// CloseRun waited on our thread lock) must still release what waits for idle,
@@ -367,7 +375,7 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 
 // NextDue is the earliest of: an unleased thread's next due record (of a target that is
 // up), a down target's next probe, a live thread lease lapsing (its owner may have
-// crashed), an open run's lease lapsing, a snooze ending.
+// crashed), an open run's lease lapsing, a snooze or a hold ending.
 func (s *Store) NextDue(ctx context.Context, now time.Time) (*time.Time, error) {
 	// One statement, one read: the dispatcher makes it whenever it goes idle.
 	var rows []struct {
@@ -376,13 +384,14 @@ func (s *Store) NextDue(ctx context.Context, now time.Time) (*time.Time, error) 
 		Run    sql.NullInt64 `db:"run"`
 		Probe  sql.NullInt64 `db:"probe"`
 		Snooze sql.NullInt64 `db:"snooze"`
+		Held   sql.NullInt64 `db:"held"`
 	}
-	if err := s.readSelect(ctx, &rows, nextDueQuery(), micros(now), micros(now), micros(now), micros(now)); err != nil {
+	if err := s.readSelect(ctx, &rows, nextDueQuery(), micros(now), micros(now), micros(now), micros(now), micros(now)); err != nil {
 		return nil, fmt.Errorf("read next due time: %w", err)
 	}
 	var out *time.Time
 	for _, r := range rows {
-		for _, v := range []sql.NullInt64{r.Due, r.Lease, r.Run, r.Probe, r.Snooze} {
+		for _, v := range []sql.NullInt64{r.Due, r.Lease, r.Run, r.Probe, r.Snooze, r.Held} {
 			if t := fromNullMicros(v); t != nil && (out == nil || t.Before(*out)) {
 				out = t
 			}
@@ -404,7 +413,8 @@ func nextDueQuery() string {
 		(SELECT MIN(lease_until) FROM threads WHERE lease_until > ?) AS lease,
 		(SELECT MIN(lease_until) FROM runs WHERE status = 'open') AS run,
 		(SELECT MIN(next_probe_at) FROM targets WHERE state = 'down' AND next_probe_at > ?) AS probe,
-		(SELECT MIN(snoozed_until) FROM records WHERE status = 'snoozed' AND snoozed_until > ?) AS snooze`
+		(SELECT MIN(snoozed_until) FROM records WHERE status = 'snoozed' AND snoozed_until > ?) AS snooze,
+		(SELECT MIN(held_until) FROM records WHERE status = 'pending' AND held_until IS NOT NULL AND held_until > ?) AS held`
 }
 
 func (s *Store) insertAttempts(ctx context.Context, tx *sqlx.Tx, attempts []delivery.Attempt) error {
