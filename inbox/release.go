@@ -91,12 +91,17 @@ func (s *Service) ReleaseHeld(ctx context.Context) (int, error) {
 		if err != nil {
 			return total, fmt.Errorf("release held records: %w", err)
 		}
-		if len(ks) == 0 {
-			// Nothing more (or what is left, another replica is releasing).
+		total += len(ks)
+		if len(ks) > 0 {
+			s.changed(ks)
+		}
+		if distinct(ks) < releaseBatch {
+			// Every thread with an ended hold was read (what is left, another replica is
+			// releasing). Looping until none is left could spin: a record held again by a
+			// hold that has ended too (a replica's silences lag an early expire) is due
+			// again at once, and the next pass takes it.
 			return total, nil
 		}
-		total += len(ks)
-		s.changed(ks)
 	}
 }
 
@@ -122,4 +127,16 @@ func CollapseReleased(rs []Record, now time.Time) {
 		r.Action, r.DeliverAt, r.SummaryAt, r.FullWhenIdle = ActionSummarize, nil, &now, false
 		r.Reason += fmt.Sprintf("; released with %d more of the thread as one summary", len(sent)-1)
 	}
+}
+
+// Env is what a `when` sees of s at now without a thread presence (a silence's): the
+// record, its payload, its thread and the clock; presence reads idle.
+func (s Subject) Env(now time.Time) *condition.PolicyEnv { return policyEnv(s, "", now) }
+
+func distinct(ks []ThreadKey) int {
+	seen := make(map[ThreadKey]bool, len(ks))
+	for _, k := range ks {
+		seen[k] = true
+	}
+	return len(seen)
 }

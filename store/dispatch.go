@@ -352,9 +352,13 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 		}
 	}
 	for _, h := range o.Held {
+		until, err := s.capSilenceHold(ctx, tx, h.Hold.By, &h.Hold.Until)
+		if err != nil {
+			return err
+		}
 		// Unless a merge changed the record since it was read (that merge decided with
 		// the holds as they were then).
-		if _, err := w.exec(ctx, qHoldDue, cleanText(h.Hold.By), micros(h.Hold.Until), cleanText(h.Reason), false, now,
+		if _, err := w.exec(ctx, qHoldDue, cleanText(h.Hold.By), micros(*until), cleanText(h.Reason), false, now,
 			h.RecordID, micros(h.UpdatedAt), h.Coalesced); err != nil {
 			return fmt.Errorf("hold record %s: %w", h.RecordID, err)
 		}

@@ -212,6 +212,10 @@ func recordArgs(r *inbox.Record) ([]any, error) {
 }
 
 func (s *Store) insertRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) error {
+	var err error
+	if r.HeldUntil, err = s.capSilenceHold(ctx, tx, r.HeldBy, r.HeldUntil); err != nil {
+		return err
+	}
 	args, err := recordArgs(r)
 	if err != nil {
 		return err
@@ -226,6 +230,10 @@ func (s *Store) insertRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) 
 
 // updateRecord writes every mutable column of r.
 func (s *Store) updateRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) error {
+	var err error
+	if r.HeldUntil, err = s.capSilenceHold(ctx, tx, r.HeldBy, r.HeldUntil); err != nil {
+		return err
+	}
 	args, err := recordArgs(r)
 	if err != nil {
 		return err
