@@ -48,14 +48,20 @@ func (d Decision) Sends() bool { return d.Action != ActionDiscard && d.Action !=
 // holds it: nothing scheduled, the reason led by the hold's. A decision already held (a
 // muting interval) stays as it is.
 func (s *Service) withHold(sub Subject, d Decision, now time.Time) Decision {
-	if s.holds == nil || d.Hold != nil || !d.Sends() {
+	return ApplyHolds(s.holds, sub, d, now)
+}
+
+// ApplyHolds is d as holder h leaves it at now (h nil: d): a decision that would send
+// is held when h holds sub (explain asks it as the inbox does).
+func ApplyHolds(h Holder, sub Subject, d Decision, now time.Time) Decision {
+	if h == nil || d.Hold != nil || !d.Sends() {
 		return d
 	}
-	h, ok := s.holds.Held(sub, now)
+	hold, ok := h.Held(sub, now)
 	if !ok {
 		return d
 	}
-	return HeldDecision(d, h)
+	return HeldDecision(d, hold)
 }
 
 // HeldDecision is d held by h.

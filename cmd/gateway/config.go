@@ -24,6 +24,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/retention"
 	"github.com/signalgate/signalgate/schedule"
+	"github.com/signalgate/signalgate/silence"
 	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/store"
@@ -47,6 +48,7 @@ type Config struct {
 	Replies    RepliesConfig            `yaml:"replies"`
 	Watches    watch.Config             `yaml:"watches"`
 	Schedules  []schedule.Spec          `yaml:"schedules"`
+	Silences   silence.Config           `yaml:"silences"`
 
 	// router is Routes compiled by Validate; serving and explain use it as it is.
 	router *connectors.Router
@@ -190,6 +192,7 @@ func (c *Config) Validate() []string {
 	add("approvals.", c.Approvals.Validate(c.approvalConnectors()))
 	add("replies.", c.Replies.validate())
 	add("watches.", c.Watches.Validate())
+	add("silences.", c.Silences.Validate())
 	add("", c.validateWatchConnectors())
 	add("", c.validateSchedules())
 	add("", c.replyApprovals())
