@@ -87,8 +87,8 @@ type Deps struct {
 	// an event (explain); nil: none.
 	Silences Silences
 	Holder   inbox.Holder
-	Log       *slog.Logger
-	Now       func() time.Time
+	Log      *slog.Logger
+	Now      func() time.Time
 }
 
 // Route is one admin endpoint and the scope its token needs.

@@ -76,7 +76,9 @@ func (m *memStore) Silence(_ context.Context, id string) (Silence, error) {
 	}
 	return s, nil
 }
-func (m *memStore) ListSilences(context.Context, State, time.Time, int) ([]Silence, error) { return nil, nil }
+func (m *memStore) ListSilences(context.Context, State, time.Time, int) ([]Silence, error) {
+	return nil, nil
+}
 func (m *memStore) ExpireSilence(_ context.Context, id, by string, now time.Time) (Silence, error) {
 	s, ok := m.rows[id]
 	if !ok {

@@ -24,9 +24,9 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/retention"
 	"github.com/signalgate/signalgate/schedule"
-	"github.com/signalgate/signalgate/silence"
 	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/silence"
 	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/watch"
 )
