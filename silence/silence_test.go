@@ -161,3 +161,41 @@ func TestHeld(t *testing.T) {
 	_, err = s.Expire(ctx, "nope", "ops")
 	require.ErrorIs(t, err, inbox.ErrNotFound)
 }
+
+// Every DefaultRefresh the loop reads the live silences again: one made on another
+// replica holds here from the next refresh.
+func TestRefreshLoop(t *testing.T) {
+	ctx := context.Background()
+	clock := t0
+	st := &memStore{rows: map[string]Silence{}}
+	tick := make(chan struct{})
+	waited := make(chan time.Duration, 4)
+	s := NewService(st, Config{}, service.Base{Now: func() time.Time { return clock }},
+		WithWait(func(ctx context.Context, d time.Duration) bool {
+			select {
+			case waited <- d:
+			default:
+			}
+			select {
+			case <-tick:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}))
+	s.TestSignals.Refresh.Init()
+	require.NoError(t, s.Start(ctx))
+	t.Cleanup(func() { require.NoError(t, s.Stop(context.Background())) })
+	_, held := s.Held(subject(inbox.PriorityHigh), t0)
+	require.False(t, held)
+
+	in := valid() // made by another replica: a row only
+	require.NoError(t, Validate(&in, t0, DefaultMaxDuration))
+	require.NoError(t, st.CreateSilence(ctx, Silence{ID: "elsewhere", Input: in}))
+	tick <- struct{}{}
+	require.NoError(t, <-s.TestSignals.Refresh.C())
+	h, held := s.Held(subject(inbox.PriorityHigh), t0)
+	require.True(t, held)
+	require.Equal(t, "silence:elsewhere", h.By)
+	require.Equal(t, DefaultRefresh, <-waited)
+}
