@@ -2,6 +2,7 @@ package delivery_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +73,49 @@ func TestSilenceHoldsAndReleasesThroughPasses(t *testing.T) {
 		e.Pass()
 		require.Len(t, signalsOf(e, k, 0), 1, "nothing twice")
 		require.Len(t, signalsOf(e, k2, 0), 2)
+	})
+}
+
+// What a thread accumulated under a silence is one summary even past the records a pass
+// reads in full (delivery.DefaultPerThread), not one summary per pass's worth.
+func TestSilenceReleaseIsOneSummaryPastThePassLimit(t *testing.T) {
+	forBackends(t, deliverytest.Config{Silences: true}, func(t *testing.T, e *deliverytest.Env) {
+		ctx := context.Background()
+		k := key("backlog")
+		sil, err := e.Silences.Create(ctx, silence.Input{Matchers: []silence.Matcher{{Name: "thread", Value: k.Thread}},
+			EndsAt: e.Clock.Now().Add(time.Hour), CreatedBy: "ops", Comment: "c"})
+		require.NoError(t, err)
+		const records = 250 // over the 200 a pass reads in full
+		ns := make([]inbox.Notification, 0, 50)
+		for i := range records {
+			ns = append(ns, inbox.Notification{Thread: k, Source: "github", Kind: "ci", Summary: fmt.Sprint("record ", i),
+				Priority: inbox.PriorityHigh, Payload: []byte(`{"n":1}`)})
+			if len(ns) == cap(ns) {
+				_, err := e.Inbox.Ingest(ctx, &inbox.Event{Source: "github", Connector: "test"}, ns)
+				require.NoError(t, err)
+				ns = ns[:0]
+			}
+		}
+		e.Pass()
+		require.Empty(t, signalsOf(e, k, 0))
+		_, err = e.Silences.Expire(ctx, sil.ID, "ops")
+		require.NoError(t, err)
+		e.Pass()
+		sigs := signalsOf(e, k, 0)
+		require.Len(t, sigs, 1)
+		require.Equal(t, agent.TagNotificationSummary, sigs[0].Signal.TagName)
+		require.Len(t, sigs[0].RecordIDs, records, "every record in the one summary")
+		e.Clock.Advance(time.Hour)
+		e.Pass()
+		for _, f := range signalsOf(e, k, 0)[1:] {
+			_, again := f.Signal.Metadata["recoveredFrom"]
+			require.True(t, again, "nothing but the run's recovery: %s", f.Signal.TagName)
+		}
+		recs, err := e.Store.ThreadRecords(ctx, k)
+		require.NoError(t, err)
+		for _, r := range recs {
+			require.Equal(t, sigs[0].Signal.ID, r.SummarySignal)
+			require.NotEmpty(t, r.Payload, "the payload a summary did not need is still stored")
+		}
 	})
 }

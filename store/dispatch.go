@@ -159,14 +159,24 @@ func workRunsQuery(n int) string {
 		WHERE r.status = 'open' AND r.lease_until > ? ORDER BY r.opened_at DESC, r.id DESC`
 }
 
-// workRecordsQuery reads up to a bound number of due records per thread of n threads.
+// summaryReadBudget bounds the records a pass reads beyond its per-thread limit, across
+// its threads, so what a thread accumulated (a silence's release) goes in one summary.
+const summaryReadBudget = 10000
+
+// workRecordsQuery reads up to a bound number of due records per thread of n threads,
+// and past that bound up to a second one more that are due for the thread's summary
+// only (without their payloads: a summary lists them, never sends them in full), so one
+// summary tells what a thread accumulated rather than a limit's worth per interval.
 func workRecordsQuery(n int) string {
-	return claimedKeys(n) + `SELECT ` + recordReadColumns + ` FROM (
+	cols := strings.Replace(recordReadColumns, "summary, payload,", "summary, CASE WHEN rn <= ? THEN payload END AS payload,", 1)
+	return claimedKeys(n) + `SELECT ` + cols + ` FROM (
 		SELECT r.*, ROW_NUMBER() OVER (PARTITION BY r.agent, r.resource_id, r.thread_id
 			ORDER BY r.priority_rank DESC, r.created_at, r.id) AS rn
 		FROM k JOIN records r ON r.agent = k.agent AND r.resource_id = k.resource_id AND r.thread_id = k.thread_id
 		WHERE r.status = 'pending' AND r.due_at IS NOT NULL AND r.due_at <= ?) d
-		WHERE rn <= ? ORDER BY agent, resource_id, thread_id, priority_rank DESC, created_at, id`
+		WHERE rn <= ? OR (rn <= ? AND summary_at IS NOT NULL AND summary_at <= ? AND (deliver_at IS NULL OR deliver_at > ?)
+			AND NOT full_when_idle AND next_attempt_at IS NULL AND deliver_as = '' AND action <> 'queue')
+		ORDER BY agent, resource_id, thread_id, priority_rank DESC, created_at, id`
 }
 
 func workQueries() []string {
@@ -221,7 +231,9 @@ func (s *Store) readWork(ctx context.Context, keys []inbox.ThreadKey, now time.T
 		}
 	}
 	var rows []recordRow
-	if err := s.readSelect(ctx, &rows, workRecordsQuery(n), append(kargs, micros(now), limit)...); err != nil {
+	extra := limit + summaryReadBudget/len(keys)
+	if err := s.readSelect(ctx, &rows, workRecordsQuery(n), append(kargs, limit, micros(now), limit, extra,
+		micros(now), micros(now))...); err != nil {
 		return fmt.Errorf("read due records of claimed threads: %w", err)
 	}
 	recs, err := recordsOf(rows)

@@ -35,6 +35,10 @@ func TestSilenceRows(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, silence.StatePending, pending.Status.State)
 
+			stats, err := s.Stats(ctx, clock)
+			require.NoError(t, err)
+			require.Equal(t, [3]int{1, 1, 0}, [3]int{stats.SilencesPending, stats.SilencesActive, stats.SilencesExpired})
+
 			id := ingest(t, svc, "d1", comment("CI failed", "", "")).Records[0].RecordID
 			r, err := s.GetRecord(ctx, id)
 			require.NoError(t, err)
@@ -78,6 +82,9 @@ func TestSilenceRows(t *testing.T) {
 			expired, err := sil.List(ctx, silence.StateExpired)
 			require.NoError(t, err)
 			require.Len(t, expired, 2)
+			stats, err = s.Stats(ctx, clock)
+			require.NoError(t, err)
+			require.Equal(t, [3]int{0, 0, 2}, [3]int{stats.SilencesPending, stats.SilencesActive, stats.SilencesExpired})
 
 			_, err = sil.Expire(ctx, "nope", "alice")
 			require.ErrorIs(t, err, inbox.ErrNotFound)
