@@ -30,10 +30,6 @@ func WithHolds(h Holder) ServiceOption { return func(s *Service) { s.holds = h }
 // WithHeldRecords gives the service the store of held records it releases.
 func WithHeldRecords(st HoldStore) ServiceOption { return func(s *Service) { s.held = st } }
 
-// Holds is the service's holder (nil: none), which the dispatcher asks again when a
-// record falls due.
-func (s *Service) Holds() Holder { return s.holds }
-
 // holdsUsePayload reports whether the holder needs the event's payload decoded.
 func (s *Service) holdsUsePayload() bool {
 	p, ok := s.holds.(payloadHolder)
