@@ -83,8 +83,12 @@ type Deps struct {
 	WatchLookup connectors.WatchLookup
 	// Schedules creates, changes and fires schedules (nil: none; the list is empty).
 	Schedules Schedules
-	Log       *slog.Logger
-	Now       func() time.Time
+	// Silences makes, lists and expires silences, and Holder says which one would hold
+	// an event (explain); nil: none.
+	Silences Silences
+	Holder   inbox.Holder
+	Log      *slog.Logger
+	Now      func() time.Time
 }
 
 // Route is one admin endpoint and the scope its token needs.
@@ -172,6 +176,7 @@ func New(cfg Config, d Deps) (*API, error) {
 		{Route{http.MethodDelete, "/watches/:id", ScopeWrite}, a.deleteWatch},
 	}
 	a.routes = append(a.routes, a.scheduleRoutes()...)
+	a.routes = append(a.routes, a.silenceRoutes()...)
 	if cfg.Pprof {
 		a.routes = append(a.routes, route{Route{http.MethodGet, pprofPath, ScopeWrite}, servePprof})
 	}

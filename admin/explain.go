@@ -131,6 +131,7 @@ type Explainer struct {
 	parsers Parsers
 	wakes   map[string]agent.WakeSettings
 	watches connectors.WatchLookup
+	holds   inbox.Holder // the silences; nil: none
 	now     func() time.Time
 }
 
@@ -141,7 +142,7 @@ func NewExplainer(st ExplainStore, d Deps) (*Explainer, error) {
 		return nil, errors.New("admin: a store is required")
 	}
 	x := &Explainer{st: st, sources: d.Sources, policy: d.Policy, router: d.Router, parsers: d.Parsers, wakes: d.Wakes,
-		watches: d.WatchLookup, now: d.Now}
+		watches: d.WatchLookup, holds: d.Holder, now: d.Now}
 	var err error
 	if x.router == nil {
 		if x.router, err = connectors.NewRouter(nil, nil); err != nil {
@@ -377,7 +378,7 @@ func (x *Explainer) outcome(ctx context.Context, n inbox.Notification, in policy
 	if existing != nil && sub.Priority == "" {
 		sub.Priority = existing.Priority
 	}
-	o.Decision = x.policy.Decide(sub, o.Presence, now)
+	o.Decision = inbox.ApplyHolds(x.holds, sub, x.policy.Decide(sub, o.Presence, now), now)
 	if existing == nil {
 		o.Record = inbox.NewRecord("", "", n, o.Decision, now)
 		*touched = append(*touched, o.Record)
@@ -412,7 +413,7 @@ func (x *Explainer) netOutcome(ctx context.Context, o Outcome, n inbox.Notificat
 	}
 	sub := n.Subject()
 	sub.Payload, sub.Budget = in.payload, in.budget
-	o.Decision = x.policy.Decide(sub, o.Presence, now)
+	o.Decision = inbox.ApplyHolds(x.holds, sub, x.policy.Decide(sub, o.Presence, now), now)
 	nd := inbox.DecideNet(n, lane)
 	o.Net = &nd
 	o.Record = inbox.NewRecord("", "", n, o.Decision, now)

@@ -43,7 +43,7 @@ func OpenAPI(sources ...string) ([]byte, error) {
 				"NotFound":     errorResponse("Unknown id or path."),
 				"Conflict":     errorResponse("The record's status does not allow the action."),
 			},
-			"schemas": withSchemas(withSchemas(withSchemas(withSchemas(schemas(sources), approvalSchemas()), messageSchemas()), replySchemas()), withSchemas(watchSchemas(), scheduleSchemas())),
+			"schemas": withSchemas(withSchemas(withSchemas(withSchemas(schemas(sources), approvalSchemas()), messageSchemas()), replySchemas()), withSchemas(withSchemas(watchSchemas(), scheduleSchemas()), silenceSchemas())),
 		},
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")

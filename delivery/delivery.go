@@ -204,6 +204,16 @@ type Hold struct {
 	Reason    string
 }
 
+// Held is a due record a hold that began after it was decided (a silence) took at the
+// last moment: it is not sent, and nothing is scheduled until the hold ends.
+type Held struct {
+	RecordID  string
+	UpdatedAt time.Time
+	Coalesced int
+	Hold      inbox.Hold
+	Reason    string // the record's reason, led by the hold's
+}
+
 // Outcome is everything one pass over a thread changes, committed in one transaction.
 type Outcome struct {
 	Thread inbox.ThreadKey
@@ -217,6 +227,7 @@ type Outcome struct {
 	Failures    []Failure
 	Reschedules []Reschedule
 	Holds       []Hold
+	Held        []Held
 	// WakeQueued says the pass found the thread waiting for a wake slot; any other pass
 	// takes the thread out of its agent's wake queue (it no longer waits).
 	WakeQueued bool

@@ -60,6 +60,10 @@ type Dispatcher struct {
 	opens RunOpens // nil: no recovery subscription
 	// snoozes releases due snoozed records at the start of a pass (nil: none).
 	snoozes Snoozes
+	// releases releases records whose hold ended at the start of a pass, and holder
+	// holds a due record at the last moment (nil: neither).
+	releases Releases
+	holder   inbox.Holder
 
 	service.StartStop
 	// TestSignals are where tests wait; see service.Signal.
@@ -179,6 +183,11 @@ func (d *Dispatcher) pass(ctx context.Context) (n int, full bool, err error) {
 	}
 	if d.snoozes != nil {
 		if _, err := d.snoozes.ReleaseSnoozed(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if d.releases != nil {
+		if _, err := d.releases.ReleaseHeld(ctx); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -331,6 +340,7 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read
 		read = &ws[0]
 	}
 	w := *read
+	w.Records = d.holdDue(&o, w.Records, now)
 	route, ok := d.routes[k.Agent]
 	if !ok || route.Target == nil {
 		msg := fmt.Sprintf("agent %q has no delivery target configured", k.Agent)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/signalgate/signalgate/condition"
 	"github.com/signalgate/signalgate/inbox"
 )
 
@@ -75,3 +76,43 @@ type Snoozes interface {
 
 // WithSnoozes makes every pass release due snoozed records first.
 func WithSnoozes(s Snoozes) Option { return func(d *Dispatcher) { d.snoozes = s } }
+
+// Releases releases records whose hold has ended (inbox.Service.ReleaseHeld).
+type Releases interface {
+	ReleaseHeld(ctx context.Context) (int, error)
+}
+
+// WithHolds makes every pass release records whose hold ended first, and ask h of
+// every due record before sending it: a hold that began after the record was decided
+// (a silence made since) holds it then. h may be nil (nothing held at the last moment).
+func WithHolds(r Releases, h inbox.Holder) Option {
+	return func(d *Dispatcher) { d.releases, d.holder = r, h }
+}
+
+// payloadHolder is a holder that reads the event's payload (a silence's `when`).
+type payloadHolder interface{ UsesPayload() bool }
+
+// holdDue takes out of rs the records a hold takes now (recorded in o as Held) and
+// answers the rest.
+func (d *Dispatcher) holdDue(o *Outcome, rs []inbox.Record, now time.Time) []inbox.Record {
+	if d.holder == nil || len(rs) == 0 {
+		return rs
+	}
+	p, ok := d.holder.(payloadHolder)
+	payload := ok && p.UsesPayload()
+	kept := rs[:0:0]
+	for _, r := range rs {
+		sub := r.Subject()
+		if payload {
+			sub.Payload = condition.DecodePayload(r.Payload)
+		}
+		h, held := d.holder.Held(sub, now)
+		if !held {
+			kept = append(kept, r)
+			continue
+		}
+		o.Held = append(o.Held, Held{RecordID: r.ID, UpdatedAt: r.UpdatedAt, Coalesced: r.CoalescedCount, Hold: h,
+			Reason: h.Reason + "; " + r.Reason})
+	}
+	return kept
+}

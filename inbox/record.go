@@ -98,11 +98,17 @@ func (r *Record) Merge(n Notification, d Decision, now time.Time) {
 	}
 	prev := *r
 	r.apply(d)
-	r.DeliverAt = earlier(prev.DeliverAt, r.DeliverAt)
-	r.SummaryAt = earlier(prev.SummaryAt, r.SummaryAt)
 	if d.Action.Strength() < prev.Action.Strength() {
 		r.Action, r.Reason = prev.Action, prev.Reason
 	}
+	if d.Hold != nil {
+		// Held now: an earlier due time of the record must not send it past the hold,
+		// and the reason says what holds it.
+		r.Reason = d.Reason
+		return
+	}
+	r.DeliverAt = earlier(prev.DeliverAt, r.DeliverAt)
+	r.SummaryAt = earlier(prev.SummaryAt, r.SummaryAt)
 }
 
 // mergeSnoozed ends with what a merge into a snoozed record decides: it stays hidden

@@ -37,6 +37,8 @@ type Service struct {
 	// overBudget is told of an event whose rules' `when`s ran out of budget.
 	overBudget func()
 	snoozes    SnoozeStore // nil: nothing is released (see WithSnoozes)
+	holds      Holder      // nil: nothing is held (see WithHolds)
+	held       HoldStore   // nil: nothing is released (see WithHeldRecords)
 }
 
 // ServiceOption configures a Service.
@@ -97,13 +99,13 @@ func (s *Service) Ingest(ctx context.Context, ev *Event, ns []Notification) (Ing
 		}
 	}
 	var payload any
-	if s.policy.UsesExpressions() {
+	if s.policy.UsesExpressions() || s.holdsUsePayload() {
 		payload = condition.DecodePayload(ev.Body) // once per event, not per record
 	}
 	budget := s.policy.NewBudget() // one per event, whatever its number of records
 	decide := func(sub Subject, p Presence, _ time.Time) Decision {
 		sub.Payload, sub.Budget = payload, budget
-		return s.policy.Decide(sub, p, ev.ReceivedAt)
+		return s.withHold(sub, s.policy.Decide(sub, p, ev.ReceivedAt), ev.ReceivedAt)
 	}
 	res, err := s.store.Ingest(ctx, ev, ns, decide, s.newID)
 	if budget.Stopped() > 0 {

@@ -299,6 +299,7 @@ var (
 	pendingDesc = prometheus.NewDesc("signalgate_queue_pending", "Pending records.", nil, nil)
 	failedDesc  = prometheus.NewDesc("signalgate_records_failed", "Records that exhausted their attempts (dead letters).", nil, nil)
 	activeDesc  = prometheus.NewDesc("signalgate_threads_active", "Threads with an open run.", nil, nil)
+	silenceDesc = prometheus.NewDesc("signalgate_silences", "Silences by state.", []string{"state"}, nil)
 )
 
 // statsCollector reads the store on scrape, bounded by a short timeout.
@@ -312,6 +313,7 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- pendingDesc
 	ch <- failedDesc
 	ch <- activeDesc
+	ch <- silenceDesc
 }
 
 func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
@@ -326,4 +328,7 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(st.Pending))
 	ch <- prometheus.MustNewConstMetric(failedDesc, prometheus.GaugeValue, float64(st.Failed))
 	ch <- prometheus.MustNewConstMetric(activeDesc, prometheus.GaugeValue, float64(st.ActiveThreads))
+	for state, n := range map[string]int{"pending": st.SilencesPending, "active": st.SilencesActive, "expired": st.SilencesExpired} {
+		ch <- prometheus.MustNewConstMetric(silenceDesc, prometheus.GaugeValue, float64(n), state)
+	}
 }

@@ -5,6 +5,7 @@
 package silence
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -64,3 +65,11 @@ type Config struct {
 
 // DefaultMaxDuration is silences.max_duration's default.
 const DefaultMaxDuration = 7 * 24 * time.Hour
+
+// Validate checks the section: a negative max_duration is refused (zero is the default).
+func (c Config) Validate() error {
+	if c.MaxDuration < 0 {
+		return fmt.Errorf("max_duration: %s is negative", c.MaxDuration)
+	}
+	return nil
+}

@@ -159,14 +159,24 @@ func workRunsQuery(n int) string {
 		WHERE r.status = 'open' AND r.lease_until > ? ORDER BY r.opened_at DESC, r.id DESC`
 }
 
-// workRecordsQuery reads up to a bound number of due records per thread of n threads.
+// summaryReadBudget bounds the records a pass reads beyond its per-thread limit, across
+// its threads, so what a thread accumulated (a silence's release) goes in one summary.
+const summaryReadBudget = 10000
+
+// workRecordsQuery reads up to a bound number of due records per thread of n threads,
+// and past that bound up to a second one more that are due for the thread's summary
+// only (without their payloads: a summary lists them, never sends them in full), so one
+// summary tells what a thread accumulated rather than a limit's worth per interval.
 func workRecordsQuery(n int) string {
-	return claimedKeys(n) + `SELECT ` + recordReadColumns + ` FROM (
+	cols := strings.Replace(recordReadColumns, "summary, payload,", "summary, CASE WHEN rn <= ? THEN payload END AS payload,", 1)
+	return claimedKeys(n) + `SELECT ` + cols + ` FROM (
 		SELECT r.*, ROW_NUMBER() OVER (PARTITION BY r.agent, r.resource_id, r.thread_id
 			ORDER BY r.priority_rank DESC, r.created_at, r.id) AS rn
 		FROM k JOIN records r ON r.agent = k.agent AND r.resource_id = k.resource_id AND r.thread_id = k.thread_id
 		WHERE r.status = 'pending' AND r.due_at IS NOT NULL AND r.due_at <= ?) d
-		WHERE rn <= ? ORDER BY agent, resource_id, thread_id, priority_rank DESC, created_at, id`
+		WHERE rn <= ? OR (rn <= ? AND summary_at IS NOT NULL AND summary_at <= ? AND (deliver_at IS NULL OR deliver_at > ?)
+			AND NOT full_when_idle AND next_attempt_at IS NULL AND deliver_as = '' AND action <> 'queue')
+		ORDER BY agent, resource_id, thread_id, priority_rank DESC, created_at, id`
 }
 
 func workQueries() []string {
@@ -221,7 +231,9 @@ func (s *Store) readWork(ctx context.Context, keys []inbox.ThreadKey, now time.T
 		}
 	}
 	var rows []recordRow
-	if err := s.readSelect(ctx, &rows, workRecordsQuery(n), append(kargs, micros(now), limit)...); err != nil {
+	extra := limit + summaryReadBudget/len(keys)
+	if err := s.readSelect(ctx, &rows, workRecordsQuery(n), append(kargs, limit, micros(now), limit, extra,
+		micros(now), micros(now))...); err != nil {
 		return fmt.Errorf("read due records of claimed threads: %w", err)
 	}
 	recs, err := recordsOf(rows)
@@ -351,6 +363,18 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 			return fmt.Errorf("hold record %s for a summary: %w", h.RecordID, err)
 		}
 	}
+	for _, h := range o.Held {
+		until, err := s.capSilenceHold(ctx, tx, h.Hold.By, &h.Hold.Until)
+		if err != nil {
+			return err
+		}
+		// Unless a merge changed the record since it was read (that merge decided with
+		// the holds as they were then).
+		if _, err := w.exec(ctx, qHoldDue, cleanText(h.Hold.By), micros(*until), cleanText(h.Reason), false, now,
+			h.RecordID, micros(h.UpdatedAt), h.Coalesced); err != nil {
+			return fmt.Errorf("hold record %s: %w", h.RecordID, err)
+		}
+	}
 	if len(o.Summarized)+len(o.Reschedules)+len(o.Failures) > 0 {
 		// The pass planned with the presence it read; a run that closed since (its
 		// CloseRun waited on our thread lock) must still release what waits for idle,
@@ -367,7 +391,7 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 
 // NextDue is the earliest of: an unleased thread's next due record (of a target that is
 // up), a down target's next probe, a live thread lease lapsing (its owner may have
-// crashed), an open run's lease lapsing, a snooze ending.
+// crashed), an open run's lease lapsing, a snooze or a hold ending.
 func (s *Store) NextDue(ctx context.Context, now time.Time) (*time.Time, error) {
 	// One statement, one read: the dispatcher makes it whenever it goes idle.
 	var rows []struct {
@@ -376,13 +400,14 @@ func (s *Store) NextDue(ctx context.Context, now time.Time) (*time.Time, error) 
 		Run    sql.NullInt64 `db:"run"`
 		Probe  sql.NullInt64 `db:"probe"`
 		Snooze sql.NullInt64 `db:"snooze"`
+		Held   sql.NullInt64 `db:"held"`
 	}
-	if err := s.readSelect(ctx, &rows, nextDueQuery(), micros(now), micros(now), micros(now), micros(now)); err != nil {
+	if err := s.readSelect(ctx, &rows, nextDueQuery(), micros(now), micros(now), micros(now), micros(now), micros(now)); err != nil {
 		return nil, fmt.Errorf("read next due time: %w", err)
 	}
 	var out *time.Time
 	for _, r := range rows {
-		for _, v := range []sql.NullInt64{r.Due, r.Lease, r.Run, r.Probe, r.Snooze} {
+		for _, v := range []sql.NullInt64{r.Due, r.Lease, r.Run, r.Probe, r.Snooze, r.Held} {
 			if t := fromNullMicros(v); t != nil && (out == nil || t.Before(*out)) {
 				out = t
 			}
@@ -404,7 +429,8 @@ func nextDueQuery() string {
 		(SELECT MIN(lease_until) FROM threads WHERE lease_until > ?) AS lease,
 		(SELECT MIN(lease_until) FROM runs WHERE status = 'open') AS run,
 		(SELECT MIN(next_probe_at) FROM targets WHERE state = 'down' AND next_probe_at > ?) AS probe,
-		(SELECT MIN(snoozed_until) FROM records WHERE status = 'snoozed' AND snoozed_until > ?) AS snooze`
+		(SELECT MIN(snoozed_until) FROM records WHERE status = 'snoozed' AND snoozed_until > ?) AS snooze,
+		(SELECT MIN(held_until) FROM records WHERE status = 'pending' AND held_until IS NOT NULL AND held_until > ?) AS held`
 }
 
 func (s *Store) insertAttempts(ctx context.Context, tx *sqlx.Tx, attempts []delivery.Attempt) error {

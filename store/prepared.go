@@ -29,7 +29,7 @@ const (
 		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND status = 'open' AND lease_until > ?`
 	qInsertRecord = `INSERT INTO records (` + recordColumns + `, priority_rank, due_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-		?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qUpdateRecord = `UPDATE records SET agent = ?, resource_id = ?, thread_id = ?, event_id = ?, route = ?,
 		source = ?, kind = ?, priority = ?, summary = ?, payload = ?, dedupe_key = ?, coalesce_key = ?,
 		attributes = ?, metadata = ?, deliver_as = ?, status = ?, coalesced_count = ?, action = ?, reason = ?,
@@ -37,7 +37,7 @@ const (
 		delivered_signal_id = ?, summary_signal_id = ?, created_at = ?, updated_at = ?, delivered_at = ?,
 		net_key = ?, net_state = ?, rest_state = ?, superseded_by = ?, operator_action = ?, stream_options = ?,
 		source_id = ?, last_attempt_at = ?, seen_at = ?, dismissed_at = ?, archived_at = ?, discarded_at = ?,
-		snoozed_until = ?, priority_rank = ?, due_at = ? WHERE id = ?`
+		snoozed_until = ?, held_by = ?, held_until = ?, priority_rank = ?, due_at = ? WHERE id = ?`
 )
 
 // The dispatcher's completion statements (CompleteThread), prepared like the ingest's.
@@ -63,6 +63,8 @@ const (
 		WHERE id = ? AND status = 'pending' AND updated_at = ? AND coalesced_count = ?`
 	qHoldForSummary = `UPDATE records SET action = 'summarize', reason = ?, deliver_at = NULL, full_when_idle = ?,
 		summary_at = ?, due_at = ? WHERE id = ? AND status = 'pending' AND updated_at = ? AND coalesced_count = ?`
+	qHoldDue = `UPDATE records SET held_by = ?, held_until = ?, reason = ?, deliver_at = NULL, summary_at = NULL,
+		full_when_idle = ?, due_at = NULL, updated_at = ? WHERE id = ? AND status = 'pending' AND updated_at = ? AND coalesced_count = ?`
 	qMarkSummaryID = `UPDATE records SET summary_signal_id = ? WHERE id = ? AND status = 'pending'`
 	qRecordRetry   = `UPDATE records SET attempts = ?, next_attempt_at = ?, due_at = ?, last_error = ?, last_attempt_at = ?,
 		first_attempt_at = COALESCE(first_attempt_at, ?) WHERE id = ? AND status = 'pending'`
@@ -140,7 +142,7 @@ func mergeArgs(n inbox.Notification) []any {
 func hotQueries() []string {
 	return []string{qInsertEvent, qRedelivered, qRedeliveredBody, qTouchThread, qPresence, qInsertRecord, qUpdateRecord,
 		mergeQuery(true, false), mergeQuery(false, true), mergeQuery(true, true),
-		qThreadRelease, qThreadHold, qMarkDelivered, qMarkSummarized, qMarkSummaryID, qHoldForSummary, qRecordRetry, qRecordFailed,
+		qThreadRelease, qThreadHold, qMarkDelivered, qMarkSummarized, qMarkSummaryID, qHoldForSummary, qHoldDue, qRecordRetry, qRecordFailed,
 		qInsertAttempt, qInsertFrame, rescheduleQuery(false, "1"), rescheduleQuery(true, "1"),
 		qLockThread, qNextSeq, qLiveRun, qLapsedRuns, qInsertRun, sqliteClaimQuery(), qLeaveWakeQueue}
 }

@@ -20,7 +20,8 @@ const recordColumns = `id, agent, resource_id, thread_id, event_id, route, sourc
 	deliver_at, summary_at, full_when_idle, attempts, next_attempt_at, last_error,
 	delivered_signal_id, summary_signal_id, created_at, updated_at, delivered_at,
 	net_key, net_state, rest_state, superseded_by, operator_action, stream_options,
-	source_id, last_attempt_at, seen_at, dismissed_at, archived_at, discarded_at, snoozed_until`
+	source_id, last_attempt_at, seen_at, dismissed_at, archived_at, discarded_at, snoozed_until,
+	held_by, held_until`
 
 // recordReadColumns adds what only the dispatcher and single-record reads need; inserts
 // and merges never write it.
@@ -74,6 +75,8 @@ type recordRow struct {
 	ArchivedAt     sql.NullInt64  `db:"archived_at"`
 	DiscardedAt    sql.NullInt64  `db:"discarded_at"`
 	SnoozedUntil   sql.NullInt64  `db:"snoozed_until"`
+	HeldBy         string         `db:"held_by"`
+	HeldUntil      sql.NullInt64  `db:"held_until"`
 }
 
 func (row *recordRow) record() (inbox.Record, error) {
@@ -118,6 +121,8 @@ func (row *recordRow) record() (inbox.Record, error) {
 		ArchivedAt:     fromNullMicros(row.ArchivedAt),
 		DiscardedAt:    fromNullMicros(row.DiscardedAt),
 		SnoozedUntil:   fromNullMicros(row.SnoozedUntil),
+		HeldBy:         row.HeldBy,
+		HeldUntil:      fromNullMicros(row.HeldUntil),
 	}
 	if row.Payload.Valid {
 		r.Payload = json.RawMessage(row.Payload.String)
@@ -202,10 +207,15 @@ func recordArgs(r *inbox.Record) ([]any, error) {
 		micros(r.CreatedAt), micros(r.UpdatedAt), nullMicros(r.DeliveredAt),
 		r.NetKey, r.State, r.RestState, r.SupersededBy, cleanText(r.OperatorAction), string(streamOptions),
 		cleanText(r.SourceID), nullMicros(r.LastAttemptAt), nullMicros(r.SeenAt), nullMicros(r.DismissedAt),
-		nullMicros(r.ArchivedAt), nullMicros(r.DiscardedAt), nullMicros(r.SnoozedUntil)}, nil
+		nullMicros(r.ArchivedAt), nullMicros(r.DiscardedAt), nullMicros(r.SnoozedUntil),
+		cleanText(r.HeldBy), nullMicros(r.HeldUntil)}, nil
 }
 
 func (s *Store) insertRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) error {
+	var err error
+	if r.HeldUntil, err = s.capSilenceHold(ctx, tx, r.HeldBy, r.HeldUntil); err != nil {
+		return err
+	}
 	args, err := recordArgs(r)
 	if err != nil {
 		return err
@@ -220,6 +230,10 @@ func (s *Store) insertRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) 
 
 // updateRecord writes every mutable column of r.
 func (s *Store) updateRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) error {
+	var err error
+	if r.HeldUntil, err = s.capSilenceHold(ctx, tx, r.HeldBy, r.HeldUntil); err != nil {
+		return err
+	}
 	args, err := recordArgs(r)
 	if err != nil {
 		return err

@@ -18,6 +18,8 @@ import (
 	"github.com/signalgate/signalgate/connectors/github"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/silence"
 	"github.com/signalgate/signalgate/store"
 )
 
@@ -118,7 +120,7 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if !*connect && cfg.hasLookups() {
 		fmt.Fprintln(stderr, "gateway explain: Slack names and channel types are not looked up (--connect does, as serving would)")
 	}
-	x, err := newExplainer(cfg, st, current, !*connect, log)
+	x, err := newExplainer(ctx, cfg, st, current, !*connect, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "gateway explain: %v\n", err)
 		return exitConfig
@@ -185,8 +187,8 @@ func openExplainStore(ctx context.Context, cfg *Config, migrate bool, log *slog.
 
 // newExplainer explains against st, or against an empty inbox when st's schema is
 // not current (its tables may not exist: nothing is read from it then). Offline, the
-// connectors make no API calls.
-func newExplainer(cfg *Config, st *store.Store, current, offline bool, log *slog.Logger) (*admin.Explainer, error) {
+// connectors make no API calls. The silences in force are the database's.
+func newExplainer(ctx context.Context, cfg *Config, st *store.Store, current, offline bool, log *slog.Logger) (*admin.Explainer, error) {
 	policy, err := cfg.newPolicy()
 	if err != nil {
 		return nil, err
@@ -203,6 +205,13 @@ func newExplainer(cfg *Config, st *store.Store, current, offline bool, log *slog
 	deps, err := adminDeps(cfg, st, policy, parsers, log, time.Now, adminLive{})
 	if err != nil {
 		return nil, err
+	}
+	if current {
+		sil := silence.NewService(st, cfg.Silences, service.Base{Logger: log})
+		if err := sil.Refresh(ctx); err != nil {
+			return nil, err
+		}
+		deps.Holder = sil
 	}
 	return admin.NewExplainer(xs, deps)
 }

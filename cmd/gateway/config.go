@@ -27,6 +27,7 @@ import (
 	"github.com/signalgate/signalgate/schedule"
 	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/silence"
 	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/watch"
 )
@@ -48,6 +49,7 @@ type Config struct {
 	Replies    RepliesConfig            `yaml:"replies"`
 	Watches    watch.Config             `yaml:"watches"`
 	Schedules  []schedule.Spec          `yaml:"schedules"`
+	Silences   silence.Config           `yaml:"silences"`
 
 	// TimeIntervals are the named intervals policy rules apply or mute in (quiet hours).
 	TimeIntervals []quiet.Interval `yaml:"time_intervals"`
@@ -200,6 +202,7 @@ func (c *Config) Validate() []string {
 	add("approvals.", c.Approvals.Validate(c.approvalConnectors()))
 	add("replies.", c.Replies.validate())
 	add("watches.", c.Watches.Validate())
+	add("silences.", c.Silences.Validate())
 	add("", c.validateWatchConnectors())
 	add("", c.validateSchedules())
 	add("", c.replyApprovals())

@@ -30,6 +30,7 @@ import (
 	"github.com/signalgate/signalgate/schedule"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/silence"
 	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/watch"
 )
@@ -59,6 +60,8 @@ type Main struct {
 	// Schedules creates, changes and fires schedules; Scheduler fires them on time.
 	Schedules *schedule.Service
 	Scheduler *schedule.Scheduler
+	// Silences makes, lists and expires silences and holds what they match.
+	Silences *silence.Service
 
 	addr     net.Addr
 	services []background // built by Open, started in order
@@ -132,13 +135,21 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("agents: %w", err)
 	}
+	// Silences hold from memory: read before anything is served, then kept fresh by their
+	// service on every replica; a local change wakes the dispatcher to release.
+	m.Silences = silence.NewService(st, cfg.Silences, m.base(), silence.WithChangeHook(func() { kick.Notify(nil) }))
+	if err := m.Silences.Refresh(ctx); err != nil {
+		return err
+	}
 	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now), inbox.WithChangeHook(kick.Notify), inbox.WithSnoozes(st),
+		inbox.WithHolds(m.Silences), inbox.WithHeldRecords(st),
 		inbox.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlacePolicy) }))
 	m.Dispatcher = delivery.New(st, m.Runs, m.Broker, routes, m.base(), cfg.Dispatch.options(
 		delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithDetailedSummaries(policy.SummaryFormat() == inbox.SummaryFormatDetailed),
 		delivery.WithSecrets(cfg.Secrets()), delivery.WithObserver(m.Metrics), delivery.WithHealth(st),
-		delivery.WithKick(kick), delivery.WithRecovery(m.Runs), delivery.WithStreamOptions(policy), delivery.WithSnoozes(m.Inbox))...)
-	m.services = append(m.services, m.Broker)
+		delivery.WithKick(kick), delivery.WithRecovery(m.Runs), delivery.WithStreamOptions(policy), delivery.WithSnoozes(m.Inbox),
+		delivery.WithHolds(m.Inbox, m.Silences))...)
+	m.services = append(m.services, m.Broker, m.Silences)
 	// Mastra presence followers start before the dispatcher and stop after it.
 	for _, s := range targetServices {
 		m.services = append(m.services, s)
@@ -213,6 +224,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	}
 	deps.Watches, deps.WatchEnder = st, m.Watches
 	deps.Schedules = m.Schedules
+	deps.Silences, deps.Holder = m.Silences, m.Silences
 	adm, err := admin.New(cfg.Admin, deps)
 	if err != nil {
 		return err

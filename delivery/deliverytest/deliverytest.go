@@ -24,6 +24,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/silence"
 	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
@@ -80,6 +81,9 @@ type Config struct {
 	Aborter agent.ThreadAborter
 	// PolicyOptions build the policy with, e.g., its time intervals.
 	PolicyOptions []inbox.PolicyOption
+	// Silences wires a silence service (e.Silences) that holds records at ingest and at
+	// dispatch, released by the dispatcher's passes.
+	Silences bool
 }
 
 // Env is one wired gateway half.
@@ -93,7 +97,8 @@ type Env struct {
 	Stream     *agent.StreamTarget
 	Dispatcher *delivery.Dispatcher
 	Inbox      *inbox.Service
-	Agents     *agent.Service // the agent operations
+	Silences   *silence.Service // with Config.Silences
+	Agents     *agent.Service   // the agent operations
 	API        *agentapi.API
 	Server     *httptest.Server
 	Shutdown   chan struct{} // closing it ends open streams, like server shutdown
@@ -145,9 +150,17 @@ func New(t testing.TB, cfg Config) *Env {
 		delivery.WithHealth(e.Store), delivery.WithRecovery(e.Runs), delivery.WithStreamOptions(pol)}, cfg.Dispatch...)
 	// The inbox releases snoozes at the start of every pass, and tells the dispatcher of
 	// what changed: each needs the other.
-	e.Inbox = inbox.NewService(e.Store, pol, inbox.WithClock(e.Now), inbox.WithSnoozes(e.Store),
-		inbox.WithChangeHook(func(ks []inbox.ThreadKey) { e.Dispatcher.Notify(ks) }))
+	inboxOpts := []inbox.ServiceOption{inbox.WithClock(e.Now), inbox.WithSnoozes(e.Store),
+		inbox.WithChangeHook(func(ks []inbox.ThreadKey) { e.Dispatcher.Notify(ks) })}
+	if cfg.Silences {
+		e.Silences = silence.NewService(e.Store, silence.Config{}, service.Base{Logger: log, Now: e.Now})
+		inboxOpts = append(inboxOpts, inbox.WithHolds(e.Silences), inbox.WithHeldRecords(e.Store))
+	}
+	e.Inbox = inbox.NewService(e.Store, pol, inboxOpts...)
 	opts = append(opts, delivery.WithSnoozes(e.Inbox))
+	if cfg.Silences {
+		opts = append(opts, delivery.WithHolds(e.Inbox, e.Silences))
+	}
 	e.Dispatcher = delivery.New(q, e.Runs, e.Broker, routes, service.Base{Logger: log, Now: e.Now}, opts...)
 	e.Agents, err = agent.NewService(cfg.Agents, agent.Deps{
 		Frames: e.Store, Runs: e.Runs, Inbox: e.Inbox, Records: e.Store, States: e.Store,
