@@ -24,6 +24,7 @@ import (
 
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/silence"
 )
 
 // Prefix is where the console is mounted.
@@ -85,6 +86,9 @@ type Admin interface {
 	RetryReply(ctx context.Context, id string) (admin.AdminReply, error)
 	Watches(ctx context.Context, q url.Values) (admin.WatchPage, error)
 	EndWatch(ctx context.Context, id, by string) (admin.AdminWatch, error)
+	Silences(ctx context.Context, q url.Values) (admin.SilencePage, error)
+	CreateSilence(ctx context.Context, in silence.Input) (silence.Silence, error)
+	ExpireSilence(ctx context.Context, id, by string) (silence.Silence, error)
 }
 
 // Streamer serves a thread's signal log as SSE (*agentapi.API's ServeStream).
@@ -216,6 +220,10 @@ func (c *Console) Mount(e *echo.Echo) {
 	g.POST("/notifications/redeliver", c.redeliverAll, c.checkCSRF, c.requireWrite)
 	g.POST("/replies/:id/retry", c.retryReply, c.checkCSRF, c.requireWrite)
 	g.POST("/watches/:id/delete", c.endWatch, c.checkCSRF, c.requireWrite)
+	g.GET("/silences", c.silences)
+	g.GET("/silences/new", c.newSilence, c.requireWrite)
+	g.POST("/silences", c.createSilence, c.checkCSRF, c.requireWrite)
+	g.POST("/silences/:id/expire", c.expireSilence, c.checkCSRF, c.requireWrite)
 	g.GET("/events", c.events)
 	g.GET("/events/:id", c.event)
 	g.POST("/events/:id/replay", c.replay, c.checkCSRF, c.requireWrite)

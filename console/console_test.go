@@ -22,6 +22,7 @@ import (
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/silence"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -38,18 +39,23 @@ var testTokens = []admin.Token{
 
 // fakeAdmin answers the console's queries from fixed data and records the actions.
 type fakeAdmin struct {
-	mu        sync.Mutex
-	events    []inbox.Event
-	event     admin.EventDetail
-	approvals []approval.Approval
-	actions   []string
-	explained *admin.Explanation // Explain's answer; nil: a 400
-	records   []inbox.Record
-	replies   []admin.AdminReply
-	repliesQ  []url.Values // what Replies was asked
-	watches   []admin.AdminWatch
-	watchesQ  []url.Values // what Watches was asked
-	endErr    error        // EndWatch's answer
+	mu         sync.Mutex
+	events     []inbox.Event
+	event      admin.EventDetail
+	approvals  []approval.Approval
+	actions    []string
+	explained  *admin.Explanation // Explain's answer; nil: a 400
+	records    []inbox.Record
+	replies    []admin.AdminReply
+	repliesQ   []url.Values // what Replies was asked
+	watches    []admin.AdminWatch
+	watchesQ   []url.Values              // what Watches was asked
+	endErr     error                     // EndWatch's answer
+	detail     *admin.NotificationDetail // Notification's answer for its id; other ids are not found
+	silences   []silence.Silence
+	silencesQ  []url.Values    // what Silences was asked
+	created    []silence.Input // what CreateSilence was given
+	silenceErr error           // CreateSilence's and ExpireSilence's answer
 }
 
 func (f *fakeAdmin) did(a string) {
@@ -108,7 +114,39 @@ func (f *fakeAdmin) EndWatch(_ context.Context, id, by string) (admin.AdminWatch
 	return admin.AdminWatch{}, nil
 }
 func (f *fakeAdmin) Notification(_ context.Context, id string) (admin.NotificationDetail, error) {
+	if f.detail != nil && f.detail.ID == id {
+		return *f.detail, nil
+	}
 	return admin.NotificationDetail{}, server.NotFound("notification %q not found", id)
+}
+func (f *fakeAdmin) Silences(_ context.Context, q url.Values) (admin.SilencePage, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.silencesQ = append(f.silencesQ, q)
+	out := []silence.Silence{}
+	for _, s := range f.silences {
+		if st := q.Get("state"); st == "" || string(s.Status.State) == st {
+			out = append(out, s)
+		}
+	}
+	return admin.SilencePage{Silences: out}, nil
+}
+func (f *fakeAdmin) CreateSilence(_ context.Context, in silence.Input) (silence.Silence, error) {
+	if f.silenceErr != nil {
+		return silence.Silence{}, f.silenceErr
+	}
+	f.mu.Lock()
+	f.created = append(f.created, in)
+	f.mu.Unlock()
+	f.did("create silence by " + in.CreatedBy)
+	return silence.Silence{ID: "s-new", Input: in, Status: silence.Status{State: silence.StateActive}}, nil
+}
+func (f *fakeAdmin) ExpireSilence(_ context.Context, id, by string) (silence.Silence, error) {
+	if f.silenceErr != nil {
+		return silence.Silence{}, f.silenceErr
+	}
+	f.did("expire silence " + id + " by " + by)
+	return silence.Silence{ID: id, Status: silence.Status{State: silence.StateExpired}, ExpiredBy: by}, nil
 }
 func (f *fakeAdmin) Dismiss(_ context.Context, id, by string) (inbox.Record, error) {
 	f.did("dismiss " + id + " by " + by)

@@ -20,7 +20,7 @@ import (
 
 // pageNames are the templates under templates/, each rendered inside layout.html.
 var pageNames = []string{"signin", "error", "threads", "thread", "notification", "events", "event",
-	"deliveries", "connectors", "explain", "approvals"}
+	"deliveries", "connectors", "explain", "approvals", "silences", "silence_new"}
 
 var funcs = template.FuncMap{
 	"iso": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
@@ -46,6 +46,7 @@ var funcs = template.FuncMap{
 	"excerpt": excerpt,
 	"place":   place,
 	"replyTo": replyToOf,
+	"matcher": matcherText,
 	"dict": func(kv ...any) map[string]any {
 		m := map[string]any{}
 		for i := 0; i+1 < len(kv); i += 2 {

@@ -337,6 +337,7 @@ routes:
 	require.Zero(t, evalJS[int](b, fmt.Sprintf(`document.querySelectorAll('#records tr.record[data-id=%q] button.snooze').length`, lint)),
 		"a snoozed record is not offered a snooze again")
 	b.shot("04e-thread-snoozed")
+	silenceInBrowser(t, b, m, lint, resource, thread)
 
 	// Open the event, see its body as text, and replay it.
 	b.do("events", chromedp.Navigate(base+"/console/events?source=github"), chromedp.WaitVisible(chromedp.ID("events")),
@@ -404,6 +405,7 @@ routes:
 	require.Zero(t, evalJS[int](b, `document.querySelectorAll('button.dismiss, button.snooze, button.redeliver, button.unwatch, #replay, #redeliver-all').length`))
 	require.Equal(t, 1, evalJS[int](b, `document.querySelectorAll('#watches tr.watch').length`), "the viewer sees the live watch")
 	b.shot("13-thread-read-only")
+	silencesReadOnly(t, b, lint)
 	noProblems()
 	b.do("viewer events", chromedp.Navigate(base+"/console/events"), chromedp.Click(chromedp.CSS("#events tr.event a")),
 		chromedp.WaitVisible(chromedp.ID("body")))
