@@ -20,7 +20,6 @@ import (
 	"github.com/signalgate/signalgate/delivery/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
-	"github.com/signalgate/signalgate/silence"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -49,7 +48,7 @@ func redeliveredRecord(t *testing.T, b storetest.Backend) {
 	api, err := admin.New(admin.Config{Tokens: testTokens}, admin.Deps{Store: env.Store, Inbox: env.Inbox,
 		Agents: []string{"coder"}, Notify: env.Notify, Log: storetest.Logger(t), Now: env.Now})
 	require.NoError(t, err)
-	c, err := New(Config{SessionKey: testKey}, Deps{Admin: noSilences{api}, Stream: fakeStream{}, Sessions: env.Store, Tokens: testTokens, Now: env.Now})
+	c, err := New(Config{SessionKey: testKey}, Deps{Admin: api, Stream: fakeStream{}, Sessions: env.Store, Tokens: testTokens, Now: env.Now})
 	require.NoError(t, err)
 	srv := server.New(server.Config{}, storetest.Logger(t))
 	c.Mount(srv.Echo())
@@ -108,17 +107,4 @@ func redeliveredRecord(t *testing.T, b storetest.Backend) {
 // htmlText is s as html/template writes it in text.
 func htmlText(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(s)
-}
-
-// noSilences is the admin API with silences refused: this test makes none.
-type noSilences struct{ *admin.API }
-
-func (noSilences) Silences(context.Context, url.Values) (admin.SilencePage, error) {
-	return admin.SilencePage{}, errors.New("no silences in this test")
-}
-func (noSilences) CreateSilence(context.Context, silence.Input) (silence.Silence, error) {
-	return silence.Silence{}, errors.New("no silences in this test")
-}
-func (noSilences) ExpireSilence(context.Context, string, string) (silence.Silence, error) {
-	return silence.Silence{}, errors.New("no silences in this test")
 }
