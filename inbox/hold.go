@@ -33,3 +33,30 @@ type HolderFunc func(s Subject, now time.Time) (Hold, bool)
 
 // Held calls f.
 func (f HolderFunc) Held(s Subject, now time.Time) (Hold, bool) { return f(s, now) }
+
+// Holders asks each holder in turn and answers the first hold: a silence, say, then the
+// policy's muting intervals. It reads payloads if any of them does.
+type Holders []Holder
+
+// Held answers the first of hs's holds on s at now.
+func (hs Holders) Held(s Subject, now time.Time) (Hold, bool) {
+	for _, h := range hs {
+		if h == nil {
+			continue
+		}
+		if hold, ok := h.Held(s, now); ok {
+			return hold, true
+		}
+	}
+	return Hold{}, false
+}
+
+// UsesPayload reports whether one of hs needs the event's payload decoded.
+func (hs Holders) UsesPayload() bool {
+	for _, h := range hs {
+		if p, ok := h.(payloadHolder); ok && p.UsesPayload() {
+			return true
+		}
+	}
+	return false
+}

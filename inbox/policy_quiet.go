@@ -3,6 +3,7 @@ package inbox
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/signalgate/signalgate/quiet"
@@ -33,6 +34,11 @@ func (c *PolicyConfig) CheckTimeIntervals(s *quiet.Set) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// mutes reports whether a rule names a muting interval.
+func (p *Policy) mutes() bool {
+	return slices.ContainsFunc(p.cfg.Rules, func(r Rule) bool { return len(r.MuteTimeIntervals) > 0 })
 }
 
 // muteOnly: a rule with mute intervals and no action (nor after or at) only holds what
@@ -85,6 +91,9 @@ func held(d Decision, h *Hold) Decision {
 // held when it falls due. The rules see s as it is given (no payload unless set) and an
 // idle thread, so a rule whose `when` needs more does not match here.
 func (p *Policy) Held(s Subject, now time.Time) (Hold, bool) {
+	if !p.mutes() {
+		return Hold{}, false // no rule mutes: nothing to decide again
+	}
 	if d := p.Decide(s, PresenceIdle, now); d.Hold != nil {
 		return *d.Hold, true
 	}

@@ -152,15 +152,17 @@ func New(t testing.TB, cfg Config) *Env {
 	// what changed: each needs the other.
 	inboxOpts := []inbox.ServiceOption{inbox.WithClock(e.Now), inbox.WithSnoozes(e.Store),
 		inbox.WithChangeHook(func(ks []inbox.ThreadKey) { e.Dispatcher.Notify(ks) })}
+	// Held records (a policy's muting intervals, silences) are stored and released;
+	// the dispatcher asks the silences, then the policy's mutes, when a record falls due.
+	inboxOpts = append(inboxOpts, inbox.WithHeldRecords(e.Store))
+	holders := inbox.Holders{pol}
 	if cfg.Silences {
 		e.Silences = silence.NewService(e.Store, silence.Config{}, service.Base{Logger: log, Now: e.Now})
-		inboxOpts = append(inboxOpts, inbox.WithHolds(e.Silences), inbox.WithHeldRecords(e.Store))
+		inboxOpts = append(inboxOpts, inbox.WithHolds(e.Silences))
+		holders = inbox.Holders{e.Silences, pol}
 	}
 	e.Inbox = inbox.NewService(e.Store, pol, inboxOpts...)
-	opts = append(opts, delivery.WithSnoozes(e.Inbox))
-	if cfg.Silences {
-		opts = append(opts, delivery.WithHolds(e.Inbox, e.Silences))
-	}
+	opts = append(opts, delivery.WithSnoozes(e.Inbox), delivery.WithHolds(e.Inbox, holders))
 	e.Dispatcher = delivery.New(q, e.Runs, e.Broker, routes, service.Base{Logger: log, Now: e.Now}, opts...)
 	e.Agents, err = agent.NewService(cfg.Agents, agent.Deps{
 		Frames: e.Store, Runs: e.Runs, Inbox: e.Inbox, Records: e.Store, States: e.Store,
