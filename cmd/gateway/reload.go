@@ -21,7 +21,7 @@ import (
 // fixedSections are the config sections a running gateway cannot take without a
 // restart: the listener and its limits, the database, the logger, and the dispatcher's
 // workers (kept running so no delivery in flight is cut).
-var fixedSections = []string{"server", "storage", "log", "dispatch"}
+func fixedSections() []string { return []string{"server", "storage", "log", "dispatch"} }
 
 // Reload re-reads the config file the gateway was started with and puts it in force
 // (SIGHUP, POST /-/reload). An invalid file, or one that changes a key that cannot
@@ -143,7 +143,7 @@ func fixedChanges(old, cur *Config) []string {
 	ov, cv := reflect.ValueOf(old).Elem(), reflect.ValueOf(cur).Elem()
 	top := yamlFields(ov.Type())
 	var out []string
-	for _, section := range fixedSections {
+	for _, section := range fixedSections() {
 		idx := top[section]
 		o, c := ov.FieldByIndex(idx), cv.FieldByIndex(idx)
 		if o.Kind() != reflect.Struct {

@@ -9,9 +9,11 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -90,9 +92,15 @@ func postReload(t *testing.T, m *Main, token string) (int, string) {
 // postSigned posts a Standard Webhooks delivery to the billing connector signed with secret.
 func postSigned(t *testing.T, m *Main, secret, id string, body []byte) int {
 	t.Helper()
+	return postSignedTo(t, "http://"+m.Addr().String(), secret, id, body)
+}
+
+// postSignedTo is postSigned to the gateway at base.
+func postSignedTo(t *testing.T, base, secret, id string, body []byte) int {
+	t.Helper()
 	key, err := stdwebhooks.ParseSecret(secret)
 	require.NoError(t, err)
-	req, err := http.NewRequest(http.MethodPost, "http://"+m.Addr().String()+"/webhooks/generic/billing", bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, base+"/webhooks/generic/billing", bytes.NewReader(body))
 	require.NoError(t, err)
 	ts := time.Now()
 	req.Header.Set("webhook-id", id)
@@ -281,4 +289,61 @@ func TestReloadFollowsOnEveryReplica(t *testing.T) {
 	require.Equal(t, http.StatusOK, postSigned(t, replicas[1], reloadSecret, "msg_b", []byte(`{"kind":"a","summary":"on b"}`)))
 	require.Equal(t, http.StatusUnauthorized, postSigned(t, replicas[1], billingSecret, "msg_b_old", []byte(`{"kind":"a","summary":"old"}`)))
 	require.Contains(t, scrape(t, replicas[1]), "signalgate_config_last_reload_successful 1")
+}
+
+// TestServeReloadsOnSIGHUP: the serve command re-reads its file on SIGHUP (which must not
+// end it, as SIGHUP's default would) and still stops cleanly on SIGTERM.
+func TestServeReloadsOnSIGHUP(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	writeReloadConfig(t, path, sqliteStorage(dir), billingRoutedTo(billingSecret, "invoices", ""))
+	cmd := exec.Command(os.Args[0], "serve", "--config", path)
+	cmd.Env = append(os.Environ(), "SIGNALGATE_TEST_RUN_MAIN=1")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	logs := make(chan string, 1024)
+	go func() {
+		defer close(logs)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			logs <- sc.Text()
+		}
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	_, base, ok := strings.Cut(strings.TrimSpace(line), "listening on ")
+	require.True(t, ok, line)
+
+	writeReloadConfig(t, path, sqliteStorage(dir), billingRoutedTo(reloadSecret, "invoices", ""))
+	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	waitLog(t, logs, `"msg":"config reloaded"`)
+	require.Equal(t, http.StatusOK, postSignedTo(t, base, reloadSecret, "msg_hup", []byte(`{"kind":"a","summary":"after SIGHUP"}`)))
+	require.Equal(t, http.StatusUnauthorized, postSignedTo(t, base, billingSecret, "msg_hup_old", []byte(`{"kind":"a","summary":"old"}`)))
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	waitLog(t, logs, `"msg":"stopped"`)
+	for range logs { // drain, so the process can finish writing
+	}
+	require.NoError(t, cmd.Wait(), "exit status 0")
+}
+
+// waitLog reads log lines until one contains want.
+func waitLog(t *testing.T, logs <-chan string, want string) {
+	t.Helper()
+	timeout := time.After(procWait) // only bounds a broken test
+	for {
+		select {
+		case l, ok := <-logs:
+			require.True(t, ok, "the gateway exited before logging %s", want)
+			if strings.Contains(l, want) {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no log line with %s", want)
+		}
+	}
 }
