@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,8 +13,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/signalgate/signalgate/console"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/store"
@@ -230,4 +234,21 @@ func (f *reloadFollower) Start(ctx context.Context) error {
 			}
 		}
 	})
+}
+
+// consoleConfig is cfg's console section, signed with the process's key when it names none.
+func (m *Main) consoleConfig(cfg *Config) console.Config {
+	c := cfg.Console
+	if c.SessionKey == "" {
+		c.SessionKey = m.sessionKey
+	}
+	return c
+}
+
+func randomSessionKey() (secret.Secret, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("console session key: %w", err)
+	}
+	return secret.Secret(hex.EncodeToString(b)), nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -346,4 +347,38 @@ func waitLog(t *testing.T, logs <-chan string, want string) {
 			t.Fatalf("no log line with %s", want)
 		}
 	}
+}
+
+// TestReloadKeepsConsoleSessions: without console.session_key the key is random per
+// process, not per config: a reload does not sign everyone out of the console.
+func TestReloadKeepsConsoleSessions(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	writeReloadConfig(t, path, sqliteStorage(dir), billingRoutedTo(billingSecret, "invoices", ""))
+	m := startReloadable(t, path)
+	base := "http://" + m.Addr().String()
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.PostForm(base+"/console/signin", url.Values{"token": {reloadOpsToken}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	cookies := resp.Cookies()
+	require.NotEmpty(t, cookies)
+	threads := func() int {
+		req, err := http.NewRequest(http.MethodGet, base+"/console/threads", nil)
+		require.NoError(t, err)
+		for _, c := range cookies {
+			req.AddCookie(c)
+		}
+		resp, err := noFollow.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusOK, threads())
+
+	writeReloadConfig(t, path, sqliteStorage(dir), billingRoutedTo(reloadSecret, "invoices", ""))
+	code, body := postReload(t, m, reloadOpsToken)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Equal(t, http.StatusOK, threads(), "the session signed in before the reload is still valid")
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/retention"
 	"github.com/signalgate/signalgate/schedule"
+	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/store"
@@ -78,8 +79,11 @@ type Main struct {
 
 	addr  net.Addr
 	grace time.Duration
-	kick  *delivery.Kick
-	slots *slotHub
+	// sessionKey signs console sessions when console.session_key is unset: random per
+	// process, so a reload does not sign everyone out.
+	sessionKey secret.Secret
+	kick       *delivery.Kick
+	slots      *slotHub
 	// The generation in force: its services start in order (front before the
 	// dispatcher), its router serves, its routes and policy feed the dispatcher.
 	front    []background // presence followers: start before the dispatcher, stop after it
@@ -155,6 +159,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.Server = server.New(cfg.Server, m.Log, server.WithObserver(server.Observe(m.Metrics)))
 	m.Server.Health(st.Ready)
 	m.follower = m.followReloads()
+	if m.sessionKey, err = randomSessionKey(); err != nil {
+		return err
+	}
 
 	g, err := m.build(cfg, policy)
 	if err != nil {
@@ -296,7 +303,7 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 	}
 	adm.Mount(e)
 	e.POST(admin.ReloadPath, adm.Guard(admin.ScopeWrite, m.serveReload))
-	con, err := console.New(cfg.Console, console.Deps{Admin: adm, Stream: g.api, Sessions: st, Tokens: cfg.Admin.Tokens,
+	con, err := console.New(m.consoleConfig(cfg), console.Deps{Admin: adm, Stream: g.api, Sessions: st, Tokens: cfg.Admin.Tokens,
 		Agents: cfg.AgentIDs(), Connectors: deps.Connectors, Log: g.Log, Now: g.Now})
 	if err != nil {
 		return nil, err
