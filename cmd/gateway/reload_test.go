@@ -187,7 +187,11 @@ func TestReloadSwapsRoutesPolicyAndSecretsLive(t *testing.T) {
 	require.Equal(t, http.StatusOK, postSigned(t, m, billingSecret, "msg_before", []byte(`{"kind":"invoice-failed","summary":"before"}`)))
 
 	writeReloadConfig(t, path, sqliteStorage(dir), billingRoutedTo(reloadSecret, "payments",
-		`policy: { rules: [ { match: { kind: noise }, action: discard } ] }`))
+		`policy: { rules: [ { match: { kind: noise }, action: discard } ] }
+schedules: [ { id: nightly, agent: coder, resource_id: billing, thread_id: payments, cron: "0 3 * * *", contents: "nightly run" } ]`))
+	// The agent's token changes too: the stream opened with the old one stays open.
+	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(mustRead(t, path),
+		"token: dev-only-coder-token", "token: dev-only-coder-token-rotated", 1)), 0o600))
 	code, body := postReload(t, m, reloadOpsToken)
 	require.Equal(t, http.StatusOK, code, body)
 	require.JSONEq(t, `{"status":"reloaded"}`, body)
@@ -203,6 +207,24 @@ func TestReloadSwapsRoutesPolicyAndSecretsLive(t *testing.T) {
 	require.Contains(t, metrics, `signalgate_decisions_total{action="discard"} 1`, "the new policy decided the noise")
 	require.Contains(t, metrics, "signalgate_config_last_reload_successful 1")
 	require.Contains(t, metrics, `signalgate_stream_subscribers 1`, "the stream is still open")
+
+	for token, want := range map[string]int{"dev-only-coder-token": http.StatusUnauthorized, "dev-only-coder-token-rotated": http.StatusOK} {
+		require.Equal(t, want, getWith(t, m, "/v1/agents/coder/threads/billing/payments/notifications", token), token)
+	}
+	require.Equal(t, http.StatusOK, getWith(t, m, "/admin/v1/schedules/nightly", reloadOpsToken), "the file's new schedule is a row")
+}
+
+// getWith answers the status of GET path with a bearer token.
+func getWith(t *testing.T, m *Main, path, token string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+m.Addr().String()+path, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // TestReloadRefusesWhatCannotChangeLive: an invalid file, a changed server.listen or
