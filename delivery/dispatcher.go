@@ -52,8 +52,8 @@ type Dispatcher struct {
 	workers int
 	// live is what a config reload swaps (Reconfigure): a pass reads it once, so its
 	// threads are planned and sent with one table, and in-flight sends keep theirs.
-	live atomic.Pointer[table]
-	init table // what the options set before New builds the first table
+	live    atomic.Pointer[table]
+	initial table // what the options set; New builds the first table from it
 
 	kick  *Kick
 	opens RunOpens // nil: no recovery subscription
@@ -79,7 +79,7 @@ func New(q Queue, runs Runs, pub Publisher, routes map[string]Route, base servic
 	base = base.Component("delivery")
 	d := &Dispatcher{
 		q: q, runs: runs, pub: pub, log: base.Logger, now: base.Now, rnd: rand.Float64,
-		owner: inbox.NewID(), init: table{interval: inbox.DefaultSummaryInterval}, lease: DefaultLease,
+		owner: inbox.NewID(), initial: table{interval: inbox.DefaultSummaryInterval}, lease: DefaultLease,
 		poll: DefaultPollInterval, errWait: DefaultErrorBackoff, batch: DefaultBatch, perPass: DefaultPerThread,
 		workers: DefaultWorkers,
 	}
@@ -90,7 +90,7 @@ func New(q Queue, runs Runs, pub Publisher, routes map[string]Route, base servic
 		d.kick = NewKick()
 	}
 	d.health.log = d.log
-	d.live.Store(newTable(routes, d.init, nil))
+	d.live.Store(newTable(routes, d.initial, nil))
 	if d.workers < 1 {
 		d.workers = 1
 	}

@@ -57,7 +57,7 @@ type Live struct {
 func (d *Dispatcher) Reconfigure(l Live) {
 	iv := l.SummaryInterval
 	if iv <= 0 {
-		iv = d.init.interval
+		iv = d.initial.interval
 	}
 	s := table{interval: iv, detailed: l.DetailedSummaries, secrets: l.Secrets, options: l.StreamOptions}
 	d.live.Store(newTable(l.Routes, s, d.live.Load()))

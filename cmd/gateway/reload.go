@@ -109,14 +109,15 @@ func (m *Main) swap(ctx context.Context) error {
 	return nil
 }
 
-// order is the services in the order they start: the broker and the reload follower,
-// the generation's presence followers, the dispatcher, the generation's other services.
+// order is the services in the order they start: the broker, the generation's presence
+// followers, the dispatcher, the generation's other services, and last the reload
+// follower, so another replica's reload never meets a gateway still starting.
 func (m *Main) order() []background {
-	out := []background{m.Broker}
+	out := append(append(append([]background{m.Broker}, m.front...), m.Dispatcher), m.services...)
 	if m.follower != nil {
 		out = append(out, m.follower)
 	}
-	return append(append(append(out, m.front...), m.Dispatcher), m.services...)
+	return out
 }
 
 // adopt makes g's services, router and routes the generation in force.
