@@ -80,14 +80,16 @@ func startReloadable(t *testing.T, path string) *Main {
 // postReload asks m for a reload with token; it answers the status and the body.
 func postReload(t *testing.T, m *Main, token string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, "http://"+m.Addr().String()+"/-/reload", nil)
+	var out map[string]any
+	code := getJSON(t, m, http.MethodPost, "/-/reload", token, nil, &out)
+	raw, err := json.Marshal(out)
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(raw)
+	return code, string(raw)
+}
+
+func scrapeMetrics(t *testing.T, m *Main) string {
+	t.Helper()
+	return get(t, "http://"+m.Addr().String()+"/metrics", "")
 }
 
 // postSigned posts a Standard Webhooks delivery to the billing connector signed with secret.
@@ -162,14 +164,6 @@ func nextFrame(t *testing.T, frames <-chan map[string]any) map[string]any {
 	}
 }
 
-func scrape(t *testing.T, m *Main) string {
-	t.Helper()
-	resp, err := http.Get("http://" + m.Addr().String() + "/metrics")
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	return string(raw)
-}
 
 // TestReloadSwapsRoutesPolicyAndSecretsLive: after POST /-/reload, a delivery signed with
 // the new secret is accepted and the old secret refused, events go where the new routes
@@ -180,7 +174,7 @@ func TestReloadSwapsRoutesPolicyAndSecretsLive(t *testing.T) {
 	path := filepath.Join(dir, "config.yaml")
 	writeReloadConfig(t, path, sqliteStorage(dir), billingRoutedTo(billingSecret, "invoices", ""))
 	m := startReloadable(t, path)
-	require.Contains(t, scrape(t, m), "signalgate_config_last_reload_successful 1")
+	require.Contains(t, scrapeMetrics(t, m), "signalgate_config_last_reload_successful 1")
 
 	// A stream on the thread only the new routes reach, opened before the reload.
 	frames := openStream(t, m, "/v1/agents/coder/threads/billing/payments/stream")
@@ -203,29 +197,17 @@ schedules: [ { id: nightly, agent: coder, resource_id: billing, thread_id: payme
 	require.Contains(t, f["xml"], "after reload", "the stream opened before the reload got the record the new route sent")
 
 	require.Equal(t, http.StatusOK, postSigned(t, m, reloadSecret, "msg_noise", []byte(`{"kind":"noise","summary":"noise"}`)))
-	metrics := scrape(t, m)
+	metrics := scrapeMetrics(t, m)
 	require.Contains(t, metrics, `signalgate_decisions_total{action="discard"} 1`, "the new policy decided the noise")
 	require.Contains(t, metrics, "signalgate_config_last_reload_successful 1")
 	require.Contains(t, metrics, `signalgate_stream_subscribers 1`, "the stream is still open")
 
 	for token, want := range map[string]int{"dev-only-coder-token": http.StatusUnauthorized, "dev-only-coder-token-rotated": http.StatusOK} {
-		require.Equal(t, want, getWith(t, m, "/v1/agents/coder/threads/billing/payments/notifications", token), token)
+		require.Equal(t, want, getJSON(t, m, http.MethodGet, "/v1/agents/coder/threads/billing/payments/notifications", token, nil, nil), token)
 	}
-	require.Equal(t, http.StatusOK, getWith(t, m, "/admin/v1/schedules/nightly", reloadOpsToken), "the file's new schedule is a row")
+	require.Equal(t, http.StatusOK, getJSON(t, m, http.MethodGet, "/admin/v1/schedules/nightly", reloadOpsToken, nil, nil), "the file's new schedule is a row")
 }
 
-// getWith answers the status of GET path with a bearer token.
-func getWith(t *testing.T, m *Main, path, token string) int {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, "http://"+m.Addr().String()+path, nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode
-}
 
 // TestReloadRefusesWhatCannotChangeLive: an invalid file, a changed server.listen or
 // storage.dsn, and a caller without the write scope are refused; the running config
@@ -250,7 +232,7 @@ func TestReloadRefusesWhatCannotChangeLive(t *testing.T) {
 	require.Contains(t, body, "routes[1]")
 	require.Contains(t, body, "nobody")
 	require.ErrorContains(t, <-m.TestSignals.Reloaded.C(), "routes[1]")
-	metrics := scrape(t, m)
+	metrics := scrapeMetrics(t, m)
 	require.Contains(t, metrics, "signalgate_config_last_reload_successful 0")
 	require.Equal(t, http.StatusOK, postSigned(t, m, billingSecret, "msg_1", []byte(`{"kind":"a","summary":"still the running config"}`)))
 	require.Equal(t, http.StatusUnauthorized, postSigned(t, m, reloadSecret, "msg_2", []byte(`{"kind":"a","summary":"new secret"}`)))
@@ -270,7 +252,7 @@ func TestReloadRefusesWhatCannotChangeLive(t *testing.T) {
 	code, body = postReload(t, m, reloadOpsToken)
 	require.Equal(t, http.StatusOK, code, body)
 	require.NoError(t, <-m.TestSignals.Reloaded.C())
-	require.Contains(t, scrape(t, m), "signalgate_config_last_reload_successful 1")
+	require.Contains(t, scrapeMetrics(t, m), "signalgate_config_last_reload_successful 1")
 	require.Equal(t, http.StatusOK, postSigned(t, m, reloadSecret, "msg_3", []byte(`{"kind":"a","summary":"new secret"}`)))
 }
 
@@ -311,7 +293,7 @@ func TestReloadFollowsOnEveryReplica(t *testing.T) {
 	}
 	require.Equal(t, http.StatusOK, postSigned(t, replicas[1], reloadSecret, "msg_b", []byte(`{"kind":"a","summary":"on b"}`)))
 	require.Equal(t, http.StatusUnauthorized, postSigned(t, replicas[1], billingSecret, "msg_b_old", []byte(`{"kind":"a","summary":"old"}`)))
-	require.Contains(t, scrape(t, replicas[1]), "signalgate_config_last_reload_successful 1")
+	require.Contains(t, scrapeMetrics(t, replicas[1]), "signalgate_config_last_reload_successful 1")
 }
 
 // TestServeReloadsOnSIGHUP: the serve command re-reads its file on SIGHUP (which must not
