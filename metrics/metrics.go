@@ -38,8 +38,8 @@ type Metrics struct {
 	requestDuration *prometheus.HistogramVec
 	retained        *prometheus.CounterVec
 	overBudget      *prometheus.CounterVec
-	probes          *prometheus.CounterVec // set by WatchTargets
-	agents          map[string]bool        // the probes' label values
+	probes          *prometheus.CounterVec   // set by WatchTargets
+	targetAgents    atomic.Pointer[agentSet] // the target metrics' label values
 
 	// Label values a request may pick from: anything else is counted as "other" or
 	// "unknown", so no request mints a series. A config reload swaps them (SetLabels).

@@ -100,6 +100,7 @@ func (m *Main) swap(ctx context.Context) error {
 	m.Dispatcher.Reconfigure(delivery.Live{Routes: g.routes, SummaryInterval: policy.SummaryInterval(),
 		DetailedSummaries: policy.SummaryFormat() == inbox.SummaryFormatDetailed, Secrets: cfg.Secrets(), StreamOptions: policy})
 	m.Metrics.SetLabels(cfg.metricLabels())
+	m.Metrics.SetTargetAgents(cfg.AgentIDs())
 	m.Server.Serve(m.router)
 	m.kick.Notify(nil) // what the new routes or policy make due goes out now
 	for _, err := range stopAll(append(append([]background{}, oldFront...), oldBack...)) {

@@ -164,7 +164,6 @@ func nextFrame(t *testing.T, frames <-chan map[string]any) map[string]any {
 	}
 }
 
-
 // TestReloadSwapsRoutesPolicyAndSecretsLive: after POST /-/reload, a delivery signed with
 // the new secret is accepted and the old secret refused, events go where the new routes
 // say and are decided by the new policy, and a stream opened before the reload stays
@@ -207,7 +206,6 @@ schedules: [ { id: nightly, agent: coder, resource_id: billing, thread_id: payme
 	}
 	require.Equal(t, http.StatusOK, getJSON(t, m, http.MethodGet, "/admin/v1/schedules/nightly", reloadOpsToken, nil, nil), "the file's new schedule is a row")
 }
-
 
 // TestReloadRefusesWhatCannotChangeLive: an invalid file, a changed server.listen or
 // storage.dsn, and a caller without the write scope are refused; the running config
