@@ -94,11 +94,14 @@ func (m *Main) swap(ctx context.Context) error {
 		started = append(started, svc)
 	}
 	oldFront, oldBack := m.front, m.services
+	// A send still in flight on a replaced target may fail with its old credentials in
+	// the error: those stay redacted too.
+	secrets := append(cfg.Secrets(), m.Config.Secrets()...)
 	m.adopt(g)
 	m.Inbox.SetPolicy(policy)
 	m.Runs.SetAgents(cfg.Agents)
 	m.Dispatcher.Reconfigure(delivery.Live{Routes: g.routes, SummaryInterval: policy.SummaryInterval(),
-		DetailedSummaries: policy.SummaryFormat() == inbox.SummaryFormatDetailed, Secrets: cfg.Secrets(), StreamOptions: policy})
+		DetailedSummaries: policy.SummaryFormat() == inbox.SummaryFormatDetailed, Secrets: secrets, StreamOptions: policy})
 	m.Metrics.SetLabels(cfg.metricLabels())
 	m.Metrics.SetTargetAgents(cfg.AgentIDs())
 	m.Server.Serve(m.router)
