@@ -195,6 +195,18 @@ func ingestPaths() obj {
 	}
 }
 
+// reloadOperation is POST /-/reload: an admin operation (write scope) outside the prefix.
+func reloadOperation() obj {
+	op := operation("operations", "reload", "Re-read the config file",
+		"Re-reads the config file the gateway was started with and puts routes, policy, agents, connectors, watches and schedules "+
+			"in force without dropping connections, streams or deliveries in flight (as SIGHUP does). On PostgreSQL every replica "+
+			"then re-reads its own file. An invalid file, or a change to a key that cannot change live (server.*, storage.*, log.*, "+
+			"dispatch.*), is refused with 400 naming it, and the running config stays. Needs an admin token with the write scope.",
+		nil, nil, obj{"200": jsonResponse("Reloaded.", object(obj{"status": str("")}, "status"))}, "400", "401", "403")
+	op["security"] = []obj{{"adminToken": []string{}}}
+	return op
+}
+
 func operationPaths() obj {
 	status := func(desc string) obj {
 		return jsonResponse(desc, object(obj{"status": str("")}, "status"))
@@ -207,6 +219,7 @@ func operationPaths() obj {
 			obj{"200": status("ready"), "503": status("unavailable (the cause is logged, not served)")})},
 		"/metrics": obj{"get": operation("operations", "metrics", "Prometheus metrics", "", nil, nil,
 			obj{"200": obj{"description": "Prometheus text format.", "content": obj{"text/plain": obj{"schema": obj{"type": "string"}}}}})},
+		ReloadPath: obj{"post": reloadOperation()},
 		"/openapi.json": obj{"get": operation("operations", "openapi", "This document", "", nil, nil,
 			obj{"200": jsonResponse("OpenAPI 3.1.", obj{"type": "object"})})},
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/signalgate/signalgate/inbox"
@@ -35,10 +36,10 @@ type RunStore interface {
 // an idle transition from the return values and hand it to the dispatcher, which delivers
 // what waited for the thread to turn idle.
 type Runs struct {
-	store  RunStore
-	pub    Publisher
-	leases map[string]time.Duration
-	wakes  map[string]WakeSettings
+	store RunStore
+	pub   Publisher
+	// agents is each agent's run lease and wake settings, swapped by a config reload.
+	agents atomic.Pointer[agentSettings]
 	now    func() time.Time
 	newID  func() string
 	mu     sync.RWMutex // guards opens and slots
@@ -72,7 +73,7 @@ func (r *Runs) OnWakeSlotFreed(h func(agentID string)) {
 
 // slotFreed tells the wake slot subscribers when agentID's wakes are capped.
 func (r *Runs) slotFreed(agentID string) {
-	if r.wakes[agentID].Limit == 0 {
+	if r.WakeSettingsOf(agentID).Limit == 0 {
 		return
 	}
 	r.mu.RLock()
@@ -97,12 +98,8 @@ func WithRunIDs(newID func() string) RunsOption { return func(r *Runs) { r.newID
 
 // NewRuns builds the presence service; cfgs give each agent's run lease.
 func NewRuns(store RunStore, pub Publisher, cfgs []Config, opts ...RunsOption) *Runs {
-	r := &Runs{store: store, pub: pub, leases: map[string]time.Duration{}, wakes: map[string]WakeSettings{}, now: time.Now,
-		newID: inbox.NewID, log: slog.Default()}
-	for _, c := range cfgs {
-		r.leases[c.ID] = c.WithDefaults().RunLease
-		r.wakes[c.ID] = WakeSettings{Budget: c.WakeBudget, Limit: c.MaxConcurrentWakes}
-	}
+	r := &Runs{store: store, pub: pub, now: time.Now, newID: inbox.NewID, log: slog.Default()}
+	r.SetAgents(cfgs)
 	for _, o := range opts {
 		o(r)
 	}
@@ -110,8 +107,25 @@ func NewRuns(store RunStore, pub Publisher, cfgs []Config, opts ...RunsOption) *
 	return r
 }
 
+// agentSettings is what Runs takes from the agents' config.
+type agentSettings struct {
+	leases map[string]time.Duration
+	wakes  map[string]WakeSettings
+}
+
+// SetAgents puts the agents' run leases and wake settings in force (a config reload);
+// runs already open keep the lease they were given until their next heartbeat.
+func (r *Runs) SetAgents(cfgs []Config) {
+	s := &agentSettings{leases: map[string]time.Duration{}, wakes: map[string]WakeSettings{}}
+	for _, c := range cfgs {
+		s.leases[c.ID] = c.WithDefaults().RunLease
+		s.wakes[c.ID] = WakeSettings{Budget: c.WakeBudget, Limit: c.MaxConcurrentWakes}
+	}
+	r.agents.Store(s)
+}
+
 func (r *Runs) lease(agent string) time.Duration {
-	if d, ok := r.leases[agent]; ok && d > 0 {
+	if d, ok := r.agents.Load().leases[agent]; ok && d > 0 {
 		return d
 	}
 	return DefaultRunLease

@@ -125,7 +125,7 @@ type WakeSettings struct {
 // the wake queues (Rank, Since), and the agent's settings fill the rest.
 func (r *Runs) Wake(ctx context.Context, k inbox.ThreadKey, req WakeRequest) (WakeResult, error) {
 	ws, ok := r.store.(WakeStore)
-	set := r.wakes[k.Agent]
+	set := r.WakeSettingsOf(k.Agent)
 	if !ok || (set.Budget == nil && set.Limit == 0) {
 		run, created, err := r.Open(ctx, k, OriginWake)
 		return WakeResult{Outcome: WakeOpened, Run: run, Created: created}, err
@@ -150,4 +150,4 @@ func (r *Runs) Wake(ctx context.Context, k inbox.ThreadKey, req WakeRequest) (Wa
 }
 
 // WakeSettingsOf is the agent's configured wake budget and cap.
-func (r *Runs) WakeSettingsOf(agentID string) WakeSettings { return r.wakes[agentID] }
+func (r *Runs) WakeSettingsOf(agentID string) WakeSettings { return r.agents.Load().wakes[agentID] }

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/signalgate/signalgate/agent"
@@ -34,27 +35,25 @@ const (
 // store's next due time, a change notification (Notify) or the poll interval, whichever
 // comes first; RunOnce is one pass and what tests drive with a fake clock.
 type Dispatcher struct {
-	q        Queue
-	runs     Runs
-	pub      Publisher
-	routes   map[string]Route
-	obs      Observer
-	health   health
-	slots    map[string]chan struct{} // per-route concurrency, by agent id
-	log      *slog.Logger
-	now      func() time.Time
-	rnd      func() float64
-	owner    string
-	interval time.Duration
-	detailed bool
-	lease    time.Duration
-	poll     time.Duration
-	errWait  time.Duration
-	batch    int
-	perPass  int
-	workers  int
-	secrets  []string
-	options  StreamOptionsPolicy // nil: no policy stream options
+	q       Queue
+	runs    Runs
+	pub     Publisher
+	obs     Observer
+	health  health
+	log     *slog.Logger
+	now     func() time.Time
+	rnd     func() float64
+	owner   string
+	lease   time.Duration
+	poll    time.Duration
+	errWait time.Duration
+	batch   int
+	perPass int
+	workers int
+	// live is what a config reload swaps (Reconfigure): a pass reads it once, so its
+	// threads are planned and sent with one table, and in-flight sends keep theirs.
+	live    atomic.Pointer[table]
+	initial table // what the options set; New builds the first table from it
 
 	kick  *Kick
 	opens RunOpens // nil: no recovery subscription
@@ -83,8 +82,8 @@ type Pass struct {
 func New(q Queue, runs Runs, pub Publisher, routes map[string]Route, base service.Base, opts ...Option) *Dispatcher {
 	base = base.Component("delivery")
 	d := &Dispatcher{
-		q: q, runs: runs, pub: pub, routes: routes, log: base.Logger, now: base.Now, rnd: rand.Float64,
-		owner: inbox.NewID(), interval: inbox.DefaultSummaryInterval, lease: DefaultLease,
+		q: q, runs: runs, pub: pub, log: base.Logger, now: base.Now, rnd: rand.Float64,
+		owner: inbox.NewID(), initial: table{interval: inbox.DefaultSummaryInterval}, lease: DefaultLease,
 		poll: DefaultPollInterval, errWait: DefaultErrorBackoff, batch: DefaultBatch, perPass: DefaultPerThread,
 		workers: DefaultWorkers,
 	}
@@ -95,14 +94,7 @@ func New(q Queue, runs Runs, pub Publisher, routes map[string]Route, base servic
 		d.kick = NewKick()
 	}
 	d.health.log = d.log
-	d.routes = make(map[string]Route, len(routes))
-	d.slots = map[string]chan struct{}{}
-	for id, r := range routes {
-		d.routes[id] = r.withDefaults()
-		if r.Concurrency > 0 {
-			d.slots[id] = make(chan struct{}, r.Concurrency)
-		}
-	}
+	d.live.Store(newTable(routes, d.initial, nil))
 	if d.workers < 1 {
 		d.workers = 1
 	}
@@ -243,7 +235,7 @@ func (d *Dispatcher) readWork(ctx context.Context, keys []inbox.ThreadKey, now t
 	var idx []int
 	var batch []inbox.ThreadKey
 	for i, k := range keys {
-		if _, bounded := d.slots[k.Agent]; !bounded {
+		if _, bounded := d.live.Load().slots[k.Agent]; !bounded {
 			idx, batch = append(idx, i), append(batch, k)
 		}
 	}
@@ -271,7 +263,7 @@ func (d *Dispatcher) claimProbes(ctx context.Context, now time.Time) ([]inbox.Th
 	var out []inbox.ThreadKey
 	var errs []error
 	for _, st := range d.health.down() {
-		r, ok := d.routes[st.Agent]
+		r, ok := d.live.Load().routes[st.Agent]
 		if !ok || r.Target == nil || (st.NextProbeAt != nil && st.NextProbeAt.After(now)) {
 			continue
 		}
@@ -297,7 +289,7 @@ func (d *Dispatcher) claimProbes(ctx context.Context, now time.Time) ([]inbox.Th
 
 // acquire takes one of the agent's route slots, if its route is bounded.
 func (d *Dispatcher) acquire(ctx context.Context, agentID string) (func(), error) {
-	slot, ok := d.slots[agentID]
+	slot, ok := d.live.Load().slots[agentID]
 	if !ok {
 		return func() {}, nil
 	}
@@ -341,7 +333,8 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read
 	}
 	w := *read
 	w.Records = d.holdDue(&o, w.Records, now)
-	route, ok := d.routes[k.Agent]
+	live := d.live.Load()
+	route, ok := live.routes[k.Agent]
 	if !ok || route.Target == nil {
 		msg := fmt.Sprintf("agent %q has no delivery target configured", k.Agent)
 		for _, r := range w.Records {
@@ -350,8 +343,8 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read
 		d.log.Warn("records failed: no target", "agent", k.Agent, "records", len(w.Records))
 		return d.complete(o, d.owner)
 	}
-	p := planThread(w, now, d.interval)
-	if d.detailed {
+	p := planThread(w, now, live.interval)
+	if live.detailed {
 		for i := range p.items {
 			if p.items[i].summary {
 				p.items[i].signal.Contents = agent.DetailedSummary(p.items[i].records)
@@ -529,7 +522,7 @@ func (d *Dispatcher) attempt(ctx context.Context, route Route, del agent.Deliver
 	att := Attempt{Thread: del.Thread, Target: route.Kind, SignalID: del.Signal.ID, RecordIDs: del.RecordIDs,
 		Attempt: del.Attempt, Outcome: OutcomeDelivered, StatusCode: res.Status, Duration: time.Since(started), At: at}
 	if err != nil {
-		att.Outcome, att.Error = OutcomeFailed, Redact(err.Error(), d.secrets)
+		att.Outcome, att.Error = OutcomeFailed, Redact(err.Error(), d.live.Load().secrets)
 		att.StatusCode = agent.DeliveryFailure(err).Status
 	}
 	return att, err
@@ -549,13 +542,13 @@ func (d *Dispatcher) streamOptions(route Route, it item, action agent.Action, no
 			return r.StreamOptions
 		}
 	}
-	if d.options != nil {
+	if opts := d.live.Load().options; opts != nil {
 		presence := inbox.PresenceIdle
 		if action == agent.ActionDeliver {
 			presence = inbox.PresenceActive
 		}
 		for _, r := range it.records {
-			if so := d.options.StreamOptions(r, presence, now); so != nil {
+			if so := opts.StreamOptions(r, presence, now); so != nil {
 				return so
 			}
 		}
@@ -602,7 +595,7 @@ func (d *Dispatcher) complete(o Outcome, owner string) error {
 		for _, a := range o.Attempts {
 			d.obs.DeliveryAttempt(a.Target, a.Outcome)
 		}
-		kind := d.routes[o.Thread.Agent].Kind
+		kind := d.live.Load().routes[o.Thread.Agent].Kind
 		for _, f := range o.Frames {
 			if f.Event == agent.EventSignal {
 				d.obs.SignalSent(kind, string(f.Action))
@@ -653,7 +646,7 @@ type frameGetter interface {
 // deliverOne sends one signal outside a pass and logs it with its attempt; recovered
 // lists the in-flight signals it redelivers, closed in the same transaction.
 func (d *Dispatcher) deliverOne(ctx context.Context, del agent.Delivery, recovered []string) (agent.Result, error) {
-	route, ok := d.routes[del.Thread.Agent]
+	route, ok := d.live.Load().routes[del.Thread.Agent]
 	if !ok || route.Target == nil {
 		return agent.Result{}, fmt.Errorf("agent %q has no delivery target configured", del.Thread.Agent)
 	}

@@ -16,11 +16,13 @@ type Option func(*Dispatcher)
 func WithRandom(rnd func() float64) Option { return func(d *Dispatcher) { d.rnd = rnd } }
 
 // WithSummaryInterval paces the summaries of a thread (policy.summary_interval).
-func WithSummaryInterval(iv time.Duration) Option { return func(d *Dispatcher) { d.interval = iv } }
+func WithSummaryInterval(iv time.Duration) Option {
+	return func(d *Dispatcher) { d.initial.interval = iv }
+}
 
 // WithDetailedSummaries renders summaries' contents per kind and item
 // (policy.summary_format: detailed) instead of Mastra's counts per source.
-func WithDetailedSummaries(on bool) Option { return func(d *Dispatcher) { d.detailed = on } }
+func WithDetailedSummaries(on bool) Option { return func(d *Dispatcher) { d.initial.detailed = on } }
 
 // WithLease sets how long a claimed thread stays leased to this dispatcher.
 func WithLease(l time.Duration) Option { return func(d *Dispatcher) { d.lease = l } }
@@ -42,10 +44,12 @@ type StreamOptionsPolicy interface {
 
 // WithStreamOptions resolves the policy's stream options (policy.rules[].stream_options)
 // for the wakes of records.
-func WithStreamOptions(p StreamOptionsPolicy) Option { return func(d *Dispatcher) { d.options = p } }
+func WithStreamOptions(p StreamOptionsPolicy) Option {
+	return func(d *Dispatcher) { d.initial.options = p }
+}
 
 // WithSecrets lists strings redacted from stored errors (tokens, target secrets).
-func WithSecrets(secrets []string) Option { return func(d *Dispatcher) { d.secrets = secrets } }
+func WithSecrets(secrets []string) Option { return func(d *Dispatcher) { d.initial.secrets = secrets } }
 
 // Kick wakes the dispatcher's loop: threads changed (new records, an idle transition, a
 // target back up). It is built before the dispatcher, so the parts that tell it (the

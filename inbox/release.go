@@ -80,10 +80,11 @@ func (s *Service) ReleaseHeld(ctx context.Context) (int, error) {
 	now := s.now().UTC()
 	redecide := func(r Record, p Presence, at time.Time) Decision {
 		sub := r.Subject()
-		if s.policy.UsesExpressions() || s.holdsUsePayload() {
+		policy := s.policy.Load()
+		if policy.UsesExpressions() || s.holdsUsePayload() {
 			sub.Payload = condition.DecodePayload(r.Payload)
 		}
-		d := s.policy.Decide(sub, p, at)
+		d := policy.Decide(sub, p, at)
 		d.Reason = fmt.Sprintf("hold by %s ended; %s", r.HeldBy, d.Reason)
 		return s.withHold(sub, d, at)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -28,8 +29,10 @@ type Store interface {
 
 // Service is the inbox's entry point for connectors and the agent API.
 type Service struct {
-	store  Store
-	policy *Policy
+	store Store
+	// policy is swapped by a config reload (SetPolicy); each ingest and release reads it
+	// once, so one event is decided by one policy.
+	policy atomic.Pointer[Policy]
 	now    func() time.Time
 	newID  func() string
 	// changed is told which threads have new or changed records (the dispatcher wakes).
@@ -63,18 +66,22 @@ func WithBudgetExceeded(fn func()) ServiceOption {
 
 // NewService wires a store and a policy.
 func NewService(store Store, policy *Policy, opts ...ServiceOption) *Service {
-	s := &Service{store: store, policy: policy, now: time.Now, newID: NewID, changed: func([]ThreadKey) {}, overBudget: func() {}}
+	s := &Service{store: store, now: time.Now, newID: NewID, changed: func([]ThreadKey) {}, overBudget: func() {}}
+	s.policy.Store(policy)
 	for _, o := range opts {
 		o(s)
 	}
 	return s
 }
 
+// SetPolicy puts p in force for the events and releases that begin from now on.
+func (s *Service) SetPolicy(p *Policy) { s.policy.Store(p) }
+
 // NewID returns a time-ordered unique id.
 func NewID() string { return uuid.Must(uuid.NewV7()).String() }
 
 // Policy returns the policy in force.
-func (s *Service) Policy() *Policy { return s.policy }
+func (s *Service) Policy() *Policy { return s.policy.Load() }
 
 // Ingest stores ev and creates or merges one record per notification, atomically.
 // ev.ID and ev.ReceivedAt are filled in when empty.
@@ -99,13 +106,14 @@ func (s *Service) Ingest(ctx context.Context, ev *Event, ns []Notification) (Ing
 		}
 	}
 	var payload any
-	if s.policy.UsesExpressions() || s.holdsUsePayload() {
+	policy := s.policy.Load()
+	if policy.UsesExpressions() || s.holdsUsePayload() {
 		payload = condition.DecodePayload(ev.Body) // once per event, not per record
 	}
-	budget := s.policy.NewBudget() // one per event, whatever its number of records
+	budget := policy.NewBudget() // one per event, whatever its number of records
 	decide := func(sub Subject, p Presence, _ time.Time) Decision {
 		sub.Payload, sub.Budget = payload, budget
-		return s.withHold(sub, s.policy.Decide(sub, p, ev.ReceivedAt), ev.ReceivedAt)
+		return s.withHold(sub, policy.Decide(sub, p, ev.ReceivedAt), ev.ReceivedAt)
 	}
 	res, err := s.store.Ingest(ctx, ev, ns, decide, s.newID)
 	if budget.Stopped() > 0 {

@@ -78,12 +78,13 @@ func (s *Service) ReleaseSnoozed(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	now := s.now().UTC()
+	policy := s.policy.Load()
 	redecide := func(r Record, p Presence, at time.Time) Decision {
 		sub := r.Subject()
-		if s.policy.UsesExpressions() {
+		if policy.UsesExpressions() {
 			sub.Payload = condition.DecodePayload(r.Payload)
 		}
-		d := s.policy.Decide(sub, p, at)
+		d := policy.Decide(sub, p, at)
 		d.Reason = "snooze ended; " + d.Reason
 		return d
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,14 +38,18 @@ type Metrics struct {
 	requestDuration *prometheus.HistogramVec
 	retained        *prometheus.CounterVec
 	overBudget      *prometheus.CounterVec
-	probes          *prometheus.CounterVec // set by WatchTargets
-	agents          map[string]bool        // the probes' label values
+	probes          *prometheus.CounterVec   // set by WatchTargets
+	targetAgents    atomic.Pointer[agentSet] // the target metrics' label values
 
 	// Label values a request may pick from: anything else is counted as "other" or
-	// "unknown", so no request mints a series.
-	sources    map[string]bool
-	connectors map[string]bool
+	// "unknown", so no request mints a series. A config reload swaps them (SetLabels).
+	labels atomic.Pointer[labelSet]
+
+	reloadOK prometheus.Gauge // see reload.go
+	reloadAt prometheus.Gauge
 }
+
+type labelSet struct{ sources, connectors map[string]bool }
 
 // Labels lists the label values configuration allows. A source or connector name not
 // listed is counted as "other" / "unknown".
@@ -57,15 +62,19 @@ type Labels struct {
 type Option func(*Metrics)
 
 // WithLabels sets the source and connector names that may appear as label values.
-func WithLabels(l Labels) Option {
-	return func(m *Metrics) {
-		for _, s := range l.Sources {
-			m.sources[s] = true
-		}
-		for _, c := range l.Connectors {
-			m.connectors[c] = true
-		}
+func WithLabels(l Labels) Option { return func(m *Metrics) { m.SetLabels(l) } }
+
+// SetLabels replaces the source and connector names that may appear as label values
+// (a config reload added or removed connectors).
+func (m *Metrics) SetLabels(l Labels) {
+	set := &labelSet{sources: map[string]bool{}, connectors: map[string]bool{}}
+	for _, s := range l.Sources {
+		set.sources[s] = true
 	}
+	for _, c := range l.Connectors {
+		set.connectors[c] = true
+	}
+	m.labels.Store(set)
 }
 
 // New registers the collectors. stats, when non-nil, backs the queue and presence gauges.
@@ -129,10 +138,11 @@ func New(stats StatsReader, log *slog.Logger, opts ...Option) *Metrics {
 			Help: "Events whose `when` expressions ran out of their budget (not matched), by place (route, policy).",
 		}, []string{"place"}),
 	}
-	m.sources, m.connectors = map[string]bool{}, map[string]bool{}
+	m.SetLabels(Labels{})
 	for _, o := range opts {
 		o(m)
 	}
+	m.registerReload()
 	reg.MustRegister(m.eventsReceived, m.verifyFailures, m.ingestLatency, m.records, m.decisions,
 		m.signalsSent, m.attempts, m.sseSubscribers, m.imapPolls, m.imapErrors, m.requestDuration, m.retained, m.overBudget)
 	if stats != nil {
@@ -195,14 +205,14 @@ func statusLabel(status int) string {
 }
 
 func (m *Metrics) sourceLabel(s string) string {
-	if m.sources[s] {
+	if m.labels.Load().sources[s] {
 		return s
 	}
 	return "other"
 }
 
 func (m *Metrics) connectorLabel(c string) string {
-	if m.connectors[c] {
+	if m.labels.Load().connectors[c] {
 		return c
 	}
 	return "unknown"

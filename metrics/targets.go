@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,22 +33,35 @@ func (m *Metrics) WatchTargets(agents []string, r TargetReader, log *slog.Logger
 		Name: "signalgate_target_probes_total",
 		Help: "Probes this replica sent to down targets.",
 	}, []string{"agent"})
-	m.agents = make(map[string]bool, len(agents))
+	m.SetTargetAgents(agents)
+	m.reg.MustRegister(m.probes, &targetCollector{agents: &m.targetAgents, r: r, log: log})
+}
+
+// agentSet is the configured agents, the target gauges' label values.
+type agentSet struct {
+	list []string
+	has  map[string]bool
+}
+
+// SetTargetAgents replaces the agents the target metrics report (a config reload added
+// or removed agents).
+func (m *Metrics) SetTargetAgents(agents []string) {
+	set := &agentSet{list: append([]string(nil), agents...), has: make(map[string]bool, len(agents))}
 	for _, a := range agents {
-		m.agents[a] = true
+		set.has[a] = true
 	}
-	m.reg.MustRegister(m.probes, &targetCollector{agents: agents, r: r, log: log})
+	m.targetAgents.Store(set)
 }
 
 // TargetProbe counts a probe of a down target (delivery.HealthObserver).
 func (m *Metrics) TargetProbe(agent string) {
-	if m.probes != nil && m.agents[agent] {
+	if set := m.targetAgents.Load(); m.probes != nil && set != nil && set.has[agent] {
 		m.probes.WithLabelValues(agent).Inc()
 	}
 }
 
 type targetCollector struct {
-	agents []string
+	agents *atomic.Pointer[agentSet]
 	r      TargetReader
 	log    *slog.Logger
 }
@@ -65,7 +79,7 @@ func (c *targetCollector) Collect(ch chan<- prometheus.Metric) {
 		c.log.Warn("metrics: read target health", "component", "metrics", "error", err.Error())
 		return
 	}
-	for _, a := range c.agents {
+	for _, a := range c.agents.Load().list {
 		up := 1.0
 		if down[a] {
 			up = 0

@@ -48,3 +48,28 @@ func TestTargetGauges(t *testing.T) {
 		`signalgate_target_probes_total{agent="coder"} 1`,
 	}, got)
 }
+
+// After a reload the target metrics report the agents of the new config: a new agent
+// is a label value (its probes are counted), a removed one is no longer reported.
+func TestTargetGaugesFollowTheAgents(t *testing.T) {
+	m := New(nil, slog.New(slog.DiscardHandler))
+	m.WatchTargets([]string{"coder", "support"}, fakeTargets{}, slog.New(slog.DiscardHandler))
+	m.SetTargetAgents([]string{"coder", "newbie"})
+	m.TargetProbe("newbie")
+	m.TargetProbe("support")
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	var got []string
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		if strings.HasPrefix(line, "signalgate_target_") {
+			got = append(got, line)
+		}
+	}
+	require.ElementsMatch(t, []string{
+		`signalgate_target_up{agent="coder"} 0`,
+		`signalgate_target_up{agent="newbie"} 1`,
+		`signalgate_target_backlog{agent="coder"} 50`,
+		`signalgate_target_backlog{agent="newbie"} 0`,
+		`signalgate_target_probes_total{agent="newbie"} 1`,
+	}, got)
+}

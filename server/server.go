@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -145,15 +146,20 @@ func Loopback(listen string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Server owns the echo instance and its listener.
+// Server owns the listener and the router in force.
 type Server struct {
-	cfg    Config
-	echo   *echo.Echo
-	log    *slog.Logger
-	stop   context.CancelFunc
-	base   context.Context
-	ln     net.Listener
-	served chan error
+	cfg Config
+	// echo owns the listener and the http.Server; cur is the router requests go to.
+	echo    *echo.Echo
+	cur     atomic.Pointer[echo.Echo]
+	guard   *bodyGuard
+	observe []echo.MiddlewareFunc
+	ready   func(context.Context) error
+	log     *slog.Logger
+	stop    context.CancelFunc
+	base    context.Context
+	ln      net.Listener
+	served  chan error
 }
 
 // IsStream marks the routes that stay open (SSE): no request timeout applies to them.
@@ -182,24 +188,10 @@ func New(cfg Config, log *slog.Logger, opts ...Option) *Server {
 	}
 	cfg = cfg.WithDefaults()
 	base, stop := context.WithCancel(context.Background())
-	e := echo.New()
-	e.HideBanner, e.HidePort = true, true
-	e.IPExtractor = echo.ExtractIPDirect()
-	if cfg.TrustProxy {
-		e.IPExtractor = echo.ExtractIPFromXFFHeader()
-	}
-	e.HTTPErrorHandler = errorHandler(log)
-	guard := newBodyGuard(cfg)
-	e.Pre(guard.deadline)
-	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true}))
-	e.Use(middleware.RequestID())
-	e.Use(o.observe...)
-	e.Use(middleware.BodyLimit(fmt.Sprintf("%dB", int64(cfg.BodyLimit))))
-	e.Use(guard.middleware)
-	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{
-		Timeout: cfg.RequestTimeout,
-		Skipper: IsStream,
-	}))
+	s := &Server{cfg: cfg, log: log, stop: stop, base: base, guard: newBodyGuard(cfg), observe: o.observe}
+	s.echo = s.NewRouter()
+	s.cur.Store(s.echo)
+	e := s.echo
 	e.Server.ReadHeaderTimeout = headerTimeout
 	e.Server.MaxHeaderBytes = int(cfg.MaxHeaderBytes)
 	e.Server.IdleTimeout = cfg.IdleTimeout
@@ -207,19 +199,59 @@ func New(cfg Config, log *slog.Logger, opts ...Option) *Server {
 	// clear their own deadline.
 	e.Server.WriteTimeout = max(cfg.RequestTimeout, cfg.BodyTimeout) + 5*time.Second
 	e.Server.BaseContext = func(net.Listener) context.Context { return base }
-	return &Server{cfg: cfg, echo: e, log: log, stop: stop, base: base}
+	// Each request is routed by the router in force when it arrives (Serve swaps it).
+	e.Server.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.cur.Load().ServeHTTP(w, r) })
+	e.Server.ErrorLog = e.StdLogger
+	return s
 }
 
-// Echo exposes the router for mounting routes.
-func (s *Server) Echo() *echo.Echo { return s.echo }
+// NewRouter builds a router with the server's middleware (sharing its limits) and the
+// health endpoints, serving nothing until Serve puts it in force: a config reload
+// mounts the new generation's routes on one.
+func (s *Server) NewRouter() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.IPExtractor = echo.ExtractIPDirect()
+	if s.cfg.TrustProxy {
+		e.IPExtractor = echo.ExtractIPFromXFFHeader()
+	}
+	e.HTTPErrorHandler = errorHandler(s.log)
+	e.Pre(s.guard.deadline)
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true}))
+	e.Use(middleware.RequestID())
+	e.Use(s.observe...)
+	e.Use(middleware.BodyLimit(fmt.Sprintf("%dB", int64(s.cfg.BodyLimit))))
+	e.Use(s.guard.middleware)
+	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{
+		Timeout: s.cfg.RequestTimeout,
+		Skipper: IsStream,
+	}))
+	if s.ready != nil {
+		s.health(e)
+	}
+	return e
+}
 
-// Health mounts /healthz (process up) and /readyz (ready reports nil).
+// Serve puts e in force: requests arriving from now on are routed by it, while those
+// in flight (open streams included) finish on the router that took them.
+func (s *Server) Serve(e *echo.Echo) { s.cur.Store(e) }
+
+// Echo exposes the router in force for mounting routes.
+func (s *Server) Echo() *echo.Echo { return s.cur.Load() }
+
+// Health mounts /healthz (process up) and /readyz (ready reports nil), on the router in
+// force and on every router NewRouter builds from now on.
 func (s *Server) Health(ready func(context.Context) error) {
-	s.echo.GET("/healthz", func(c echo.Context) error {
+	s.ready = ready
+	s.health(s.cur.Load())
+}
+
+func (s *Server) health(e *echo.Echo) {
+	e.GET("/healthz", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})
-	s.echo.GET("/readyz", func(c echo.Context) error {
-		if err := ready(c.Request().Context()); err != nil {
+	e.GET("/readyz", func(c echo.Context) error {
+		if err := s.ready(c.Request().Context()); err != nil {
 			// The cause (a DSN host, a user name, a schema) is for the operator's log,
 			// not for whoever can reach the port.
 			s.log.Warn("not ready", "component", "server", "error", err.Error())
@@ -247,7 +279,7 @@ func (s *Server) Listen() (net.Addr, error) {
 func (s *Server) Start() {
 	s.served = make(chan error, 1)
 	go func() {
-		err := s.echo.StartServer(s.echo.Server)
+		err := s.echo.Server.Serve(s.ln)
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/signalgate/signalgate/condition"
@@ -40,7 +41,7 @@ type Service struct {
 	service.Base
 	service.StartStop
 	st      Store
-	max     time.Duration
+	max     atomic.Int64 // a time.Duration: silences.max_duration, changed by a reload
 	newID   func() string
 	every   time.Duration
 	wait    func(ctx context.Context, d time.Duration) bool
@@ -72,11 +73,9 @@ func WithChangeHook(fn func()) Option { return func(s *Service) { s.changed = fn
 
 // NewService builds a stopped service; cfg.MaxDuration zero is DefaultMaxDuration.
 func NewService(st Store, cfg Config, base service.Base, opts ...Option) *Service {
-	s := &Service{Base: base.Component("silences"), st: st, max: cfg.MaxDuration, newID: inbox.NewID,
+	s := &Service{Base: base.Component("silences"), st: st, newID: inbox.NewID,
 		every: DefaultRefresh, wait: service.Sleep, changed: func() {}}
-	if s.max <= 0 {
-		s.max = DefaultMaxDuration
-	}
+	s.SetConfig(cfg)
 	for _, o := range opts {
 		o(s)
 	}
@@ -87,7 +86,16 @@ func NewService(st Store, cfg Config, base service.Base, opts ...Option) *Servic
 func (s *Service) Name() string { return "silences" }
 
 // MaxDuration is the longest silence accepted.
-func (s *Service) MaxDuration() time.Duration { return s.max }
+func (s *Service) MaxDuration() time.Duration { return time.Duration(s.max.Load()) }
+
+// SetConfig takes a new `silences:` section (a config reload); cfg.MaxDuration zero is
+// DefaultMaxDuration. Silences already made keep their ends.
+func (s *Service) SetConfig(cfg Config) {
+	if cfg.MaxDuration <= 0 {
+		cfg.MaxDuration = DefaultMaxDuration
+	}
+	s.max.Store(int64(cfg.MaxDuration))
+}
 
 // Start reads the live silences, then again every DefaultRefresh until Stop.
 func (s *Service) Start(ctx context.Context) error {
@@ -194,7 +202,7 @@ func (c *compiled) matches(sub inbox.Subject) bool {
 // Create validates in and stores it as a new silence, in force here at once.
 func (s *Service) Create(ctx context.Context, in Input) (Silence, error) {
 	now := s.Now().UTC()
-	if err := Validate(&in, now, s.max); err != nil {
+	if err := Validate(&in, now, s.MaxDuration()); err != nil {
 		return Silence{}, err
 	}
 	out := Silence{ID: s.newID(), Input: in, UpdatedAt: now}

@@ -48,6 +48,7 @@ type PGBroker struct {
 	seqs    map[inbox.ThreadKey]int64 // last seq the poller saw
 	pending map[inbox.ThreadKey]struct{}
 	kick    chan struct{}
+	reload  func() // see OnReload
 
 	service.StartStop
 }
@@ -157,7 +158,7 @@ func (b *PGBroker) listen(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pg broker: connect %s: %w", redactPostgresDSN(b.dsn), scrub(err, postgresPassword(b.dsn)))
 	}
-	if _, err := conn.Exec(cctx, "LISTEN "+NotifyChannel); err != nil {
+	if _, err := conn.Exec(cctx, "LISTEN "+NotifyChannel+"; LISTEN "+ReloadChannel); err != nil {
 		_ = conn.Close(context.Background())
 		return nil, fmt.Errorf("pg broker: listen: %w", err)
 	}
@@ -192,6 +193,7 @@ func (b *PGBroker) listenLoop(ctx context.Context, conn *pgx.Conn) {
 			backoff = 100 * time.Millisecond
 			b.log.Info("listener reconnected")
 			b.wakeAll()
+			b.reloadMissed()
 		}
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
@@ -202,6 +204,10 @@ func (b *PGBroker) listenLoop(ctx context.Context, conn *pgx.Conn) {
 			}
 			b.log.Warn("listener connection lost", "error", err.Error())
 			b.wakeAll()
+			continue
+		}
+		if n.Channel == ReloadChannel {
+			b.reloaded(n.Payload)
 			continue
 		}
 		var p notifyPayload

@@ -39,6 +39,7 @@ type API struct {
 	// viewerStreams counts ServeStream's streams (the console's) apart from the agents'
 	// per agent and thread, and within a share of streamLimit.
 	viewerStreams *streamCaps
+	prev          *API    // see WithStreamsOf; nil once New has taken its caps
 	replies       Replies // nil: no connector sends replies
 	watches       Watches // nil: watches are not served
 }
@@ -81,11 +82,21 @@ func New(svc *agent.Service, frames agent.FrameReader, broker agent.Subscriber, 
 	if a.keepAlive <= 0 {
 		a.keepAlive = DefaultKeepAlive
 	}
+	if a.prev != nil {
+		// The caps count the streams the previous API still serves.
+		a.streams, a.viewerStreams, a.prev = a.prev.streams, a.prev.viewerStreams, nil
+		return a
+	}
 	budget := &streamBudget{limit: a.streamLimit}
 	a.streams = newStreamCaps(budget, a.streamLimit, "agents")
 	a.viewerStreams = newStreamCaps(budget, viewerShare(a.streamLimit), "console viewers")
 	return a
 }
+
+// WithStreamsOf makes the API count its streams with prev's, which keeps serving the
+// streams it opened: a config reload mounts a new API while those stay open, and the
+// caps hold over both.
+func WithStreamsOf(prev *API) Option { return func(a *API) { a.prev = prev } }
 
 // ThreadPath is the route prefix of a thread.
 const ThreadPath = "/v1/agents/:agent/threads/:resourceId/:threadId"

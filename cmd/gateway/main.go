@@ -146,13 +146,25 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, look
 	}
 	log := newLogger(cfg.Log, stderr)
 	m := NewMain(cfg, log)
+	m.ConfigPath, m.Lookup = *path, lookup
+	// SIGHUP re-reads the config file; caught before Open, so it never ends the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	if err := m.Open(ctx); err != nil {
 		log.Error("start failed", "component", "gateway", "error", err.Error())
 		return exitFail
 	}
 	fmt.Fprintf(stdout, "signalgate %s listening on http://%s\n", version, m.Addr())
 	fmt.Fprintf(stdout, "console: http://%s%s — %s\n", m.Addr(), console.Prefix, signInHint(cfg.Admin.Tokens))
-	<-ctx.Done()
+	for done := false; !done; {
+		select {
+		case <-ctx.Done():
+			done = true
+		case <-hup:
+			_ = m.Reload(ctx) // logged and counted by Reload
+		}
+	}
 	log.Info("shutting down", "component", "gateway", "grace", cfg.Server.ShutdownGrace.String())
 	if err := m.Close(); err != nil {
 		log.Error("shutdown", "component", "gateway", "error", err.Error())

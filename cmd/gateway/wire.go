@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -28,6 +29,7 @@ import (
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/retention"
 	"github.com/signalgate/signalgate/schedule"
+	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/silence"
@@ -37,10 +39,20 @@ import (
 
 // Main is the running gateway: every service it owns, built from one Config. Tests
 // build a Main the same way the command does.
+//
+// A config reload (reload.go) rebuilds what the config derives as a new generation
+// (the HTTP routes on a new router, the connectors, agents' targets and APIs, watches,
+// schedules, approvals, replies, retention) and swaps it in; the parts that hold work
+// in flight are built once and only reconfigured: the store, the server's listener,
+// the stream broker, the inbox, runs and the dispatcher.
 type Main struct {
 	Config *Config
 	Log    *slog.Logger
 	Now    func() time.Time
+	// ConfigPath is the file a reload re-reads (SIGHUP, POST /-/reload), with Lookup
+	// for its ${VAR}s; empty: reloads are refused.
+	ConfigPath string
+	Lookup     func(string) (string, bool)
 
 	Store   *store.Store
 	Inbox   *inbox.Service
@@ -63,9 +75,32 @@ type Main struct {
 	// Silences makes, lists and expires silences and holds what they match.
 	Silences *silence.Service
 
-	addr     net.Addr
-	services []background // built by Open, started in order
-	running  []background // started; stopped in reverse by Close
+	// TestSignals are where tests wait; see service.Signal.
+	TestSignals struct {
+		Reloaded service.Signal[error] // a reload ended (nil: in force)
+	}
+
+	addr  net.Addr
+	grace time.Duration
+	// sessionKey signs console sessions when console.session_key is unset: random per
+	// process, so a reload does not sign everyone out.
+	sessionKey secret.Secret
+	kick       *delivery.Kick
+	slots      *slotHub
+	// The generation in force: its services start in order (front before the
+	// dispatcher), its router serves, its routes and policy feed the dispatcher.
+	front    []background // presence followers: start before the dispatcher, stop after it
+	services []background
+	routes   map[string]delivery.Route
+	policy   *inbox.Policy
+	api      *agentapi.API
+	router   *echo.Echo
+	// slotFreed is the generation's approvals' subscriber to freed wake slots.
+	slotFreed func(agentID string)
+
+	follower *reloadFollower // nil unless on PostgreSQL
+	reloadMu sync.Mutex      // one reload at a time
+	running  []background    // started; stopped in reverse by Close
 }
 
 // background is a long-lived part (see package service) Main starts after the server
@@ -99,6 +134,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		}
 	}()
 	cfg := m.Config
+	m.grace = cfg.Server.ShutdownGrace // server.* never changes live
 	if m.Store, err = store.Open(ctx, cfg.Storage, m.Log, store.WithClock(m.Now)); err != nil {
 		return err
 	}
@@ -114,11 +150,62 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.Metrics.WatchTargets(cfg.AgentIDs(), st, m.Log)
 
 	// Agents: the thread log broker, the dispatcher's wake-up (told by the inbox, presence
-	// followers and the APIs), presence, the targets that reach agents, and the dispatcher
-	// that feeds threads. The dispatcher subscribes to run opens to hand a new run the
-	// previous run's unfinished signals (in-flight recovery).
+	// followers and the APIs) and presence; the generation adds the targets that reach
+	// agents and, the first time, the dispatcher that feeds threads.
 	m.Broker = newBroker(cfg, st, m.Log)
-	kick := delivery.NewKick()
+	m.kick = delivery.NewKick()
+	m.Runs = agent.NewRuns(st, m.Broker, cfg.Agents, agent.WithRunsClock(m.Now), agent.WithRunsLogger(m.Log))
+	m.slots = &slotHub{}
+	m.Runs.OnWakeSlotFreed(m.slots.freed)
+	// Silences hold from memory: read before anything is served, then kept fresh by their
+	// service on every replica; a local change wakes the dispatcher to release.
+	m.Silences = silence.NewService(st, cfg.Silences, m.base(), silence.WithChangeHook(func() { m.kick.Notify(nil) }))
+	if err := m.Silences.Refresh(ctx); err != nil {
+		return err
+	}
+	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now), inbox.WithChangeHook(m.kick.Notify), inbox.WithSnoozes(st),
+		inbox.WithHolds(m.Silences), inbox.WithHeldRecords(st),
+		inbox.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlacePolicy) }))
+	m.Server = server.New(cfg.Server, m.Log, server.WithObserver(server.Observe(m.Metrics)))
+	m.Server.Health(st.Ready)
+	m.follower = m.followReloads()
+	if m.sessionKey, err = randomSessionKey(); err != nil {
+		return err
+	}
+
+	g, err := m.build(cfg, policy)
+	if err != nil {
+		return err
+	}
+	m.adopt(g)
+	m.Server.Serve(m.router)
+
+	addr, err := m.Server.Listen()
+	if err != nil {
+		return err
+	}
+	m.addr = addr
+	for _, svc := range m.order() {
+		if err := svc.Start(context.WithoutCancel(ctx)); err != nil {
+			return fmt.Errorf("start %s: %w", svc.Name(), err)
+		}
+		m.running = append(m.running, svc)
+	}
+	m.Server.Start()
+	m.Metrics.ConfigLoaded(true, m.Now())
+	m.Log.Info("serving", "component", "gateway", "addr", addr.String(), "storage", cfg.Storage.Driver,
+		"agents", len(cfg.Agents), "routes", len(cfg.Routes))
+	return nil
+}
+
+// build wires what cfg derives as a generation: a Main sharing m's long-lived parts,
+// holding its own services (not started) and a router (not serving) with every route
+// mounted. The first build also builds the dispatcher.
+func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
+	g := &Main{Config: cfg, Log: m.Log, Now: m.Now, ConfigPath: m.ConfigPath, Lookup: m.Lookup,
+		Store: m.Store, Inbox: m.Inbox, Silences: m.Silences, Metrics: m.Metrics, Broker: m.Broker, Runs: m.Runs, Dispatcher: m.Dispatcher,
+		kick: m.kick, slots: m.slots, policy: policy}
+	st, kick := g.Store, g.kick
 	// Mastra followers report tool approvals through a relay the approvals service,
 	// built once the parts it sends through exist, subscribes to.
 	var follow []mastra.FollowerOption
@@ -130,131 +217,115 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	// target.reply: auto queues runs' answers into the outbox, built further down.
 	auto := &autoReplies{}
 	follow = append(follow, mastra.WithReplies(auto))
-	m.Runs = agent.NewRuns(st, m.Broker, cfg.Agents, agent.WithRunsClock(m.Now), agent.WithRunsLogger(m.Log))
-	routes, targetServices, err := targets.Routes(cfg.Agents, m.Runs, agent.NewStreamTarget(), kick.Notify, m.Log, follow...)
+	routes, targetServices, err := targets.Routes(cfg.Agents, g.Runs, agent.NewStreamTarget(), kick.Notify, g.Log, follow...)
 	if err != nil {
-		return fmt.Errorf("agents: %w", err)
+		return nil, fmt.Errorf("agents: %w", err)
 	}
-	// Silences hold from memory: read before anything is served, then kept fresh by their
-	// service on every replica; a local change wakes the dispatcher to release.
-	m.Silences = silence.NewService(st, cfg.Silences, m.base(), silence.WithChangeHook(func() { kick.Notify(nil) }))
-	if err := m.Silences.Refresh(ctx); err != nil {
-		return err
+	g.routes = routes
+	if g.Dispatcher == nil {
+		// The dispatcher subscribes to run opens to hand a new run the previous run's
+		// unfinished signals (in-flight recovery).
+		g.Dispatcher = delivery.New(st, g.Runs, g.Broker, routes, g.base(), cfg.Dispatch.options(
+			delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithDetailedSummaries(policy.SummaryFormat() == inbox.SummaryFormatDetailed),
+			delivery.WithSecrets(cfg.Secrets()), delivery.WithObserver(g.Metrics), delivery.WithHealth(st),
+			delivery.WithKick(kick), delivery.WithRecovery(g.Runs), delivery.WithStreamOptions(policy), delivery.WithSnoozes(g.Inbox),
+			delivery.WithHolds(g.Inbox, g.holders()))...)
 	}
-	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now), inbox.WithChangeHook(kick.Notify), inbox.WithSnoozes(st),
-		inbox.WithHolds(m.Silences), inbox.WithHeldRecords(st),
-		inbox.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlacePolicy) }))
-	m.Dispatcher = delivery.New(st, m.Runs, m.Broker, routes, m.base(), cfg.Dispatch.options(
-		delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithDetailedSummaries(policy.SummaryFormat() == inbox.SummaryFormatDetailed),
-		delivery.WithSecrets(cfg.Secrets()), delivery.WithObserver(m.Metrics), delivery.WithHealth(st),
-		delivery.WithKick(kick), delivery.WithRecovery(m.Runs), delivery.WithStreamOptions(policy), delivery.WithSnoozes(m.Inbox),
-		delivery.WithHolds(m.Inbox, m.Silences))...)
-	m.services = append(m.services, m.Broker, m.Silences)
 	// Mastra presence followers start before the dispatcher and stop after it.
 	for _, s := range targetServices {
-		m.services = append(m.services, s)
+		g.front = append(g.front, s)
 	}
-	m.services = append(m.services, m.Dispatcher)
 
 	// Approvals: sends decisions through an emitter on presence and the dispatcher and
 	// posts through the Slack connectors' bot clients; it subscribes to the followers'
 	// relay and to freed wake slots. The agent operations and Slack clicks ask it.
 	if cfg.Approvals.Enabled() {
-		m.Approvals = approval.New(cfg.Approvals, approval.Deps{Store: st, Places: st,
-			Slack:   slack.NewMessenger(entries[slack.Config](cfg.Connectors, slack.Source), cfg.Approvals.GroupCacheTTL, m.Log, m.Now),
-			Resumer: mastra.NewToolApprovals(cfg.Agents, nil), Emitter: agent.NewEmitter(st, m.Runs, m.Dispatcher, m.Now),
-			Relay: relay, Slots: m.Runs, Base: m.base()})
-		m.services = append(m.services, m.Approvals)
+		slots := &genSlots{}
+		g.Approvals = approval.New(cfg.Approvals, approval.Deps{Store: st, Places: st,
+			Slack:   slack.NewMessenger(entries[slack.Config](cfg.Connectors, slack.Source), cfg.Approvals.GroupCacheTTL, g.Log, g.Now),
+			Resumer: mastra.NewToolApprovals(cfg.Agents, nil), Emitter: agent.NewEmitter(st, g.Runs, g.Dispatcher, g.Now),
+			Relay: relay, Slots: slots, Base: g.base()})
+		g.slotFreed = slots.h
+		g.services = append(g.services, g.Approvals)
 	}
 
 	// Watches: what agents subscribe to at runtime; the sweep ends expired ones.
-	m.Watches = watch.NewService(st, cfg.Watches, cfg.watchScope(st), m.Metrics.WrapIngester(m.Inbox), m.base())
-	m.services = append(m.services, watch.NewSweep(st, m.Watches, cfg.Watches, m.base()))
+	g.Watches = watch.NewService(st, cfg.Watches, cfg.watchScope(st), g.Metrics.WrapIngester(g.Inbox), g.base())
+	g.services = append(g.services, watch.NewSweep(st, g.Watches, cfg.Watches, g.base()))
 
-	if err := m.openReplies(); err != nil {
-		return err
+	if err := g.openReplies(); err != nil {
+		return nil, err
 	}
-	auto.s = m.Replies // set before any service starts
+	auto.s = g.Replies // set before any service starts
 
-	m.Server = server.New(cfg.Server, m.Log, server.WithObserver(server.Observe(m.Metrics)))
-	e := m.Server.Echo()
-	m.Server.Health(st.Ready)
-	e.GET("/metrics", echo.WrapHandler(m.Metrics.Handler()))
+	e := m.Server.NewRouter()
+	g.Server = m.Server
+	e.GET("/metrics", echo.WrapHandler(g.Metrics.Handler()))
 
 	agentDeps := agent.Deps{
-		Frames: st, Runs: m.Runs, Inbox: m.Metrics.WrapIngester(m.Inbox),
-		Records: st, States: st, Deliverer: m.Dispatcher, Notify: kick.Notify, Log: m.Log,
+		Frames: st, Runs: g.Runs, Inbox: g.Metrics.WrapIngester(g.Inbox),
+		Records: st, States: st, Deliverer: g.Dispatcher, Notify: kick.Notify, Log: g.Log,
 		Aborter: mastra.NewClient(cfg.Agents, nil),
 	}
-	if m.Approvals != nil {
-		agentDeps.Approvals = m.Approvals
+	if g.Approvals != nil {
+		agentDeps.Approvals = g.Approvals
 	}
-	agents, err := agent.NewService(cfg.Agents, agentDeps, agent.WithServiceClock(m.Now))
+	agents, err := agent.NewService(cfg.Agents, agentDeps, agent.WithServiceClock(g.Now))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	apiOpts := []agentapi.Option{agentapi.WithLogger(m.Log), agentapi.WithShutdown(m.Server.Done()),
-		agentapi.WithSubscriberGauge(m.Metrics.SubscriberDelta), agentapi.WithStreamLimit(cfg.Server.WithDefaults().MaxStreams())}
-	mcpOpts := []inboxmcp.Option{inboxmcp.WithLogger(m.Log), inboxmcp.WithVersion(version),
-		inboxmcp.WithCallTimeout(cfg.Server.WithDefaults().RequestTimeout), inboxmcp.WithWatches(m.Watches)}
-	apiOpts = append(apiOpts, agentapi.WithWatches(m.Watches))
-	if m.Replies != nil {
-		apiOpts = append(apiOpts, agentapi.WithReplies(m.Replies))
-		mcpOpts = append(mcpOpts, inboxmcp.WithReplies(m.Replies))
+	apiOpts := []agentapi.Option{agentapi.WithLogger(g.Log), agentapi.WithShutdown(m.Server.Done()),
+		agentapi.WithSubscriberGauge(g.Metrics.SubscriberDelta), agentapi.WithStreamLimit(cfg.Server.WithDefaults().MaxStreams())}
+	if m.api != nil {
+		apiOpts = append(apiOpts, agentapi.WithStreamsOf(m.api))
+	}
+	mcpOpts := []inboxmcp.Option{inboxmcp.WithLogger(g.Log), inboxmcp.WithVersion(version),
+		inboxmcp.WithCallTimeout(cfg.Server.WithDefaults().RequestTimeout), inboxmcp.WithWatches(g.Watches)}
+	apiOpts = append(apiOpts, agentapi.WithWatches(g.Watches))
+	if g.Replies != nil {
+		apiOpts = append(apiOpts, agentapi.WithReplies(g.Replies))
+		mcpOpts = append(mcpOpts, inboxmcp.WithReplies(g.Replies))
 	}
 	// Schedules: each fire is a signal sent as POST …/signals sends it.
-	m.Schedules = schedule.NewService(st, agents, cfg.AgentIDs(), m.base())
-	m.Scheduler = schedule.NewScheduler(m.Schedules, cfg.Schedules, m.base())
-	m.services = append(m.services, m.Scheduler)
-	api := agentapi.New(agents, st, m.Broker, apiOpts...)
-	api.Mount(e)
+	g.Schedules = schedule.NewService(st, agents, cfg.AgentIDs(), g.base())
+	g.Scheduler = schedule.NewScheduler(g.Schedules, cfg.Schedules, g.base())
+	g.services = append(g.services, g.Scheduler)
+	g.api = agentapi.New(agents, st, g.Broker, apiOpts...)
+	g.api.Mount(e)
 	inboxmcp.New(agents, mcpOpts...).Mount(e)
-	parsers, err := m.mountConnectors(e)
+	parsers, err := g.mountConnectors(e)
 	if err != nil {
-		return err
+		return nil, err
 	}
 
-	deps, err := adminDeps(cfg, st, policy, parsers, m.Log, m.Now,
-		adminLive{Inbox: m.Metrics.WrapIngester(m.Inbox), Pollers: admin.AsPollers(m.Pollers), Notify: kick.Notify})
+	deps, err := adminDeps(cfg, st, policy, parsers, g.Log, g.Now,
+		adminLive{Inbox: g.Metrics.WrapIngester(g.Inbox), Pollers: admin.AsPollers(g.Pollers), Notify: kick.Notify})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if m.Replies != nil {
-		deps.Replies = m.Replies
+	if g.Replies != nil {
+		deps.Replies = g.Replies
 	}
-	deps.Watches, deps.WatchEnder = st, m.Watches
-	deps.Schedules = m.Schedules
-	deps.Silences, deps.Holder = m.Silences, m.Silences
+	deps.Watches, deps.WatchEnder = st, g.Watches
+	deps.Schedules = g.Schedules
+	deps.Silences, deps.Holder = g.Silences, g.Silences
 	adm, err := admin.New(cfg.Admin, deps)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	adm.Mount(e)
-	con, err := console.New(cfg.Console, console.Deps{Admin: adm, Stream: api, Sessions: st, Tokens: cfg.Admin.Tokens,
-		Agents: cfg.AgentIDs(), Connectors: deps.Connectors, Log: m.Log, Now: m.Now})
+	e.POST(admin.ReloadPath, adm.Guard(admin.ScopeWrite, m.serveReload))
+	con, err := console.New(m.consoleConfig(cfg), console.Deps{Admin: adm, Stream: g.api, Sessions: st, Tokens: cfg.Admin.Tokens,
+		Agents: cfg.AgentIDs(), Connectors: deps.Connectors, Log: g.Log, Now: g.Now})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	con.Mount(e)
 	// A person opening the gateway's address in a browser gets the console.
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, console.Prefix) })
-	m.services = append(m.services, retention.New(cfg.Retention, st, m.base(), retention.WithObserver(m.Metrics.RetentionDeleted)))
-
-	addr, err := m.Server.Listen()
-	if err != nil {
-		return err
-	}
-	m.addr = addr
-	for _, svc := range m.services {
-		if err := svc.Start(context.WithoutCancel(ctx)); err != nil {
-			return fmt.Errorf("start %s: %w", svc.Name(), err)
-		}
-		m.running = append(m.running, svc)
-	}
-	m.Server.Start()
-	m.Log.Info("serving", "component", "gateway", "addr", addr.String(), "storage", cfg.Storage.Driver,
-		"agents", len(cfg.Agents), "routes", len(cfg.Routes))
-	return nil
+	g.services = append(g.services, retention.New(cfg.Retention, st, g.base(), retention.WithObserver(g.Metrics.RetentionDeleted)))
+	g.router = e
+	return g, nil
 }
 
 // mountConnectors builds the ingest handlers and the pollers on one pipeline, and
@@ -344,14 +415,22 @@ func (m *Main) Addr() net.Addr { return m.addr }
 // stops workers and closes the database.
 func (m *Main) Close() error {
 	var errs []error
+	// The reload follower first: a reload it runs would wait for the lock taken below.
+	if m.follower != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), stopWait)
+		errs = append(errs, m.follower.Stop(ctx))
+		cancel()
+	}
 	// Stop background services (pollers, socket clients, dispatcher) after the HTTP
 	// server so in-flight requests can still finish against them.
 	if m.Server != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), m.Config.Server.ShutdownGrace)
+		ctx, cancel := context.WithTimeout(context.Background(), m.grace)
 		errs = append(errs, m.Server.Shutdown(ctx))
 		cancel()
 		m.Server = nil
 	}
+	m.reloadMu.Lock()
+	defer m.reloadMu.Unlock()
 	for i := len(m.running) - 1; i >= 0; i-- {
 		svc := m.running[i]
 		ctx, cancel := context.WithTimeout(context.Background(), stopWait)
@@ -383,4 +462,13 @@ func (a *autoReplies) Queue(ctx context.Context, k inbox.ThreadKey, req reply.Re
 		return reply.Reply{}, fmt.Errorf("%w: no connector of this gateway sends replies", reply.ErrUnknownPlace)
 	}
 	return a.s.Queue(ctx, k, req)
+}
+
+// holders are what the dispatcher asks when a record falls due: the live silences, then
+// the muting intervals of the policy in force (a reload swaps it).
+func (m *Main) holders() inbox.Holder {
+	inb := m.Inbox
+	return inbox.Holders{m.Silences, inbox.HolderFunc(func(s inbox.Subject, now time.Time) (inbox.Hold, bool) {
+		return inb.Policy().Held(s, now)
+	})}
 }
