@@ -183,7 +183,8 @@ func (p *stormPlatform) slackPost(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	p.mu.Lock()
 	p.seq++
-	ts := fmt.Sprintf("%d.%06d", now.Unix(), p.seq%1_000_000)
+	seq := p.seq // the echo below is built after the lock is let go
+	ts := fmt.Sprintf("%d.%06d", now.Unix(), seq%1_000_000)
 	msg := map[string]any{"type": "message", "user": p.s.SlackBot, "bot_id": stormSlackBotID, "app_id": stormSlackAppID,
 		"text": text, "ts": ts, "team": p.s.SlackTeam}
 	if thread != "" {
@@ -207,7 +208,7 @@ func (p *stormPlatform) slackPost(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := json.Marshal(map[string]any{
 		"token": "storm", "team_id": p.s.SlackTeam, "api_app_id": stormSlackAppID, "type": "event_callback",
-		"event_id": fmt.Sprintf("EvECHO%s%06d", strings.ToUpper(p.b.runID), p.seq), "event_time": now.Unix(),
+		"event_id": fmt.Sprintf("EvECHO%s%06d", strings.ToUpper(p.b.runID), seq), "event_time": now.Unix(),
 		"authorizations": []any{map[string]any{"team_id": p.s.SlackTeam, "user_id": p.s.SlackBot, "is_bot": true}},
 		"event":          event,
 	})
