@@ -44,8 +44,16 @@ func (c *Config) credentialProblems() []string {
 		seen[t.value] = t.key
 	}
 	for i, a := range c.Agents {
-		if a.Target.Kind != agent.TargetWebhook || a.Target.Secret == "" {
+		if a.Target.Kind != agent.TargetWebhook {
 			continue // a missing secret is reported by the agent's own validation
+		}
+		for j, s := range a.Target.Secrets {
+			if err := stdwebhooks.CheckSecret(s); err != nil && s != "" {
+				out = append(out, fmt.Sprintf("agents[%d].target.secrets[%d]: %v", i, j, err))
+			}
+		}
+		if a.Target.Secret == "" {
+			continue
 		}
 		if _, err := stdwebhooks.ParseSecret(a.Target.Secret.Reveal()); err != nil {
 			out = append(out, fmt.Sprintf("agents[%d].target.secret: %v", i, err))
