@@ -25,7 +25,7 @@ type Pipeline struct {
 	log        *slog.Logger
 	overBudget func()
 	secretUsed func(connector, slot string) // nil: not counted
-	watches    WatchLookup // nil: no watches
+	watches    WatchLookup                  // nil: no watches
 	now        func() time.Time
 }
 

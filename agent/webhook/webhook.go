@@ -27,8 +27,8 @@ import (
 type Target struct {
 	cfg     agent.TargetConfig
 	secrets [][]byte // new first; both sign while a rotation overlaps
-	client *http.Client
-	now    func() time.Time
+	client  *http.Client
+	now     func() time.Time
 }
 
 var _ delivery.Target = (*Target)(nil)
