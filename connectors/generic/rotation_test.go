@@ -26,6 +26,8 @@ func TestRotationAcceptsCurrentAndPrevious(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	rec = h.do(signedWith(t, "whsec_b3RoZXItc2VjcmV0LTAxMjM0NTY3ODlhYg==", "billing", "msg_other", h.now, body))
 	require.Equal(t, http.StatusUnauthorized, rec.Code)
+	// A name no connector has never reaches the metric: the label values are the config's.
+	require.Equal(t, http.StatusNotFound, h.do(signedWith(t, newSecret, "nobody", "msg_x", h.now, body)).Code)
 	assert.Equal(t, []string{"generic/billing current", "generic/billing previous"}, h.used)
 
 	// One secret is the current slot.
