@@ -40,7 +40,11 @@ routes:
 // rotationSenders post signed deliveries to the billing connector without pause, each
 // with the secret its phase gives it, and count every answer.
 type rotationSenders struct {
-	base      string
+	base string
+	// client opens a connection per delivery, as a webhook sender does: a kept-alive
+	// connection dialed for a request another one served would sit unused and hold
+	// up the gateway's shutdown.
+	client    *http.Client
 	phase     atomic.Int32
 	secretFor func(phase int32, sender int) string
 	stop      chan struct{}
@@ -77,7 +81,7 @@ func (s *rotationSenders) run(sender int) {
 		p := s.phase.Load()
 		secret := s.secretFor(p, sender)
 		before := s.reloading.Load()
-		code, err := postRotating(s.base, secret, fmt.Sprintf("msg_%d_%d", sender, seq))
+		code, err := postRotating(s.client, s.base, secret, fmt.Sprintf("msg_%d_%d", sender, seq))
 		s.sent.Add(1)
 		if before && s.reloading.Load() {
 			s.duringReload.Add(1)
@@ -118,7 +122,7 @@ func (s *rotationSenders) enter(t *testing.T, p int32, n int) {
 	}
 }
 
-func postRotating(base, secret, id string) (int, error) {
+func postRotating(client *http.Client, base, secret, id string) (int, error) {
 	key, err := stdwebhooks.ParseSecret(secret)
 	if err != nil {
 		return 0, err
@@ -133,7 +137,7 @@ func postRotating(base, secret, id string) (int, error) {
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts.Unix(), 10))
 	req.Header.Set("webhook-signature", stdwebhooks.Sign(key, id, ts, body))
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, err
 	}
@@ -164,7 +168,8 @@ func TestRotationUnderLoadThroughReload(t *testing.T) {
 			writeReloadConfig(t, path, st, billingRotating(oldSecret))
 			m := startReloadable(t, path)
 
-			s := &rotationSenders{base: "http://" + m.Addr().String(), stop: make(chan struct{}), failures: make(chan string, 8), perPhase: 10}
+			s := &rotationSenders{base: "http://" + m.Addr().String(), client: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
+				stop: make(chan struct{}), failures: make(chan string, 8), perPhase: 10}
 			for range 4 {
 				s.reached = append(s.reached, make(chan struct{}, senders))
 			}
@@ -208,7 +213,7 @@ func TestRotationUnderLoadThroughReload(t *testing.T) {
 			require.Contains(t, metrics, `signalgate_verify_secret_used_total{connector="generic/billing",slot="current"}`)
 			require.Contains(t, metrics, `signalgate_verify_secret_used_total{connector="generic/billing",slot="previous"}`,
 				"the senders still on the old secret during the overlap were counted")
-			code, err := postRotating(s.base, oldSecret, "msg_retired")
+			code, err := postRotating(s.client, s.base, oldSecret, "msg_retired")
 			require.NoError(t, err)
 			require.Equal(t, http.StatusUnauthorized, code, "the retired secret is refused")
 		})
