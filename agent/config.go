@@ -59,12 +59,15 @@ func (c RepliesConfig) ApprovalRequired() bool { return c.Approval == "required"
 
 // TargetConfig says how signals reach the agent.
 type TargetConfig struct {
-	Kind    string                   `yaml:"kind"`
-	URL     string                   `yaml:"url"`      // mastra: server base URL; webhook: POST URL
-	AgentID string                   `yaml:"agent_id"` // mastra: the agent's id on that server
-	Secret  secret.Secret            `yaml:"secret"`   // webhook: Standard Webhooks secret (whsec_…)
-	Headers map[string]secret.Secret `yaml:"headers"`  // extra request headers (e.g. Authorization for Mastra)
-	Timeout time.Duration            `yaml:"timeout"`  // per request (default 10s)
+	Kind    string        `yaml:"kind"`
+	URL     string        `yaml:"url"`      // mastra: server base URL; webhook: POST URL
+	AgentID string        `yaml:"agent_id"` // mastra: the agent's id on that server
+	Secret  secret.Secret `yaml:"secret"`   // webhook: Standard Webhooks secret (whsec_…)
+	// Secrets replaces Secret while a rotation overlaps: [new, old]; every delivery
+	// carries a signature by each, so a receiver holding either verifies it.
+	Secrets []secret.Secret          `yaml:"secrets"`
+	Headers map[string]secret.Secret `yaml:"headers"` // extra request headers (e.g. Authorization for Mastra)
+	Timeout time.Duration            `yaml:"timeout"` // per request (default 10s)
 	// Concurrency bounds in-flight requests to this target (default 4).
 	Concurrency int `yaml:"concurrency"`
 	// MaxAttempts optionally caps attempts per record before it is failed (dead letter);
@@ -197,8 +200,12 @@ func (c Config) Validate() error {
 		if t.Kind == TargetMastra && t.AgentID == "" {
 			errs = append(errs, errors.New("target.agent_id: required for kind mastra"))
 		}
-		if t.Kind == TargetWebhook && t.Secret == "" {
-			errs = append(errs, errors.New("target.secret: required for kind webhook (deliveries are always signed)"))
+		if t.Kind == TargetWebhook {
+			keys, problems := secret.Rotated("target.secret", t.Secret, t.Secrets, nil)
+			errs = append(errs, problems...)
+			if len(keys) == 0 && len(problems) == 0 {
+				errs = append(errs, errors.New("target.secret: required for kind webhook (deliveries are always signed)"))
+			}
 		}
 	default:
 		errs = append(errs, fmt.Errorf("target.kind: unknown %q (want stream, mastra or webhook)", t.Kind))

@@ -1,12 +1,14 @@
 package connectors
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/server"
 )
 
@@ -20,9 +22,16 @@ type Opening[C any] struct {
 	// Precheck, when set, refuses a request before its body is read: a 404 for a
 	// connector that takes no HTTP events, a 400 for a missing required header.
 	Precheck func(conn C, h http.Header) error
-	// Verify says why a request is not authentic; nil when it is. Callers answer 401
-	// without the reason; the log keeps it.
-	Verify func(conn C, h http.Header, body []byte, now time.Time) error
+	// Secrets are the keys a connector verifies with, current first, then during a
+	// rotation the previous one: a request signed with any of them is authentic.
+	Secrets func(conn C) [][]byte
+	// Verify says why a request is not authentic under one secret; nil when it is.
+	// Callers answer 401 without the reason; the log keeps it.
+	Verify func(conn C, secret []byte, h http.Header, body []byte, now time.Time) error
+	// SecretUsed, when set, counts which secret verified a request ("source/name",
+	// "current" or "previous"), so a rotation's previous secret can be retired once it
+	// is no longer used.
+	SecretUsed func(connector, slot string)
 	// LogHeader is logged with a rejection (the provider's delivery id).
 	LogHeader string
 	Log       *slog.Logger
@@ -56,7 +65,7 @@ func (o *Opening[C]) Open(c echo.Context) (*Delivery[C], error) {
 		return nil, err
 	}
 	now := o.Now()
-	if err := o.Verify(conn, req.Header, body, now); err != nil {
+	if err := o.verify(name, conn, req.Header, body, now); err != nil {
 		attrs := []any{"connector", name, "reason", err.Error(), "remote_ip", c.RealIP()}
 		if o.LogHeader != "" {
 			attrs = append(attrs, "delivery_id", Truncate(req.Header.Get(o.LogHeader), 200))
@@ -65,4 +74,26 @@ func (o *Opening[C]) Open(c echo.Context) (*Delivery[C], error) {
 		return nil, server.Unauthorized()
 	}
 	return &Delivery[C]{Name: name, Conn: conn, Header: req.Header, Body: body, At: now.UTC()}, nil
+}
+
+// verify tries each of the connector's secrets in turn. A refusal reports the current
+// secret's reason: the previous one's would only repeat or muddle it.
+func (o *Opening[C]) verify(name string, conn C, h http.Header, body []byte, now time.Time) error {
+	var first error
+	for i, key := range o.Secrets(conn) {
+		err := o.Verify(conn, key, h, body, now)
+		if err == nil {
+			if o.SecretUsed != nil {
+				o.SecretUsed(o.Source+"/"+name, secret.Slot(i))
+			}
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	if first == nil {
+		return errors.New("no secret configured")
+	}
+	return first
 }

@@ -24,7 +24,8 @@ type Pipeline struct {
 	ingester   Ingester
 	log        *slog.Logger
 	overBudget func()
-	watches    WatchLookup // nil: no watches
+	secretUsed func(connector, slot string) // nil: not counted
+	watches    WatchLookup                  // nil: no watches
 	now        func() time.Time
 }
 
@@ -35,6 +36,19 @@ type PipelineOption func(*Pipeline)
 // the event's expression budget (the metric).
 func WithBudgetExceeded(fn func()) PipelineOption {
 	return func(p *Pipeline) { p.overBudget = fn }
+}
+
+// WithSecretUsed is called for every verified delivery with the connector
+// ("source/name") and the slot of the secret that verified it (the metric).
+func WithSecretUsed(fn func(connector, slot string)) PipelineOption {
+	return func(p *Pipeline) { p.secretUsed = fn }
+}
+
+// SecretUsed reports which secret verified a delivery; the openings call it.
+func (p *Pipeline) SecretUsed(connector, slot string) {
+	if p != nil && p.secretUsed != nil {
+		p.secretUsed(connector, slot)
+	}
 }
 
 // WithClock sets the clock watches are judged live by for an event arriving without a

@@ -45,6 +45,8 @@ type Metrics struct {
 	// "unknown", so no request mints a series. A config reload swaps them (SetLabels).
 	labels atomic.Pointer[labelSet]
 
+	secretUsed *prometheus.CounterVec // see secrets.go
+
 	reloadOK prometheus.Gauge // see reload.go
 	reloadAt prometheus.Gauge
 }
@@ -143,6 +145,7 @@ func New(stats StatsReader, log *slog.Logger, opts ...Option) *Metrics {
 		o(m)
 	}
 	m.registerReload()
+	m.registerSecretUse()
 	reg.MustRegister(m.eventsReceived, m.verifyFailures, m.ingestLatency, m.records, m.decisions,
 		m.signalsSent, m.attempts, m.sseSubscribers, m.imapPolls, m.imapErrors, m.requestDuration, m.retained, m.overBudget)
 	if stats != nil {

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/signalgate/signalgate/secret"
 )
 
 // Standard Webhooks headers.
@@ -61,6 +63,12 @@ func ParseSecret(s string) ([]byte, error) {
 		return nil, fmt.Errorf("the part after whsec_ must decode to at least %d bytes", MinSecretBytes)
 	}
 	return b, nil
+}
+
+// CheckSecret is ParseSecret as a check of a configured secret (secret.Rotated's).
+func CheckSecret(s secret.Secret) error {
+	_, err := ParseSecret(s.Reveal())
+	return err
 }
 
 func mac(secret []byte, id, ts string, body []byte) []byte {

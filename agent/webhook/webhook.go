@@ -8,24 +8,27 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/agent/httptarget"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/stdwebhooks"
 )
 
 // Target posts signals to one agent's webhook URL.
 type Target struct {
-	cfg    agent.TargetConfig
-	secret []byte
-	client *http.Client
-	now    func() time.Time
+	cfg     agent.TargetConfig
+	secrets [][]byte // new first; both sign while a rotation overlaps
+	client  *http.Client
+	now     func() time.Time
 }
 
 var _ delivery.Target = (*Target)(nil)
@@ -45,11 +48,18 @@ func New(cfg agent.Config, opts ...Option) (*Target, error) {
 	if cfg.Target.Kind != agent.TargetWebhook {
 		return nil, fmt.Errorf("agent %q: target kind is %q, not webhook", cfg.ID, cfg.Target.Kind)
 	}
-	secret, err := stdwebhooks.ParseSecret(cfg.Target.Secret.Reveal())
-	if err != nil {
-		return nil, fmt.Errorf("agent %q: target.secret: %w", cfg.ID, err)
+	list, problems := secret.Rotated("target.secret", cfg.Target.Secret, cfg.Target.Secrets, stdwebhooks.CheckSecret)
+	if err := errors.Join(problems...); err != nil {
+		return nil, fmt.Errorf("agent %q: %w", cfg.ID, err)
 	}
-	t := &Target{cfg: cfg.Target, secret: secret, client: &http.Client{}, now: time.Now}
+	if len(list) == 0 {
+		return nil, fmt.Errorf("agent %q: target.secret: required", cfg.ID)
+	}
+	t := &Target{cfg: cfg.Target, client: &http.Client{}, now: time.Now}
+	for _, s := range list {
+		key, _ := stdwebhooks.ParseSecret(s.Reveal()) // checked above
+		t.secrets = append(t.secrets, key)
+	}
 	for _, o := range opts {
 		o(t)
 	}
@@ -103,7 +113,13 @@ func (t *Target) Deliver(ctx context.Context, d agent.Delivery) (agent.Result, e
 	}
 	headers[stdwebhooks.HeaderID] = d.Signal.ID
 	headers[stdwebhooks.HeaderTimestamp] = strconv.FormatInt(ts.Unix(), 10)
-	headers[stdwebhooks.HeaderSignature] = stdwebhooks.Sign(t.secret, d.Signal.ID, ts, body)
+	// One v1 signature per secret, space-separated as Standard Webhooks allows: a
+	// receiver still on the old secret and one already on the new both verify.
+	sigs := make([]string, len(t.secrets))
+	for i, key := range t.secrets {
+		sigs[i] = stdwebhooks.Sign(key, d.Signal.ID, ts, body)
+	}
+	headers[stdwebhooks.HeaderSignature] = strings.Join(sigs, " ")
 	_, res, err := httptarget.Post(ctx, t.client, t.cfg.URL, headers, body, t.cfg.Timeout, t.now)
 	return res, err
 }

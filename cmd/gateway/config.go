@@ -253,7 +253,7 @@ func (c *Config) replyApprovals() error {
 func (c *Config) approvalConnectors() map[string]bool {
 	out := map[string]bool{}
 	for _, s := range entries[slack.Config](c.Connectors, slack.Source) {
-		out[s.Name] = s.BotToken != "" && s.SigningSecret != "" && !s.SocketMode
+		out[s.Name] = s.BotToken != "" && len(s.VerifySecrets()) > 0 && !s.SocketMode
 	}
 	return out
 }

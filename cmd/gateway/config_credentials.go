@@ -44,11 +44,17 @@ func (c *Config) credentialProblems() []string {
 		seen[t.value] = t.key
 	}
 	for i, a := range c.Agents {
-		if a.Target.Kind != agent.TargetWebhook || a.Target.Secret == "" {
-			continue // a missing secret is reported by the agent's own validation
+		if a.Target.Kind != agent.TargetWebhook {
+			continue
 		}
-		if _, err := stdwebhooks.ParseSecret(a.Target.Secret.Reveal()); err != nil {
+		// A missing, doubled or empty secret is reported by the agent's own validation.
+		if err := stdwebhooks.CheckSecret(a.Target.Secret); err != nil && a.Target.Secret != "" {
 			out = append(out, fmt.Sprintf("agents[%d].target.secret: %v", i, err))
+		}
+		for j, s := range a.Target.Secrets {
+			if err := stdwebhooks.CheckSecret(s); err != nil && s != "" {
+				out = append(out, fmt.Sprintf("agents[%d].target.secrets[%d]: %v", i, j, err))
+			}
 		}
 	}
 	return out

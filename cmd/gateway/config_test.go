@@ -296,3 +296,38 @@ policy:
 	require.Equal(t, exitOK, run(context.Background(), []string{"check", "--config", "../../config.yaml"}, &out, &errOut, noEnv))
 	require.NotContains(t, errOut.String(), "persist", "the shipped config does not use persist")
 }
+
+// TestSecretsListsRotatedCredentials: both secrets of every rotation are redacted, and a
+// rotation set up wrong is refused naming the keys, never the values.
+func TestSecretsListsRotatedCredentials(t *testing.T) {
+	cfg, err := ParseConfig("t.yaml", []byte(`
+agents:
+  - { id: hooks, token: hooks-token-0123, target: { kind: webhook, url: "https://x.example/h", secrets: [whsec_bmV3LXRhcmdldC1zZWNyZXQtMDEyMzQ1Njc4OQ==, whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw] } }
+connectors:
+  github: [ { name: acme, secrets: [gh-secret-new-0123456789, gh-secret-old-0123456789] } ]
+  slack: [ { name: acme, signing_secrets: [slack-secret-new-0123456, slack-secret-old-0123456] } ]
+  generic: [ { name: billing, secrets: [whsec_c2VjcmV0c2VjcmV0c2VjcmV0, whsec_b2xkc2VjcmV0b2xkc2VjcmV0] } ]
+`), noEnv)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"hooks-token-0123", "whsec_bmV3LXRhcmdldC1zZWNyZXQtMDEyMzQ1Njc4OQ==", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+		"gh-secret-new-0123456789", "gh-secret-old-0123456789", "slack-secret-new-0123456", "slack-secret-old-0123456",
+		"whsec_c2VjcmV0c2VjcmV0c2VjcmV0", "whsec_b2xkc2VjcmV0b2xkc2VjcmV0"}, cfg.Secrets())
+
+	got := strings.Join(problems(t, `
+agents:
+  - { id: hooks, token: hooks-token-0123, target: { kind: webhook, url: "https://x.example/h", secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw, secrets: [whsec_bmV3LXRhcmdldC1zZWNyZXQtMDEyMzQ1Njc4OQ==] } }
+  - { id: hooks2, token: hooks-token-4567, target: { kind: webhook, url: "https://x.example/h", secrets: [whsec_bmV3LXRhcmdldC1zZWNyZXQtMDEyMzQ1Njc4OQ==, whsec_c2hvcnQ=] } }
+connectors:
+  github: [ { name: acme, secrets: [gh-secret-1-0123456789, gh-secret-2-0123456789, gh-secret-3-0123456789] } ]
+`, noEnv), "\n")
+	for _, want := range []string{
+		"agents[0].target.secret, target.secrets: set one or the other",
+		"agents[1].target.secrets[1]: the part after whsec_ must decode to at least 16 bytes",
+		"connectors.github[0].secrets: at most 2",
+	} {
+		require.Contains(t, got, want)
+	}
+	for _, v := range []string{"MfKQ9r8", "bmV3LXRh", "c2hvcnQ", "gh-secret-"} {
+		require.NotContains(t, got, v)
+	}
+}

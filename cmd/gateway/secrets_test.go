@@ -31,13 +31,14 @@ import (
 
 // Secrets fed through every connector and API; none may come back out.
 const (
-	secretGitHub   = "gh-hook-SENTINEL-1a2b3c4d"
-	secretSlack    = "slack-signing-SENTINEL-5e6f7a8b"
-	secretGeneric  = "SENTINEL-generic-whsec-key" // the whsec_ secret's decoded bytes
-	secretIMAP     = "imap-pass-SENTINEL-9c0d1e2f"
-	secretAgent    = "agent-token-SENTINEL-3a4b5c"
-	secretAdmin    = "admin-token-SENTINEL-6d7e8f"
-	slackTimestamp = "X-Slack-Request-Timestamp"
+	secretGitHub    = "gh-hook-SENTINEL-1a2b3c4d"
+	secretGitHubWas = "gh-hook-previous-SENTINEL-5e6f" // the previous secret of a rotation
+	secretSlack     = "slack-signing-SENTINEL-5e6f7a8b"
+	secretGeneric   = "SENTINEL-generic-whsec-key" // the whsec_ secret's decoded bytes
+	secretIMAP      = "imap-pass-SENTINEL-9c0d1e2f"
+	secretAgent     = "agent-token-SENTINEL-3a4b5c"
+	secretAdmin     = "admin-token-SENTINEL-6d7e8f"
+	slackTimestamp  = "X-Slack-Request-Timestamp"
 )
 
 func genericSecret() string {
@@ -153,7 +154,7 @@ log: { level: debug, format: json }
 admin: { tokens: [ { name: ops, token: %q, scopes: [read, write] } ] }
 agents: [ { id: coder, token: %q } ]
 connectors:
-  github: [ { name: acme, secret: %q } ]
+  github: [ { name: acme, secrets: [%q, %q] } ]
   slack: [ { name: acme, signing_secret: %q, bot_user_id: U0BOT } ]
   generic: [ { name: billing, secret: %q } ]
   email: [ { name: support, addr: %q, tls: false, username: gw, password: %q, idle: false } ]
@@ -161,7 +162,7 @@ routes:
   - name: all
     match: { source: [github, slack, generic, email] }
     thread: { agent: coder, resource: "{{.Source}}", thread: "{{.Connector}}" }
-`, filepath.Join(dir, "gw.db"), secretAdmin, secretAgent, secretGitHub, secretSlack, genericSecret(), imapAddr, secretIMAP)), 0o600))
+`, filepath.Join(dir, "gw.db"), secretAdmin, secretAgent, secretGitHub, secretGitHubWas, secretSlack, genericSecret(), imapAddr, secretIMAP)), 0o600))
 	cfg, err := LoadConfig(path, noEnv)
 	require.NoError(t, err)
 	logs := newLogSink()
@@ -180,6 +181,9 @@ routes:
 	}
 	require.Equal(t, http.StatusOK, tr.request("POST", "/webhooks/github/acme", gh, ghHeaders("sha256="+hmacHex([]byte(secretGitHub), gh))))
 	require.Equal(t, http.StatusUnauthorized, tr.request("POST", "/webhooks/github/acme", gh, ghHeaders("sha256="+hmacHex([]byte(secretGitHub+"x"), gh))))
+	ghWas := ghHeaders("sha256=" + hmacHex([]byte(secretGitHubWas), gh))
+	ghWas["X-GitHub-Delivery"] = "d-2"
+	require.Equal(t, http.StatusOK, tr.request("POST", "/webhooks/github/acme", gh, ghWas), "the previous secret of the rotation")
 
 	// Slack: url_verification, an event, and a forged request.
 	ts := strconv.FormatInt(time.Now().Unix(), 10)
@@ -240,7 +244,7 @@ routes:
 	logs.waitFor(t, `"component":"connector_github"`, "signature rejected")
 	logs.waitFor(t, `"component":"connector_generic"`, "signature rejected")
 	for name, where := range map[string]string{"logs": logs.String(), "responses": tr.out.String(), "command line": cli.String()} {
-		for _, secret := range []string{secretGitHub, secretSlack, secretGeneric, genericSecret(), secretIMAP, secretAgent, secretAdmin, "SENTINEL"} {
+		for _, secret := range []string{secretGitHub, secretGitHubWas, secretSlack, secretGeneric, genericSecret(), secretIMAP, secretAgent, secretAdmin, "SENTINEL"} {
 			require.NotContains(t, where, secret, "a secret in the %s", name)
 		}
 	}

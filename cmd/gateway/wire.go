@@ -338,7 +338,7 @@ func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
 	}
 	pipeline := connectors.NewPipeline(router, m.Metrics.WrapIngester(m.Inbox), m.Log,
 		connectors.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlaceRoute) }),
-		connectors.WithWatches(st), connectors.WithClock(m.Now))
+		connectors.WithWatches(st), connectors.WithClock(m.Now), connectors.WithSecretUsed(m.Metrics.SecretUsed))
 	parsers, err := cfg.buildParsers(build{pipeline: pipeline, ci: github.NewStoreCIState(st, github.Source), log: m.Log, now: m.Now,
 		approvals: m.Approvals, own: st, seen: st})
 	if err != nil {

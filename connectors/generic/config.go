@@ -21,6 +21,9 @@ type Config struct {
 	Name string `yaml:"name"`
 	// Secret is "whsec_<base64>" or, without the prefix, raw bytes.
 	Secret secret.Secret `yaml:"secret"`
+	// Secrets replaces Secret while a rotation overlaps: [current, previous], either
+	// one verifies.
+	Secrets []secret.Secret `yaml:"secrets"`
 	// Mapping, when set, reads the body as an arbitrary JSON document.
 	Mapping *Mapping `yaml:"mapping"`
 	// DefaultKind is used when the body (or mapping) yields no kind.
@@ -28,6 +31,9 @@ type Config struct {
 	// DefaultPriority is used when the body yields none (medium when unset).
 	DefaultPriority inbox.Priority `yaml:"default_priority"`
 }
+
+// VerifySecrets are the secrets a delivery may be signed with, current first.
+func (c Config) VerifySecrets() []secret.Secret { return secret.Accepted(c.Secret, c.Secrets) }
 
 // Mapping reads notification fields out of a foreign JSON body by dotted paths
 // ("$.type", "$.data.description"). Unset paths leave the field empty.
@@ -62,10 +68,10 @@ func (c Config) Validate() error {
 	} else if strings.ContainsAny(c.Name, "/?#% ") {
 		add("name: %q must not contain '/', '?', '#', '%%' or spaces (it is a URL path segment)", c.Name)
 	}
-	if c.Secret == "" {
+	keys, problems := secret.Rotated("secret", c.Secret, c.Secrets, stdwebhooks.CheckSecret)
+	errs = append(errs, problems...)
+	if len(keys) == 0 && len(problems) == 0 {
 		add("secret: required (unsigned deliveries are never accepted)")
-	} else if _, err := stdwebhooks.ParseSecret(c.Secret.Reveal()); err != nil {
-		add("secret: %w", err)
 	}
 	if c.DefaultPriority != "" && !c.DefaultPriority.Valid() {
 		add("default_priority: unknown %q (want low, medium, high or urgent)", c.DefaultPriority)

@@ -31,10 +31,10 @@ const VerifiedBy = "standard-webhooks"
 // SummaryLen bounds a sender's summary; it is read by a model on every delivery.
 const SummaryLen = 1000
 
-// connector is a validated Config with its decoded secret and parsed paths.
+// connector is a validated Config with its decoded secrets and parsed paths.
 type connector struct {
 	cfg     Config
-	secret  []byte
+	secrets [][]byte // current first
 	mapping *compiledMapping
 }
 
@@ -59,8 +59,11 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 	}
 	h := &Handler{conns: map[string]*connector{}, pipeline: p, log: log.With("component", "connector_generic")}
 	for _, c := range cfgs {
-		secret, _ := stdwebhooks.ParseSecret(c.Secret.Reveal()) // validated above
-		conn := &connector{cfg: c, secret: secret}
+		conn := &connector{cfg: c}
+		for _, s := range c.VerifySecrets() {
+			key, _ := stdwebhooks.ParseSecret(s.Reveal()) // validated above
+			conn.secrets = append(conn.secrets, key)
+		}
 		if c.Mapping != nil {
 			conn.mapping = compileMapping(c.Mapping)
 		}
@@ -68,8 +71,10 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 	}
 	h.opening = connectors.Opening[*connector]{
 		Source: Source, Conns: h.conns, LogHeader: stdwebhooks.HeaderID, Log: h.log, Now: now,
-		Verify: func(c *connector, hdr http.Header, body []byte, at time.Time) error {
-			return stdwebhooks.Verify(c.secret, hdr, body, at)
+		Secrets:    func(c *connector) [][]byte { return c.secrets },
+		SecretUsed: p.SecretUsed,
+		Verify: func(c *connector, key []byte, hdr http.Header, body []byte, at time.Time) error {
+			return stdwebhooks.Verify(key, hdr, body, at)
 		},
 	}
 	return h, nil

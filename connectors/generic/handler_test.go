@@ -25,9 +25,10 @@ import (
 const testSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 type harness struct {
-	e   *echo.Echo
-	ing *connectorstest.Ingester
-	now time.Time
+	e    *echo.Echo
+	ing  *connectorstest.Ingester
+	now  time.Time
+	used []string // "connector slot" of each verified delivery
 }
 
 func newHarness(t *testing.T, limit server.ByteSize, cfgs ...Config) *harness {
@@ -45,7 +46,8 @@ func newHarness(t *testing.T, limit server.ByteSize, cfgs ...Config) *harness {
 	require.NoError(t, err)
 	ing := connectorstest.NewIngester()
 	h := &harness{e: srv.Echo(), ing: ing, now: testNow}
-	handler, err := NewHandler(cfgs, connectors.NewPipeline(router, ing, log), log, func() time.Time { return h.now })
+	p := connectors.NewPipeline(router, ing, log, connectors.WithSecretUsed(func(c, slot string) { h.used = append(h.used, c+" "+slot) }))
+	handler, err := NewHandler(cfgs, p, log, func() time.Time { return h.now })
 	require.NoError(t, err)
 	handler.Mount(srv.Echo())
 	return h
@@ -53,7 +55,12 @@ func newHarness(t *testing.T, limit server.ByteSize, cfgs ...Config) *harness {
 
 func signedRequest(t *testing.T, connector, id string, ts time.Time, body []byte) *http.Request {
 	t.Helper()
-	secret, err := stdwebhooks.ParseSecret(testSecret)
+	return signedWith(t, testSecret, connector, id, ts, body)
+}
+
+func signedWith(t *testing.T, key, connector, id string, ts time.Time, body []byte) *http.Request {
+	t.Helper()
+	secret, err := stdwebhooks.ParseSecret(key)
 	require.NoError(t, err)
 	req := httptest.NewRequest(http.MethodPost, "/webhooks/generic/"+connector, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")

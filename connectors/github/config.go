@@ -30,6 +30,9 @@ type Config struct {
 	Name string `yaml:"name"`
 	// Secret is the webhook secret; deliveries must carry X-Hub-Signature-256.
 	Secret secret.Secret `yaml:"secret"`
+	// Secrets replaces Secret while a rotation overlaps: [current, previous], either
+	// one verifies.
+	Secrets []secret.Secret `yaml:"secrets"`
 	// BotLogin is the agent's GitHub login: its mentions raise priority, review
 	// requests and assignments to it are notified, and its own comments are not routed.
 	BotLogin string `yaml:"bot_login"`
@@ -97,6 +100,16 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
+// VerifySecrets are the secrets a delivery may be signed with, current first.
+func (c Config) VerifySecrets() []secret.Secret { return secret.Accepted(c.Secret, c.Secrets) }
+
+func checkSecret(s secret.Secret) error {
+	if len(s) < MinSecretBytes {
+		return fmt.Errorf("must be at least %d bytes (one signed delivery is enough to guess a shorter one offline)", MinSecretBytes)
+	}
+	return nil
+}
+
 // Validate reports problems with key paths relative to the list entry.
 func (c Config) Validate() error {
 	var errs []error
@@ -105,10 +118,10 @@ func (c Config) Validate() error {
 	} else if strings.ContainsAny(c.Name, "/?#% ") {
 		errs = append(errs, fmt.Errorf("name: %q must not contain '/', '?', '#', '%%' or spaces (it is a URL path segment)", c.Name))
 	}
-	if c.Secret == "" {
+	keys, problems := secret.Rotated("secret", c.Secret, c.Secrets, checkSecret)
+	errs = append(errs, problems...)
+	if len(keys) == 0 && len(problems) == 0 {
 		errs = append(errs, errors.New("secret: required (unsigned GitHub deliveries are never accepted)"))
-	} else if len(c.Secret) < MinSecretBytes {
-		errs = append(errs, fmt.Errorf("secret: must be at least %d bytes (one signed delivery is enough to guess a shorter one offline)", MinSecretBytes))
 	}
 	for i, b := range c.AllowedBots {
 		if strings.TrimSpace(b) == "" {

@@ -20,6 +20,7 @@ import (
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
+	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/server"
 )
 
@@ -104,6 +105,7 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 	}
 	h.opening = connectors.Opening[Config]{
 		Source: "github", Conns: h.conns, Precheck: precheck, Verify: verify,
+		Secrets: verifySecrets, SecretUsed: p.SecretUsed,
 		LogHeader: gh.DeliveryIDHeader, Log: h.log, Now: now,
 	}
 	return h, nil
@@ -122,16 +124,18 @@ func precheck(_ Config, hdr http.Header) error {
 
 // verify accepts only a valid sha256 signature: go-github accepts a missing one when
 // the secret is empty, and sha1 ones.
-func verify(cfg Config, hdr http.Header, body []byte, _ time.Time) error {
+func verify(_ Config, key []byte, hdr http.Header, body []byte, _ time.Time) error {
 	sig := hdr.Get(gh.SHA256SignatureHeader)
 	if sig == "" {
 		return errors.New("missing")
 	}
-	if !strings.HasPrefix(sig, "sha256=") || gh.ValidateSignature(sig, body, []byte(cfg.Secret)) != nil {
+	if !strings.HasPrefix(sig, "sha256=") || gh.ValidateSignature(sig, body, key) != nil {
 		return errors.New("invalid")
 	}
 	return nil
 }
+
+func verifySecrets(cfg Config) [][]byte { return secret.Keys(cfg.VerifySecrets()) }
 
 // Mount registers the route on e.
 func (h *Handler) Mount(e *echo.Echo) { e.POST(RoutePath, h.Serve) }

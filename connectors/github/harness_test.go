@@ -56,13 +56,13 @@ func newHarness(t testing.TB, cfg Config, limit server.ByteSize) *harness {
 	return h
 }
 
-func newHarnessWith(t testing.TB, cfg Config, limit server.ByteSize, ing connectors.Ingester) *harness {
+func newHarnessWith(t testing.TB, cfg Config, limit server.ByteSize, ing connectors.Ingester, popts ...connectors.PipelineOption) *harness {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	srv := server.New(server.Config{BodyLimit: limit}, log)
 	router, err := connectors.NewRouter(allGitHubRoute(), []string{"coder"})
 	require.NoError(t, err)
-	handler, err := NewHandler([]Config{cfg}, connectors.NewPipeline(router, ing, log), log, fixedNow)
+	handler, err := NewHandler([]Config{cfg}, connectors.NewPipeline(router, ing, log, popts...), log, fixedNow)
 	require.NoError(t, err)
 	handler.Mount(srv.Echo())
 	return &harness{t: t, e: srv.Echo(), ing: ing}

@@ -58,6 +58,9 @@ type Config struct {
 	Name string `yaml:"name"`
 	// SigningSecret verifies HTTP deliveries (v0 signatures); required unless SocketMode.
 	SigningSecret secret.Secret `yaml:"signing_secret"`
+	// SigningSecrets replaces SigningSecret while a rotation overlaps: [current,
+	// previous], either one verifies.
+	SigningSecrets []secret.Secret `yaml:"signing_secrets"`
 	// BotUserID is the app's bot user (U…): its mentions make `mention` items and
 	// its own messages are not routed. When unset, the bot user of the event's
 	// authorizations is used.
@@ -96,6 +99,19 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
+// VerifySecrets are the signing secrets a request may be signed with, current first;
+// none when events arrive over Socket Mode only.
+func (c Config) VerifySecrets() []secret.Secret {
+	return secret.Accepted(c.SigningSecret, c.SigningSecrets)
+}
+
+func checkSigningSecret(s secret.Secret) error {
+	if len(s) < MinSecretBytes {
+		return fmt.Errorf("must be at least %d bytes (Slack issues 32 hex characters; one signed request is enough to guess a shorter one offline)", MinSecretBytes)
+	}
+	return nil
+}
+
 // Validate reports problems with key paths relative to the list entry.
 func (c Config) Validate() error {
 	var errs []error
@@ -105,11 +121,10 @@ func (c Config) Validate() error {
 	} else if strings.ContainsAny(c.Name, "/?#% ") {
 		add("name: %q must not contain '/', '?', '#', '%%' or spaces (it is a URL path segment)", c.Name)
 	}
-	switch {
-	case c.SigningSecret == "" && !c.SocketMode:
+	keys, problems := secret.Rotated("signing_secret", c.SigningSecret, c.SigningSecrets, checkSigningSecret)
+	errs = append(errs, problems...)
+	if len(keys) == 0 && len(problems) == 0 && !c.SocketMode {
 		add("signing_secret: required (unsigned Slack requests are never accepted) unless socket_mode is true")
-	case c.SigningSecret != "" && len(c.SigningSecret) < MinSecretBytes:
-		add("signing_secret: must be at least %d bytes (Slack issues 32 hex characters; one signed request is enough to guess a shorter one offline)", MinSecretBytes)
 	}
 	if c.SocketMode {
 		if c.AppToken == "" {

@@ -19,6 +19,7 @@ import (
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
+	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/server"
 )
 
@@ -112,13 +113,15 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 	h.opening = connectors.Opening[*connector]{
 		Source: Source, Conns: h.conns, Log: h.log, Now: now,
 		Precheck: func(c *connector, _ http.Header) error {
-			if c.cfg.SigningSecret == "" {
+			if len(c.cfg.VerifySecrets()) == 0 {
 				return server.NotFound("slack connector %q receives events over Socket Mode", c.cfg.Name)
 			}
 			return nil
 		},
-		Verify: func(c *connector, hdr http.Header, body []byte, at time.Time) error {
-			if reason := verify(hdr, body, c.cfg.SigningSecret.Reveal(), at); reason != "" {
+		Secrets:    func(c *connector) [][]byte { return secret.Keys(c.cfg.VerifySecrets()) },
+		SecretUsed: p.SecretUsed,
+		Verify: func(c *connector, key []byte, hdr http.Header, body []byte, at time.Time) error {
+			if reason := verify(hdr, body, string(key), at); reason != "" {
 				return errors.New(reason)
 			}
 			return nil

@@ -80,6 +80,7 @@ type harnessOpts struct {
 	routes []connectors.RouteConfig
 	ing    connectors.Ingester
 	opts   []Option
+	popts  []connectors.PipelineOption
 }
 
 func newHarness(t testing.TB, cfg Config, ho harnessOpts) *harness {
@@ -97,7 +98,7 @@ func newHarness(t testing.TB, cfg Config, ho harnessOpts) *harness {
 		h.fake = connectorstest.NewIngester()
 		ing = h.fake
 	}
-	handler, err := NewHandler([]Config{cfg}, connectors.NewPipeline(router, ing, log), log, h.clock.Now, ho.opts...)
+	handler, err := NewHandler([]Config{cfg}, connectors.NewPipeline(router, ing, log, ho.popts...), log, h.clock.Now, ho.opts...)
 	require.NoError(t, err)
 	handler.Mount(srv.Echo())
 	h.handler = handler
