@@ -4,6 +4,7 @@
 package generic
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,13 +14,18 @@ import (
 	"github.com/signalgate/signalgate/secret"
 
 	"github.com/signalgate/signalgate/inbox"
-	"github.com/signalgate/signalgate/stdwebhooks"
 )
 
 // Config is one entry of `connectors.generic` in config.yaml.
 type Config struct {
 	Name string `yaml:"name"`
-	// Secret is "whsec_<base64>" or, without the prefix, raw bytes.
+	// Preset names how the sender signs and what its payload means
+	// (standard-webhooks when unset).
+	Preset string `yaml:"preset"`
+	// Verify is a custom signature scheme, instead of a preset.
+	Verify *Verify `yaml:"verify"`
+	// Secret is the key the preset or scheme verifies with: for Standard Webhooks
+	// "whsec_<base64>" or, without the prefix, raw bytes.
 	Secret secret.Secret `yaml:"secret"`
 	// Mapping, when set, reads the body as an arbitrary JSON document.
 	Mapping *Mapping `yaml:"mapping"`
@@ -37,6 +43,8 @@ type Mapping struct {
 	Priority    string `yaml:"priority"`
 	DedupeKey   string `yaml:"dedupe_key"`
 	CoalesceKey string `yaml:"coalesce_key"`
+	// SourceID is the provider's id of the thing (watches follow it).
+	SourceID string `yaml:"source_id"`
 	// Payload picks the part of the body kept for agents; the whole body when unset.
 	Payload string `yaml:"payload"`
 	Author  string `yaml:"author"`
@@ -62,10 +70,16 @@ func (c Config) Validate() error {
 	} else if strings.ContainsAny(c.Name, "/?#% ") {
 		add("name: %q must not contain '/', '?', '#', '%%' or spaces (it is a URL path segment)", c.Name)
 	}
+	p, err := c.preset()
+	if err != nil {
+		errs = append(errs, err)
+	}
 	if c.Secret == "" {
 		add("secret: required (unsigned deliveries are never accepted)")
-	} else if _, err := stdwebhooks.ParseSecret(c.Secret.Reveal()); err != nil {
-		add("secret: %w", err)
+	} else if p.secret != nil {
+		if _, err := p.secret(c.Secret.Reveal()); err != nil {
+			add("secret: %w", err)
+		}
 	}
 	if c.DefaultPriority != "" && !c.DefaultPriority.Valid() {
 		add("default_priority: unknown %q (want low, medium, high or urgent)", c.DefaultPriority)
@@ -98,11 +112,29 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// preset resolves the connector's preset or custom scheme; errors name the key.
+func (c Config) preset() (preset, error) {
+	if c.Verify != nil {
+		if c.Preset != "" {
+			return preset{}, fmt.Errorf("preset: %q and verify are both set (verify is a custom scheme: set one)", c.Preset)
+		}
+		if errs := c.Verify.validate(); len(errs) > 0 {
+			return preset{}, errors.Join(errs...)
+		}
+		return customPreset(c.Verify), nil
+	}
+	p, ok := presets()[cmp.Or(c.Preset, PresetStandardWebhooks)]
+	if !ok {
+		return preset{}, fmt.Errorf("preset: unknown %q (want one of %s)", c.Preset, strings.Join(presetNames(), ", "))
+	}
+	return p, nil
+}
+
 // paths lists the optional single-field paths by config key.
 func (m *Mapping) paths() map[string]string {
 	return map[string]string{
 		"kind": m.Kind, "summary": m.Summary, "priority": m.Priority, "dedupe_key": m.DedupeKey,
-		"coalesce_key": m.CoalesceKey, "payload": m.Payload, "author": m.Author, "url": m.URL,
+		"coalesce_key": m.CoalesceKey, "source_id": m.SourceID, "payload": m.Payload, "author": m.Author, "url": m.URL,
 		"repo": m.Repo, "number": m.Number, "branch": m.Branch,
 	}
 }

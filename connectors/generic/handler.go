@@ -25,8 +25,9 @@ const RoutePath = "/webhooks/generic/:connector"
 // Source is the notification source of every generic item.
 const Source = "generic"
 
-// VerifiedBy is the provenance every generic item carries.
-const VerifiedBy = "standard-webhooks"
+// VerifiedBy is the provenance of items verified as Standard Webhooks; other
+// presets state their name ("stripe"), a verify block "custom".
+const VerifiedBy = PresetStandardWebhooks
 
 // SummaryLen bounds a sender's summary; it is read by a model on every delivery.
 const SummaryLen = 1000
@@ -34,8 +35,10 @@ const SummaryLen = 1000
 // connector is a validated Config with its decoded secret and parsed paths.
 type connector struct {
 	cfg     Config
+	preset  preset
 	secret  []byte
 	mapping *compiledMapping
+	idPath  Path // the delivery id's place in the body, when the preset has one
 }
 
 // Handler serves POST /webhooks/generic/:connector for every configured connector.
@@ -59,17 +62,21 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 	}
 	h := &Handler{conns: map[string]*connector{}, pipeline: p, log: log.With("component", "connector_generic")}
 	for _, c := range cfgs {
-		secret, _ := stdwebhooks.ParseSecret(c.Secret.Reveal()) // validated above
-		conn := &connector{cfg: c, secret: secret}
-		if c.Mapping != nil {
-			conn.mapping = compileMapping(c.Mapping)
+		p, _ := c.preset()                       // validated above
+		secret, _ := p.secret(c.Secret.Reveal()) // validated above
+		conn := &connector{cfg: c, preset: p, secret: secret}
+		if m := cmp.Or(c.Mapping, p.mapping); m != nil {
+			conn.mapping = compileMapping(m)
+		}
+		if p.idPath != "" {
+			conn.idPath, _ = ParsePath(p.idPath)
 		}
 		h.conns[c.Name] = conn
 	}
 	h.opening = connectors.Opening[*connector]{
 		Source: Source, Conns: h.conns, LogHeader: stdwebhooks.HeaderID, Log: h.log, Now: now,
 		Verify: func(c *connector, hdr http.Header, body []byte, at time.Time) error {
-			return stdwebhooks.Verify(c.secret, hdr, body, at)
+			return c.preset.scheme.verify(c.secret, hdr, body, at)
 		},
 	}
 	return h, nil
@@ -86,16 +93,17 @@ func (h *Handler) Serve(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	id := d.Header.Get(stdwebhooks.HeaderID)
+	p := d.Conn.preset
+	id := d.Conn.deliveryID(d.Header, d.Body)
 	ev := &inbox.Event{
 		Source:     Source,
 		Connector:  d.Name,
 		DeliveryID: id,
-		Headers:    connectors.KeepHeaders(d.Header, stdwebhooks.HeaderID, stdwebhooks.HeaderTimestamp, "User-Agent", "Content-Type"),
+		Headers:    connectors.KeepHeaders(d.Header, append([]string{p.idHeader, "User-Agent", "Content-Type"}, p.keep...)...),
 		Body:       d.Body,
 		ReceivedAt: d.At,
 	}
-	it, err := d.Conn.item(d.Name, id, d.Header.Get(stdwebhooks.HeaderTimestamp), d.Body)
+	it, err := d.Conn.item(d.Name, id, d.Header.Get(p.timestampHeader), d.Body)
 	if err != nil {
 		ev.Status, ev.Error = inbox.EventInvalid, err.Error()
 		h.log.Warn("body not readable", "connector", d.Name, "delivery_id", connectors.Truncate(id, 200), "error", ev.Error)
@@ -112,8 +120,16 @@ func (h *Handler) Items(_ context.Context, ev *inbox.Event) ([]connectors.Item, 
 	if !ok {
 		return nil, fmt.Errorf("no generic connector named %q", ev.Connector)
 	}
-	id := cmp.Or(ev.DeliveryID, connectors.Header(ev.Headers, stdwebhooks.HeaderID))
-	it, err := conn.item(ev.Connector, id, connectors.Header(ev.Headers, stdwebhooks.HeaderTimestamp), ev.Body)
+	p := conn.preset
+	id := ev.DeliveryID
+	if id == "" && p.idHeader != "" {
+		id = connectors.Header(ev.Headers, p.idHeader)
+	}
+	ts := ""
+	if p.timestampHeader != "" {
+		ts = connectors.Header(ev.Headers, p.timestampHeader)
+	}
+	it, err := conn.item(ev.Connector, id, ts, ev.Body)
 	if err != nil {
 		return nil, err
 	}
@@ -161,10 +177,36 @@ func (c *connector) item(name, id, sent string, body []byte) (connectors.Item, e
 		it.Metadata = map[string]any{}
 	}
 	// Provenance is ours to state; a sender's metadata cannot claim another.
-	it.Metadata[connectors.MetaVerifiedBy] = VerifiedBy
+	it.Metadata[connectors.MetaVerifiedBy] = c.preset.name
 	it.Metadata[connectors.MetaAuthor] = it.Fields.Author
 	it.Metadata[connectors.MetaAuthorIsBot] = false
 	return it, nil
+}
+
+// deliveryID is the provider's id of this delivery: its header, or the body's field
+// for providers that send it there only. "" when there is none.
+func (c *connector) deliveryID(hdr http.Header, body []byte) string {
+	if c.preset.idHeader != "" {
+		return hdr.Get(c.preset.idHeader)
+	}
+	if c.idPath == nil {
+		return ""
+	}
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if dec.Decode(&doc) != nil {
+		return ""
+	}
+	v, ok := c.idPath.Lookup(doc)
+	if !ok {
+		return ""
+	}
+	s, err := scalarString(v)
+	if err != nil {
+		return ""
+	}
+	return connectors.Truncate(s, 200)
 }
 
 // isNative tells a native notification body (it names a kind or a summary) from a
