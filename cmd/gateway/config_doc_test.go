@@ -116,3 +116,25 @@ func TestDocStreamOptionsExampleLoads(t *testing.T) {
 	require.Equal(t, map[string]any{"model": "fast"}, cfg.Agents[0].Target.StreamOptions["requestContext"])
 	require.Equal(t, map[string]any{"model": "careful"}, cfg.Policy.Rules[0].StreamOptions["requestContext"])
 }
+
+// The generic connector page's preset and custom scheme examples load as written.
+func TestDocGenericExamplesLoad(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/connectors/generic.md")
+	require.NoError(t, err)
+	vars := env("CODER_TOKEN", "a-long-enough-token", "STRIPE_WEBHOOK_SECRET", "whsec_test_0123456789abcdef",
+		"SVIX_WEBHOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "RESEND_WEBHOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+		"GITLAB_WEBHOOK_TOKEN", "gitlab-token-0123456789", "FORGE_WEBHOOK_SECRET", "forge-secret-0123456789")
+	blocks := 0
+	for _, part := range strings.Split(string(doc), "```yaml\n")[1:] {
+		block, _, ok := strings.Cut(part, "```")
+		require.True(t, ok)
+		if !strings.Contains(block, "preset:") && !strings.Contains(block, "verify:") {
+			continue
+		}
+		blocks++
+		cfg, err := ParseConfig("generic.yaml", []byte(minimal+block), vars)
+		require.NoError(t, err, block)
+		require.NotEmpty(t, cfg.Connectors.lists["generic"], block)
+	}
+	require.Equal(t, 2, blocks)
+}
