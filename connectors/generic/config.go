@@ -38,7 +38,9 @@ type Config struct {
 // Mapping reads notification fields out of a foreign JSON body by dotted paths
 // ("$.type", "$.data.description"). Unset paths leave the field empty.
 type Mapping struct {
-	Kind        string `yaml:"kind"`
+	Kind string `yaml:"kind"`
+	// KindSuffix is appended to the kind after a dot (Linear's type + action).
+	KindSuffix  string `yaml:"kind_suffix"`
 	Summary     string `yaml:"summary"`
 	Priority    string `yaml:"priority"`
 	DedupeKey   string `yaml:"dedupe_key"`
@@ -133,7 +135,7 @@ func (c Config) preset() (preset, error) {
 // paths lists the optional single-field paths by config key.
 func (m *Mapping) paths() map[string]string {
 	return map[string]string{
-		"kind": m.Kind, "summary": m.Summary, "priority": m.Priority, "dedupe_key": m.DedupeKey,
+		"kind": m.Kind, "kind_suffix": m.KindSuffix, "summary": m.Summary, "priority": m.Priority, "dedupe_key": m.DedupeKey,
 		"coalesce_key": m.CoalesceKey, "source_id": m.SourceID, "payload": m.Payload, "author": m.Author, "url": m.URL,
 		"repo": m.Repo, "number": m.Number, "branch": m.Branch,
 	}

@@ -99,11 +99,11 @@ func (h *Handler) Serve(c echo.Context) error {
 		Source:     Source,
 		Connector:  d.Name,
 		DeliveryID: id,
-		Headers:    connectors.KeepHeaders(d.Header, append([]string{p.idHeader, "User-Agent", "Content-Type"}, p.keep...)...),
+		Headers:    connectors.KeepHeaders(d.Header, append([]string{p.idHeader, p.kindHeader, "User-Agent", "Content-Type"}, p.keep...)...),
 		Body:       d.Body,
 		ReceivedAt: d.At,
 	}
-	it, err := d.Conn.item(d.Name, id, d.Header.Get(p.timestampHeader), d.Body)
+	it, err := d.Conn.item(d.Name, sent{id: id, at: d.Header.Get(p.timestampHeader), kind: d.Header.Get(p.kindHeader)}, d.Body)
 	if err != nil {
 		ev.Status, ev.Error = inbox.EventInvalid, err.Error()
 		h.log.Warn("body not readable", "connector", d.Name, "delivery_id", connectors.Truncate(id, 200), "error", ev.Error)
@@ -125,22 +125,28 @@ func (h *Handler) Items(_ context.Context, ev *inbox.Event) ([]connectors.Item, 
 	if id == "" && p.idHeader != "" {
 		id = connectors.Header(ev.Headers, p.idHeader)
 	}
-	ts := ""
-	if p.timestampHeader != "" {
-		ts = connectors.Header(ev.Headers, p.timestampHeader)
+	header := func(name string) string {
+		if name == "" {
+			return ""
+		}
+		return connectors.Header(ev.Headers, name)
 	}
-	it, err := conn.item(ev.Connector, id, ts, ev.Body)
+	it, err := conn.item(ev.Connector, sent{id: id, at: header(p.timestampHeader), kind: header(p.kindHeader)}, ev.Body)
 	if err != nil {
 		return nil, err
 	}
 	return []connectors.Item{it}, nil
 }
 
+// sent is what the delivery's headers say about it: its id, its signed unix time
+// (verified when it arrived: the item's OccurredAt) and, for providers that name
+// the event in a header, its kind.
+type sent struct{ id, at, kind string }
+
 // item reads one delivery's JSON body: by the connector's mapping when it has one,
-// else as a native notification body or a Standard Webhooks envelope. id is the
-// delivery's webhook-id and sent its webhook-timestamp (verified when it arrived: the
-// item's OccurredAt). Errors name the problem without echoing the body.
-func (c *connector) item(name, id, sent string, body []byte) (connectors.Item, error) {
+// else as a native notification body or a Standard Webhooks envelope. Errors name
+// the problem without echoing the body.
+func (c *connector) item(name string, d sent, body []byte) (connectors.Item, error) {
 	var doc any
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -155,17 +161,17 @@ func (c *connector) item(name, id, sent string, body []byte) (connectors.Item, e
 	var err error
 	switch {
 	case c.mapping != nil:
-		it, err = c.mapped(doc, body)
+		it, err = c.mapped(doc, body, d.kind)
 	case isNative(obj):
 		it, err = c.notification(body)
 	default:
-		it, err = c.envelope(obj, id)
+		it, err = c.envelope(obj, d.id)
 	}
 	if err != nil {
 		return connectors.Item{}, err
 	}
 	it.Fields.Source, it.Fields.Connector, it.Fields.Kind = Source, name, it.Kind
-	if secs, err := strconv.ParseInt(sent, 10, 64); err == nil && secs > 0 {
+	if secs, err := strconv.ParseInt(d.at, 10, 64); err == nil && secs > 0 {
 		it.OccurredAt = time.Unix(secs, 0).UTC()
 	}
 	for _, r := range []string{it.SourceID, it.NetKey} {

@@ -12,10 +12,10 @@ import (
 
 // compiledMapping is a Mapping with its paths parsed once.
 type compiledMapping struct {
-	kind, summary, priority, dedupe, coalesce, sourceID, payload, author, url, repo, number, branch Path
-	priorities                                                                                      map[string]inbox.Priority
-	attributes, fields                                                                              []namedPath
-	kindPath                                                                                        string // as configured, for errors
+	kind, kindSuffix, summary, priority, dedupe, coalesce, sourceID, payload, author, url, repo, number, branch Path
+	priorities                                                                                                  map[string]inbox.Priority
+	attributes, fields                                                                                          []namedPath
+	kindPath                                                                                                    string // as configured, for errors
 }
 
 type namedPath struct {
@@ -40,7 +40,7 @@ func compileMapping(m *Mapping) *compiledMapping {
 		return out
 	}
 	return &compiledMapping{
-		kind: p(m.Kind), summary: p(m.Summary), priority: p(m.Priority), dedupe: p(m.DedupeKey),
+		kind: p(m.Kind), kindSuffix: p(m.KindSuffix), summary: p(m.Summary), priority: p(m.Priority), dedupe: p(m.DedupeKey),
 		coalesce: p(m.CoalesceKey), sourceID: p(m.SourceID), payload: p(m.Payload), author: p(m.Author), url: p(m.URL),
 		repo: p(m.Repo), number: p(m.Number), branch: p(m.Branch), priorities: m.Priorities,
 		attributes: named(m.Attributes), fields: named(m.Fields), kindPath: m.Kind,
@@ -64,7 +64,9 @@ func text(doc any, key string, path Path) (string, error) {
 }
 
 // mapped builds an item from a foreign document by the connector's paths.
-func (c *connector) mapped(doc any, body []byte) (connectors.Item, error) {
+// headerKind is the kind a provider names in a header (Shopify's topic), used when
+// the mapped kind path yields none.
+func (c *connector) mapped(doc any, body []byte, headerKind string) (connectors.Item, error) {
 	m := c.mapping
 	var err error
 	get := func(key string, p Path) string {
@@ -75,7 +77,10 @@ func (c *connector) mapped(doc any, body []byte) (connectors.Item, error) {
 		s, err = text(doc, key, p)
 		return s
 	}
-	kind := cmp.Or(get("kind", m.kind), c.cfg.DefaultKind)
+	kind := cmp.Or(get("kind", m.kind), headerKind, c.cfg.DefaultKind)
+	if suffix := get("kind_suffix", m.kindSuffix); suffix != "" && kind != "" {
+		kind += "." + suffix
+	}
 	summary := get("summary", m.summary)
 	prioText := get("priority", m.priority)
 	dedupe, coalesce := get("dedupe_key", m.dedupe), get("coalesce_key", m.coalesce)

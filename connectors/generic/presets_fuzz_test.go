@@ -2,6 +2,8 @@ package generic
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/hex"
 	"net/http"
 	"testing"
 	"time"
@@ -83,4 +85,26 @@ func FuzzCustomVerify(f *testing.F) {
 	f.Add("sha256=", []byte(githubVectorBody))
 	f.Add("sha256=zz", []byte{})
 	fuzzVerifier(f, p.scheme, []byte(githubVectorSecret), v.Header, []byte(githubVectorBody), true)
+}
+
+func FuzzBodyHMACVerify(f *testing.F) {
+	body := []byte(`{"type": "Issue", "action": "create", "webhookTimestamp": 1770000000000}`)
+	mac := bodyMAC(providerSecret, body)
+	f.Add("linear", hex.EncodeToString(mac), body)
+	f.Add("sentry", hex.EncodeToString(mac), body)
+	f.Add("shopify", base64.StdEncoding.EncodeToString(mac), body)
+	f.Add("linear", "zz", []byte(`{"webhookTimestamp": "x"}`))
+	f.Fuzz(func(t *testing.T, name, value string, b []byte) {
+		p, ok := presets()[name]
+		if !ok {
+			return
+		}
+		hdr := http.Header{}
+		for _, h := range []string{linearSignature, sentrySignature, shopifySignature} {
+			hdr.Set(h, value)
+		}
+		if p.scheme.verify([]byte(providerSecret), hdr, b, testNow) == nil && !bytes.Equal(b, body) {
+			t.Fatalf("%s verified a body that was not signed: %q with %q", name, b, value)
+		}
+	})
 }

@@ -44,6 +44,8 @@ type preset struct {
 	idPath   string
 	// timestampHeader holds the signed unix time: the item's OccurredAt.
 	timestampHeader string
+	// kindHeader names the event when the body does not (Shopify's topic).
+	kindHeader string
 	// keep lists the request headers stored with the event, besides the id's.
 	keep []string
 	// mapping reads the provider's payload when the connector sets none; nil reads
@@ -68,7 +70,10 @@ func presets() map[string]preset {
 		name: PresetStandardWebhooks, scheme: schemeFunc(stdwebhooks.Verify), secret: stdwebhooks.ParseSecret,
 		idHeader: stdwebhooks.HeaderID, timestampHeader: stdwebhooks.HeaderTimestamp, keep: keep,
 	}
-	list := []preset{std, stripePreset(), svixPreset("svix", nil), svixPreset("resend", resendMapping()), gitlabPreset()}
+	list := []preset{
+		std, stripePreset(), svixPreset("svix", nil), svixPreset("resend", resendMapping()), gitlabPreset(),
+		linearPreset(), sentryPreset(), shopifyPreset(),
+	}
 	out := make(map[string]preset, len(list))
 	for _, p := range list {
 		out[p.name] = p
@@ -78,7 +83,7 @@ func presets() map[string]preset {
 
 // presetNames lists the preset names for error messages.
 func presetNames() []string {
-	return []string{PresetStandardWebhooks, "stripe", "svix", "resend", "gitlab"}
+	return []string{PresetStandardWebhooks, "stripe", "svix", "resend", "gitlab", "linear", "sentry", "shopify"}
 }
 
 // rawSecret uses the configured string itself as the key: providers that hand out
