@@ -87,6 +87,8 @@ func FuzzCustomVerify(f *testing.F) {
 	fuzzVerifier(f, p.scheme, []byte(githubVectorSecret), v.Header, []byte(githubVectorBody), true)
 }
 
+// FuzzBodyHMACVerify covers the presets that sign the body alone (and Linear's
+// body timestamp).
 func FuzzBodyHMACVerify(f *testing.F) {
 	body := []byte(`{"type": "Issue", "action": "create", "webhookTimestamp": 1770000000000}`)
 	mac := bodyMAC(providerSecret, body)
@@ -94,13 +96,16 @@ func FuzzBodyHMACVerify(f *testing.F) {
 	f.Add("sentry", hex.EncodeToString(mac), body)
 	f.Add("shopify", base64.StdEncoding.EncodeToString(mac), body)
 	f.Add("linear", "zz", []byte(`{"webhookTimestamp": "x"}`))
+	f.Add("pagerduty", "v1=00,v1="+hex.EncodeToString(mac), body)
+	f.Add("intercom", "sha1="+hex.EncodeToString(mac[:20]), body)
+	f.Add("vercel", hex.EncodeToString(mac[:20]), body)
 	f.Fuzz(func(t *testing.T, name, value string, b []byte) {
 		p, ok := presets()[name]
 		if !ok {
 			return
 		}
 		hdr := http.Header{}
-		for _, h := range []string{linearSignature, sentrySignature, shopifySignature} {
+		for _, h := range []string{linearSignature, sentrySignature, shopifySignature, pagerdutySignature, intercomSignature, vercelSignature} {
 			hdr.Set(h, value)
 		}
 		if p.scheme.verify([]byte(providerSecret), hdr, b, testNow) == nil && !bytes.Equal(b, body) {

@@ -7,26 +7,40 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/signalgate/signalgate/inbox"
 )
 
-// bodyHMAC is the scheme of senders that sign the raw body alone with
-// HMAC-SHA256 in one header (Linear, Sentry: hex; Shopify: base64).
+// bodyHMAC is the scheme of senders that sign the raw body alone with HMAC-SHA256
+// in one header (Linear, Sentry: hex; Shopify: base64).
 func bodyHMAC(header string, decode func(string) ([]byte, error)) func([]byte, http.Header, []byte) error {
+	return bodyMACWith(sha256.New, header, "", decode)
+}
+
+// bodyMACWith is bodyHMAC with another hash and a prefix before the signature.
+func bodyMACWith(newHash func() hash.Hash, header, prefix string, decode func(string) ([]byte, error)) func([]byte, http.Header, []byte) error {
 	return func(secret []byte, hdr http.Header, body []byte) error {
-		v := hdr.Get(header)
-		if v == "" {
+		v, ok := strings.CutPrefix(hdr.Get(header), prefix)
+		if !ok || v == "" {
 			return errMissingSignature
 		}
 		got, err := decode(v)
 		if err != nil {
 			return fmt.Errorf("%w: not encoded as expected", errSignature)
 		}
-		return equalMAC(sha256.New, secret, body, got)
+		return equalMAC(newHash, secret, body, got)
 	}
+}
+
+// bodyOnly adapts a body signature to a scheme: these senders sign no timestamp.
+func bodyOnly(sig func([]byte, http.Header, []byte) error) scheme {
+	return schemeFunc(func(secret []byte, hdr http.Header, body []byte, _ time.Time) error {
+		return sig(secret, hdr, body)
+	})
 }
 
 // Linear: Linear-Signature is the hex HMAC-SHA256 of the body; the body's
@@ -86,13 +100,9 @@ const (
 )
 
 func sentryPreset() preset {
-	sig := bodyHMAC(sentrySignature, hex.DecodeString)
 	return preset{
-		name: "sentry", secret: rawSecret, idHeader: sentryRequestID, kindHeader: sentryResource,
+		name: "sentry", secret: rawSecret, scheme: bodyOnly(bodyHMAC(sentrySignature, hex.DecodeString)), idHeader: sentryRequestID, kindHeader: sentryResource,
 		keep: []string{"Sentry-Hook-Timestamp"},
-		scheme: schemeFunc(func(secret []byte, hdr http.Header, body []byte, _ time.Time) error {
-			return sig(secret, hdr, body)
-		}),
 		mapping: &Mapping{
 			KindSuffix: "$.action", Summary: "$.data.issue.title", SourceID: "$.data.issue.id",
 			URL: "$.data.issue.web_url", Author: "$.actor.name", Priority: "$.data.issue.level",
@@ -113,13 +123,9 @@ const (
 )
 
 func shopifyPreset() preset {
-	sig := bodyHMAC(shopifySignature, base64.StdEncoding.DecodeString)
 	return preset{
-		name: "shopify", secret: rawSecret, idHeader: shopifyWebhookID, kindHeader: shopifyTopic,
+		name: "shopify", secret: rawSecret, scheme: bodyOnly(bodyHMAC(shopifySignature, base64.StdEncoding.DecodeString)), idHeader: shopifyWebhookID, kindHeader: shopifyTopic,
 		keep: []string{shopifyShop, "X-Shopify-Event-Id", "X-Shopify-Triggered-At"},
-		scheme: schemeFunc(func(secret []byte, hdr http.Header, body []byte, _ time.Time) error {
-			return sig(secret, hdr, body)
-		}),
 		mapping: &Mapping{
 			SourceID: "$.admin_graphql_api_id",
 			Fields:   map[string]string{"name": "$.name", "email": "$.email", "customer": "$.customer.id"},

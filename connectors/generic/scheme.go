@@ -72,7 +72,7 @@ func presets() map[string]preset {
 	}
 	list := []preset{
 		std, stripePreset(), svixPreset("svix", nil), svixPreset("resend", resendMapping()), gitlabPreset(),
-		linearPreset(), sentryPreset(), shopifyPreset(),
+		linearPreset(), sentryPreset(), shopifyPreset(), pagerdutyPreset(), intercomPreset(), vercelPreset(),
 	}
 	out := make(map[string]preset, len(list))
 	for _, p := range list {
@@ -83,7 +83,7 @@ func presets() map[string]preset {
 
 // presetNames lists the preset names for error messages.
 func presetNames() []string {
-	return []string{PresetStandardWebhooks, "stripe", "svix", "resend", "gitlab", "linear", "sentry", "shopify"}
+	return []string{PresetStandardWebhooks, "stripe", "svix", "resend", "gitlab", "linear", "sentry", "shopify", "pagerduty", "intercom", "vercel"}
 }
 
 // rawSecret uses the configured string itself as the key: providers that hand out
