@@ -94,6 +94,12 @@ func (h *Handler) Serve(c echo.Context) error {
 		return err
 	}
 	p := d.Conn.preset
+	if p.ping != nil {
+		// A provider's endpoint check, verified like any delivery: answered, not stored.
+		if reply, ok := p.ping(d.Body); ok {
+			return c.JSON(http.StatusOK, reply)
+		}
+	}
 	id := d.Conn.deliveryID(d.Header, d.Body)
 	ev := &inbox.Event{
 		Source:     Source,
@@ -107,10 +113,22 @@ func (h *Handler) Serve(c echo.Context) error {
 	if err != nil {
 		ev.Status, ev.Error = inbox.EventInvalid, err.Error()
 		h.log.Warn("body not readable", "connector", d.Name, "delivery_id", connectors.Truncate(id, 200), "error", ev.Error)
-		return h.pipeline.Respond(c, ev, nil)
+		return h.respond(c, p, ev, nil)
 	}
 	ev.Type = it.Kind
-	return h.pipeline.Respond(c, ev, []connectors.Item{it})
+	return h.respond(c, p, ev, []connectors.Item{it})
+}
+
+// respond stores the delivery and answers with the outcome, or with the body the
+// provider expects once a delivery is taken (Discord's deferred response).
+func (h *Handler) respond(c echo.Context, p preset, ev *inbox.Event, items []connectors.Item) error {
+	if p.ack == nil {
+		return h.pipeline.Respond(c, ev, items)
+	}
+	if _, err := h.pipeline.Ingest(c.Request().Context(), ev, items); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p.ack)
 }
 
 // Items turns a stored or sample delivery back into its item without verifying it,

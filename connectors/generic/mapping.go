@@ -77,7 +77,7 @@ func (c *connector) mapped(doc any, body []byte, headerKind string) (connectors.
 		s, err = text(doc, key, p)
 		return s
 	}
-	kind := cmp.Or(get("kind", m.kind), headerKind, c.cfg.DefaultKind)
+	kind := cmp.Or(get("kind", m.kind), headerKind, c.cfg.DefaultKind, c.preset.defaultKind)
 	if suffix := get("kind_suffix", m.kindSuffix); suffix != "" && kind != "" {
 		kind += "." + suffix
 	}

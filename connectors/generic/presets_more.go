@@ -4,6 +4,7 @@ import (
 	"crypto/sha1" //nolint:gosec // Intercom and Vercel sign with HMAC-SHA1
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -78,4 +79,41 @@ func vercelPreset() preset {
 			Fields: map[string]string{"project": "$.payload.project.id", "target": "$.payload.target", "name": "$.payload.name", "team": "$.payload.team.id"},
 		},
 	}
+}
+
+// Discord interactions: X-Signature-Ed25519 is the hex Ed25519 signature of
+// X-Signature-Timestamp followed by the body, by the application's key; secret is
+// its public key (hex). Discord sets no window; a signed timestamp older than 5
+// minutes is refused as a replay. A PING is answered PONG and not stored; any
+// other interaction is stored and answered "deferred" (type 5), so the agent can
+// follow up with the interaction token in the payload.
+const (
+	discordSignature = "X-Signature-Ed25519"
+	discordTimestamp = "X-Signature-Timestamp"
+	discordPing      = 1
+	discordPong      = 1
+	discordDeferred  = 5
+)
+
+func discordPreset() preset {
+	v := Verify{Header: discordSignature, Algorithm: "ed25519", Encoding: "hex", Signed: "{timestamp}{body}", TimestampHeader: discordTimestamp}
+	return preset{
+		name: "discord", secret: ed25519PublicKey, scheme: customPreset(&v).scheme, idPath: "$.id",
+		timestampHeader: discordTimestamp, keep: []string{discordTimestamp}, defaultKind: "interaction",
+		ping: discordPingReply, ack: map[string]int{"type": discordDeferred},
+		mapping: &Mapping{
+			Kind: "$.data.name", SourceID: "$.id", DedupeKey: "$.id", Author: "$.member.user.username",
+			Fields: map[string]string{"guild": "$.guild_id", "channel": "$.channel_id", "custom_id": "$.data.custom_id", "user_id": "$.member.user.id"},
+		},
+	}
+}
+
+func discordPingReply(body []byte) (any, bool) {
+	var doc struct {
+		Type int `json:"type"`
+	}
+	if json.Unmarshal(body, &doc) != nil || doc.Type != discordPing {
+		return nil, false
+	}
+	return map[string]int{"type": discordPong}, true
 }

@@ -46,6 +46,13 @@ type preset struct {
 	timestampHeader string
 	// kindHeader names the event when the body does not (Shopify's topic).
 	kindHeader string
+	// defaultKind is the kind when neither the body, the header nor the connector's
+	// default_kind gives one.
+	defaultKind string
+	// ping answers a verified endpoint check without storing it (Discord's PING).
+	ping func(body []byte) (reply any, ok bool)
+	// ack, when set, is the answer to a stored delivery in place of the outcome.
+	ack any
 	// keep lists the request headers stored with the event, besides the id's.
 	keep []string
 	// mapping reads the provider's payload when the connector sets none; nil reads
@@ -72,7 +79,7 @@ func presets() map[string]preset {
 	}
 	list := []preset{
 		std, stripePreset(), svixPreset("svix", nil), svixPreset("resend", resendMapping()), gitlabPreset(),
-		linearPreset(), sentryPreset(), shopifyPreset(), pagerdutyPreset(), intercomPreset(), vercelPreset(),
+		linearPreset(), sentryPreset(), shopifyPreset(), pagerdutyPreset(), intercomPreset(), vercelPreset(), discordPreset(),
 	}
 	out := make(map[string]preset, len(list))
 	for _, p := range list {
@@ -83,7 +90,7 @@ func presets() map[string]preset {
 
 // presetNames lists the preset names for error messages.
 func presetNames() []string {
-	return []string{PresetStandardWebhooks, "stripe", "svix", "resend", "gitlab", "linear", "sentry", "shopify", "pagerduty", "intercom", "vercel"}
+	return []string{PresetStandardWebhooks, "stripe", "svix", "resend", "gitlab", "linear", "sentry", "shopify", "pagerduty", "intercom", "vercel", "discord"}
 }
 
 // rawSecret uses the configured string itself as the key: providers that hand out
