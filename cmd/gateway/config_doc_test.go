@@ -126,7 +126,8 @@ func TestDocGenericExamplesLoad(t *testing.T) {
 		"GITLAB_WEBHOOK_TOKEN", "gitlab-token-0123456789", "FORGE_WEBHOOK_SECRET", "forge-secret-0123456789",
 		"LINEAR_WEBHOOK_SECRET", "lin_wh_0123456789abcdef", "SENTRY_CLIENT_SECRET", "sentry-secret-0123456789", "SHOPIFY_CLIENT_SECRET", "shpss_0123456789abcdef",
 		"PAGERDUTY_WEBHOOK_SECRET", "pd-secret-0123456789abcdef", "INTERCOM_CLIENT_SECRET", "ic-secret-0123456789abcdef", "VERCEL_WEBHOOK_SECRET", "vc-secret-0123456789abcdef",
-		"DISCORD_PUBLIC_KEY", "3b6a27bcceb6a42d62a3a8d02a6f0d73653215771de243a63ac048a18b59da29")
+		"DISCORD_PUBLIC_KEY", "3b6a27bcceb6a42d62a3a8d02a6f0d73653215771de243a63ac048a18b59da29",
+		"TWILIO_AUTH_TOKEN", "0123456789abcdef0123456789abcdef")
 	blocks := 0
 	for _, part := range strings.Split(string(doc), "```yaml\n")[1:] {
 		block, _, ok := strings.Cut(part, "```")

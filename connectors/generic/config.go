@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -27,6 +28,9 @@ type Config struct {
 	// Secret is the key the preset or scheme verifies with: for Standard Webhooks
 	// "whsec_<base64>" or, without the prefix, raw bytes.
 	Secret secret.Secret `yaml:"secret"`
+	// PublicURL is the full URL a URL-signing sender (Twilio) posts to; the request's
+	// own URL when unset.
+	PublicURL string `yaml:"public_url"`
 	// Mapping, when set, reads the body as an arbitrary JSON document.
 	Mapping *Mapping `yaml:"mapping"`
 	// DefaultKind is used when the body (or mapping) yields no kind.
@@ -75,6 +79,13 @@ func (c Config) Validate() error {
 	p, err := c.preset()
 	if err != nil {
 		errs = append(errs, err)
+	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			add("public_url: want an absolute http(s) URL")
+		} else if !p.signsURL && p.name != "" {
+			add("public_url: only the twilio preset signs the URL")
+		}
 	}
 	if c.Secret == "" {
 		add("secret: required (unsigned deliveries are never accepted)")

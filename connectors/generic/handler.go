@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -43,10 +44,13 @@ type connector struct {
 
 // Handler serves POST /webhooks/generic/:connector for every configured connector.
 type Handler struct {
-	conns    map[string]*connector
-	opening  connectors.Opening[*connector]
-	pipeline *connectors.Pipeline
-	log      *slog.Logger
+	// TrustProxy takes a URL-signing sender's scheme and host from X-Forwarded-Proto
+	// and X-Forwarded-Host (server.trust_proxy).
+	TrustProxy bool
+	conns      map[string]*connector
+	opening    connectors.Opening[*connector]
+	pipeline   *connectors.Pipeline
+	log        *slog.Logger
 }
 
 // NewHandler validates the configs and builds the handler.
@@ -89,6 +93,11 @@ func (h *Handler) Mount(e *echo.Echo) { e.POST(RoutePath, h.Serve) }
 // cannot read is stored as invalid and answered 202: a 400 would only make the
 // sender retry something that will never parse.
 func (h *Handler) Serve(c echo.Context) error {
+	req := c.Request()
+	req.Header.Del(headerSignedURL)
+	if conn, ok := h.conns[c.Param("connector")]; ok && conn.preset.signsURL {
+		req.Header.Set(headerSignedURL, h.signedURL(conn, req))
+	}
 	d, err := h.opening.Open(c)
 	if err != nil {
 		return err
@@ -165,18 +174,15 @@ type sent struct{ id, at, kind string }
 // else as a native notification body or a Standard Webhooks envelope. Errors name
 // the problem without echoing the body.
 func (c *connector) item(name string, d sent, body []byte) (connectors.Item, error) {
-	var doc any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&doc); err != nil || dec.More() {
-		return connectors.Item{}, errors.New("malformed JSON body")
+	doc, err := c.decode(body)
+	if err != nil {
+		return connectors.Item{}, err
 	}
 	obj, isObject := doc.(map[string]any)
 	if !isObject {
 		return connectors.Item{}, errors.New("body: want a JSON object")
 	}
 	var it connectors.Item
-	var err error
 	switch {
 	case c.mapping != nil:
 		it, err = c.mapped(doc, body, d.kind)
@@ -205,6 +211,28 @@ func (c *connector) item(name string, d sent, body []byte) (connectors.Item, err
 	it.Metadata[connectors.MetaAuthor] = it.Fields.Author
 	it.Metadata[connectors.MetaAuthorIsBot] = false
 	return it, nil
+}
+
+// decode reads the body as JSON, or as a form for presets that post forms.
+func (c *connector) decode(body []byte) (any, error) {
+	if c.preset.form {
+		form, err := url.ParseQuery(string(body))
+		if err != nil {
+			return nil, errors.New("malformed form body")
+		}
+		doc := make(map[string]any, len(form))
+		for k := range form {
+			doc[k] = form.Get(k)
+		}
+		return doc, nil
+	}
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil || dec.More() {
+		return nil, errors.New("malformed JSON body")
+	}
+	return doc, nil
 }
 
 // deliveryID is the provider's id of this delivery: its header, or the body's field

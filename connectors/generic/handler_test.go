@@ -25,9 +25,10 @@ import (
 const testSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 type harness struct {
-	e   *echo.Echo
-	ing *connectorstest.Ingester
-	now time.Time
+	handler *Handler
+	e       *echo.Echo
+	ing     *connectorstest.Ingester
+	now     time.Time
 }
 
 func newHarness(t *testing.T, limit server.ByteSize, cfgs ...Config) *harness {
@@ -48,6 +49,7 @@ func newHarness(t *testing.T, limit server.ByteSize, cfgs ...Config) *harness {
 	handler, err := NewHandler(cfgs, connectors.NewPipeline(router, ing, log), log, func() time.Time { return h.now })
 	require.NoError(t, err)
 	handler.Mount(srv.Echo())
+	h.handler = handler
 	return h
 }
 

@@ -53,6 +53,9 @@ type preset struct {
 	ping func(body []byte) (reply any, ok bool)
 	// ack, when set, is the answer to a stored delivery in place of the outcome.
 	ack any
+	// signsURL: the sender signs the public URL (Twilio); form: the body is
+	// form-encoded, read as a flat document of its first values.
+	signsURL, form bool
 	// keep lists the request headers stored with the event, besides the id's.
 	keep []string
 	// mapping reads the provider's payload when the connector sets none; nil reads
@@ -79,7 +82,7 @@ func presets() map[string]preset {
 	}
 	list := []preset{
 		std, stripePreset(), svixPreset("svix", nil), svixPreset("resend", resendMapping()), gitlabPreset(),
-		linearPreset(), sentryPreset(), shopifyPreset(), pagerdutyPreset(), intercomPreset(), vercelPreset(), discordPreset(),
+		linearPreset(), sentryPreset(), shopifyPreset(), pagerdutyPreset(), intercomPreset(), vercelPreset(), discordPreset(), twilioPreset(),
 	}
 	out := make(map[string]preset, len(list))
 	for _, p := range list {
@@ -90,7 +93,7 @@ func presets() map[string]preset {
 
 // presetNames lists the preset names for error messages.
 func presetNames() []string {
-	return []string{PresetStandardWebhooks, "stripe", "svix", "resend", "gitlab", "linear", "sentry", "shopify", "pagerduty", "intercom", "vercel", "discord"}
+	return []string{PresetStandardWebhooks, "stripe", "svix", "resend", "gitlab", "linear", "sentry", "shopify", "pagerduty", "intercom", "vercel", "discord", "twilio"}
 }
 
 // rawSecret uses the configured string itself as the key: providers that hand out
