@@ -99,3 +99,31 @@ func TestVercelPreset(t *testing.T) {
 		changedBody: presetRequest(bytes.Replace(body, []byte("production"), []byte("preview"), 1), signed(providerSecret, body)),
 	})
 }
+
+// TestPresetReplay: a stored delivery turns back into the same item without its
+// signature: the kind a header named (Sentry) and a form body (Twilio) included.
+func TestPresetReplay(t *testing.T) {
+	for _, c := range []struct {
+		preset, file string
+		hdr          map[string]string
+		kind         string
+	}{
+		{"sentry", "sentry-issue-created.json", map[string]string{"Sentry-Hook-Resource": "issue", "Request-ID": "r-1"}, "issue.created"},
+		{"stripe", "stripe-invoice-payment-failed.json", nil, "invoice.payment_failed"},
+		{"twilio", "", map[string]string{"I-Twilio-Idempotency-Token": "t-1"}, "message"},
+	} {
+		t.Run(c.preset, func(t *testing.T) {
+			body := []byte(twilioSMS)
+			if c.file != "" {
+				body = presetPayload(t, c.file)
+			}
+			h, err := NewHandler([]Config{{Name: "billing", Preset: c.preset, Secret: providerSecret}}, nil, nil, testNowFunc)
+			require.NoError(t, err)
+			items, err := h.Items(t.Context(), &inbox.Event{Connector: "billing", Headers: c.hdr, Body: body})
+			require.NoError(t, err)
+			require.Len(t, items, 1)
+			assert.Equal(t, c.kind, items[0].Kind)
+			assert.Equal(t, c.preset, items[0].Metadata[connectors.MetaVerifiedBy])
+		})
+	}
+}
