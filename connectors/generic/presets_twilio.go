@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"maps"
 	"net"
 	"net/http"
@@ -62,7 +63,8 @@ func twilioVerify(secret []byte, hdr http.Header, body []byte, _ time.Time) erro
 	} else {
 		form, err := url.ParseQuery(string(body))
 		if err != nil {
-			return errSignature
+			// Nothing to sign over: Twilio's own libraries refuse such a body too.
+			return fmt.Errorf("%w: the body is not a form", errSignature)
 		}
 		// The first value of each name, as Twilio's libraries sign and the mapping reads.
 		for _, k := range slices.Sorted(maps.Keys(form)) {
