@@ -148,15 +148,15 @@ func (h *Handler) Items(_ context.Context, ev *inbox.Event) ([]connectors.Item, 
 		return nil, fmt.Errorf("no generic connector named %q", ev.Connector)
 	}
 	p := conn.preset
-	id := ev.DeliveryID
-	if id == "" && p.idHeader != "" {
-		id = connectors.Header(ev.Headers, p.idHeader)
-	}
 	header := func(name string) string {
 		if name == "" {
 			return ""
 		}
 		return connectors.Header(ev.Headers, name)
+	}
+	id := cmp.Or(ev.DeliveryID, header(p.idHeader))
+	if id == "" && conn.idPath != nil {
+		id = conn.deliveryID(nil, ev.Body) // a sample event: the id its body carries
 	}
 	it, err := conn.item(ev.Connector, sent{id: id, at: header(p.timestampHeader), kind: header(p.kindHeader)}, ev.Body)
 	if err != nil {

@@ -124,6 +124,9 @@ func TestPresetReplay(t *testing.T) {
 			require.Len(t, items, 1)
 			assert.Equal(t, c.kind, items[0].Kind)
 			assert.Equal(t, c.preset, items[0].Metadata[connectors.MetaVerifiedBy])
+			if c.preset == "stripe" {
+				assert.Equal(t, "evt_1NG8Du2eZvKYlo2CUI79vXWy", items[0].DedupeKey)
+			}
 		})
 	}
 }
