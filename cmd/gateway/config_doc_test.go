@@ -116,3 +116,29 @@ func TestDocStreamOptionsExampleLoads(t *testing.T) {
 	require.Equal(t, map[string]any{"model": "fast"}, cfg.Agents[0].Target.StreamOptions["requestContext"])
 	require.Equal(t, map[string]any{"model": "careful"}, cfg.Policy.Rules[0].StreamOptions["requestContext"])
 }
+
+// The generic connector page's preset and custom scheme examples load as written.
+func TestDocGenericExamplesLoad(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/connectors/generic.md")
+	require.NoError(t, err)
+	vars := env("CODER_TOKEN", "a-long-enough-token", "STRIPE_WEBHOOK_SECRET", "whsec_test_0123456789abcdef",
+		"SVIX_WEBHOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "RESEND_WEBHOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+		"GITLAB_WEBHOOK_TOKEN", "gitlab-token-0123456789", "FORGE_WEBHOOK_SECRET", "forge-secret-0123456789",
+		"LINEAR_WEBHOOK_SECRET", "lin_wh_0123456789abcdef", "SENTRY_CLIENT_SECRET", "sentry-secret-0123456789", "SHOPIFY_CLIENT_SECRET", "shpss_0123456789abcdef",
+		"PAGERDUTY_WEBHOOK_SECRET", "pd-secret-0123456789abcdef", "INTERCOM_CLIENT_SECRET", "ic-secret-0123456789abcdef", "VERCEL_WEBHOOK_SECRET", "vc-secret-0123456789abcdef",
+		"DISCORD_PUBLIC_KEY", "3b6a27bcceb6a42d62a3a8d02a6f0d73653215771de243a63ac048a18b59da29",
+		"TWILIO_AUTH_TOKEN", "0123456789abcdef0123456789abcdef")
+	blocks := 0
+	for _, part := range strings.Split(string(doc), "```yaml\n")[1:] {
+		block, _, ok := strings.Cut(part, "```")
+		require.True(t, ok)
+		if !strings.Contains(block, "preset:") && !strings.Contains(block, "verify:") {
+			continue
+		}
+		blocks++
+		cfg, err := ParseConfig("generic.yaml", []byte(minimal+block), vars)
+		require.NoError(t, err, block)
+		require.NotEmpty(t, cfg.Connectors.lists["generic"], block)
+	}
+	require.Equal(t, 2, blocks)
+}

@@ -102,7 +102,12 @@ func builtinKinds() []integration {
 			Source:   generic.Source,
 			Describe: func(c generic.Config) string { return "POST /webhooks/generic/" + c.Name },
 			Parser: func(cs []generic.Config, b build) (admin.Parser, error) {
-				return generic.NewHandler(cs, b.pipeline, b.log, b.now)
+				h, err := generic.NewHandler(cs, b.pipeline, b.log, b.now)
+				if err != nil {
+					return nil, err
+				}
+				h.TrustProxy = b.trustProxy
+				return h, nil
 			},
 		},
 	}
@@ -221,6 +226,9 @@ type build struct {
 	own reply.Own
 	// seen records the repositories GitHub deliveries come from (the store); nil in explain.
 	seen github.SeenRepos
+	// trustProxy is server.trust_proxy: a URL-signing sender's URL is rebuilt from the
+	// proxy's forwarded headers.
+	trustProxy bool
 }
 
 // hasLookups reports a connector whose parse step calls an outside API: a Slack
@@ -351,6 +359,7 @@ func (c *Config) buildRepliers(b build) (map[string]reply.Sender, error) {
 
 // buildParsers builds every kind's parse step once: serve passes its pipeline, explain none.
 func (c *Config) buildParsers(b build) (admin.Parsers, error) {
+	b.trustProxy = c.Server.TrustProxy
 	out := admin.Parsers{}
 	var err error
 	c.Connectors.each(func(k integration, l any) {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -25,8 +26,9 @@ const RoutePath = "/webhooks/generic/:connector"
 // Source is the notification source of every generic item.
 const Source = "generic"
 
-// VerifiedBy is the provenance every generic item carries.
-const VerifiedBy = "standard-webhooks"
+// VerifiedBy is the provenance of items verified as Standard Webhooks; other
+// presets state their name ("stripe"), a verify block "custom".
+const VerifiedBy = PresetStandardWebhooks
 
 // SummaryLen bounds a sender's summary; it is read by a model on every delivery.
 const SummaryLen = 1000
@@ -34,16 +36,21 @@ const SummaryLen = 1000
 // connector is a validated Config with its decoded secrets and parsed paths.
 type connector struct {
 	cfg     Config
+	preset  preset
 	secrets [][]byte // current first
 	mapping *compiledMapping
+	idPath  Path // the delivery id's place in the body, when the preset has one
 }
 
 // Handler serves POST /webhooks/generic/:connector for every configured connector.
 type Handler struct {
-	conns    map[string]*connector
-	opening  connectors.Opening[*connector]
-	pipeline *connectors.Pipeline
-	log      *slog.Logger
+	// TrustProxy takes a URL-signing sender's scheme and host from X-Forwarded-Proto
+	// and X-Forwarded-Host (server.trust_proxy).
+	TrustProxy bool
+	conns      map[string]*connector
+	opening    connectors.Opening[*connector]
+	pipeline   *connectors.Pipeline
+	log        *slog.Logger
 }
 
 // NewHandler validates the configs and builds the handler.
@@ -59,13 +66,17 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 	}
 	h := &Handler{conns: map[string]*connector{}, pipeline: p, log: log.With("component", "connector_generic")}
 	for _, c := range cfgs {
-		conn := &connector{cfg: c}
+		p, _ := c.preset() // validated above
+		conn := &connector{cfg: c, preset: p}
 		for _, s := range c.VerifySecrets() {
-			key, _ := stdwebhooks.ParseSecret(s.Reveal()) // validated above
+			key, _ := p.secret(s.Reveal()) // validated above
 			conn.secrets = append(conn.secrets, key)
 		}
-		if c.Mapping != nil {
-			conn.mapping = compileMapping(c.Mapping)
+		if m := cmp.Or(c.Mapping, p.mapping); m != nil {
+			conn.mapping = compileMapping(m)
+		}
+		if p.idPath != "" {
+			conn.idPath, _ = ParsePath(p.idPath)
 		}
 		h.conns[c.Name] = conn
 	}
@@ -74,7 +85,7 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 		Secrets:    func(c *connector) [][]byte { return c.secrets },
 		SecretUsed: p.SecretUsed,
 		Verify: func(c *connector, key []byte, hdr http.Header, body []byte, at time.Time) error {
-			return stdwebhooks.Verify(key, hdr, body, at)
+			return c.preset.scheme.verify(key, hdr, body, at)
 		},
 	}
 	return h, nil
@@ -87,27 +98,51 @@ func (h *Handler) Mount(e *echo.Echo) { e.POST(RoutePath, h.Serve) }
 // cannot read is stored as invalid and answered 202: a 400 would only make the
 // sender retry something that will never parse.
 func (h *Handler) Serve(c echo.Context) error {
+	req := c.Request()
+	req.Header.Del(headerSignedURL)
+	if conn, ok := h.conns[c.Param("connector")]; ok && conn.preset.signsURL {
+		req.Header.Set(headerSignedURL, h.signedURL(conn, req))
+	}
 	d, err := h.opening.Open(c)
 	if err != nil {
 		return err
 	}
-	id := d.Header.Get(stdwebhooks.HeaderID)
+	p := d.Conn.preset
+	if p.ping != nil {
+		// A provider's endpoint check, verified like any delivery: answered, not stored.
+		if reply, ok := p.ping(d.Body); ok {
+			return c.JSON(http.StatusOK, reply)
+		}
+	}
+	id := d.Conn.deliveryID(d.Header, d.Body)
 	ev := &inbox.Event{
 		Source:     Source,
 		Connector:  d.Name,
 		DeliveryID: id,
-		Headers:    connectors.KeepHeaders(d.Header, stdwebhooks.HeaderID, stdwebhooks.HeaderTimestamp, "User-Agent", "Content-Type"),
+		Headers:    connectors.KeepHeaders(d.Header, append([]string{p.idHeader, p.kindHeader, "User-Agent", "Content-Type"}, p.keep...)...),
 		Body:       d.Body,
 		ReceivedAt: d.At,
 	}
-	it, err := d.Conn.item(d.Name, id, d.Header.Get(stdwebhooks.HeaderTimestamp), d.Body)
+	it, err := d.Conn.item(d.Name, sent{id: id, at: d.Header.Get(p.timestampHeader), kind: d.Header.Get(p.kindHeader)}, d.Body)
 	if err != nil {
 		ev.Status, ev.Error = inbox.EventInvalid, err.Error()
 		h.log.Warn("body not readable", "connector", d.Name, "delivery_id", connectors.Truncate(id, 200), "error", ev.Error)
-		return h.pipeline.Respond(c, ev, nil)
+		return h.respond(c, p, ev, nil)
 	}
 	ev.Type = it.Kind
-	return h.pipeline.Respond(c, ev, []connectors.Item{it})
+	return h.respond(c, p, ev, []connectors.Item{it})
+}
+
+// respond stores the delivery and answers with the outcome, or with the body the
+// provider expects once a delivery is taken (Discord's deferred response).
+func (h *Handler) respond(c echo.Context, p preset, ev *inbox.Event, items []connectors.Item) error {
+	if p.ack == nil {
+		return h.pipeline.Respond(c, ev, items)
+	}
+	if _, err := h.pipeline.Ingest(c.Request().Context(), ev, items); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p.ack)
 }
 
 // Items turns a stored or sample delivery back into its item without verifying it,
@@ -117,44 +152,55 @@ func (h *Handler) Items(_ context.Context, ev *inbox.Event) ([]connectors.Item, 
 	if !ok {
 		return nil, fmt.Errorf("no generic connector named %q", ev.Connector)
 	}
-	id := cmp.Or(ev.DeliveryID, connectors.Header(ev.Headers, stdwebhooks.HeaderID))
-	it, err := conn.item(ev.Connector, id, connectors.Header(ev.Headers, stdwebhooks.HeaderTimestamp), ev.Body)
+	p := conn.preset
+	header := func(name string) string {
+		if name == "" {
+			return ""
+		}
+		return connectors.Header(ev.Headers, name)
+	}
+	id := cmp.Or(ev.DeliveryID, header(p.idHeader))
+	if id == "" && conn.idPath != nil {
+		id = conn.deliveryID(nil, ev.Body) // a sample event: the id its body carries
+	}
+	it, err := conn.item(ev.Connector, sent{id: id, at: header(p.timestampHeader), kind: header(p.kindHeader)}, ev.Body)
 	if err != nil {
 		return nil, err
 	}
 	return []connectors.Item{it}, nil
 }
 
+// sent is what the delivery's headers say about it: its id, its signed unix time
+// (verified when it arrived: the item's OccurredAt) and, for providers that name
+// the event in a header, its kind.
+type sent struct{ id, at, kind string }
+
 // item reads one delivery's JSON body: by the connector's mapping when it has one,
-// else as a native notification body or a Standard Webhooks envelope. id is the
-// delivery's webhook-id and sent its webhook-timestamp (verified when it arrived: the
-// item's OccurredAt). Errors name the problem without echoing the body.
-func (c *connector) item(name, id, sent string, body []byte) (connectors.Item, error) {
-	var doc any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&doc); err != nil || dec.More() {
-		return connectors.Item{}, errors.New("malformed JSON body")
+// else as a native notification body or a Standard Webhooks envelope. Errors name
+// the problem without echoing the body.
+func (c *connector) item(name string, d sent, body []byte) (connectors.Item, error) {
+	doc, err := c.decode(body)
+	if err != nil {
+		return connectors.Item{}, err
 	}
 	obj, isObject := doc.(map[string]any)
 	if !isObject {
 		return connectors.Item{}, errors.New("body: want a JSON object")
 	}
 	var it connectors.Item
-	var err error
 	switch {
 	case c.mapping != nil:
-		it, err = c.mapped(doc, body)
+		it, err = c.mapped(doc, body, d.kind)
 	case isNative(obj):
 		it, err = c.notification(body)
 	default:
-		it, err = c.envelope(obj, id)
+		it, err = c.envelope(obj, d.id)
 	}
 	if err != nil {
 		return connectors.Item{}, err
 	}
 	it.Fields.Source, it.Fields.Connector, it.Fields.Kind = Source, name, it.Kind
-	if secs, err := strconv.ParseInt(sent, 10, 64); err == nil && secs > 0 {
+	if secs, err := strconv.ParseInt(d.at, 10, 64); err == nil && secs > 0 {
 		it.OccurredAt = time.Unix(secs, 0).UTC()
 	}
 	for _, r := range []string{it.SourceID, it.NetKey} {
@@ -166,10 +212,58 @@ func (c *connector) item(name, id, sent string, body []byte) (connectors.Item, e
 		it.Metadata = map[string]any{}
 	}
 	// Provenance is ours to state; a sender's metadata cannot claim another.
-	it.Metadata[connectors.MetaVerifiedBy] = VerifiedBy
+	it.Metadata[connectors.MetaVerifiedBy] = c.preset.name
 	it.Metadata[connectors.MetaAuthor] = it.Fields.Author
 	it.Metadata[connectors.MetaAuthorIsBot] = false
 	return it, nil
+}
+
+// decode reads the body as JSON, or as a form for presets that post forms.
+func (c *connector) decode(body []byte) (any, error) {
+	if c.preset.form {
+		form, err := url.ParseQuery(string(body))
+		if err != nil {
+			return nil, errors.New("malformed form body")
+		}
+		doc := make(map[string]any, len(form))
+		for k := range form {
+			doc[k] = form.Get(k)
+		}
+		return doc, nil
+	}
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil || dec.More() {
+		return nil, errors.New("malformed JSON body")
+	}
+	return doc, nil
+}
+
+// deliveryID is the provider's id of this delivery: its header, or the body's field
+// for providers that send it there only. "" when there is none.
+func (c *connector) deliveryID(hdr http.Header, body []byte) string {
+	if c.preset.idHeader != "" {
+		return hdr.Get(c.preset.idHeader)
+	}
+	if c.idPath == nil {
+		return ""
+	}
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if dec.Decode(&doc) != nil {
+		return ""
+	}
+	v, ok := c.idPath.Lookup(doc)
+	if !ok {
+		return ""
+	}
+	s, err := scalarString(v)
+	if err != nil {
+		return ""
+	}
+	return connectors.Truncate(s, 200)
 }
 
 // isNative tells a native notification body (it names a kind or a summary) from a

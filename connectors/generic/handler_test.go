@@ -25,10 +25,11 @@ import (
 const testSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 type harness struct {
-	e    *echo.Echo
-	ing  *connectorstest.Ingester
-	now  time.Time
-	used []string // "connector slot" of each verified delivery
+	handler *Handler
+	e       *echo.Echo
+	ing     *connectorstest.Ingester
+	now     time.Time
+	used    []string // "connector slot" of each verified delivery
 }
 
 func newHarness(t *testing.T, limit server.ByteSize, cfgs ...Config) *harness {
@@ -50,6 +51,7 @@ func newHarness(t *testing.T, limit server.ByteSize, cfgs ...Config) *harness {
 	handler, err := NewHandler(cfgs, p, log, func() time.Time { return h.now })
 	require.NoError(t, err)
 	handler.Mount(srv.Echo())
+	h.handler = handler
 	return h
 }
 

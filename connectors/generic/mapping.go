@@ -12,9 +12,10 @@ import (
 
 // compiledMapping is a Mapping with its paths parsed once.
 type compiledMapping struct {
-	kind, summary, priority, dedupe, coalesce, payload, author, url, repo, number, branch Path
-	priorities                                                                            map[string]inbox.Priority
-	attributes, fields                                                                    []namedPath
+	kind, kindSuffix, summary, priority, dedupe, coalesce, sourceID, payload, author, url, repo, number, branch Path
+	priorities                                                                                                  map[string]inbox.Priority
+	attributes, fields                                                                                          []namedPath
+	kindPath                                                                                                    string // as configured, for errors
 }
 
 type namedPath struct {
@@ -39,10 +40,10 @@ func compileMapping(m *Mapping) *compiledMapping {
 		return out
 	}
 	return &compiledMapping{
-		kind: p(m.Kind), summary: p(m.Summary), priority: p(m.Priority), dedupe: p(m.DedupeKey),
-		coalesce: p(m.CoalesceKey), payload: p(m.Payload), author: p(m.Author), url: p(m.URL),
+		kind: p(m.Kind), kindSuffix: p(m.KindSuffix), summary: p(m.Summary), priority: p(m.Priority), dedupe: p(m.DedupeKey),
+		coalesce: p(m.CoalesceKey), sourceID: p(m.SourceID), payload: p(m.Payload), author: p(m.Author), url: p(m.URL),
 		repo: p(m.Repo), number: p(m.Number), branch: p(m.Branch), priorities: m.Priorities,
-		attributes: named(m.Attributes), fields: named(m.Fields),
+		attributes: named(m.Attributes), fields: named(m.Fields), kindPath: m.Kind,
 	}
 }
 
@@ -63,7 +64,9 @@ func text(doc any, key string, path Path) (string, error) {
 }
 
 // mapped builds an item from a foreign document by the connector's paths.
-func (c *connector) mapped(doc any, body []byte) (connectors.Item, error) {
+// headerKind is the kind a provider names in a header (Shopify's topic), used when
+// the mapped kind path yields none.
+func (c *connector) mapped(doc any, body []byte, headerKind string) (connectors.Item, error) {
 	m := c.mapping
 	var err error
 	get := func(key string, p Path) string {
@@ -74,17 +77,21 @@ func (c *connector) mapped(doc any, body []byte) (connectors.Item, error) {
 		s, err = text(doc, key, p)
 		return s
 	}
-	kind := cmp.Or(get("kind", m.kind), c.cfg.DefaultKind)
+	kind := cmp.Or(get("kind", m.kind), headerKind, c.cfg.DefaultKind, c.preset.defaultKind)
+	if suffix := get("kind_suffix", m.kindSuffix); suffix != "" && kind != "" {
+		kind += "." + suffix
+	}
 	summary := get("summary", m.summary)
 	prioText := get("priority", m.priority)
 	dedupe, coalesce := get("dedupe_key", m.dedupe), get("coalesce_key", m.coalesce)
+	sourceID := get("source_id", m.sourceID)
 	author, url := get("author", m.author), get("url", m.url)
 	repo, numberText, branch := get("repo", m.repo), get("number", m.number), get("branch", m.branch)
 	if err != nil {
 		return connectors.Item{}, err
 	}
 	if kind == "" {
-		return connectors.Item{}, fmt.Errorf("kind: required (nothing at the mapped path %q and no default_kind)", c.cfg.Mapping.Kind)
+		return connectors.Item{}, fmt.Errorf("kind: required (nothing at the mapped path %q and no default_kind)", m.kindPath)
 	}
 
 	attrs := inbox.Attributes{}
@@ -132,6 +139,7 @@ func (c *connector) mapped(doc any, body []byte) (connectors.Item, error) {
 		Summary:     c.summary(summary, kind),
 		DedupeKey:   dedupe,
 		CoalesceKey: coalesce,
+		SourceID:    sourceID,
 		Attributes:  attrs,
 		Fields:      fields,
 		Payload:     body,

@@ -1,0 +1,162 @@
+package generic
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha1" //nolint:gosec // the scheme under test
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	twilio "github.com/twilio/twilio-go/client"
+
+	"github.com/signalgate/signalgate/connectors"
+)
+
+// Twilio's published vector (twilio-go's request validator tests): auth token,
+// URL, form parameters and the X-Twilio-Signature Twilio sends for them.
+const (
+	twilioVectorToken = "12345"
+	twilioVectorURL   = "https://mycompany.com/myapp.php?foo=1&bar=2"
+	twilioVectorSig   = "vOEb5UThFn24KEfnOFLQY2AE5FY="
+	twilioVectorForm  = "Digits=1234&CallSid=CA1234567890ABCDE&To=%2B18005551212&Caller=%2B14158675309&From=%2B14158675309&ReasonConferenceEnded=test&Reason=Participant"
+)
+
+func TestTwilioVector(t *testing.T) {
+	hdr := http.Header{}
+	hdr.Set(twilioSignature, twilioVectorSig)
+	for _, u := range []string{twilioVectorURL, "https://mycompany.com:443/myapp.php?foo=1&bar=2"} {
+		hdr.Set(headerSignedURL, u)
+		require.NoError(t, twilioVerify([]byte(twilioVectorToken), hdr, []byte(twilioVectorForm), testNow), u)
+	}
+	hdr.Set(headerSignedURL, "https://mycompany.com/myapp.php?foo=1&bar=3")
+	assert.ErrorIs(t, twilioVerify([]byte(twilioVectorToken), hdr, []byte(twilioVectorForm), testNow), errSignature, "another URL")
+}
+
+const (
+	twilioToken     = "0123456789abcdef0123456789abcdef"
+	twilioPublicURL = "https://gw.example.com/webhooks/generic/billing"
+	twilioSMS       = "ToCountry=US&ToState=CA&SmsMessageSid=SM1234567890abcdef1234567890abcdef&NumMedia=0&SmsSid=SM1234567890abcdef1234567890abcdef&SmsStatus=received&Body=Deploy+is+down%21&To=%2B15005550006&NumSegments=1&MessageSid=SM1234567890abcdef1234567890abcdef&AccountSid=AC1234567890abcdef1234567890abcdef&From=%2B14155551212&ApiVersion=2010-04-01"
+)
+
+// twilioSign signs as Twilio documents it: the URL, then each form parameter's
+// name and value sorted by name, HMAC-SHA1, base64.
+func twilioSign(token, u string, body []byte) string {
+	form, _ := url.ParseQuery(string(body))
+	s := u
+	for _, k := range slices.Sorted(maps.Keys(form)) {
+		s += k + form.Get(k)
+	}
+	m := hmac.New(sha1.New, []byte(token))
+	m.Write([]byte(s))
+	return base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
+
+func twilioRequest(body []byte, sig string, extra map[string]string) *http.Request {
+	req := presetRequest(body, extra)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set(twilioSignature, sig)
+	req.Header.Set("I-Twilio-Idempotency-Token", "c5fcd3b4-1e0f-4c2b-9f49-0f5f3a7b9e11")
+	return req
+}
+
+// TestTwilioPreset: an inbound SMS signed over public_url and its sorted form,
+// checked by twilio-go's RequestValidator, verifies and maps; a wrong token, a
+// changed body, another URL and a client's own URL header are 401.
+func TestTwilioPreset(t *testing.T) {
+	h := newHarness(t, 0, Config{Name: "billing", Preset: "twilio", Secret: twilioToken, PublicURL: twilioPublicURL})
+	body := []byte(twilioSMS)
+	sig := twilioSign(twilioToken, twilioPublicURL, body)
+	v := twilio.NewRequestValidator(twilioToken)
+	require.True(t, v.ValidateBody(twilioPublicURL, body, sig), "twilio-go agrees")
+
+	rec := h.do(twilioRequest(body, sig, nil))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	call, _ := h.ing.Last()
+	assert.Equal(t, "c5fcd3b4-1e0f-4c2b-9f49-0f5f3a7b9e11", call.Event.DeliveryID)
+	assert.NotContains(t, call.Event.Headers, "X-Signalgate-Signed-Url")
+	require.Len(t, call.Notifications, 1)
+	n := call.Notifications[0]
+	assert.Equal(t, "message", n.Kind)
+	assert.Equal(t, "Deploy is down!", n.Summary)
+	assert.Equal(t, "SM1234567890abcdef1234567890abcdef", n.SourceID)
+	assert.Equal(t, "+14155551212", n.Attributes.String("author"))
+	assert.Equal(t, "twilio", n.Metadata[connectors.MetaVerifiedBy])
+
+	const evil = "https://evil.example/hook"
+	assertRefused(t, h, refusals{
+		wrongSecret: twilioRequest(body, twilioSign("fedcba9876543210fedcba9876543210", twilioPublicURL, body), nil),
+		changedBody: twilioRequest(bytes.Replace(body, []byte("down"), []byte("fine"), 1), sig, nil),
+	})
+	assert.Equal(t, http.StatusUnauthorized, h.do(twilioRequest(body, twilioSign(twilioToken, "https://other.example/hook", body), nil)).Code, "signed for another URL")
+	assert.Equal(t, http.StatusUnauthorized, h.do(twilioRequest(body, twilioSign(twilioToken, evil, body), map[string]string{"X-Signalgate-Signed-Url": evil})).Code,
+		"a client cannot name the URL it signed")
+}
+
+// TestTwilioURLFromRequest: without public_url the URL is the request's; the
+// proxy's X-Forwarded-Proto and X-Forwarded-Host count only under trust_proxy.
+func TestTwilioURLFromRequest(t *testing.T) {
+	h := newHarness(t, 0, Config{Name: "billing", Preset: "twilio", Secret: twilioToken})
+	body := []byte(twilioSMS)
+	proxied := map[string]string{"X-Forwarded-Proto": "https", "X-Forwarded-Host": "gw.example.com"}
+	sig := twilioSign(twilioToken, twilioPublicURL, body)
+
+	assert.Equal(t, http.StatusUnauthorized, h.do(twilioRequest(body, sig, proxied)).Code, "forwarded headers are not trusted by default")
+	direct := twilioSign(twilioToken, "http://example.com/webhooks/generic/billing", body)
+	assert.Equal(t, http.StatusOK, h.do(twilioRequest(body, direct, nil)).Code, "the request's own URL")
+
+	h.handler.TrustProxy = true
+	assert.Equal(t, http.StatusUnauthorized, h.do(twilioRequest(body, sig, proxied)).Code, "from a public address: no proxy of ours")
+	req := twilioRequest(body, sig, proxied)
+	req.RemoteAddr = "10.0.0.7:41000"
+	assert.Equal(t, http.StatusOK, h.do(req).Code, "behind a trusted proxy")
+}
+
+// TestTwilioJSONBody: a JSON body is signed through the URL's bodySHA256.
+func TestTwilioJSONBody(t *testing.T) {
+	body := []byte(`{"Body": "Deploy is down!", "MessageSid": "SM1"}`)
+	sum := sha256.Sum256(body)
+	u := twilioPublicURL + "?bodySHA256=" + hex.EncodeToString(sum[:])
+	m := hmac.New(sha1.New, []byte(twilioToken))
+	m.Write([]byte(u))
+	sig := base64.StdEncoding.EncodeToString(m.Sum(nil))
+	v := twilio.NewRequestValidator(twilioToken)
+	require.True(t, v.ValidateBody(u, body, sig), "twilio-go agrees")
+	hdr := http.Header{}
+	hdr.Set(twilioSignature, sig)
+	hdr.Set(headerSignedURL, u)
+	require.NoError(t, twilioVerify([]byte(twilioToken), hdr, body, testNow))
+	assert.ErrorIs(t, twilioVerify([]byte(twilioToken), hdr, []byte(`{"Body": "fine"}`), testNow), errSignature, "changed body")
+}
+
+func TestTwilioConfig(t *testing.T) {
+	err := Config{Name: "a", Preset: "twilio", Secret: twilioToken, PublicURL: "gw.example.com/hook"}.Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "public_url: want an absolute http(s) URL")
+	err = Config{Name: "a", Preset: "stripe", Secret: stripeSecret, PublicURL: twilioPublicURL}.Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "public_url: only the twilio preset signs the URL")
+}
+
+func FuzzTwilioVerify(f *testing.F) {
+	f.Add(twilioVectorSig, twilioVectorURL, []byte(twilioVectorForm))
+	f.Add("x", "https://mycompany.com/myapp.php?bodySHA256=zz", []byte(`{}`))
+	f.Add("", "::", []byte("%zz"))
+	f.Fuzz(func(t *testing.T, sig, u string, body []byte) {
+		hdr := http.Header{}
+		hdr.Set(twilioSignature, sig)
+		hdr.Set(headerSignedURL, u)
+		want, _ := base64.StdEncoding.DecodeString(twilioVectorSig)
+		got, _ := base64.StdEncoding.DecodeString(sig)
+		if twilioVerify([]byte(twilioVectorToken), hdr, body, testNow) == nil && !bytes.Equal(got, want) {
+			t.Fatalf("verified a signature it was not given: %q for %q", sig, u)
+		}
+	})
+}
