@@ -17,6 +17,7 @@ import (
 
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/secret"
 )
 
 // Stripe secrets are whsec_ strings whose base64 part is not what Stripe keys the
@@ -209,4 +210,17 @@ func TestPresetConfig(t *testing.T) {
 		}
 	}
 	assert.Len(t, presets(), len(presetNames()))
+}
+
+// TestPresetSecretsRotate: a preset verifies with either of `secrets: [current,
+// previous]`, each read as the preset reads `secret` (Stripe's whole string), and says
+// which one verified; a third secret is refused.
+func TestPresetSecretsRotate(t *testing.T) {
+	const previous = "whsec_previous_stripe_secret_0123456789"
+	h := newHarness(t, 0, Config{Name: "billing", Preset: "stripe", Secrets: []secret.Secret{stripeSecret, previous}})
+	body := presetPayload(t, "stripe-invoice-payment-failed.json")
+	require.Equal(t, http.StatusOK, h.do(presetRequest(body, stripeSigned(body, previous, h.now))).Code)
+	require.Equal(t, http.StatusOK, h.do(presetRequest(body, stripeSigned(body, stripeSecret, h.now))).Code)
+	require.Equal(t, []string{"generic/billing previous", "generic/billing current"}, h.used)
+	require.Equal(t, http.StatusUnauthorized, h.do(presetRequest(body, stripeSigned(body, "whsec_test_someone_else_s_secret000", h.now))).Code)
 }
