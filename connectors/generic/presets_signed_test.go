@@ -27,14 +27,25 @@ func bodyMAC(secret string, body []byte) []byte {
 	return m.Sum(nil)
 }
 
+// linearSigned signs as Linear does: Linear-Signature, hex HMAC-SHA256 of the body.
+func linearSigned(secret string, body []byte) map[string]string {
+	return map[string]string{"Linear-Signature": hex.EncodeToString(bodyMAC(secret, body)), "Linear-Delivery": "234d1a4e-b617-4388-90fe-adc3633d6b72", "Linear-Event": "Issue"}
+}
+
+// shopifySigned signs as Shopify does: X-Shopify-Hmac-Sha256, base64 HMAC-SHA256 of
+// the body, with the headers Shopify sends alongside (its library requires them).
+func shopifySigned(secret string, body []byte) map[string]string {
+	return map[string]string{"X-Shopify-Hmac-Sha256": base64.StdEncoding.EncodeToString(bodyMAC(secret, body)), "X-Shopify-Topic": "orders/create",
+		"X-Shopify-Shop-Domain": "example.myshopify.com", "X-Shopify-Webhook-Id": "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043",
+		"X-Shopify-API-Version": "2025-10"}
+}
+
 // TestLinearPreset: Linear-Signature over the body, webhookTimestamp within a
 // minute, kind = type.action.
 func TestLinearPreset(t *testing.T) {
 	h := newHarness(t, 0, Config{Name: "billing", Preset: "linear", Secret: providerSecret})
 	body := presetPayload(t, "linear-issue-create.json")
-	signed := func(secret string, b []byte) map[string]string {
-		return map[string]string{"Linear-Signature": hex.EncodeToString(bodyMAC(secret, b)), "Linear-Delivery": "234d1a4e-b617-4388-90fe-adc3633d6b72", "Linear-Event": "Issue"}
-	}
+	signed := linearSigned
 	rec := h.do(presetRequest(body, signed(providerSecret, body)))
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	call, _ := h.ing.Last()
@@ -90,10 +101,7 @@ func TestSentryPreset(t *testing.T) {
 func TestShopifyPreset(t *testing.T) {
 	h := newHarness(t, 0, Config{Name: "billing", Preset: "shopify", Secret: providerSecret})
 	body := presetPayload(t, "shopify-orders-create.json")
-	signed := func(secret string, b []byte) map[string]string {
-		return map[string]string{"X-Shopify-Hmac-Sha256": base64.StdEncoding.EncodeToString(bodyMAC(secret, b)), "X-Shopify-Topic": "orders/create",
-			"X-Shopify-Shop-Domain": "example.myshopify.com", "X-Shopify-Webhook-Id": "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043"}
-	}
+	signed := shopifySigned
 	rec := h.do(presetRequest(body, signed(providerSecret, body)))
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	call, _ := h.ing.Last()
