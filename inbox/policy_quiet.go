@@ -77,12 +77,14 @@ func (p *Policy) muted(i int, r Rule, now time.Time) *Hold {
 // held puts h on d when d would send something: a discarded or persisted record is
 // never sent, so there is nothing to hold.
 func held(d Decision, h *Hold) Decision {
-	if h == nil || d.Action == ActionDiscard || d.Action == ActionPersist {
+	if h == nil || !d.Sends() {
 		return d
 	}
+	// The reason names the occurrence's end; the hold keeps the interval's name only.
+	withEnd := *h
+	withEnd.Reason += " until " + h.Until.Format(time.RFC3339)
+	d = HeldDecision(d, withEnd)
 	d.Hold = h
-	d.DeliverAt, d.SummaryAt = nil, nil
-	d.Reason = h.Reason + " until " + h.Until.Format(time.RFC3339) + "; " + d.Reason
 	return d
 }
 

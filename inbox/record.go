@@ -133,7 +133,9 @@ func (r *Record) apply(d Decision) {
 	r.FullWhenIdle = r.FullWhenIdle || d.FullWhenIdle
 	r.HeldBy, r.HeldUntil = "", nil
 	if d.Hold != nil {
-		r.DeliverAt, r.SummaryAt = nil, nil
+		// Nothing is owed until the hold ends, not even at the thread's idle turn: the
+		// release decides the record again.
+		r.DeliverAt, r.SummaryAt, r.FullWhenIdle = nil, nil, false
 		r.HeldBy, r.HeldUntil = d.Hold.By, ptr(d.Hold.Until)
 	}
 }

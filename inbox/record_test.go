@@ -46,3 +46,23 @@ func TestActionStrengthOrder(t *testing.T) {
 		require.Less(t, order[i-1].Strength(), order[i].Strength(), "%s < %s", order[i-1], order[i])
 	}
 }
+
+// A held record owes nothing until its hold ends, not even its full notification at
+// the thread's idle turn (that would make it due, past the hold): new or merged into.
+func TestHeldRecordDropsFullWhenIdle(t *testing.T) {
+	now := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+	hold := &Hold{By: "silence:s1", Until: now.Add(time.Hour), Reason: "silenced by s1"}
+	n := Notification{Thread: ThreadKey{Agent: "a", Resource: "r", Thread: "t"}, Source: "github", Kind: "review", DedupeKey: "k"}
+	queued := Decision{Action: ActionQueue, DeliverAt: &now, FullWhenIdle: true, Reason: "rule → queue"}
+
+	r := NewRecord("r1", "e1", n, HeldDecision(queued, *hold), now)
+	require.False(t, r.FullWhenIdle)
+	require.Nil(t, r.DueAt())
+	require.Equal(t, "silence:s1", r.HeldBy)
+
+	r = NewRecord("r2", "e1", n, queued, now)
+	require.True(t, r.FullWhenIdle)
+	r.Merge(n, HeldDecision(queued, *hold), now)
+	require.False(t, r.FullWhenIdle, "held by the merge")
+	require.Nil(t, r.DueAt())
+}
