@@ -157,12 +157,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.Runs = agent.NewRuns(st, m.Broker, cfg.Agents, agent.WithRunsClock(m.Now), agent.WithRunsLogger(m.Log))
 	m.slots = &slotHub{}
 	m.Runs.OnWakeSlotFreed(m.slots.freed)
-	// Silences hold from memory: read before anything is served, then kept fresh by their
-	// service on every replica; a local change wakes the dispatcher to release.
+	// Silences hold from memory: their Start reads them before the server serves (it starts
+	// second, after the broker), then they are kept fresh on every replica; a local change
+	// wakes the dispatcher to release.
 	m.Silences = silence.NewService(st, cfg.Silences, m.base(), silence.WithChangeHook(func() { m.kick.Notify(nil) }))
-	if err := m.Silences.Refresh(ctx); err != nil {
-		return err
-	}
 	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now), inbox.WithChangeHook(m.kick.Notify), inbox.WithSnoozes(st),
 		inbox.WithHolds(m.Silences), inbox.WithHeldRecords(st),
 		inbox.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlacePolicy) }))
