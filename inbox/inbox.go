@@ -137,6 +137,10 @@ type Event struct {
 	// the event is a duplicate: a connector's cursor (an IMAP mailbox's last UID)
 	// advances exactly when its events are committed.
 	Checkpoint *Checkpoint `json:"-"`
+	// TraceParent is the W3C traceparent of the span that stored the event (empty when
+	// tracing is off): the records it makes or merges into keep it, so their delivery
+	// stays in, or links to, the event's trace.
+	TraceParent string `json:"-"`
 }
 
 // Checkpoint is one key of a connector's durable state.
@@ -307,6 +311,11 @@ type Record struct {
 	// a held record has no deliverAt or summaryAt.
 	HeldBy    string     `json:"heldBy,omitempty"`
 	HeldUntil *time.Time `json:"heldUntil,omitempty"`
+	// TraceParent is the traceparent of the span that stored the event that made the
+	// record; TraceLinks those of the events merged into it since (at most
+	// MaxTraceLinks). The delivery's spans continue the first and link to the rest.
+	TraceParent string   `json:"-"`
+	TraceLinks  []string `json:"-"`
 }
 
 // DueAt is when the dispatcher next has work for the record: min(deliverAt, summaryAt),

@@ -177,7 +177,8 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		ThreadID          string `json:"threadId"`
 		DeliveryAttempts  int    `json:"deliveryAttempts"`
 		LastDeliveryError string `json:"lastDeliveryError,omitempty"`
-	}{plain(r), r.Thread.Agent, r.Thread.Resource, r.Thread.Thread, r.Attempts, r.LastError})
+		TraceID           string `json:"traceId,omitempty"`
+	}{plain(r), r.Thread.Agent, r.Thread.Resource, r.Thread.Thread, r.Attempts, r.LastError, r.TraceID()})
 }
 
 // JSONWith writes the record followed by the fields of extra (a struct or map that

@@ -10,7 +10,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 )
 
-const eventColumns = `id, source, connector, delivery_id, type, headers, body, received_at, status, error, replay_of, records, redeliveries`
+const eventColumns = `id, source, connector, delivery_id, type, headers, body, received_at, status, error, replay_of, records, redeliveries, trace_parent`
 
 type eventRow struct {
 	ID         string         `db:"id"`
@@ -26,6 +26,7 @@ type eventRow struct {
 	ReplayOf   sql.NullString `db:"replay_of"`
 	Records    int            `db:"records"`
 	Redelivers int            `db:"redeliveries"`
+	TraceParent string        `db:"trace_parent"`
 }
 
 func (row *eventRow) event() (inbox.Event, error) {
@@ -33,6 +34,7 @@ func (row *eventRow) event() (inbox.Event, error) {
 		ID: row.ID, Source: row.Source, Connector: row.Connector, DeliveryID: row.DeliveryID.String,
 		Type: row.Type, Body: row.Body, ReceivedAt: fromMicros(row.ReceivedAt),
 		Status: inbox.EventStatus(row.Status), Error: row.Error, ReplayOf: row.ReplayOf.String, Records: row.Records, Redeliveries: row.Redelivers,
+		TraceParent: row.TraceParent,
 	}
 	if err := json.Unmarshal([]byte(row.Headers), &ev.Headers); err != nil {
 		return ev, fmt.Errorf("decode headers of event %s: %w", row.ID, err)

@@ -111,7 +111,7 @@ func (s *Store) insertEvent(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event) (
 		replayOf = sql.NullString{String: ev.ReplayOf, Valid: true}
 	}
 	r, err := s.writeTx(tx).exec(ctx, qInsertEvent, ev.ID, ev.Source, ev.Connector, delivery, ev.Type, string(headers), ev.Body,
-		micros(ev.ReceivedAt), string(ev.Status), ev.Error, replayOf, ev.Records, digest)
+		micros(ev.ReceivedAt), string(ev.Status), ev.Error, replayOf, ev.Records, digest, ev.TraceParent)
 	if err != nil {
 		return false, fmt.Errorf("insert event: %w", err)
 	}
@@ -166,6 +166,7 @@ func (s *Store) ingestOne(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, n i
 		}
 		d := decide(sub, presence, now)
 		existing.Merge(n, d, now)
+		existing.LinkTrace(ev.TraceParent)
 		if err := s.updateRecord(ctx, tx, existing); err != nil {
 			return inbox.RecordOutcome{}, err
 		}
@@ -173,6 +174,7 @@ func (s *Store) ingestOne(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, n i
 	}
 	d := decide(sub, presence, now)
 	r := inbox.NewRecord(newID(), ev.ID, n, d, now)
+	r.TraceParent = ev.TraceParent
 	if err := s.insertRecord(ctx, tx, &r); err != nil {
 		return inbox.RecordOutcome{}, err
 	}

@@ -69,6 +69,7 @@ func (s *Store) ingestNet(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, n i
 	}
 	nd := inbox.DecideNet(n, lane)
 	r := inbox.NewRecord(newID(), ev.ID, n, d, now)
+	r.TraceParent = ev.TraceParent
 	for i := range lane.Pending {
 		old := &lane.Pending[i]
 		old.Supersede(r.ID, n.State, now)

@@ -17,8 +17,8 @@ import (
 // connection itself.
 const (
 	qInsertEvent = `INSERT INTO events
-		(id, source, connector, delivery_id, type, headers, body, received_at, status, error, replay_of, records, body_digest)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+		(id, source, connector, delivery_id, type, headers, body, received_at, status, error, replay_of, records, body_digest, trace_parent)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
 	qRedelivered = `UPDATE events SET redeliveries = redeliveries + 1, last_redelivered_at = ?
 		WHERE source = ? AND connector = ? AND delivery_id = ? RETURNING id`
 	qRedeliveredBody = `UPDATE events SET redeliveries = redeliveries + 1, last_redelivered_at = ?
@@ -29,7 +29,7 @@ const (
 		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND status = 'open' AND lease_until > ?`
 	qInsertRecord = `INSERT INTO records (` + recordColumns + `, priority_rank, due_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-		?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qUpdateRecord = `UPDATE records SET agent = ?, resource_id = ?, thread_id = ?, event_id = ?, route = ?,
 		source = ?, kind = ?, priority = ?, summary = ?, payload = ?, dedupe_key = ?, coalesce_key = ?,
 		attributes = ?, metadata = ?, deliver_as = ?, status = ?, coalesced_count = ?, action = ?, reason = ?,
@@ -37,7 +37,7 @@ const (
 		delivered_signal_id = ?, summary_signal_id = ?, created_at = ?, updated_at = ?, delivered_at = ?,
 		net_key = ?, net_state = ?, rest_state = ?, superseded_by = ?, operator_action = ?, stream_options = ?,
 		source_id = ?, last_attempt_at = ?, seen_at = ?, dismissed_at = ?, archived_at = ?, discarded_at = ?,
-		snoozed_until = ?, held_by = ?, held_until = ?, priority_rank = ?, due_at = ? WHERE id = ?`
+		snoozed_until = ?, held_by = ?, held_until = ?, trace_parent = ?, trace_links = ?, priority_rank = ?, due_at = ? WHERE id = ?`
 )
 
 // The dispatcher's completion statements (CompleteThread), prepared like the ingest's.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -21,7 +22,7 @@ const recordColumns = `id, agent, resource_id, thread_id, event_id, route, sourc
 	delivered_signal_id, summary_signal_id, created_at, updated_at, delivered_at,
 	net_key, net_state, rest_state, superseded_by, operator_action, stream_options,
 	source_id, last_attempt_at, seen_at, dismissed_at, archived_at, discarded_at, snoozed_until,
-	held_by, held_until`
+	held_by, held_until, trace_parent, trace_links`
 
 // recordReadColumns adds what only the dispatcher and single-record reads need; inserts
 // and merges never write it.
@@ -77,6 +78,8 @@ type recordRow struct {
 	SnoozedUntil   sql.NullInt64  `db:"snoozed_until"`
 	HeldBy         string         `db:"held_by"`
 	HeldUntil      sql.NullInt64  `db:"held_until"`
+	TraceParent    string         `db:"trace_parent"`
+	TraceLinks     string         `db:"trace_links"`
 }
 
 func (row *recordRow) record() (inbox.Record, error) {
@@ -123,6 +126,8 @@ func (row *recordRow) record() (inbox.Record, error) {
 		SnoozedUntil:   fromNullMicros(row.SnoozedUntil),
 		HeldBy:         row.HeldBy,
 		HeldUntil:      fromNullMicros(row.HeldUntil),
+		TraceParent:    row.TraceParent,
+		TraceLinks:     strings.Fields(row.TraceLinks),
 	}
 	if row.Payload.Valid {
 		r.Payload = json.RawMessage(row.Payload.String)
@@ -208,7 +213,7 @@ func recordArgs(r *inbox.Record) ([]any, error) {
 		r.NetKey, r.State, r.RestState, r.SupersededBy, cleanText(r.OperatorAction), string(streamOptions),
 		cleanText(r.SourceID), nullMicros(r.LastAttemptAt), nullMicros(r.SeenAt), nullMicros(r.DismissedAt),
 		nullMicros(r.ArchivedAt), nullMicros(r.DiscardedAt), nullMicros(r.SnoozedUntil),
-		cleanText(r.HeldBy), nullMicros(r.HeldUntil)}, nil
+		cleanText(r.HeldBy), nullMicros(r.HeldUntil), r.TraceParent, strings.Join(r.TraceLinks, " ")}, nil
 }
 
 func (s *Store) insertRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) error {
