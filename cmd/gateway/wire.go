@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/agent/agentapi"
@@ -34,6 +36,7 @@ import (
 	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/silence"
 	"github.com/signalgate/signalgate/store"
+	"github.com/signalgate/signalgate/telemetry"
 	"github.com/signalgate/signalgate/watch"
 )
 
@@ -74,6 +77,9 @@ type Main struct {
 	Scheduler *schedule.Scheduler
 	// Silences makes, lists and expires silences and holds what they match.
 	Silences *silence.Service
+	// Traces is the tracer provider every component is given: telemetry.Off() unless
+	// tracing is configured (the telemetry: block or the OTEL_* variables).
+	Traces trace.TracerProvider
 
 	// TestSignals are where tests wait; see service.Signal.
 	TestSignals struct {
@@ -119,7 +125,7 @@ func (m *Main) base() service.Base { return service.Base{Logger: m.Log, Now: m.N
 
 // NewMain prepares a gateway; Open starts it.
 func NewMain(cfg *Config, log *slog.Logger) *Main {
-	return &Main{Config: cfg, Log: log, Now: time.Now}
+	return &Main{Config: cfg, Log: log, Now: time.Now, Traces: telemetry.Off()}
 }
 
 func openStore(ctx context.Context, cfg *Config, log *slog.Logger) (*store.Store, error) {
