@@ -304,3 +304,21 @@ type discard struct{}
 
 func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
 func (discard) Shutdown(context.Context) error                             { return nil }
+
+// TestOffKeepsTheContext: with tracing off a stored traceparent made the parent still
+// goes out on requests (as with the SDK's no-op provider), and nothing else is added.
+func TestOffKeepsTheContext(t *testing.T) {
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	ctx, span := telemetry.Tracer(telemetry.Off()).Start(telemetry.WithRemoteParent(context.Background(), tp), "deliver")
+	defer span.End()
+	require.False(t, span.IsRecording())
+	require.False(t, span.SpanContext().IsValid())
+	require.Equal(t, tp, telemetry.Traceparent(ctx))
+	ctx, _ = telemetry.Tracer(telemetry.Off()).Start(context.Background(), "root")
+	require.Empty(t, telemetry.Traceparent(ctx))
+	allocs := testing.AllocsPerRun(100, func() {
+		_, span := telemetry.Tracer(telemetry.Off()).Start(ctx, "x")
+		span.End()
+	})
+	require.Zero(t, allocs)
+}
