@@ -28,6 +28,13 @@ type Tracing struct {
 	sdk      *sdktrace.TracerProvider
 }
 
+// IsOff reports whether tp is Off() (or nil): a caller that was given no provider of
+// its own may set one up.
+func IsOff(tp trace.TracerProvider) bool {
+	_, off := tp.(offProvider)
+	return tp == nil || off
+}
+
 // Enabled reports whether spans are exported.
 func (t *Tracing) Enabled() bool { return t != nil && t.sdk != nil }
 
@@ -255,4 +262,30 @@ func sampler(t TracesConfig) sdktrace.Sampler {
 		return sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio))
 	}
 	return nil
+}
+
+// Describe says where Setup would send spans ("off" when tracing is off), for
+// `gateway check`; an error is one Setup would fail with.
+func Describe(cfg Config, lookup func(string) (string, bool)) (string, error) {
+	if lookup == nil {
+		lookup = func(string) (string, bool) { return "", false }
+	}
+	on, err := enabled(cfg, lookup)
+	if err != nil || !on {
+		return "off", err
+	}
+	proto, err := protocol(cfg.Traces, lookup)
+	if err != nil {
+		return "", err
+	}
+	endpoint, err := collectorURL(cfg.Traces, proto, lookup)
+	if err != nil {
+		return "", err
+	}
+	if endpoint == "" {
+		endpoint = "the exporter's default endpoint"
+	} else if u, err := url.Parse(endpoint); err == nil {
+		endpoint = u.Redacted()
+	}
+	return fmt.Sprintf("OTLP %s to %s", proto, endpoint), nil
 }
