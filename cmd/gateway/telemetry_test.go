@@ -153,3 +153,34 @@ func TestLogLinesCarryTheTrace(t *testing.T) {
 	require.Equal(t, span.SpanContext().TraceID().String(), line["trace_id"])
 	require.Equal(t, span.SpanContext().SpanID().String(), line["span_id"])
 }
+
+// The shipped config's commented telemetry example loads once uncommented.
+func TestShippedTelemetryExampleLoads(t *testing.T) {
+	raw, err := os.ReadFile("../../config.yaml")
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(raw), "\n# telemetry:\n")
+	require.True(t, ok)
+	block := []string{"telemetry:"}
+	for _, line := range strings.Split(rest, "\n") {
+		if !strings.HasPrefix(line, "#   ") {
+			break
+		}
+		block = append(block, strings.TrimPrefix(line, "# "))
+	}
+	cfg, err := ParseConfig("t.yaml", []byte(minimal+strings.Join(block, "\n")+"\n"), env("CODER_TOKEN", "a-long-enough-token", "OTLP_API_KEY", "k"))
+	require.NoError(t, err)
+	require.Equal(t, "http://otel-collector:4318", cfg.Telemetry.Traces.Endpoint)
+	require.Equal(t, "parentbased_traceidratio", cfg.Telemetry.Traces.Sampler)
+}
+
+// The tracing page's telemetry example loads as written.
+func TestDocTelemetryExampleLoads(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/telemetry.md")
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(doc), "```yaml\ntelemetry:")
+	require.True(t, ok)
+	block, _, _ := strings.Cut(rest, "```")
+	cfg, err := ParseConfig("t.yaml", []byte(minimal+"telemetry:"+block), env("CODER_TOKEN", "a-long-enough-token", "OTLP_API_KEY", "k"))
+	require.NoError(t, err)
+	require.Equal(t, telemetry.ProtocolGRPC, cfg.Telemetry.Traces.Protocol)
+}
