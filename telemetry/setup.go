@@ -55,14 +55,14 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 // OTEL_TRACES_EXPORTER=otlp; OTEL_SDK_DISABLED=true and OTEL_TRACES_EXPORTER=none
 // turn it off whatever else is set. Off, it returns Off() and nothing runs.
 //
-// The block's keys win over the variables; what it leaves unset, the SDK and the
-// exporters read from the environment themselves (endpoint, headers, timeout,
-// certificates, OTEL_TRACES_SAMPLER, OTEL_RESOURCE_ATTRIBUTES, OTEL_BSP_*).
+// The block's keys win over the variables. The endpoint and protocol are read through
+// lookup, as the decision is; what else the block leaves unset, the SDK and the
+// exporters read from the process environment themselves (headers, timeout,
+// certificates, OTEL_TRACES_SAMPLER, OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
+// OTEL_BSP_*).
 // version, when not empty, is service.version.
 func Setup(ctx context.Context, cfg Config, lookup func(string) (string, bool), version string) (*Tracing, error) {
-	if lookup == nil {
-		lookup = func(string) (string, bool) { return "", false }
-	}
+	lookup = orNone(lookup)
 	on, err := enabled(cfg, lookup)
 	if err != nil || !on {
 		return &Tracing{Provider: Off()}, err
@@ -82,6 +82,14 @@ func Setup(ctx context.Context, cfg Config, lookup func(string) (string, bool), 
 	}
 	tp := sdktrace.NewTracerProvider(opts...)
 	return &Tracing{Provider: tp, sdk: tp}, nil
+}
+
+// orNone is lookup, or one that finds nothing when nil.
+func orNone(lookup func(string) (string, bool)) func(string) (string, bool) {
+	if lookup == nil {
+		return func(string) (string, bool) { return "", false }
+	}
+	return lookup
 }
 
 // enabled decides whether tracing is on (see Setup).
@@ -267,9 +275,7 @@ func sampler(t TracesConfig) sdktrace.Sampler {
 // Describe says where Setup would send spans ("off" when tracing is off), for
 // `gateway check`; an error is one Setup would fail with.
 func Describe(cfg Config, lookup func(string) (string, bool)) (string, error) {
-	if lookup == nil {
-		lookup = func(string) (string, bool) { return "", false }
-	}
+	lookup = orNone(lookup)
 	on, err := enabled(cfg, lookup)
 	if err != nil || !on {
 		return "off", err
