@@ -56,3 +56,18 @@ func TestSetupOnWithTheOTLPExporterNamed(t *testing.T) {
 	require.True(t, tr.Enabled(), "the exporter's default endpoint")
 	require.NoError(t, tr.Shutdown(context.Background()))
 }
+
+func TestDescribeNeverShowsCredentials(t *testing.T) {
+	lookup := func(k string) (string, bool) {
+		if k == "OTEL_EXPORTER_OTLP_ENDPOINT" {
+			return "https://user:pw-in-url@collector.example", true
+		}
+		return "", false
+	}
+	got, err := telemetry.Describe(telemetry.Config{}, lookup)
+	require.NoError(t, err)
+	require.Equal(t, "OTLP http/protobuf to https://user:xxxxx@collector.example/v1/traces", got)
+	got, err = telemetry.Describe(telemetry.Config{}, nil)
+	require.NoError(t, err)
+	require.Equal(t, "off", got)
+}
