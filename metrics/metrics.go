@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/store"
@@ -157,25 +158,27 @@ func New(stats StatsReader, log *slog.Logger, opts ...Option) *Metrics {
 // Registry is the registry behind /metrics (tests gather from it).
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// Handler serves the Prometheus text format.
+// Handler serves the Prometheus text format, or OpenMetrics to a scraper that asks for
+// it (the format that carries the histograms' trace exemplars).
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{EnableOpenMetrics: true})
 }
 
 // ObserveRequest times an answered request by route template (bounded label values)
 // and counts ingest outcomes: the /webhooks/{source}/{connector} answers. route is ""
 // when nothing matched; connector is the request's connector path parameter, if any
-// (server.Observe reports them).
-func (m *Metrics) ObserveRequest(route, method string, status int, connector string, elapsed time.Duration) {
+// (server.Observe reports them). A sampled span in ctx (the request's server span)
+// becomes the observations' exemplar.
+func (m *Metrics) ObserveRequest(ctx context.Context, route, method string, status int, connector string, elapsed time.Duration) {
 	if route == "" {
 		route = "unmatched"
 	}
-	m.requestDuration.WithLabelValues(route, methodLabel(method), statusLabel(status)).Observe(elapsed.Seconds())
+	observe(ctx, m.requestDuration.WithLabelValues(route, methodLabel(method), statusLabel(status)), elapsed.Seconds())
 	if !strings.HasPrefix(route, "/webhooks/") {
 		return
 	}
 	source := m.sourceLabel(strings.Split(strings.TrimPrefix(route, "/webhooks/"), "/")[0])
-	m.ingestLatency.WithLabelValues(source).Observe(elapsed.Seconds())
+	observe(ctx, m.ingestLatency.WithLabelValues(source), elapsed.Seconds())
 	// The connector comes from the URL and is refused (413, 503) by middleware before
 	// any handler looks it up: only configured names are label values.
 	connectorLabel := m.connectorLabel(connector)
@@ -186,6 +189,17 @@ func (m *Metrics) ObserveRequest(route, method string, status int, connector str
 	if status >= 400 && status < 500 {
 		m.eventsReceived.WithLabelValues(source, connectorLabel, "rejected").Inc()
 	}
+}
+
+// observe records v in h with the trace of ctx as its exemplar when that trace is
+// sampled (an unsampled one is in no backend to link to).
+func observe(ctx context.Context, h prometheus.Observer, v float64) {
+	sc := trace.SpanContextFromContext(ctx)
+	if eo, ok := h.(prometheus.ExemplarObserver); ok && sc.IsSampled() {
+		eo.ObserveWithExemplar(v, prometheus.Labels{"trace_id": sc.TraceID().String()})
+		return
+	}
+	h.Observe(v)
 }
 
 // methodLabel keeps the method label to the standard methods: a client may send any

@@ -11,17 +11,45 @@ import (
 	"context"
 	"net/http"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
+	"go.opentelemetry.io/otel/trace/embedded"
 )
 
 // ScopeName is the instrumentation scope every signalgate tracer uses.
 const ScopeName = "github.com/signalgate/signalgate"
 
 // Off is the provider of a gateway with tracing off: its spans are no-ops that record
-// nothing and carry no context.
-func Off() trace.TracerProvider { return noop.NewTracerProvider() }
+// nothing and carry no context. Starting one allocates nothing: the context comes back
+// as it was (so a remote parent in it still propagates, as with the SDK's no-op
+// provider).
+func Off() trace.TracerProvider { return offProvider{} }
+
+type offProvider struct{ embedded.TracerProvider }
+
+func (offProvider) Tracer(string, ...trace.TracerOption) trace.Tracer { return offTracer{} }
+
+type offTracer struct{ embedded.Tracer }
+
+func (offTracer) Start(ctx context.Context, _ string, _ ...trace.SpanStartOption) (context.Context, trace.Span) {
+	return ctx, offSpan{}
+}
+
+// offSpan is an empty struct so that returning it as a trace.Span does not allocate.
+type offSpan struct{ embedded.Span }
+
+func (offSpan) End(...trace.SpanEndOption)              {}
+func (offSpan) AddEvent(string, ...trace.EventOption)   {}
+func (offSpan) AddLink(trace.Link)                      {}
+func (offSpan) IsRecording() bool                       { return false }
+func (offSpan) RecordError(error, ...trace.EventOption) {}
+func (offSpan) SpanContext() trace.SpanContext          { return trace.SpanContext{} }
+func (offSpan) SetStatus(codes.Code, string)            {}
+func (offSpan) SetName(string)                          {}
+func (offSpan) SetAttributes(...attribute.KeyValue)     {}
+func (offSpan) TracerProvider() trace.TracerProvider    { return offProvider{} }
 
 // Tracer is tp's signalgate tracer; nil tp means tracing is off.
 func Tracer(tp trace.TracerProvider) trace.Tracer {

@@ -15,6 +15,7 @@ import (
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/agent/httptarget"
 	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/telemetry"
 )
 
 // checkCmd validates a config and prints what serve would run. Secrets are never printed.
@@ -35,7 +36,14 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer, look
 	if cfg == nil {
 		return code
 	}
+	// What the OTEL_* variables add to the telemetry block is only known here.
+	tracing, err := telemetry.Describe(cfg.Telemetry, lookup)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: telemetry: %v\n", *path, err)
+		return exitConfig
+	}
 	describe(stdout, *path, cfg)
+	fmt.Fprintf(stdout, "tracing:  %s\n", tracing)
 	warnPersist(stderr, *path, cfg.Policy.PersistUses())
 	if !*connect {
 		return exitOK

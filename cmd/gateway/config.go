@@ -29,6 +29,7 @@ import (
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/silence"
 	"github.com/signalgate/signalgate/store"
+	"github.com/signalgate/signalgate/telemetry"
 	"github.com/signalgate/signalgate/watch"
 )
 
@@ -50,6 +51,7 @@ type Config struct {
 	Watches    watch.Config             `yaml:"watches"`
 	Schedules  []schedule.Spec          `yaml:"schedules"`
 	Silences   silence.Config           `yaml:"silences"`
+	Telemetry  telemetry.Config         `yaml:"telemetry"`
 
 	// TimeIntervals are the named intervals policy rules apply or mute in (quiet hours).
 	TimeIntervals []quiet.Interval `yaml:"time_intervals"`
@@ -203,6 +205,7 @@ func (c *Config) Validate() []string {
 	add("replies.", c.Replies.validate())
 	add("watches.", c.Watches.Validate())
 	add("silences.", c.Silences.Validate())
+	add("telemetry.", c.Telemetry.Validate())
 	add("", c.validateWatchConnectors())
 	add("", c.validateSchedules())
 	add("", c.replyApprovals())

@@ -16,6 +16,7 @@ import (
 
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/console"
+	"github.com/signalgate/signalgate/telemetry"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -223,7 +224,16 @@ func flagExit(err error) int {
 	return exitConfig
 }
 
-// newLogger builds the slog logger: JSON unless stderr is a terminal (auto).
+// buildVersion is the version stamped at build time, "" for a development build.
+func buildVersion() string {
+	if version == "dev" {
+		return ""
+	}
+	return version
+}
+
+// newLogger builds the slog logger: JSON unless stderr is a terminal (auto). A line
+// logged with a context in a span carries trace_id and span_id.
 func newLogger(cfg LogConfig, w io.Writer) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.Level))
@@ -236,8 +246,9 @@ func newLogger(cfg LogConfig, w io.Writer) *slog.Logger {
 			}
 		}
 	}
+	var h slog.Handler = slog.NewJSONHandler(w, opts)
 	if text {
-		return slog.New(slog.NewTextHandler(w, opts))
+		h = slog.NewTextHandler(w, opts)
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return slog.New(telemetry.LogHandler(h))
 }

@@ -23,9 +23,10 @@ import (
 )
 
 // fixedSections are the config sections a running gateway cannot take without a
-// restart: the listener and its limits, the database, the logger, and the dispatcher's
-// workers (kept running so no delivery in flight is cut).
-func fixedSections() []string { return []string{"server", "storage", "log", "dispatch"} }
+// restart: the listener and its limits, the database, the logger, the dispatcher's
+// workers (kept running so no delivery in flight is cut) and the tracer provider
+// every component was given.
+func fixedSections() []string { return []string{"server", "storage", "log", "dispatch", "telemetry"} }
 
 // Reload re-reads the config file the gateway was started with and puts it in force
 // (SIGHUP, POST /-/reload). An invalid file, or one that changes a key that cannot

@@ -78,8 +78,10 @@ type Main struct {
 	// Silences makes, lists and expires silences and holds what they match.
 	Silences *silence.Service
 	// Traces is the tracer provider every component is given: telemetry.Off() unless
-	// tracing is configured (the telemetry: block or the OTEL_* variables).
-	Traces trace.TracerProvider
+	// tracing is configured (the telemetry: block or the OTEL_* variables read through
+	// Lookup); Open sets it up unless a provider was given before.
+	Traces  trace.TracerProvider
+	tracing *telemetry.Tracing // flushed by Close; nil unless Open set Traces up
 
 	// TestSignals are where tests wait; see service.Signal.
 	TestSignals struct {
@@ -141,6 +143,12 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	}()
 	cfg := m.Config
 	m.grace = cfg.Server.ShutdownGrace // server.* never changes live
+	if telemetry.IsOff(m.Traces) {
+		if m.tracing, err = telemetry.Setup(ctx, cfg.Telemetry, m.Lookup, buildVersion()); err != nil {
+			return fmt.Errorf("telemetry: %w", err)
+		}
+		m.Traces = m.tracing.Provider
+	}
 	if m.Store, err = store.Open(ctx, cfg.Storage, m.Log, store.WithClock(m.Now)); err != nil {
 		return err
 	}
@@ -444,6 +452,13 @@ func (m *Main) Close() error {
 		cancel()
 	}
 	m.running, m.services = nil, nil
+	// Every part has stopped, so its last spans have ended: send them.
+	if m.tracing != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), stopWait)
+		errs = append(errs, m.tracing.Shutdown(ctx))
+		cancel()
+		m.tracing = nil
+	}
 	errs = append(errs, m.closeStore())
 	return errors.Join(errs...)
 }
