@@ -19,9 +19,9 @@
 #                                                      # over PROFILE_SECONDS (30) from its start
 #
 # Every row reports the gateways' CPU per acked event (all replicas, from /proc/<pid>/stat;
-# on PostgreSQL the server's too). `table` and the default run also measure the storage
-# floor (BenchmarkSQLiteFloor, full) first and report cost_ratio = gateway CPU / floor;
-# FLOOR=1 measures it for any run, FLOOR=0 never.
+# on PostgreSQL the server's too). Before any gateway starts, the storage floor
+# (BenchmarkSQLiteFloor, full) is measured once and each row reports cost_ratio = gateway
+# CPU / floor; FLOOR=0 skips it (the storm and --otel never run it).
 #   GATEWAY=/tmp/old/gateway scripts/load.sh storm --defaults   # another build of the gateway (before/after)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -293,7 +293,7 @@ if [ $# -eq 0 ]; then
   run_storm || status=1
   exit $status
 fi
-[ "${FLOOR:-0}" = 0 ] || run_floor
+run_floor
 start_gateways
 "$WORK/loadgen" --url "$URLS" $(measure_args) "$@" || { status=$?; show_logs; }
 stop_gateways
