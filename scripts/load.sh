@@ -137,7 +137,7 @@ stop_gateways() {
   if [ -n "$PROFILE_CURL" ]; then
     wait "$PROFILE_CURL" || echo "load.sh: the CPU profile failed" >&2
     PROFILE_CURL=""
-    echo "load.sh: CPU profile in $PROFILE (go tool pprof -top -cum $WORK/gateway $PROFILE; the binary is removed at exit)" >&2
+    echo "load.sh: CPU profile in $PROFILE (go tool pprof -top -cum $PROFILE)" >&2
   fi
   for pid in "${PIDS[@]}"; do
     kill -TERM "$pid" 2>/dev/null || true
