@@ -16,7 +16,7 @@
 #                                                      # otel_loss_pct and spans per event
 #   STORAGE=postgres REPLICAS=3 scripts/load.sh        # 3 replicas on $SIGNALGATE_TEST_POSTGRES_DSN (a fresh schema)
 #   PROFILE=/tmp/cpu.pprof scripts/load.sh --scenario max --json   # also a CPU profile of the (first) gateway
-#                                                      # over PROFILE_SECONDS (30) from its start
+#                                                      # over PROFILE_SECONDS (30, at most the request timeout) from its start
 #
 # Every row reports the gateways' CPU per acked event (all replicas, from /proc/<pid>/stat;
 # on PostgreSQL the server's too). Before any gateway starts, the storage floor
