@@ -29,11 +29,14 @@ bench: fixtures
 fuzz:
 	bash scripts/fuzz.sh
 
-# The standard load scenario, then the recorded storm (issue 16), against freshly built gateways
-# (SQLite; STORAGE=postgres REPLICAS=3 for scale-out). SCENARIO=storm runs the storm alone.
+# The standard load scenario with its CPU per event and cost_ratio against the storage floor,
+# then the recorded storm (issue 16), against freshly built gateways (SQLite; STORAGE=postgres
+# REPLICAS=3 for scale-out). SCENARIO=storm runs the storm alone; OTEL=1 the max row without and
+# with tracing into an in-process collector.
 load: fixtures
-	bash scripts/load.sh $(if $(SCENARIO),--scenario $(SCENARIO))
+	bash scripts/load.sh $(if $(OTEL),--otel,$(if $(SCENARIO),--scenario $(SCENARIO)))
 
-# Every row of the load table (max, rate1000, rate50, threads10k), one JSON report per line.
+# Every row of the load table (max, rate1000, rate50, threads10k, watches100k, watched), one JSON
+# report per line, each with its CPU per event and cost_ratio against the storage floor.
 load-table: fixtures
 	bash scripts/load.sh table

@@ -7,6 +7,7 @@
 //	loadgen --url http://127.0.0.1:8080 --scenario threads10k --json
 //	loadgen storm-config [--defaults] > storm.yaml  # the recorded storm's gateway config
 //	loadgen storm --url http://127.0.0.1:8080 [--defaults] [--json]
+//	loadgen collect --listen 127.0.0.1:4318  # an OTLP/HTTP trace sink that counts spans
 package main
 
 import (
@@ -21,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -43,6 +45,10 @@ type report struct {
 	Ceiling  *load.Result `json:"ceiling,omitempty"`
 	// Ratio is gateway req/s over ceiling req/s.
 	Ratio float64 `json:"ratio,omitempty"`
+	// FloorCPU is the storage floor's CPU-µs per event (BenchmarkSQLiteFloor, full)
+	// measured beside this run; CostRatio is the gateways' CPU per event over it.
+	FloorCPU  float64 `json:"floor_cpu_us_per_event,omitempty"`
+	CostRatio float64 `json:"cost_ratio,omitempty"`
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -56,6 +62,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if len(args) > 0 && args[0] == "storm" {
 		return runStorm(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "collect" {
+		return runCollect(ctx, args[1:], stdout, stderr)
 	}
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -71,7 +80,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		drain        = fs.Duration("drain", 30*time.Second, "wait this long for the last frames")
 		busy         = fs.Float64("busy", 0, "fraction of followed threads whose agent opens/finishes runs")
 		retries      = fs.Int("retries", 0, "resend a failed delivery (same delivery id) this many times")
-		pid          = fs.Int("pid", 0, "gateway pid for RSS (default: its /metrics)")
+		pids         = fs.String("pid", "", "gateway pids, comma-separated (every replica): CPU per event sums them, RSS is the first's (default: RSS from its /metrics, no CPU)")
+		dbPID        = fs.Int("db-pid", 0, "the database server's (PostgreSQL postmaster's) pid: its CPU per event, children included")
+		clkTck       = fs.Int("clk-tck", load.DefaultClockTicks, "clock ticks per second of /proc/<pid>/stat (getconf CLK_TCK)")
+		floorCPU     = fs.Float64("floor-cpu-us", 0, "the storage floor's CPU-µs per event (BenchmarkSQLiteFloor full), for cost_ratio")
 		ceiling      = fs.Bool("ceiling", false, "first run the same traffic against an in-process verify-only handler")
 		asJSON       = fs.Bool("json", false, "print JSON instead of a table")
 		token        = fs.String("agent-token", sc.AgentToken, "the stream agent's bearer token")
@@ -80,8 +92,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		preset       = fs.String("scenario", "", "a named row of the load table, setting the flags it names: "+strings.Join(scenarioNames(), ", "))
 	)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: loadgen [config] [flags] | loadgen storm-config [--defaults] | loadgen storm [flags]\n\n"+
-			"`loadgen config` prints the gateway config the traffic expects; `loadgen storm` runs the recorded storm.\n\n")
+		fmt.Fprintf(stderr, "Usage: loadgen [config] [flags] | loadgen storm-config [--defaults] | loadgen storm [flags] | loadgen collect --listen ADDR\n\n"+
+			"`loadgen config` prints the gateway config the traffic expects; `loadgen storm` runs the recorded storm;\n"+
+			"`loadgen collect` counts the spans an OTLP/HTTP exporter sends it.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -97,12 +110,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	sc.AgentToken = *token
+	pidList, err := parsePIDs(*pids)
+	if err != nil {
+		fmt.Fprintf(stderr, "loadgen: %v\n", err)
+		return 2
+	}
 	cfg := load.Config{
 		Scenario: sc, URLs: split(*urls), Sources: split(*sources), Threads: *threads, Subscribers: *subs,
 		Events: *events, Duration: *duration, Rate: *rate, Clients: *clients, Drain: *drain, Busy: *busy,
-		Retries: *retries, PID: *pid, Watches: *watches, WatchThreads: *watchThreads,
+		Retries: *retries, PIDs: pidList, DBPID: *dbPID, ClockTicks: *clkTck, Watches: *watches, WatchThreads: *watchThreads,
 	}
-	rep := report{Scenario: *preset}
+	rep := report{Scenario: *preset, FloorCPU: *floorCPU}
 	if *ceiling {
 		c, err := runCeiling(ctx, cfg)
 		if err != nil {
@@ -119,6 +137,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	rep.Gateway = res
 	if rep.Ceiling != nil && rep.Ceiling.ReqPerSec > 0 {
 		rep.Ratio = res.ReqPerSec / rep.Ceiling.ReqPerSec
+	}
+	if rep.FloorCPU > 0 && res.GatewayCPU > 0 {
+		rep.CostRatio = res.GatewayCPU / rep.FloorCPU
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -148,8 +169,21 @@ func runCeiling(ctx context.Context, cfg load.Config) (*load.Result, error) {
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 	cfg.URLs = []string{"http://" + ln.Addr().String()}
-	cfg.Subscribers, cfg.Busy, cfg.PID = -1, 0, 0
+	cfg.Subscribers, cfg.Busy, cfg.PIDs, cfg.DBPID = -1, 0, nil, 0
 	return load.Run(ctx, cfg)
+}
+
+// parsePIDs reads --pid: comma-separated positive pids.
+func parsePIDs(s string) ([]int, error) {
+	var out []int
+	for _, p := range split(s) {
+		n, err := strconv.Atoi(p)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("--pid: %q is not a pid", p)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 func split(s string) []string {
@@ -196,6 +230,16 @@ func printTable(w io.Writer, rep report) {
 	single("frames per thread min/avg/max", fmt.Sprintf("%d / %.1f / %d", g.FramesMin, g.FramesAvg, g.FramesMax))
 	single("lost / duplicated", fmt.Sprintf("%d / %d", g.Lost, g.Duplicated+g.DupFrames+g.Conflicting))
 	single("gateway RSS (last / peak)", fmt.Sprintf("%.1f MiB / %.1f MiB", float64(g.RSSBytes)/(1<<20), float64(g.RSSPeakBytes)/(1<<20)))
+	if g.GatewayCPU > 0 {
+		cpu := fmt.Sprintf("%.0f µs", g.GatewayCPU)
+		if g.DBCPU > 0 {
+			cpu += fmt.Sprintf(" (database %.0f µs)", g.DBCPU)
+		}
+		single("gateway CPU per event", cpu)
+	}
+	if rep.CostRatio > 0 {
+		single("cost ratio (CPU / floor)", fmt.Sprintf("%.2f (floor %.0f µs)", rep.CostRatio, rep.FloorCPU))
+	}
 	single("statuses", fmt.Sprint(g.Status))
 	if rep.Ceiling != nil {
 		single("gateway / verify-only req/s", fmt.Sprintf("%.2f", rep.Ratio))

@@ -46,7 +46,13 @@ type Config struct {
 	BusyHold    time.Duration
 	Retries     int // a failed delivery is sent again (same delivery id) on the next URL
 	RunID       string
-	PID         int // the gateway's pid for RSS; 0 reads the metrics endpoint
+	// PIDs are the gateways' pids (every replica): CPU per event sums them, RSS is the
+	// first's. None: RSS from the metrics endpoint and no CPU figures.
+	PIDs []int
+	// DBPID is the database server's (PostgreSQL postmaster's) pid: its CPU and its
+	// children's is reported too. ClockTicks is /proc's tick rate (DefaultClockTicks).
+	DBPID      int
+	ClockTicks int
 	// Watches are created before sending, none matching the run's events;
 	// WatchThreads adds one per Slack thread that its events match (watches.go).
 	Watches      int
@@ -93,6 +99,12 @@ type Result struct {
 	Reconnects   int64          `json:"stream_reconnects"`
 	RSSBytes     int64          `json:"rss_bytes,omitempty"`
 	RSSPeakBytes int64          `json:"rss_peak_bytes,omitempty"`
+	// CPU per acked event in microseconds, from just before the traffic until every
+	// tracked frame arrived (or the drain gave up): the gateways' (summed), the
+	// database server's; GatewayCPUAcked stops at the last ack.
+	GatewayCPU      float64 `json:"gateway_cpu_us_per_event,omitempty"`
+	GatewayCPUAcked float64 `json:"gateway_cpu_us_per_event_to_last_ack,omitempty"`
+	DBCPU           float64 `json:"db_cpu_us_per_event,omitempty"`
 	// Watches is how many watches were created before sending, in WatchSetup seconds.
 	Watches    int     `json:"watches,omitempty"`
 	WatchSetup float64 `json:"watch_setup_s,omitempty"`
@@ -196,7 +208,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("set up %d watches (%d created): %w", cfg.Watches, watches, err)
 	}
 
-	rss := newRSSSampler(cfg.PID, cfg.URLs[0])
+	rssPID := 0
+	if len(cfg.PIDs) > 0 {
+		rssPID = cfg.PIDs[0]
+	}
+	rss := newRSSSampler(rssPID, cfg.URLs[0])
+	cpu := newCPUMeter(cfg.PIDs, cfg.DBPID, cfg.ClockTicks)
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	go rss.run(sampleCtx)
 	defer stopSampling()
@@ -244,6 +261,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		acked     atomic.Int64
 		next      atomic.Int64
 	)
+	cpu0 := cpu.read()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for c := 0; c < cfg.Clients; c++ {
@@ -307,6 +325,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpuAcked := cpu.read()
 	tr.doneSending()
 	if cfg.Subscribers > 0 {
 		t := time.NewTimer(cfg.Drain)
@@ -317,9 +336,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		t.Stop()
 	}
+	cpu1 := cpu.read()
 	stopStreams()
 	streamWG.Wait()
 	stopSampling()
+	if cpu0.ok && cpuAcked.ok && cpu1.ok {
+		res.GatewayCPU = perEvent(cpu0.gateway, cpu1.gateway, res.Acked)
+		res.GatewayCPUAcked = perEvent(cpu0.gateway, cpuAcked.gateway, res.Acked)
+		res.DBCPU = perEvent(cpu0.db, cpu1.db, res.Acked)
+	}
 
 	res.Seconds = elapsed.Seconds()
 	if res.Seconds > 0 {
