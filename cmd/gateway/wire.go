@@ -141,7 +141,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	}()
 	cfg := m.Config
 	m.grace = cfg.Server.ShutdownGrace // server.* never changes live
-	if m.Store, err = store.Open(ctx, cfg.Storage, m.Log, store.WithClock(m.Now)); err != nil {
+	if m.Store, err = store.Open(ctx, cfg.Storage, m.Log, store.WithClock(m.Now), store.WithTracing(m.Traces)); err != nil {
 		return err
 	}
 	st := m.Store
@@ -170,7 +170,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now), inbox.WithChangeHook(m.kick.Notify), inbox.WithSnoozes(st),
 		inbox.WithHolds(m.Silences), inbox.WithHeldRecords(st),
 		inbox.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlacePolicy) }))
-	m.Server = server.New(cfg.Server, m.Log, server.WithObserver(server.Observe(m.Metrics)))
+	m.Server = server.New(cfg.Server, m.Log, server.WithObserver(server.Observe(m.Metrics)), server.WithTracing(m.Traces))
 	m.Server.Health(st.Ready)
 	m.follower = m.followReloads()
 	if m.sessionKey, err = randomSessionKey(); err != nil {
