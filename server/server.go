@@ -18,6 +18,8 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/net/netutil"
+
+	"github.com/signalgate/signalgate/telemetry"
 )
 
 // Config is the `server:` section of config.yaml.
@@ -195,7 +197,7 @@ func New(cfg Config, log *slog.Logger, opts ...Option) *Server {
 	cfg = cfg.WithDefaults()
 	base, stop := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, log: log, stop: stop, base: base, guard: newBodyGuard(cfg), observe: o.observe}
-	if tracing(o.traces) {
+	if telemetry.Enabled(o.traces) {
 		s.trace = traceMiddleware(o.traces, o.now)
 	}
 	s.echo = s.NewRouter()

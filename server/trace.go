@@ -13,7 +13,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/signalgate/signalgate/telemetry"
 )
@@ -26,15 +25,6 @@ const WebhookPrefix = "/webhooks/"
 // (telemetry.Off) installs nothing.
 func WithTracing(tp trace.TracerProvider) Option {
 	return func(o *options) { o.traces = tp }
-}
-
-// tracing reports whether tp records anything: telemetry.Off's provider never does.
-func tracing(tp trace.TracerProvider) bool {
-	switch tp.(type) {
-	case nil, noop.TracerProvider, *noop.TracerProvider:
-		return false
-	}
-	return true
 }
 
 // pendingSpan is what the tracing middleware leaves in a connector request's context

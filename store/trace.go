@@ -8,7 +8,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/telemetry"
@@ -28,10 +27,8 @@ const (
 // provider (telemetry.Off) records nothing.
 func WithTracing(tp trace.TracerProvider) Option {
 	return func(s *Store) {
-		switch tp.(type) {
-		case nil, noop.TracerProvider, *noop.TracerProvider:
-			s.tracer = nil
-		default:
+		s.tracer = nil
+		if telemetry.Enabled(tp) {
 			s.tracer = telemetry.Tracer(tp)
 		}
 	}
