@@ -391,7 +391,7 @@ func (m *Main) emailPollers(cfgs []email.Config, _ admin.Parser, pipeline *conne
 	var out []background
 	for _, ec := range cfgs {
 		name := ec.Name
-		poller, err := email.NewPoller(ec, pipeline, m.Store, m.base(), email.WithLock(mailboxLock(m.Config, m.Log)), email.WithOwn(m.Store), email.WithHooks(email.Hooks{
+		poller, err := email.NewPoller(ec, pipeline, m.Store, m.base(), email.WithTracing(m.Traces), email.WithLock(mailboxLock(m.Config, m.Log)), email.WithOwn(m.Store), email.WithHooks(email.Hooks{
 			Polled:       func(_ string, _ int, err error) { m.Metrics.IMAPPoll(name, err) },
 			Disconnected: func(string, error) { m.Metrics.IMAPError(name) },
 		}))
