@@ -87,6 +87,9 @@ type Deps struct {
 	// an event (explain); nil: none.
 	Silences Silences
 	Holder   inbox.Holder
+	// TraceURL is the operator's trace URL template (telemetry.trace_url): records and
+	// events link to their trace with it ("" : no links).
+	TraceURL string
 	Log      *slog.Logger
 	Now      func() time.Time
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/telemetry"
 )
 
 var eventParams = []string{"source", "connector", "type", "kind", "status", "duplicate", "since", "until", "limit", "cursor"}
@@ -79,6 +80,9 @@ type EventDetail struct {
 	BodyBase64 string  `json:"bodyBase64,omitempty"`
 	// CreatedRecords are the records this event created (merges keep their first event).
 	CreatedRecords []inbox.Record `json:"createdRecords"`
+	// TraceID is the trace the event arrived in, TraceURL its link ("": none).
+	TraceID  string `json:"traceId,omitempty"`
+	TraceURL string `json:"traceUrl,omitempty"`
 }
 
 func (a *API) getEvent(c echo.Context) error {
@@ -107,7 +111,8 @@ func (a *API) Event(ctx context.Context, id string) (EventDetail, error) {
 	if err != nil {
 		return EventDetail{}, err
 	}
-	out := EventDetail{Event: ev, CreatedRecords: recs}
+	out := EventDetail{Event: ev, CreatedRecords: recs, TraceID: inbox.TraceIDOf(ev.TraceParent)}
+	out.TraceURL = telemetry.TraceURL(a.d.TraceURL, out.TraceID)
 	if out.CreatedRecords == nil {
 		out.CreatedRecords = []inbox.Record{}
 	}

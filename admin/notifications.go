@@ -14,6 +14,7 @@ import (
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/telemetry"
 )
 
 var recordParams = []string{"agent", "resource", "thread", "status", "priority", "source", "kind", "text", "event", "limit", "cursor"}
@@ -67,6 +68,9 @@ type NotificationDetail struct {
 	Event      *inbox.EventRef    `json:"event"` // nil when retention deleted it
 	Deliveries []delivery.Attempt `json:"deliveries"`
 	Signals    []agent.Frame      `json:"signals"`
+	// TraceURL links the trace of the event that made the record ("": no template or
+	// no trace).
+	TraceURL string `json:"traceUrl,omitempty"`
 }
 
 // MarshalJSON keeps the detail's fields beside the record's (inbox.Record.MarshalJSON
@@ -76,7 +80,8 @@ func (d NotificationDetail) MarshalJSON() ([]byte, error) {
 		Event      *inbox.EventRef    `json:"event"`
 		Deliveries []delivery.Attempt `json:"deliveries"`
 		Signals    []agent.Frame      `json:"signals"`
-	}{d.Event, d.Deliveries, d.Signals})
+		TraceURL   string             `json:"traceUrl,omitempty"`
+	}{d.Event, d.Deliveries, d.Signals, d.TraceURL})
 }
 
 func (a *API) getNotification(c echo.Context) error {
@@ -101,7 +106,7 @@ func (a *API) Notification(ctx context.Context, id string) (NotificationDetail, 
 	if err != nil {
 		return NotificationDetail{}, notFound(err, "notification", id)
 	}
-	out := NotificationDetail{Record: rec}
+	out := NotificationDetail{Record: rec, TraceURL: telemetry.TraceURL(a.d.TraceURL, rec.TraceID())}
 	if rec.EventID != "" {
 		ev, err := a.d.Store.GetEvent(ctx, rec.EventID)
 		switch {

@@ -37,6 +37,8 @@ func schemas(sources []string) obj {
 			"body":           str("The body when it is UTF-8 text."),
 			"bodyBase64":     str("The body when it is not."),
 			"createdRecords": array(ref("Record")),
+			"traceId":        str("The trace the event arrived in."),
+			"traceUrl":       str("Its link, from telemetry.trace_url."),
 		}, "createdRecords")}},
 		"Decision": object(obj{
 			"action": action, "deliverAt": timestamp(""), "summaryAt": timestamp(""),
@@ -97,6 +99,7 @@ func schemas(sources []string) obj {
 			"event":      nullable(ref("EventRef")),
 			"deliveries": array(ref("Attempt")),
 			"signals":    array(ref("Frame")),
+			"traceUrl":   str("The link to the record's trace, from telemetry.trace_url."),
 		}, "event", "deliveries", "signals")}},
 		"ActiveRun": object(obj{"runId": str(""), "origin": enum("", "agent", "wake"), "since": timestamp(""), "leaseUntil": timestamp("")},
 			"runId", "origin", "since", "leaseUntil"),

@@ -1,12 +1,15 @@
 package connectors
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/server"
@@ -65,20 +68,47 @@ func (o *Opening[C]) Open(c echo.Context) (*Delivery[C], error) {
 		return nil, err
 	}
 	now := o.Now()
-	if err := o.verify(name, conn, req.Header, body, now); err != nil {
+	slot, err := o.verify(name, conn, req.Header, body, now)
+	// Only a verified request continues the trace its traceparent names; the verify
+	// span, run before the server span could start, is dated after the fact.
+	var ctx context.Context
+	if err != nil {
+		ctx = server.RootTrace(c)
+	} else {
+		ctx = server.ContinueTrace(c)
+	}
+	o.verifySpan(ctx, now, name, slot, err)
+	if err != nil {
 		attrs := []any{"connector", name, "reason", err.Error(), "remote_ip", c.RealIP()}
 		if o.LogHeader != "" {
 			attrs = append(attrs, "delivery_id", Truncate(req.Header.Get(o.LogHeader), 200))
 		}
-		o.Log.Warn("signature rejected", attrs...)
+		o.Log.WarnContext(ctx, "signature rejected", attrs...)
 		return nil, server.Unauthorized()
 	}
 	return &Delivery[C]{Name: name, Conn: conn, Header: req.Header, Body: body, At: now.UTC()}, nil
 }
 
-// verify tries each of the connector's secrets in turn. A refusal reports the current
-// secret's reason: the previous one's would only repeat or muddle it.
-func (o *Opening[C]) verify(name string, conn C, h http.Header, body []byte, now time.Time) error {
+// verifySpan records the verification that began at start, under ctx's span.
+func (o *Opening[C]) verifySpan(ctx context.Context, start time.Time, name, slot string, err error) {
+	if !trace.SpanFromContext(ctx).IsRecording() {
+		return
+	}
+	_, span := startSpan(ctx, "verify", trace.WithTimestamp(start),
+		trace.WithAttributes(AttrConnector.String(name)))
+	if err != nil {
+		// The reason stays in the log: a span may leave the operator's hands.
+		span.SetStatus(codes.Error, "not authentic")
+	} else {
+		span.SetAttributes(AttrSecretSlot.String(slot))
+	}
+	span.End(trace.WithTimestamp(o.Now()))
+}
+
+// verify tries each of the connector's secrets in turn and names the slot of the one
+// that verified. A refusal reports the current secret's reason: the previous one's
+// would only repeat or muddle it.
+func (o *Opening[C]) verify(name string, conn C, h http.Header, body []byte, now time.Time) (string, error) {
 	var first error
 	for i, key := range o.Secrets(conn) {
 		err := o.Verify(conn, key, h, body, now)
@@ -86,14 +116,14 @@ func (o *Opening[C]) verify(name string, conn C, h http.Header, body []byte, now
 			if o.SecretUsed != nil {
 				o.SecretUsed(o.Source+"/"+name, secret.Slot(i))
 			}
-			return nil
+			return secret.Slot(i), nil
 		}
 		if first == nil {
 			first = err
 		}
 	}
 	if first == nil {
-		return errors.New("no secret configured")
+		return "", errors.New("no secret configured")
 	}
-	return first
+	return "", first
 }

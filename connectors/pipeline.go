@@ -16,6 +16,7 @@ import (
 	"github.com/signalgate/signalgate/condition"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/telemetry"
 )
 
 // Pipeline routes a connector's items and stores the event with its notifications.
@@ -102,26 +103,37 @@ func (p *Pipeline) Ingest(ctx context.Context, ev *inbox.Event, items []Item) (O
 		if p.router.UsesPayload() {
 			payload = condition.DecodePayload(ev.Body)
 		}
+		_, span := startSpan(ctx, "route")
 		rt, err := p.router.RouteWatched(ctx, p.watches, payload, items, at)
 		if err != nil {
+			span.End()
 			return Outcome{}, fmt.Errorf("route %s event %q: %w", ev.Source, ev.Type, err)
 		}
 		ns, routeErrs = rt.Notifications, rt.Errs
+		if span.IsRecording() {
+			span.SetAttributes(AttrNotifications.Int(len(ns)))
+			span.End()
+		}
 		if slices.ContainsFunc(routeErrs, func(err error) bool { return errors.Is(err, condition.ErrBudgetExceeded) }) {
 			p.overBudget()
 		}
 	}
 	ev.Status, ev.Error = EventStatus(ev.Status, ev.Error, items, ns, routeErrs)
+	// Every record made of the event points at the span it arrived under (the server
+	// span of its request, an email's message span).
+	if tp := telemetry.Traceparent(ctx); tp != "" {
+		ev.TraceParent = tp
+	}
 	res, err := p.ingester.Ingest(ctx, ev, ns)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("store %s event %q: %w", ev.Source, ev.Type, err)
 	}
 	for _, e := range routeErrs {
-		p.log.Warn("route skipped", "source", ev.Source, "connector", ev.Connector,
+		p.log.WarnContext(ctx, "route skipped", "source", ev.Source, "connector", ev.Connector,
 			"event_id", res.EventID, "error", e.Error())
 	}
 	out := Outcome{EventID: res.EventID, Duplicate: res.Duplicate, Status: ev.Status, Records: len(res.Records)}
-	p.log.Debug("event ingested", "source", ev.Source, "connector", ev.Connector, "event_type", ev.Type,
+	p.log.DebugContext(ctx, "event ingested", "source", ev.Source, "connector", ev.Connector, "event_type", ev.Type,
 		"event_id", out.EventID, "delivery_id", ev.DeliveryID, "status", string(out.Status),
 		"duplicate", out.Duplicate, "records", out.Records)
 	return out, nil

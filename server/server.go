@@ -16,7 +16,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/net/netutil"
+
+	"github.com/signalgate/signalgate/telemetry"
 )
 
 // Config is the `server:` section of config.yaml.
@@ -154,6 +157,7 @@ type Server struct {
 	cur     atomic.Pointer[echo.Echo]
 	guard   *bodyGuard
 	observe []echo.MiddlewareFunc
+	trace   echo.MiddlewareFunc // nil: tracing off
 	ready   func(context.Context) error
 	log     *slog.Logger
 	stop    context.CancelFunc
@@ -172,7 +176,11 @@ func IsStream(c echo.Context) bool {
 // Option configures a Server.
 type Option func(*options)
 
-type options struct{ observe []echo.MiddlewareFunc }
+type options struct {
+	observe []echo.MiddlewareFunc
+	traces  trace.TracerProvider
+	now     func() time.Time
+}
 
 // WithObserver runs mw around every routed request, outside the server's own limits, so
 // it sees their answers too (413, 503, timeouts): the metrics middleware.
@@ -182,13 +190,16 @@ func WithObserver(mw ...echo.MiddlewareFunc) Option {
 
 // New builds the echo instance with the shared middleware.
 func New(cfg Config, log *slog.Logger, opts ...Option) *Server {
-	var o options
+	o := options{now: time.Now}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	cfg = cfg.WithDefaults()
 	base, stop := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, log: log, stop: stop, base: base, guard: newBodyGuard(cfg), observe: o.observe}
+	if telemetry.Enabled(o.traces) {
+		s.trace = traceMiddleware(o.traces, o.now)
+	}
 	s.echo = s.NewRouter()
 	s.cur.Store(s.echo)
 	e := s.echo
@@ -217,6 +228,10 @@ func (s *Server) NewRouter() *echo.Echo {
 	}
 	e.HTTPErrorHandler = errorHandler(s.log)
 	e.Pre(s.guard.deadline)
+	if s.trace != nil {
+		// Outermost: it sees the answer of every limit and of a recovered panic.
+		e.Use(s.trace)
+	}
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true}))
 	e.Use(middleware.RequestID())
 	e.Use(s.observe...)

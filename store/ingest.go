@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/signalgate/signalgate/inbox"
 )
@@ -22,7 +23,12 @@ func (s *Store) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notifica
 	var res inbox.IngestResult
 	ns = storable(ev, ns)
 	status := ev.Status // endWatches may change it: a rolled back attempt must not have
+	ctx, span := s.startIngestSpan(ctx)
 	err := s.inIngestTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
+		if span != nil {
+			// SQLite's group commit runs this under its own context.
+			ctx = trace.ContextWithSpan(ctx, span)
+		}
 		res = inbox.IngestResult{EventID: ev.ID}
 		// Every notification either creates or merges a record, or the tx rolls back.
 		ev.Records, ev.Status = len(ns), status
@@ -52,6 +58,7 @@ func (s *Store) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notifica
 		}
 		return nil
 	})
+	endSpan(span, err)
 	if err != nil {
 		return inbox.IngestResult{}, err
 	}
@@ -154,7 +161,10 @@ func (s *Store) ingestOne(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, n i
 	if n.NetKey != "" {
 		// A lane's records never merge; the thread row upserted above serialises the
 		// lane's writers on PostgreSQL.
-		return s.ingestNet(ctx, tx, ev, n, decide(sub, presence, now), newID)
+		d, span := s.decide(ctx, n, func() inbox.Decision { return decide(sub, presence, now) })
+		out, err := s.ingestNet(ctx, tx, ev, n, d, newID)
+		endDecide(span, out.RecordID)
+		return out, err
 	}
 	existing, err := s.findMergeable(ctx, s.writeTx(tx), n)
 	if err != nil {
@@ -164,16 +174,19 @@ func (s *Store) ingestOne(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, n i
 		if sub.Priority == "" {
 			sub.Priority = existing.Priority
 		}
-		d := decide(sub, presence, now)
+		d, span := s.decide(ctx, n, func() inbox.Decision { return decide(sub, presence, now) })
+		endDecide(span, existing.ID)
 		existing.Merge(n, d, now)
 		existing.LinkTrace(ev.TraceParent)
+		s.mergeSpan(ctx, existing)
 		if err := s.updateRecord(ctx, tx, existing); err != nil {
 			return inbox.RecordOutcome{}, err
 		}
 		return inbox.RecordOutcome{RecordID: existing.ID, Thread: n.Thread, Merged: true, Decision: d}, nil
 	}
-	d := decide(sub, presence, now)
+	d, span := s.decide(ctx, n, func() inbox.Decision { return decide(sub, presence, now) })
 	r := inbox.NewRecord(newID(), ev.ID, n, d, now)
+	endDecide(span, r.ID)
 	r.TraceParent = ev.TraceParent
 	if err := s.insertRecord(ctx, tx, &r); err != nil {
 		return inbox.RecordOutcome{}, err

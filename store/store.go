@@ -20,6 +20,8 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -94,6 +96,9 @@ type Store struct {
 	ckpt   *checkpointer                         // SQLite: WAL checkpoints off the committer's path, on their own connection
 	log    *slog.Logger
 	now    func() time.Time
+	tracer trace.Tracer // nil: tracing off
+	// dbAttrs name the database on its spans.
+	dbAttrs []attribute.KeyValue
 }
 
 // Option configures a Store.
@@ -108,7 +113,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*S
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Store{driver: cfg.Driver, log: log.With("component", "store"), now: time.Now}
+	s := &Store{driver: cfg.Driver, log: log.With("component", "store"), now: time.Now, dbAttrs: dbAttrs(cfg)}
 	for _, o := range opts {
 		o(s)
 	}

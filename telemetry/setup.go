@@ -28,13 +28,6 @@ type Tracing struct {
 	sdk      *sdktrace.TracerProvider
 }
 
-// IsOff reports whether tp is Off() (or nil): a caller that was given no provider of
-// its own may set one up.
-func IsOff(tp trace.TracerProvider) bool {
-	_, off := tp.(offProvider)
-	return tp == nil || off
-}
-
 // Enabled reports whether spans are exported.
 func (t *Tracing) Enabled() bool { return t != nil && t.sdk != nil }
 

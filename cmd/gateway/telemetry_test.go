@@ -119,7 +119,7 @@ telemetry: { service_name: gw-test, traces: { endpoint: "`+collector.URL+`" } }
 	m := NewMain(cfg, storetest.Logger(t))
 	m.Lookup = noEnv
 	require.NoError(t, m.Open(context.Background()))
-	require.False(t, telemetry.IsOff(m.Traces))
+	require.True(t, telemetry.Enabled(m.Traces))
 	_, span := telemetry.Tracer(m.Traces).Start(context.Background(), "probe")
 	span.End()
 	require.NoError(t, m.Close())
@@ -131,7 +131,7 @@ telemetry: { service_name: gw-test, traces: { endpoint: "`+collector.URL+`" } }
 	cfg.Telemetry = telemetry.Config{}
 	m = NewMain(cfg, storetest.Logger(t))
 	require.NoError(t, m.Open(context.Background()))
-	require.True(t, telemetry.IsOff(m.Traces))
+	require.False(t, telemetry.Enabled(m.Traces))
 	require.NoError(t, m.Close())
 	mine := sdktrace.NewTracerProvider()
 	m = NewMain(cfg, storetest.Logger(t))

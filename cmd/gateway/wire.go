@@ -143,13 +143,13 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	}()
 	cfg := m.Config
 	m.grace = cfg.Server.ShutdownGrace // server.* never changes live
-	if telemetry.IsOff(m.Traces) {
+	if !telemetry.Enabled(m.Traces) {
 		if m.tracing, err = telemetry.Setup(ctx, cfg.Telemetry, m.Lookup, buildVersion()); err != nil {
 			return fmt.Errorf("telemetry: %w", err)
 		}
 		m.Traces = m.tracing.Provider
 	}
-	if m.Store, err = store.Open(ctx, cfg.Storage, m.Log, store.WithClock(m.Now)); err != nil {
+	if m.Store, err = store.Open(ctx, cfg.Storage, m.Log, store.WithClock(m.Now), store.WithTracing(m.Traces)); err != nil {
 		return err
 	}
 	st := m.Store
@@ -178,7 +178,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now), inbox.WithChangeHook(m.kick.Notify), inbox.WithSnoozes(st),
 		inbox.WithHolds(m.Silences), inbox.WithHeldRecords(st),
 		inbox.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlacePolicy) }))
-	m.Server = server.New(cfg.Server, m.Log, server.WithObserver(server.Observe(m.Metrics)))
+	m.Server = server.New(cfg.Server, m.Log, server.WithObserver(server.Observe(m.Metrics)), server.WithTracing(m.Traces))
 	m.Server.Health(st.Ready)
 	m.follower = m.followReloads()
 	if m.sessionKey, err = randomSessionKey(); err != nil {
@@ -399,7 +399,7 @@ func (m *Main) emailPollers(cfgs []email.Config, _ admin.Parser, pipeline *conne
 	var out []background
 	for _, ec := range cfgs {
 		name := ec.Name
-		poller, err := email.NewPoller(ec, pipeline, m.Store, m.base(), email.WithLock(mailboxLock(m.Config, m.Log)), email.WithOwn(m.Store), email.WithHooks(email.Hooks{
+		poller, err := email.NewPoller(ec, pipeline, m.Store, m.base(), email.WithTracing(m.Traces), email.WithLock(mailboxLock(m.Config, m.Log)), email.WithOwn(m.Store), email.WithHooks(email.Hooks{
 			Polled:       func(_ string, _ int, err error) { m.Metrics.IMAPPoll(name, err) },
 			Disconnected: func(string, error) { m.Metrics.IMAPError(name) },
 		}))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
@@ -93,6 +94,7 @@ type Poller struct {
 	hooks      Hooks
 	tlsBase    *tls.Config
 	own        reply.Own
+	tracer     trace.Tracer // nil: tracing off
 	workers    []*worker
 
 	service.StartStop

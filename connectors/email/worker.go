@@ -14,6 +14,7 @@ import (
 	"github.com/cenkalti/backoff/v5"
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
@@ -255,12 +256,18 @@ func (w *worker) sync(ctx context.Context, c *imapclient.Client, validity uint32
 	}
 	slices.Sort(uids)
 	stored := 0
+	var span trace.Span
+	if len(uids) > 0 {
+		ctx, span = w.startFetch(ctx, len(uids))
+	}
 	for _, uid := range uids {
 		if ctx.Err() != nil {
+			endSpan(span, ctx.Err())
 			return stored, ctx.Err()
 		}
 		ok, err := w.fetchAndStore(ctx, c, validity, uid)
 		if err != nil {
+			endSpan(span, err)
 			return stored, err
 		}
 		if !ok {
@@ -271,6 +278,7 @@ func (w *worker) sync(ctx context.Context, c *imapclient.Client, validity uint32
 		w.update(func(st *MailboxStatus) { st.LastUID = uid; st.Stored++ })
 		w.afterIngest(c, uid)
 	}
+	endSpan(span, nil)
 	now := w.p.now()
 	w.update(func(st *MailboxStatus) { st.LastPoll = now })
 	return stored, nil
@@ -278,7 +286,9 @@ func (w *worker) sync(ctx context.Context, c *imapclient.Client, validity uint32
 
 // fetchAndStore fetches one message without setting \Seen and stores it with its
 // cursor; false means the message no longer exists.
-func (w *worker) fetchAndStore(ctx context.Context, c *imapclient.Client, validity, uid uint32) (bool, error) {
+func (w *worker) fetchAndStore(ctx context.Context, c *imapclient.Client, validity, uid uint32) (stored bool, err error) {
+	ctx, span := w.startMessage(ctx, uid)
+	defer func() { endSpan(span, err) }()
 	max := int64(w.p.cfg.MaxMessageBytes)
 	section := &imap.FetchItemBodySection{Peek: true, Partial: &imap.SectionPartial{Offset: 0, Size: max}}
 	msgs, err := c.Fetch(imap.UIDSetNum(imap.UID(uid)), &imap.FetchOptions{
@@ -304,7 +314,9 @@ func (w *worker) fetchAndStore(ctx context.Context, c *imapclient.Client, validi
 		raw = raw[:max]
 	}
 	truncated := buf.RFC822Size > int64(len(raw))
+	parse := connectors.StartParse(ctx)
 	ev, items := w.event(raw, truncated, validity, uid, buf.InternalDate)
+	connectors.EndParse(parse, ev.Type, len(items))
 	if err := w.markOwn(ctx, ev, items); err != nil {
 		return false, fmt.Errorf("uid %d: %w", uid, err)
 	}
@@ -312,7 +324,7 @@ func (w *worker) fetchAndStore(ctx context.Context, c *imapclient.Client, validi
 	if err != nil {
 		return false, fmt.Errorf("store uid %d: %w", uid, err)
 	}
-	w.log.Debug("message stored", "uid", uid, "delivery_id", ev.DeliveryID, "event_id", out.EventID,
+	w.log.DebugContext(ctx, "message stored", "uid", uid, "delivery_id", ev.DeliveryID, "event_id", out.EventID,
 		"status", string(out.Status), "duplicate", out.Duplicate, "records", out.Records)
 	return true, nil
 }

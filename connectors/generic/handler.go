@@ -123,13 +123,17 @@ func (h *Handler) Serve(c echo.Context) error {
 		Body:       d.Body,
 		ReceivedAt: d.At,
 	}
+	ctx := c.Request().Context()
+	parse := connectors.StartParse(ctx)
 	it, err := d.Conn.item(d.Name, sent{id: id, at: d.Header.Get(p.timestampHeader), kind: d.Header.Get(p.kindHeader)}, d.Body)
 	if err != nil {
+		connectors.EndParse(parse, "", 0)
 		ev.Status, ev.Error = inbox.EventInvalid, err.Error()
-		h.log.Warn("body not readable", "connector", d.Name, "delivery_id", connectors.Truncate(id, 200), "error", ev.Error)
+		h.log.WarnContext(ctx, "body not readable", "connector", d.Name, "delivery_id", connectors.Truncate(id, 200), "error", ev.Error)
 		return h.respond(c, p, ev, nil)
 	}
 	ev.Type = it.Kind
+	connectors.EndParse(parse, it.Kind, 1)
 	return h.respond(c, p, ev, []connectors.Item{it})
 }
 

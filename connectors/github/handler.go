@@ -162,6 +162,7 @@ func (h *Handler) Serve(c echo.Context) error {
 		ReceivedAt: d.At,
 	}
 	var items []connectors.Item
+	parse := connectors.StartParse(ctx)
 	payload, err := formPayload(d.Header.Get(echo.HeaderContentType), d.Body)
 	if err == nil {
 		h.repos.note(ctx, h.log, d.Name, payload, d.At)
@@ -169,6 +170,7 @@ func (h *Handler) Serve(c echo.Context) error {
 	if err != nil {
 		ev.Status, ev.Error = inbox.EventInvalid, err.Error()
 	} else if own, err := h.ownReply(ctx, &d.Conn, eventType, payload); err != nil {
+		connectors.EndParse(parse, eventType, 0)
 		return err
 	} else if own {
 		// Before any other rule: the agent never hears itself.
@@ -178,8 +180,9 @@ func (h *Handler) Serve(c echo.Context) error {
 		cfg := d.Conn
 		items, ev.Status, ev.Error = h.parse(ctx, &cfg, eventType, delivery, payload, h.ci)
 	}
+	connectors.EndParse(parse, eventType, len(items))
 	if ev.Status == inbox.EventInvalid {
-		h.log.Warn("payload not decodable", "connector", d.Name, "event_type", eventType,
+		h.log.WarnContext(ctx, "payload not decodable", "connector", d.Name, "event_type", eventType,
 			"delivery_id", delivery, "error", ev.Error)
 	}
 	if eventType == "ping" && ev.Status != inbox.EventInvalid {
@@ -226,7 +229,7 @@ func (h *Handler) parse(ctx context.Context, cfg *Config, eventType, delivery st
 		if parsed, dropped, err = parseLenient(eventType, payload); err != nil {
 			return nil, inbox.EventInvalid, fmt.Sprintf("decode %s payload: %s", eventType, jsonProblem(err))
 		}
-		h.log.Info("payload read leniently", "event_type", eventType, "delivery_id", delivery,
+		h.log.InfoContext(ctx, "payload read leniently", "event_type", eventType, "delivery_id", delivery,
 			"fields_left_out", strings.Join(dropped, ","))
 	}
 	m := mapper{cfg: cfg, ci: ci, log: h.log, event: eventType, delivery: delivery}

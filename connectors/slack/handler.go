@@ -169,8 +169,10 @@ func (h *Handler) Serve(c echo.Context) error {
 		return c.String(http.StatusOK, outer.Challenge)
 	}
 	ctx := c.Request().Context()
+	parse := connectors.StartParse(ctx)
 	parsed, parseErr := slackevents.ParseEvent(json.RawMessage(body), slackevents.OptionNoVerifyToken())
 	ev, items := conn.build(ctx, body, &parsed, parseErr, VerifiedBySignature)
+	connectors.EndParse(parse, ev.Type, len(items))
 	ev.Headers = connectors.KeepHeaders(d.Header, keptHeaders()...)
 	ev.ReceivedAt = d.At
 	out, err := conn.ingest(ctx, h.pipeline, ev, items)
@@ -250,12 +252,12 @@ func (c *connector) build(ctx context.Context, body []byte, parsed *slackevents.
 	var env envelope
 	if trimmed := bytes.TrimSpace(body); len(trimmed) == 0 || trimmed[0] != '{' {
 		ev.Type, ev.Status, ev.Error = "unknown", inbox.EventInvalid, "decode envelope: want a JSON object"
-		c.log.Warn("envelope not decodable", "error", ev.Error)
+		c.log.WarnContext(ctx, "envelope not decodable", "error", ev.Error)
 		return ev, nil
 	}
 	if err := json.Unmarshal(body, &env); err != nil {
 		ev.Type, ev.Status, ev.Error = "unknown", inbox.EventInvalid, "decode envelope: "+jsonProblem(err)
-		c.log.Warn("envelope not decodable", "error", ev.Error)
+		c.log.WarnContext(ctx, "envelope not decodable", "error", ev.Error)
 		return ev, nil
 	}
 	ev.DeliveryID, ev.Type = env.EventID, env.Type
@@ -271,11 +273,11 @@ func (c *connector) build(ctx context.Context, body []byte, parsed *slackevents.
 			m, mapped, err = fromRaw(env.Event)
 			if err != nil {
 				ev.Status, ev.Error = inbox.EventInvalid, "decode event: "+jsonProblem(err)
-				c.log.Warn("event not decodable", "event_id", env.EventID, "error", ev.Error)
+				c.log.WarnContext(ctx, "event not decodable", "event_id", env.EventID, "error", ev.Error)
 				return ev, nil
 			}
 			if mapped {
-				c.log.Warn("slack-go could not parse the event; read its basic fields only",
+				c.log.WarnContext(ctx, "slack-go could not parse the event; read its basic fields only",
 					"event_id", env.EventID, "event_type", ev.Type, "error", errString(parseErr))
 			}
 		}
@@ -291,7 +293,7 @@ func (c *connector) build(ctx context.Context, body []byte, parsed *slackevents.
 		return ev, []connectors.Item{mp.item(ctx, &m)}
 	case slackevents.AppRateLimited:
 		ev.Status, ev.Error = inbox.EventIgnored, "Slack is rate-limiting this app's events; some were not sent"
-		c.log.Warn("slack rate-limited the app's events", "team", env.TeamID, "api_app_id", env.APIAppID)
+		c.log.WarnContext(ctx, "slack rate-limited the app's events", "team", env.TeamID, "api_app_id", env.APIAppID)
 	default:
 		ev.Status, ev.Error = inbox.EventIgnored, fmt.Sprintf("envelope type %q is not mapped", env.Type)
 	}
@@ -306,7 +308,7 @@ func (c *connector) ownReply(ctx context.Context, m *message) bool {
 	}
 	own, err := c.own.OwnReply(ctx, Source, c.cfg.Name, ownPlatformID(m.channel, m.ts))
 	if err != nil {
-		c.log.Warn("own reply lookup failed; applying the other rules", "channel", m.channel, "ts", m.ts, "error", err.Error())
+		c.log.WarnContext(ctx, "own reply lookup failed; applying the other rules", "channel", m.channel, "ts", m.ts, "error", err.Error())
 		return false
 	}
 	return own

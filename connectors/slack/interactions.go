@@ -42,7 +42,7 @@ func (h *Handler) ServeInteractions(c echo.Context) error {
 		err = json.Unmarshal([]byte(raw), &ic)
 	}
 	if err != nil || raw == "" {
-		conn.log.Warn("interaction not readable", "error", problem(err, raw))
+		conn.log.WarnContext(c.Request().Context(), "interaction not readable", "error", problem(err, raw))
 		return c.JSON(http.StatusAccepted, map[string]string{"status": "invalid", "error": "want a form field payload holding an interaction JSON object"})
 	}
 	if ic.Type != slack.InteractionTypeBlockActions {
@@ -59,7 +59,7 @@ func (h *Handler) ServeInteractions(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ignored", "reason": "no approval action"})
 	}
 	if h.decider == nil {
-		conn.log.Warn("approval click but approvals are not configured", "user", ic.User.ID)
+		conn.log.WarnContext(c.Request().Context(), "approval click but approvals are not configured", "user", ic.User.ID)
 		return c.JSON(http.StatusOK, map[string]string{"status": "ignored", "reason": errNoDecider.Error()})
 	}
 	if len(act.Value) > maxApprovalID || ic.User.ID == "" {

@@ -1,0 +1,20 @@
+package telemetry_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/signalgate/signalgate/telemetry"
+)
+
+func TestEnabled(t *testing.T) {
+	require.False(t, telemetry.Enabled(nil))
+	require.False(t, telemetry.Enabled(telemetry.Off()))
+	require.False(t, telemetry.Enabled(noop.NewTracerProvider()))
+	tp := sdktrace.NewTracerProvider()
+	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
+	require.True(t, telemetry.Enabled(tp))
+}
