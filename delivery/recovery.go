@@ -73,6 +73,7 @@ func (d *Dispatcher) Recover(ctx context.Context, run agent.Run) error {
 		for k, v := range sig.Metadata {
 			meta[k] = v
 		}
+		delete(meta, MetaTraceparent) // the first delivery's: the redelivery gets its own
 		meta["recoveredFrom"], meta["recoveredRun"] = f.ID, f.RunID
 		if rec.Cause != "" {
 			meta[MetaRecoveredCause] = rec.Cause
