@@ -249,7 +249,7 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 		g.Approvals = approval.New(cfg.Approvals, approval.Deps{Store: st, Places: st,
 			Slack:   slack.NewMessenger(entries[slack.Config](cfg.Connectors, slack.Source), cfg.Approvals.GroupCacheTTL, g.Log, g.Now),
 			Resumer: mastra.NewToolApprovals(cfg.Agents, nil), Emitter: agent.NewEmitter(st, g.Runs, g.Dispatcher, g.Now),
-			Relay: relay, Slots: slots, Base: g.base()})
+			Relay: relay, Slots: slots, Base: g.base(), Traces: g.Traces})
 		g.slotFreed = slots.h
 		g.services = append(g.services, g.Approvals)
 	}
@@ -368,7 +368,8 @@ func (m *Main) openReplies() error {
 		}
 		return nil
 	}
-	opts := []reply.Option{reply.WithMaxAge(cfg.Replies.MaxAge), reply.WithSecrets(cfg.Secrets()), reply.WithWatches(m.Watches)}
+	opts := []reply.Option{reply.WithMaxAge(cfg.Replies.MaxAge), reply.WithSecrets(cfg.Secrets()), reply.WithWatches(m.Watches),
+		reply.WithTracerProvider(m.Traces)}
 	if cfg.Replies.Lease > 0 {
 		opts = append(opts, reply.WithLease(cfg.Replies.Lease))
 	}
