@@ -76,7 +76,7 @@ func endPass(span trace.Span, records int64, err error) {
 // signal of one record continues that record's trace (the event that made it), linking
 // the events merged into it; a summary or a signal of several records starts a trace of
 // its own linking every record's events. Both link the pass they went out in (the span
-// of ctx, if any).
+// of ctx, if any). A signal of no record (the agent API's) is a child of the span of ctx.
 func (t tracing) startDeliver(ctx context.Context, kind string, del agent.Delivery, records []inbox.Record) (context.Context, trace.Span) {
 	if !t.on {
 		return ctx, nil
@@ -88,10 +88,13 @@ func (t tracing) startDeliver(ctx context.Context, kind string, del agent.Delive
 		room--
 	}
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
-	if len(records) == 1 && telemetry.SpanContext(records[0].TraceParent).IsValid() {
+	switch {
+	case len(records) == 0:
+		pass = trace.SpanContext{} // the parent, not a pass
+	case len(records) == 1 && telemetry.SpanContext(records[0].TraceParent).IsValid():
 		ctx = telemetry.WithRemoteParent(ctx, records[0].TraceParent)
 		links = telemetry.Links(records[0].TraceLinks, room)
-	} else {
+	default:
 		opts = append(opts, trace.WithNewRoot())
 		var tps []string
 		for _, r := range records {
