@@ -248,7 +248,7 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 		slots := &genSlots{}
 		g.Approvals = approval.New(cfg.Approvals, approval.Deps{Store: st, Places: st,
 			Slack:   slack.NewMessenger(entries[slack.Config](cfg.Connectors, slack.Source), cfg.Approvals.GroupCacheTTL, g.Log, g.Now),
-			Resumer: mastra.NewToolApprovals(cfg.Agents, nil), Emitter: agent.NewEmitter(st, g.Runs, g.Dispatcher, g.Now),
+			Resumer: mastra.NewToolApprovals(cfg.Agents, httptarget.Traced(nil, g.Traces)), Emitter: agent.NewEmitter(st, g.Runs, g.Dispatcher, g.Now),
 			Relay: relay, Slots: slots, Base: g.base(), Traces: g.Traces})
 		g.slotFreed = slots.h
 		g.services = append(g.services, g.Approvals)
