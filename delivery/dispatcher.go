@@ -249,7 +249,7 @@ func (d *Dispatcher) readWork(ctx context.Context, keys []inbox.ThreadKey, now t
 	ws, err := d.q.ThreadsWork(ctx, batch, now, d.perPass)
 	if err != nil {
 		// Each pass then reads its own thread (and holds it if that fails too).
-		d.log.Warn("read claimed threads", "threads", len(batch), "error", err.Error())
+		d.log.WarnContext(ctx, "read claimed threads", "threads", len(batch), "error", err.Error())
 		return out
 	}
 	for j, i := range idx {
@@ -345,7 +345,7 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read
 		for _, r := range w.Records {
 			o.Failures = append(o.Failures, Failure{RecordID: r.ID, Attempts: r.Attempts, Error: msg, Failed: true})
 		}
-		d.log.Warn("records failed: no target", "agent", k.Agent, "records", len(w.Records))
+		d.log.WarnContext(ctx, "records failed: no target", "agent", k.Agent, "records", len(w.Records))
 		return d.complete(o, d.owner)
 	}
 	p := planThread(w, now, live.interval)

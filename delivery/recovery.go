@@ -85,6 +85,6 @@ func (d *Dispatcher) Recover(ctx context.Context, run agent.Run) error {
 			return fmt.Errorf("recover signal %s into run %s: %w", f.ID, run.ID, err)
 		}
 	}
-	d.log.Info("recovered in-flight signals", "thread", run.Thread.String(), "run_id", run.ID, "signals", len(recs))
+	d.log.InfoContext(ctx, "recovered in-flight signals", "thread", run.Thread.String(), "run_id", run.ID, "signals", len(recs))
 	return nil
 }

@@ -3,6 +3,7 @@ package delivery_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -226,10 +227,29 @@ func TestTraceSummaryLinksEveryEvent(t *testing.T) {
 	})
 }
 
-// A failed attempt the dispatcher will retry says so, with an error status.
+// spanLogs keeps the span context each log record was made in, by message.
+type spanLogs struct {
+	mu  sync.Mutex
+	got map[string]trace.SpanContext
+}
+
+func (h *spanLogs) Enabled(context.Context, slog.Level) bool { return true }
+func (h *spanLogs) Handle(ctx context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.got[r.Message] = trace.SpanContextFromContext(ctx)
+	return nil
+}
+func (h *spanLogs) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *spanLogs) WithGroup(string) slog.Handler      { return h }
+
+// A failed attempt the dispatcher will retry says so, with an error status, and its
+// log line is made in the deliver span (so it carries its trace and span ids).
 func TestTraceFailedAttemptRetried(t *testing.T) {
 	rec, tp := recording(t)
+	logs := &spanLogs{got: map[string]trace.SpanContext{}}
 	e := deliverytest.New(t, deliverytest.Config{
+		Logger:   slog.New(logs),
 		Dispatch: []delivery.Option{delivery.WithTracerProvider(tp)},
 		Routes: func(delivery.Target) map[string]delivery.Route {
 			down := delivery.TargetFunc(func(context.Context, agent.Delivery) (agent.Result, error) {
@@ -247,6 +267,9 @@ func TestTraceFailedAttemptRetried(t *testing.T) {
 	require.Equal(t, "failed", attr(dels[0], "signalgate.delivery.status").AsString())
 	require.True(t, attr(dels[0], "signalgate.delivery.retry").AsBool())
 	require.Equal(t, codes.Error, dels[0].Status().Code)
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	require.Equal(t, dels[0].SpanContext().SpanID(), logs.got["delivery failed"].SpanID())
 }
 
 // With tracing off a frame carries no traceparent, whatever the record has.
