@@ -447,7 +447,7 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 	ctx, span := d.trace.startDeliver(ctx, route.Kind, del, it.records)
 	att, err := d.attempt(ctx, route, del, o.Now)
 	if err != nil && ctx.Err() != nil {
-		endDeliver(span, false, false, att.Error)
+		endDeliver(span, false, true, att.Error) // shutting down: sent again later, not counted
 		return false
 	}
 	if err == nil {
