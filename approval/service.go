@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
@@ -60,6 +62,8 @@ type Deps struct {
 	Relay *Relay
 	// Slots, when set, tells of freed wake slots (agent.Runs); the Service subscribes.
 	Slots WakeSlots
+	// Traces traces posting and deciding approvals (nil: off).
+	Traces trace.TracerProvider
 	service.Base
 	NewID func() string
 }
@@ -159,7 +163,10 @@ func (s *Service) Request(ctx context.Context, r Request) (Approval, bool, error
 		}
 		return got, false, nil
 	}
+	ctx, span := s.startSpan(ctx, "approval request", got.ID)
 	s.post(ctx, &got)
+	traceApproval(ctx, got)
+	endSpan(span, nil)
 	return got, true, nil
 }
 
@@ -193,12 +200,12 @@ func (s *Service) post(ctx context.Context, a *Approval) {
 		}
 	}
 	if postErr != "" {
-		s.Logger.Warn("approval not posted", "approval_id", a.ID, "thread", a.ThreadKey.String(), "error", postErr)
+		s.Logger.WarnContext(ctx, "approval not posted", "approval_id", a.ID, "thread", a.ThreadKey.String(), "error", postErr)
 		channel, threadTS = "", ""
 	}
 	a.Connector, a.Channel, a.MessageTS, a.ThreadTS, a.PostError = s.cfg.SlackConnector, channel, ts, threadTS, postErr
 	if err := s.Store.SetApprovalMessage(context.WithoutCancel(ctx), a.ID, a.Connector, channel, ts, threadTS, postErr, s.Now().UTC()); err != nil {
-		s.Logger.Error("record approval message", "approval_id", a.ID, "error", err.Error())
+		s.Logger.ErrorContext(ctx, "record approval message", "approval_id", a.ID, "error", err.Error())
 	}
 }
 
@@ -226,6 +233,13 @@ func (c Click) clicked(a Approval) Approval {
 // updated message says it all). Only approvers decide; a decided, expired or unknown
 // approval changes nothing.
 func (s *Service) Decide(ctx context.Context, c Click) (string, error) {
+	ctx, span := s.startSpan(ctx, "approval decide", c.ApprovalID)
+	answer, err := s.decide(ctx, c)
+	endSpan(span, err)
+	return answer, err
+}
+
+func (s *Service) decide(ctx context.Context, c Click) (string, error) {
 	a, err := s.Store.GetApproval(ctx, c.ApprovalID)
 	if errors.Is(err, ErrNotFound) {
 		return "This approval is no longer known to signalgate; nothing was changed.", nil
@@ -247,7 +261,7 @@ func (s *Service) Decide(ctx context.Context, c Click) (string, error) {
 		return "", fmt.Errorf("check approver: %w", err)
 	}
 	if !ok {
-		s.Logger.Info("approval click refused: not an approver", "approval_id", a.ID, "user", c.UserID)
+		s.Logger.InfoContext(ctx, "approval click refused: not an approver", "approval_id", a.ID, "user", c.UserID)
 		return "Sorry, you are not one of the approvers for this agent's tool calls, so your click changed nothing.", nil
 	}
 	now := s.Now().UTC()
@@ -270,9 +284,10 @@ func (s *Service) Decide(ctx context.Context, c Click) (string, error) {
 		return already(decided), nil
 	}
 	decided = c.clicked(decided)
+	traceApproval(ctx, decided)
 	if err := s.deliver(ctx, decided); errors.Is(err, agent.ErrWakeQueued) {
 		// The decision stands: its signal waits for a wake slot, sent by Redeliver.
-		s.Logger.Info("approval decided; its signal waits for a wake slot", "approval_id", a.ID, "status", string(status),
+		s.Logger.InfoContext(ctx, "approval decided; its signal waits for a wake slot", "approval_id", a.ID, "status", string(status),
 			"user", c.UserID)
 		s.update(ctx, decided)
 		return "", nil
@@ -282,19 +297,19 @@ func (s *Service) Decide(ctx context.Context, c Click) (string, error) {
 		ctx := context.WithoutCancel(ctx)
 		reopened, rerr := s.Store.ReopenApproval(ctx, a.ID, status, now)
 		if rerr != nil {
-			s.Logger.Error("reopen approval", "approval_id", a.ID, "error", rerr.Error())
+			s.Logger.ErrorContext(ctx, "reopen approval", "approval_id", a.ID, "error", rerr.Error())
 		}
 		if errors.Is(err, ErrStale) {
-			s.Logger.Info("approval stale: the run no longer waits", "approval_id", a.ID, "error", err.Error())
+			s.Logger.InfoContext(ctx, "approval stale: the run no longer waits", "approval_id", a.ID, "error", err.Error())
 			if reopened {
 				s.expire(ctx, []Approval{a}, "the run no longer waits")
 			}
 			return "The agent's run no longer waits for this tool call, so the approval has expired; nothing was changed.", nil
 		}
-		s.Logger.Warn("approval decision not delivered", "approval_id", a.ID, "error", err.Error())
+		s.Logger.WarnContext(ctx, "approval decision not delivered", "approval_id", a.ID, "error", err.Error())
 		return "The decision could not reach the agent just now; the approval is still pending, please try again.", nil
 	}
-	s.Logger.Info("approval decided", "approval_id", a.ID, "status", string(status), "user", c.UserID)
+	s.Logger.InfoContext(ctx, "approval decided", "approval_id", a.ID, "status", string(status), "user", c.UserID)
 	s.update(ctx, decided)
 	return "", nil
 }

@@ -63,6 +63,7 @@ type Dispatcher struct {
 	// holds a due record at the last moment (nil: neither).
 	releases Releases
 	holder   inbox.Holder
+	trace    tracing // spans of passes and deliveries (WithTracerProvider)
 
 	service.StartStop
 	// TestSignals are where tests wait; see service.Signal.
@@ -198,6 +199,9 @@ func (d *Dispatcher) pass(ctx context.Context) (n int, full bool, err error) {
 		isProbe[k] = true
 	}
 	keys = append(probes, keys...)
+	ctx, span := d.trace.startPass(ctx, len(keys))
+	var due atomic.Int64 // the records the pass found due, for its span
+	defer func() { endPass(span, due.Load(), err) }()
 	work := d.readWork(ctx, keys, now)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -216,7 +220,7 @@ func (d *Dispatcher) pass(ctx context.Context) (n int, full bool, err error) {
 			defer release()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if err := d.dispatchThread(ctx, k, work[i], now, probe); err != nil {
+			if err := d.dispatchThread(ctx, k, work[i], now, probe, &due); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("dispatch %s: %w", k, err))
 				mu.Unlock()
@@ -245,7 +249,7 @@ func (d *Dispatcher) readWork(ctx context.Context, keys []inbox.ThreadKey, now t
 	ws, err := d.q.ThreadsWork(ctx, batch, now, d.perPass)
 	if err != nil {
 		// Each pass then reads its own thread (and holds it if that fails too).
-		d.log.Warn("read claimed threads", "threads", len(batch), "error", err.Error())
+		d.log.WarnContext(ctx, "read claimed threads", "threads", len(batch), "error", err.Error())
 		return out
 	}
 	for j, i := range idx {
@@ -306,7 +310,7 @@ func (d *Dispatcher) acquire(ctx context.Context, agentID string) (func(), error
 // when its lease began: nothing is sent once half the lease is gone, since a lapsed lease
 // lets another replica claim the thread and send the same records. probe marks the pass
 // that probes a down target: its first send is the probe.
-func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read *Work, claimed time.Time, probe bool) error {
+func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read *Work, claimed time.Time, probe bool, due *atomic.Int64) error {
 	renewed := false
 	if at := d.now(); at.After(claimed.Add(d.lease / 2)) {
 		// The claim aged before this thread's turn (reading the pass's work or waiting for
@@ -332,6 +336,7 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read
 		read = &ws[0]
 	}
 	w := *read
+	due.Add(int64(len(w.Records)))
 	w.Records = d.holdDue(&o, w.Records, now)
 	live := d.live.Load()
 	route, ok := live.routes[k.Agent]
@@ -340,7 +345,7 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read
 		for _, r := range w.Records {
 			o.Failures = append(o.Failures, Failure{RecordID: r.ID, Attempts: r.Attempts, Error: msg, Failed: true})
 		}
-		d.log.Warn("records failed: no target", "agent", k.Agent, "records", len(w.Records))
+		d.log.WarnContext(ctx, "records failed: no target", "agent", k.Agent, "records", len(w.Records))
 		return d.complete(o, d.owner)
 	}
 	p := planThread(w, now, live.interval)
@@ -375,7 +380,7 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read
 			if exempt || spent == "" {
 				var err error
 				if res, err = d.runs.Wake(ctx, k, agent.WakeRequest{Exempt: exempt, Rank: it.rank, Since: it.created}); err != nil {
-					d.log.Error("wake failed", "thread", k.String(), "error", err.Error())
+					d.log.ErrorContext(ctx, "wake failed", "thread", k.String(), "error", err.Error())
 					d.postpone(&o, p.items[i:], now.Add(d.errWait))
 					break
 				}
@@ -439,16 +444,19 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 			ho.TargetProbe(o.Thread.Agent)
 		}
 	}
+	ctx, span := d.trace.startDeliver(ctx, route.Kind, del, it.records)
 	att, err := d.attempt(ctx, route, del, o.Now)
 	if err != nil && ctx.Err() != nil {
+		endDeliver(span, false, true, att.Error) // shutting down: sent again later, not counted
 		return false
 	}
 	if err == nil {
+		endDeliver(span, true, false, "")
 		if d.health.succeeded(ctx, o.Thread.Agent, o.Now) {
 			d.Notify(nil) // the backlog of the other threads goes out at once
 		}
 		o.Attempts = append(o.Attempts, att)
-		o.Frames = append(o.Frames, agent.SignalFrame(del, o.Now))
+		o.Frames = append(o.Frames, d.trace.traceFrame(ctx, agent.SignalFrame(del, o.Now)))
 		for _, r := range it.records {
 			sent := Sent{RecordID: r.ID, UpdatedAt: r.UpdatedAt, Coalesced: r.CoalescedCount, SignalID: it.signal.ID, Attempts: attempt,
 				NetKey: r.NetKey, State: r.State, RestState: r.RestState}
@@ -496,6 +504,7 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 		}
 		next, att.Outcome = &t, OutcomeRetry
 	}
+	endDeliver(span, false, !failed, msg)
 	o.Attempts = append(o.Attempts, att)
 	for _, r := range it.records {
 		o.Failures = append(o.Failures, Failure{RecordID: r.ID, Attempts: attempt, FirstAttemptAt: first, NextAttemptAt: next,
@@ -603,7 +612,7 @@ func (d *Dispatcher) complete(o Outcome, owner string) error {
 		}
 	}
 	if len(o.Frames) > 0 {
-		d.pub.Publish(o.Thread)
+		d.trace.publish(d.live.Load().routes[o.Thread.Agent].Kind, o.Frames, func() { d.pub.Publish(o.Thread) })
 	}
 	return nil
 }
@@ -657,14 +666,16 @@ func (d *Dispatcher) deliverOne(ctx context.Context, del agent.Delivery, recover
 		del.StreamOptions = route.StreamOptions // the sender gave none: the target's
 	}
 	now := d.now()
+	ctx, span := d.trace.startDeliver(ctx, route.Kind, del, nil)
 	att, err := d.attempt(ctx, route, del, now)
+	endDeliver(span, err == nil, false, att.Error) // no retry: the caller decides
 	o := Outcome{Thread: del.Thread, Now: now}
 	var live *agent.Frame // a transient signal's: handed to live subscribers, never logged
 	if err == nil {
 		if d.health.succeeded(ctx, del.Thread.Agent, now) {
 			d.Notify(nil)
 		}
-		f := agent.SignalFrame(del, now)
+		f := d.trace.traceFrame(ctx, agent.SignalFrame(del, now))
 		if del.Signal.Transient {
 			live = &f
 		} else {
@@ -678,13 +689,13 @@ func (d *Dispatcher) deliverOne(ctx context.Context, del agent.Delivery, recover
 		if err == nil {
 			return agent.Result{}, &agent.DeliveryError{Err: fmt.Errorf("log signal %s: %w", del.Signal.ID, lerr), Retry: true}
 		}
-		d.log.Error("record delivery attempt", "signal_id", del.Signal.ID, "error", lerr.Error())
+		d.log.ErrorContext(ctx, "record delivery attempt", "signal_id", del.Signal.ID, "error", lerr.Error())
 	}
 	if err != nil {
 		return agent.Result{}, err
 	}
 	if lp, ok := d.pub.(agent.LivePublisher); ok && live != nil {
-		lp.PublishLive(del.Thread, *live)
+		d.trace.publish(route.Kind, []agent.Frame{*live}, func() { lp.PublishLive(del.Thread, *live) })
 	}
 	return agent.Result{Status: att.StatusCode}, nil
 }

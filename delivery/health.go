@@ -127,13 +127,13 @@ func (hv *health) succeeded(ctx context.Context, agentID string, now time.Time) 
 	}
 	up, err := hv.h.TargetSucceeded(ctx, agentID, now)
 	if err != nil {
-		hv.log.Error("record target success", "agent", agentID, "error", err.Error())
+		hv.log.ErrorContext(ctx, "record target success", "agent", agentID, "error", err.Error())
 		return false
 	}
 	was := st.State
 	hv.set(TargetState{Agent: agentID, State: TargetUp, Since: now})
 	if up {
-		hv.log.Info("target up", "agent", agentID, "down_since", st.Since.UTC().Format(time.RFC3339),
+		hv.log.InfoContext(ctx, "target up", "agent", agentID, "down_since", st.Since.UTC().Format(time.RFC3339),
 			"down_for", now.Sub(st.Since).Round(time.Second).String(), "was", was)
 	}
 	return up
@@ -152,13 +152,13 @@ func (hv *health) failed(ctx context.Context, r Route, agentID string, now time.
 	}
 	st, down, err := hv.h.TargetFailed(ctx, agentID, now, r.FailureThreshold, probeAt, retryAt, msg)
 	if err != nil {
-		hv.log.Error("record target failure", "agent", agentID, "error", err.Error())
+		hv.log.ErrorContext(ctx, "record target failure", "agent", agentID, "error", err.Error())
 		st, _ = hv.get(agentID)
 		return st
 	}
 	hv.set(st)
 	if down {
-		hv.log.Warn("target down", "agent", agentID, "consecutive_failures", st.Failures, "last_error", msg,
+		hv.log.WarnContext(ctx, "target down", "agent", agentID, "consecutive_failures", st.Failures, "last_error", msg,
 			"next_probe_at", probeAt.UTC().Format(time.RFC3339))
 	}
 	return st

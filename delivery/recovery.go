@@ -73,6 +73,7 @@ func (d *Dispatcher) Recover(ctx context.Context, run agent.Run) error {
 		for k, v := range sig.Metadata {
 			meta[k] = v
 		}
+		delete(meta, MetaTraceparent) // the first delivery's: the redelivery gets its own
 		meta["recoveredFrom"], meta["recoveredRun"] = f.ID, f.RunID
 		if rec.Cause != "" {
 			meta[MetaRecoveredCause] = rec.Cause
@@ -84,6 +85,6 @@ func (d *Dispatcher) Recover(ctx context.Context, run agent.Run) error {
 			return fmt.Errorf("recover signal %s into run %s: %w", f.ID, run.ID, err)
 		}
 	}
-	d.log.Info("recovered in-flight signals", "thread", run.Thread.String(), "run_id", run.ID, "signals", len(recs))
+	d.log.InfoContext(ctx, "recovered in-flight signals", "thread", run.Thread.String(), "run_id", run.ID, "signals", len(recs))
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/service"
@@ -157,6 +159,8 @@ type Service struct {
 	batch    int
 	secrets  []string
 	kick     chan struct{}
+	tracer   trace.Tracer // traced: WithTracerProvider
+	traced   bool
 
 	service.StartStop
 	// TestSignals are where tests wait; see service.Signal.
@@ -443,9 +447,9 @@ func (s *Service) RunOnce(ctx context.Context) (int, error) {
 	return len(rs), errors.Join(errs...)
 }
 
-// send runs one claimed reply: Find first when it was attempted before, then the send,
-// counted durably before it starts, within half the lease.
-func (s *Service) send(ctx context.Context, r Reply, claimed time.Time) error {
+// attempt runs one claimed reply: Find first when it was attempted before, then the
+// send, counted durably before it starts, within half the lease.
+func (s *Service) attempt(ctx context.Context, r Reply, claimed time.Time) error {
 	deadline := claimed.Add(s.lease / 2)
 	snd, ok := s.senders[r.To.Source]
 	if !ok {
@@ -485,12 +489,12 @@ func (s *Service) send(ctx context.Context, r Reply, claimed time.Time) error {
 	sent, retry, err := snd.Send(sctx, r)
 	switch {
 	case err == nil:
-		s.log.Info("reply sent", "reply_id", r.ID, "source", r.To.Source, "connector", r.To.Connector, "attempts", r.Attempts)
+		s.log.InfoContext(ctx, "reply sent", "reply_id", r.ID, "source", r.To.Source, "connector", r.To.Connector, "attempts", r.Attempts)
 		return s.sent(ctx, r, sent)
 	case retry:
 		return s.retry(ctx, r, s.now(), err)
 	default:
-		s.log.Warn("reply failed", "reply_id", r.ID, "source", r.To.Source, "error", s.redact(err))
+		s.log.WarnContext(ctx, "reply failed", "reply_id", r.ID, "source", r.To.Source, "error", s.redact(err))
 		return s.finish(ctx, r, Outcome{Status: StatusFailed, Error: s.redact(err)})
 	}
 }
@@ -501,13 +505,13 @@ func (s *Service) sent(ctx context.Context, r Reply, sent Sent) error {
 	if r.Watch && s.watches != nil {
 		resource, ok := r.To.WatchResource()
 		if !ok {
-			s.log.Warn("reply sent without its watch: its place names no conversation", "reply_id", r.ID)
+			s.log.WarnContext(ctx, "reply sent without its watch: its place names no conversation", "reply_id", r.ID)
 			return s.finish(ctx, r, Outcome{Status: StatusSent, Sent: sent})
 		}
 		_, _, err := s.watches.WatchConversation(context.WithoutCancel(ctx), r.Thread, r.To.Source, r.To.Connector, resource, r.ID)
 		switch {
 		case errors.Is(err, watch.ErrTooMany):
-			s.log.Warn("reply sent without its watch: the agent holds the most watches it may",
+			s.log.WarnContext(ctx, "reply sent without its watch: the agent holds the most watches it may",
 				"reply_id", r.ID, "thread", r.Thread.String())
 		case err != nil:
 			return s.retry(ctx, r, s.now(), fmt.Errorf("record the watch: %w", err))
@@ -518,12 +522,13 @@ func (s *Service) sent(ctx context.Context, r Reply, sent Sent) error {
 
 func (s *Service) retry(ctx context.Context, r Reply, now time.Time, err error) error {
 	next := NextAttemptAt(now, r.Attempts, err, s.rnd)
-	s.log.Info("reply retried later", "reply_id", r.ID, "attempts", r.Attempts, "next_attempt_at", next, "error", s.redact(err))
+	s.log.InfoContext(ctx, "reply retried later", "reply_id", r.ID, "attempts", r.Attempts, "next_attempt_at", next, "error", s.redact(err))
 	return s.finish(ctx, r, Outcome{Status: StatusQueued, NextAttemptAt: next, Error: s.redact(err)})
 }
 
 func (s *Service) finish(ctx context.Context, r Reply, o Outcome) error {
 	o.Now = s.now().UTC()
+	traceOutcome(ctx, o)
 	// Recorded whatever ctx does: what the platform did already happened.
 	if err := s.store.FinishReply(context.WithoutCancel(ctx), r.ID, s.owner, o); err != nil {
 		return fmt.Errorf("record %s: %w", o.Status, err)

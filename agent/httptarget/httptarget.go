@@ -17,7 +17,10 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/telemetry"
 )
 
 // Retryable reports whether status may succeed later: timeouts, conflicts, too early,
@@ -42,6 +45,21 @@ func NoRedirects(c *http.Client) *http.Client {
 	}
 	cc := *c
 	cc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &cc
+}
+
+// Traced is c (nil: a default client) with every request a client span of tp that
+// carries its traceparent: for the gateway's own agents (Mastra, webhook receivers),
+// never third parties. With tracing off it is c itself.
+func Traced(c *http.Client, tp trace.TracerProvider, opts ...telemetry.TransportOption) *http.Client {
+	if !telemetry.Enabled(tp) {
+		return c
+	}
+	if c == nil {
+		c = &http.Client{}
+	}
+	cc := *c
+	cc.Transport = telemetry.Transport(c.Transport, tp, opts...)
 	return &cc
 }
 

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/agent/httptarget"
 	"github.com/signalgate/signalgate/delivery"
@@ -31,6 +33,7 @@ type Target struct {
 	client   *http.Client
 	now      func() time.Time
 	follower *Follower
+	traces   trace.TracerProvider
 }
 
 var _ delivery.Target = (*Target)(nil)
@@ -45,6 +48,10 @@ func WithHTTPClient(c *http.Client) Option { return func(t *Target) { t.client =
 // wake starts is seen from its first chunk.
 func WithFollower(f *Follower) Option { return func(t *Target) { t.follower = f } }
 
+// WithTracerProvider makes every request a client span of tp carrying its traceparent,
+// which Mastra continues (default: tracing off).
+func WithTracerProvider(tp trace.TracerProvider) Option { return func(t *Target) { t.traces = tp } }
+
 // New builds the target of one mastra agent.
 func New(cfg agent.Config, opts ...Option) (*Target, error) {
 	cfg = cfg.WithDefaults()
@@ -55,6 +62,7 @@ func New(cfg agent.Config, opts ...Option) (*Target, error) {
 	for _, o := range opts {
 		o(t)
 	}
+	t.client = httptarget.Traced(t.client, t.traces)
 	return t, nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/agent/mastra"
 	"github.com/signalgate/signalgate/agent/webhook"
@@ -25,8 +27,9 @@ type Service interface {
 // Routes builds one route per agent: stream agents share stream; mastra and webhook
 // agents get their own target, bounded by target.concurrency. notify receives threads
 // that turned idle (the dispatcher's wake-up, delivery.Kick, built before both). The services must be started before the dispatcher and stopped
-// after it. follow configures every Mastra presence follower (approvals).
-func Routes(cfgs []agent.Config, runs *agent.Runs, stream delivery.Target, notify func([]inbox.ThreadKey), log *slog.Logger, follow ...mastra.FollowerOption) (map[string]delivery.Route, []Service, error) {
+// after it. follow configures every Mastra presence follower (approvals). tp traces the
+// mastra and webhook targets' requests (nil: off).
+func Routes(cfgs []agent.Config, runs *agent.Runs, stream delivery.Target, notify func([]inbox.ThreadKey), log *slog.Logger, tp trace.TracerProvider, follow ...mastra.FollowerOption) (map[string]delivery.Route, []Service, error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -40,14 +43,14 @@ func Routes(cfgs []agent.Config, runs *agent.Runs, stream delivery.Target, notif
 			r.Target = stream
 		case agent.TargetMastra:
 			f := mastra.NewFollower(c, runs, notify, service.Base{Logger: log}, follow...)
-			t, err := mastra.New(c, mastra.WithFollower(f))
+			t, err := mastra.New(c, mastra.WithFollower(f), mastra.WithTracerProvider(tp))
 			if err != nil {
 				return nil, nil, err
 			}
 			r.Target, r.Concurrency = t, c.Target.Concurrency
 			services = append(services, f)
 		case agent.TargetWebhook:
-			t, err := webhook.New(c)
+			t, err := webhook.New(c, webhook.WithTracerProvider(tp))
 			if err != nil {
 				return nil, nil, err
 			}

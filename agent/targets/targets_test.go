@@ -23,7 +23,7 @@ func TestRoutes(t *testing.T) {
 	}
 	stream := agent.NewStreamTarget()
 	runs := agent.NewRuns(nil, nil, cfgs)
-	routes, services, err := targets.Routes(cfgs, runs, stream, func([]inbox.ThreadKey) {}, nil)
+	routes, services, err := targets.Routes(cfgs, runs, stream, func([]inbox.ThreadKey) {}, nil, nil)
 	require.NoError(t, err)
 	require.Len(t, routes, 3)
 	require.Equal(t, agent.TargetStream, routes["coder"].Kind)

@@ -11,9 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/agent/httptarget"
@@ -21,6 +24,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/stdwebhooks"
+	"github.com/signalgate/signalgate/telemetry"
 )
 
 // Target posts signals to one agent's webhook URL.
@@ -29,6 +33,7 @@ type Target struct {
 	secrets [][]byte // new first; both sign while a rotation overlaps
 	client  *http.Client
 	now     func() time.Time
+	traces  trace.TracerProvider
 }
 
 var _ delivery.Target = (*Target)(nil)
@@ -41,6 +46,10 @@ func WithClock(now func() time.Time) Option { return func(t *Target) { t.now = n
 
 // WithHTTPClient replaces the HTTP client.
 func WithHTTPClient(c *http.Client) Option { return func(t *Target) { t.client = c } }
+
+// WithTracerProvider makes every request a client span of tp carrying its traceparent
+// (default: tracing off). url.full shows no path: a webhook URL's path may be its token.
+func WithTracerProvider(tp trace.TracerProvider) Option { return func(t *Target) { t.traces = tp } }
 
 // New builds the target of one webhook agent.
 func New(cfg agent.Config, opts ...Option) (*Target, error) {
@@ -63,6 +72,7 @@ func New(cfg agent.Config, opts ...Option) (*Target, error) {
 	for _, o := range opts {
 		o(t)
 	}
+	t.client = httptarget.Traced(t.client, t.traces, telemetry.WithURL(func(u *url.URL) string { return httptarget.SafeURL(u.String()) }))
 	return t, nil
 }
 

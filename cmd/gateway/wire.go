@@ -16,6 +16,7 @@ import (
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/agent/agentapi"
+	"github.com/signalgate/signalgate/agent/httptarget"
 	"github.com/signalgate/signalgate/agent/inboxmcp"
 	"github.com/signalgate/signalgate/agent/mastra"
 	"github.com/signalgate/signalgate/agent/targets"
@@ -216,7 +217,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 	g := &Main{Config: cfg, Log: m.Log, Now: m.Now, ConfigPath: m.ConfigPath, Lookup: m.Lookup,
 		Store: m.Store, Inbox: m.Inbox, Silences: m.Silences, Metrics: m.Metrics, Broker: m.Broker, Runs: m.Runs, Dispatcher: m.Dispatcher,
-		kick: m.kick, slots: m.slots, policy: policy}
+		kick: m.kick, slots: m.slots, policy: policy, Traces: m.Traces}
 	st, kick := g.Store, g.kick
 	// Mastra followers report tool approvals through a relay the approvals service,
 	// built once the parts it sends through exist, subscribes to.
@@ -229,7 +230,7 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 	// target.reply: auto queues runs' answers into the outbox, built further down.
 	auto := &autoReplies{}
 	follow = append(follow, mastra.WithReplies(auto))
-	routes, targetServices, err := targets.Routes(cfg.Agents, g.Runs, agent.NewStreamTarget(), kick.Notify, g.Log, follow...)
+	routes, targetServices, err := targets.Routes(cfg.Agents, g.Runs, agent.NewStreamTarget(), kick.Notify, g.Log, g.Traces, follow...)
 	if err != nil {
 		return nil, fmt.Errorf("agents: %w", err)
 	}
@@ -241,7 +242,7 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 			delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithDetailedSummaries(policy.SummaryFormat() == inbox.SummaryFormatDetailed),
 			delivery.WithSecrets(cfg.Secrets()), delivery.WithObserver(g.Metrics), delivery.WithHealth(st),
 			delivery.WithKick(kick), delivery.WithRecovery(g.Runs), delivery.WithStreamOptions(policy), delivery.WithSnoozes(g.Inbox),
-			delivery.WithHolds(g.Inbox, g.holders()))...)
+			delivery.WithHolds(g.Inbox, g.holders()), delivery.WithTracerProvider(g.Traces))...)
 	}
 	// Mastra presence followers start before the dispatcher and stop after it.
 	for _, s := range targetServices {
@@ -255,8 +256,8 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 		slots := &genSlots{}
 		g.Approvals = approval.New(cfg.Approvals, approval.Deps{Store: st, Places: st,
 			Slack:   slack.NewMessenger(entries[slack.Config](cfg.Connectors, slack.Source), cfg.Approvals.GroupCacheTTL, g.Log, g.Now),
-			Resumer: mastra.NewToolApprovals(cfg.Agents, nil), Emitter: agent.NewEmitter(st, g.Runs, g.Dispatcher, g.Now),
-			Relay: relay, Slots: slots, Base: g.base()})
+			Resumer: mastra.NewToolApprovals(cfg.Agents, httptarget.Traced(nil, g.Traces)), Emitter: agent.NewEmitter(st, g.Runs, g.Dispatcher, g.Now),
+			Relay: relay, Slots: slots, Base: g.base(), Traces: g.Traces})
 		g.slotFreed = slots.h
 		g.services = append(g.services, g.Approvals)
 	}
@@ -277,7 +278,7 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 	agentDeps := agent.Deps{
 		Frames: st, Runs: g.Runs, Inbox: g.Metrics.WrapIngester(g.Inbox),
 		Records: st, States: st, Deliverer: g.Dispatcher, Notify: kick.Notify, Log: g.Log,
-		Aborter: mastra.NewClient(cfg.Agents, nil),
+		Aborter: mastra.NewClient(cfg.Agents, httptarget.Traced(nil, g.Traces)),
 	}
 	if g.Approvals != nil {
 		agentDeps.Approvals = g.Approvals
@@ -375,7 +376,8 @@ func (m *Main) openReplies() error {
 		}
 		return nil
 	}
-	opts := []reply.Option{reply.WithMaxAge(cfg.Replies.MaxAge), reply.WithSecrets(cfg.Secrets()), reply.WithWatches(m.Watches)}
+	opts := []reply.Option{reply.WithMaxAge(cfg.Replies.MaxAge), reply.WithSecrets(cfg.Secrets()), reply.WithWatches(m.Watches),
+		reply.WithTracerProvider(m.Traces)}
 	if cfg.Replies.Lease > 0 {
 		opts = append(opts, reply.WithLease(cfg.Replies.Lease))
 	}
