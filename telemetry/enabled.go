@@ -10,7 +10,7 @@ import (
 // with tracing off nothing of it runs.
 func Enabled(tp trace.TracerProvider) bool {
 	switch tp.(type) {
-	case nil, offProvider, noop.TracerProvider:
+	case nil, offProvider, noop.TracerProvider, *noop.TracerProvider:
 		return false
 	}
 	return true

@@ -9,18 +9,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 )
-
-// Enabled reports whether tp records anything: false for nil and for Off(), so a
-// component can skip the work of building spans nobody keeps.
-func Enabled(tp trace.TracerProvider) bool {
-	switch tp.(type) {
-	case nil, noop.TracerProvider, *noop.TracerProvider:
-		return false
-	}
-	return true
-}
 
 // TransportOption configures Transport.
 type TransportOption func(*transport)
