@@ -42,6 +42,12 @@ routes:
 
 func postGeneric(t *testing.T, m *Main, id string, body []byte, sign bool) (int, map[string]any) {
 	t.Helper()
+	return postGenericSigned(t, m, id, body, sign, nil)
+}
+
+// postGenericSigned is postGeneric with extra request headers.
+func postGenericSigned(t *testing.T, m *Main, id string, body []byte, sign bool, extra http.Header) (int, map[string]any) {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, "http://"+m.Addr().String()+"/webhooks/generic/billing", bytes.NewReader(body))
 	require.NoError(t, err)
 	secret, err := stdwebhooks.ParseSecret(billingSecret)
@@ -55,6 +61,9 @@ func postGeneric(t *testing.T, m *Main, id string, body []byte, sign bool) (int,
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts.Unix(), 10))
 	req.Header.Set("webhook-signature", sig)
 	req.Header.Set("Content-Type", "application/json")
+	for k, vs := range extra {
+		req.Header[k] = vs
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
