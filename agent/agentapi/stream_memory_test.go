@@ -56,3 +56,63 @@ func TestStreamLiveFramesFromMemory(t *testing.T) {
 		require.Equal(t, got[i].Data, replayed[i].Data, "frame %d: memory and log give the same JSON", i)
 	}
 }
+
+// gatedFrames blocks the first read after it is armed until released: a subscriber
+// too slow to take what is published.
+type gatedFrames struct {
+	countingFrames
+	armed    atomic.Bool
+	entered  chan struct{}
+	released chan struct{}
+}
+
+func (g *gatedFrames) FramesAfter(ctx context.Context, k inbox.ThreadKey, after int64, limit int) ([]agent.Frame, error) {
+	if g.armed.CompareAndSwap(true, false) {
+		close(g.entered)
+		<-g.released
+	}
+	return g.countingFrames.FramesAfter(ctx, k, after, limit)
+}
+
+func TestStreamSlowSubscriberOverflowsToTheLog(t *testing.T) {
+	gate := &gatedFrames{entered: make(chan struct{}), released: make(chan struct{})}
+	e := deliverytest.New(t, deliverytest.Config{Frames: func(r agent.FrameReader) agent.FrameReader {
+		gate.FrameReader = r
+		return gate
+	}})
+	k := coderThread
+	sub := e.Subscribe(k, "", "")
+	persist(t, e, k, "first")
+	require.Equal(t, "1", sub.Next(wait).ID)
+	before := gate.reads.Load()
+
+	// Hold the stream in a read of the log while far more than its buffer is published.
+	gate.armed.Store(true)
+	e.Broker.Publish(k)
+	<-gate.entered
+	const n = 150
+	halfway := make(chan struct{})
+	done := make(chan []string)
+	go func() {
+		var ids []string
+		for i := range n {
+			if i == 100 {
+				close(halfway)
+			}
+			ids = append(ids, persist(t, e, k, fmt.Sprint("burst", i)).ID)
+		}
+		done <- ids
+	}()
+	<-halfway
+	close(gate.released) // catch up while the publisher goes on
+	ids := <-done
+	got := sub.Take(n)
+	for i, ev := range got {
+		require.Equal(t, fmt.Sprint(i+2), ev.ID, "in order, nothing missing")
+		require.Equal(t, ids[i], ev.Str("id"))
+	}
+	last := persist(t, e, k, "last").ID
+	ev := sub.Next(wait)
+	require.Equal(t, last, ev.Str("id"), "no frame written twice")
+	require.Greater(t, gate.reads.Load(), before+1, "the overflow was caught up from the log")
+}
