@@ -73,8 +73,8 @@ type Config struct {
 	EnvRoutes func(e *Env) map[string]delivery.Route
 	Queue     func(*store.Store) delivery.Queue // wraps the store's queue
 	// Frames wraps the log reader the agent API's streams read.
-	Frames func(agent.FrameReader) agent.FrameReader
-	Dispatch  []delivery.Option
+	Frames   func(agent.FrameReader) agent.FrameReader
+	Dispatch []delivery.Option
 	// Logger is the dispatcher's logger; nil logs to the test.
 	Logger *slog.Logger
 	API    []agentapi.Option
