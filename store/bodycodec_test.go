@@ -3,8 +3,6 @@ package store_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"os"
 	"runtime"
 	"testing"
 
@@ -15,27 +13,6 @@ import (
 	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
-
-// octokitBodies are GitHub's own example deliveries, as they arrive (compact JSON).
-func octokitBodies(t testing.TB) [][]byte {
-	t.Helper()
-	raw, err := os.ReadFile("../connectors/github/testdata/octokit/api.github.com/index.json")
-	require.NoError(t, err)
-	var events []struct {
-		Examples []json.RawMessage `json:"examples"`
-	}
-	require.NoError(t, json.Unmarshal(raw, &events))
-	var bodies [][]byte
-	for _, e := range events {
-		for _, x := range e.Examples {
-			var b bytes.Buffer
-			require.NoError(t, json.Compact(&b, x))
-			bodies = append(bodies, b.Bytes())
-		}
-	}
-	require.NotEmpty(t, bodies)
-	return bodies
-}
 
 // storedBody is events.body and body_encoding as the database holds them.
 func storedBody(t *testing.T, s *store.Store, id string) ([]byte, string) {
