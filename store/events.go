@@ -10,26 +10,29 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 )
 
-const eventColumns = `id, source, connector, delivery_id, type, headers, body, received_at, status, error, replay_of, records, redeliveries, trace_parent`
+const eventColumns = `id, source, connector, delivery_id, type, headers, body, received_at, status, error, replay_of, records, redeliveries, trace_parent, body_encoding`
 
 type eventRow struct {
-	ID         string         `db:"id"`
-	Source     string         `db:"source"`
-	Connector  string         `db:"connector"`
-	DeliveryID sql.NullString `db:"delivery_id"`
-	Type       string         `db:"type"`
-	Headers    string         `db:"headers"`
-	Body       []byte         `db:"body"`
-	ReceivedAt int64          `db:"received_at"`
-	Status     string         `db:"status"`
-	Error      string         `db:"error"`
-	ReplayOf   sql.NullString `db:"replay_of"`
-	Records    int            `db:"records"`
-	Redelivers int            `db:"redeliveries"`
-	TraceParent string        `db:"trace_parent"`
+	ID          string         `db:"id"`
+	Source      string         `db:"source"`
+	Connector   string         `db:"connector"`
+	DeliveryID  sql.NullString `db:"delivery_id"`
+	Type        string         `db:"type"`
+	Headers     string         `db:"headers"`
+	Body        []byte         `db:"body"`
+	ReceivedAt  int64          `db:"received_at"`
+	Status      string         `db:"status"`
+	Error       string         `db:"error"`
+	ReplayOf    sql.NullString `db:"replay_of"`
+	Records     int            `db:"records"`
+	Redelivers  int            `db:"redeliveries"`
+	TraceParent string         `db:"trace_parent"`
+	BodyEnc     string         `db:"body_encoding"`
 }
 
-func (row *eventRow) event() (inbox.Event, error) {
+// event is the row as an event; body restores a stored body (nil when the row was
+// read without one).
+func (row *eventRow) event(body *bodyCodec) (inbox.Event, error) {
 	ev := inbox.Event{
 		ID: row.ID, Source: row.Source, Connector: row.Connector, DeliveryID: row.DeliveryID.String,
 		Type: row.Type, Body: row.Body, ReceivedAt: fromMicros(row.ReceivedAt),
@@ -38,6 +41,13 @@ func (row *eventRow) event() (inbox.Event, error) {
 	}
 	if err := json.Unmarshal([]byte(row.Headers), &ev.Headers); err != nil {
 		return ev, fmt.Errorf("decode headers of event %s: %w", row.ID, err)
+	}
+	if body != nil {
+		b, err := body.unpack(row.Body, row.BodyEnc)
+		if err != nil {
+			return inbox.Event{}, fmt.Errorf("read body of event %s: %w", row.ID, err)
+		}
+		ev.Body = b
 	}
 	return ev, nil
 }
@@ -52,7 +62,7 @@ func (s *Store) GetEvent(ctx context.Context, id string) (inbox.Event, error) {
 	if err != nil {
 		return inbox.Event{}, fmt.Errorf("get event %s: %w", id, err)
 	}
-	return row.event()
+	return row.event(s.body)
 }
 
 // CountEvents counts stored events (tests and health).

@@ -22,6 +22,8 @@ import (
 func (s *Store) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notification, decide inbox.DecideFunc, newID func() string) (inbox.IngestResult, error) {
 	var res inbox.IngestResult
 	ns = storable(ev, ns)
+	// Compressed outside the transaction: the writer is shared.
+	body, bodyEnc := s.body.pack(ev.Body)
 	status := ev.Status // endWatches may change it: a rolled back attempt must not have
 	ctx, span := s.startIngestSpan(ctx)
 	err := s.inIngestTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
@@ -32,7 +34,7 @@ func (s *Store) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notifica
 		res = inbox.IngestResult{EventID: ev.ID}
 		// Every notification either creates or merges a record, or the tx rolls back.
 		ev.Records, ev.Status = len(ns), status
-		inserted, err := s.insertEvent(ctx, tx, ev)
+		inserted, err := s.insertEvent(ctx, tx, ev, body, bodyEnc)
 		if err != nil {
 			return err
 		}
@@ -100,7 +102,7 @@ func (s *Store) endWatches(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, ns
 	return kept, nil
 }
 
-func (s *Store) insertEvent(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event) (bool, error) {
+func (s *Store) insertEvent(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, body []byte, bodyEnc string) (bool, error) {
 	headers, err := json.Marshal(ev.Headers)
 	if err != nil {
 		return false, fmt.Errorf("encode event headers: %w", err)
@@ -117,8 +119,8 @@ func (s *Store) insertEvent(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event) (
 	if ev.ReplayOf != "" {
 		replayOf = sql.NullString{String: ev.ReplayOf, Valid: true}
 	}
-	r, err := s.writeTx(tx).exec(ctx, qInsertEvent, ev.ID, ev.Source, ev.Connector, delivery, ev.Type, string(headers), ev.Body,
-		micros(ev.ReceivedAt), string(ev.Status), ev.Error, replayOf, ev.Records, digest, ev.TraceParent)
+	r, err := s.writeTx(tx).exec(ctx, qInsertEvent, ev.ID, ev.Source, ev.Connector, delivery, ev.Type, string(headers), body,
+		micros(ev.ReceivedAt), string(ev.Status), ev.Error, replayOf, ev.Records, digest, ev.TraceParent, bodyEnc)
 	if err != nil {
 		return false, fmt.Errorf("insert event: %w", err)
 	}

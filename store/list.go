@@ -96,7 +96,7 @@ func (s *Store) ListEvents(ctx context.Context, f inbox.EventFilter) (events []i
 			next = inbox.Cursor{At: last.ReceivedAt, ID: last.ID}.Encode()
 			break
 		}
-		ev, err := rows[i].event()
+		ev, err := rows[i].event(nil)
 		if err != nil {
 			return nil, "", err
 		}

@@ -17,8 +17,8 @@ import (
 // connection itself.
 const (
 	qInsertEvent = `INSERT INTO events
-		(id, source, connector, delivery_id, type, headers, body, received_at, status, error, replay_of, records, body_digest, trace_parent)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+		(id, source, connector, delivery_id, type, headers, body, received_at, status, error, replay_of, records, body_digest, trace_parent, body_encoding)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
 	qRedelivered = `UPDATE events SET redeliveries = redeliveries + 1, last_redelivered_at = ?
 		WHERE source = ? AND connector = ? AND delivery_id = ? RETURNING id`
 	qRedeliveredBody = `UPDATE events SET redeliveries = redeliveries + 1, last_redelivered_at = ?

@@ -99,10 +99,23 @@ type Store struct {
 	tracer trace.Tracer // nil: tracing off
 	// dbAttrs name the database on its spans.
 	dbAttrs []attribute.KeyValue
+	body    *bodyCodec // events.body compressed in, restored out
+	// bodyLimit bounds a stored body once decompressed (WithBodyLimit).
+	bodyLimit int64
 }
 
 // Option configures a Store.
 type Option func(*Store)
+
+// WithBodyLimit bounds what a stored body may decompress to: the request body limit,
+// so that no row can make a read allocate more than any request could have.
+func WithBodyLimit(n int64) Option {
+	return func(s *Store) {
+		if n > 0 {
+			s.bodyLimit = n
+		}
+	}
+}
 
 // WithClock injects the clock used for presence checks and bookkeeping.
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
@@ -113,11 +126,14 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*S
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Store{driver: cfg.Driver, log: log.With("component", "store"), now: time.Now, dbAttrs: dbAttrs(cfg)}
+	s := &Store{driver: cfg.Driver, log: log.With("component", "store"), now: time.Now, dbAttrs: dbAttrs(cfg), bodyLimit: DefaultBodyLimit}
 	for _, o := range opts {
 		o(s)
 	}
 	var err error
+	if s.body, err = newBodyCodec(s.bodyLimit); err != nil {
+		return nil, err
+	}
 	switch cfg.Driver {
 	case DriverSQLite:
 		err = s.openSQLite(cfg)
@@ -203,6 +219,9 @@ func (s *Store) Driver() string { return s.driver }
 
 // Close closes both pools.
 func (s *Store) Close() error {
+	if s.body != nil {
+		s.body.close()
+	}
 	if s.gc != nil {
 		s.gc.close()
 	}

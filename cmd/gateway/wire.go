@@ -150,7 +150,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		}
 		m.Traces = m.tracing.Provider
 	}
-	if m.Store, err = store.Open(ctx, cfg.Storage, m.Log, store.WithClock(m.Now), store.WithTracing(m.Traces)); err != nil {
+	// A stored body decompresses to at most what a request may carry, and never less
+	// than the default: lowering body_limit must not make older events unreadable.
+	bodyLimit := store.WithBodyLimit(max(int64(cfg.Server.BodyLimit), store.DefaultBodyLimit))
+	if m.Store, err = store.Open(ctx, cfg.Storage, m.Log, store.WithClock(m.Now), bodyLimit, store.WithTracing(m.Traces)); err != nil {
 		return err
 	}
 	st := m.Store

@@ -164,12 +164,14 @@ func (h *Handler) Serve(c echo.Context) error {
 	var items []connectors.Item
 	parse := connectors.StartParse(ctx)
 	payload, err := formPayload(d.Header.Get(echo.HeaderContentType), d.Body)
+	var dec *decoded
 	if err == nil {
-		h.repos.note(ctx, h.log, d.Name, payload, d.At)
+		dec = decodePayload(eventType, payload)
+		h.repos.note(ctx, h.log, d.Name, dec.repo, d.At)
 	}
 	if err != nil {
 		ev.Status, ev.Error = inbox.EventInvalid, err.Error()
-	} else if own, err := h.ownReply(ctx, &d.Conn, eventType, payload); err != nil {
+	} else if own, err := h.ownReply(ctx, &d.Conn, eventType, dec); err != nil {
 		connectors.EndParse(parse, eventType, 0)
 		return err
 	} else if own {
@@ -178,7 +180,7 @@ func (h *Handler) Serve(c echo.Context) error {
 	} else {
 		ev.Body = payload
 		cfg := d.Conn
-		items, ev.Status, ev.Error = h.parse(ctx, &cfg, eventType, delivery, payload, h.ci)
+		items, ev.Status, ev.Error = h.parse(ctx, &cfg, eventType, delivery, dec, h.ci)
 	}
 	connectors.EndParse(parse, eventType, len(items))
 	if ev.Status == inbox.EventInvalid {
@@ -199,41 +201,16 @@ func (h *Handler) Serve(c echo.Context) error {
 // a status and its reason: ignored for a type the connector does not map, invalid for
 // a payload that is not JSON or not even leniently of its event's shape (kept: a
 // later version may replay it).
-func (h *Handler) parse(ctx context.Context, cfg *Config, eventType, delivery string, payload []byte, ci CIState) ([]connectors.Item, inbox.EventStatus, string) {
-	if !mappedEvent(eventType) {
-		// Not decoded at all: nothing of it is read.
-		if !json.Valid(payload) {
-			return nil, inbox.EventInvalid, "malformed JSON payload"
-		}
-		if !jsonObject(payload) {
-			return nil, inbox.EventInvalid, fmt.Sprintf("decode %s payload: want a JSON object", eventType)
-		}
-		if eventType == "ping" {
-			return nil, "", ""
-		}
-		return nil, inbox.EventIgnored, fmt.Sprintf("event type %q is not mapped", eventType)
+func (h *Handler) parse(ctx context.Context, cfg *Config, eventType, delivery string, d *decoded, ci CIState) ([]connectors.Item, inbox.EventStatus, string) {
+	if d.event == nil {
+		return nil, d.status, d.reason
 	}
-	// Decoding checks the syntax first: one pass over the body, not a separate json.Valid.
-	parsed, err := gh.ParseWebHook(eventType, payload)
-	if _, bad := errors.AsType[*json.SyntaxError](err); bad {
-		return nil, inbox.EventInvalid, "malformed JSON payload"
-	}
-	if err == nil && !jsonObject(payload) {
-		// null decodes into every event's type: an empty event, not a delivery.
-		return nil, inbox.EventInvalid, fmt.Sprintf("decode %s payload: want a JSON object", eventType)
-	}
-	if err != nil {
-		// A field go-github's types refuse must not make the whole event unreadable:
-		// the mapping reads a few fields, the rest is tolerated.
-		var dropped []string
-		if parsed, dropped, err = parseLenient(eventType, payload); err != nil {
-			return nil, inbox.EventInvalid, fmt.Sprintf("decode %s payload: %s", eventType, jsonProblem(err))
-		}
+	if len(d.dropped) > 0 {
 		h.log.InfoContext(ctx, "payload read leniently", "event_type", eventType, "delivery_id", delivery,
-			"fields_left_out", strings.Join(dropped, ","))
+			"fields_left_out", strings.Join(d.dropped, ","))
 	}
 	m := mapper{cfg: cfg, ci: ci, log: h.log, event: eventType, delivery: delivery}
-	return m.items(ctx, parsed), "", ""
+	return m.items(ctx, d.event), "", ""
 }
 
 // Items turns a stored or sample delivery back into items without verifying it, for
@@ -260,7 +237,8 @@ func (h *Handler) Items(ctx context.Context, ev *inbox.Event) ([]connectors.Item
 		}
 		payload = p
 	}
-	if own, err := h.ownReply(ctx, &cfg, eventType, payload); err != nil {
+	dec := decodePayload(eventType, payload)
+	if own, err := h.ownReply(ctx, &cfg, eventType, dec); err != nil {
 		return nil, err
 	} else if own {
 		return nil, &connectors.NotMapped{Reason: reply.OwnReason}
@@ -269,7 +247,7 @@ func (h *Handler) Items(ctx context.Context, ev *inbox.Event) ([]connectors.Item
 	if delivery == "" {
 		delivery = connectors.Header(ev.Headers, gh.DeliveryIDHeader)
 	}
-	items, status, reason := h.parse(ctx, &cfg, eventType, delivery, payload, readOnlyCI{h.ci})
+	items, status, reason := h.parse(ctx, &cfg, eventType, delivery, dec, readOnlyCI{h.ci})
 	switch {
 	case status == inbox.EventInvalid:
 		return nil, errors.New(reason)
@@ -285,36 +263,26 @@ func (h *Handler) Items(ctx context.Context, ev *inbox.Event) ([]connectors.Item
 // outbox recording the id). A marker in anyone else's comment proves nothing: at most
 // it would silence its own author. Payloads that do not decode are not (parse stores
 // them invalid).
-func (h *Handler) ownReply(ctx context.Context, cfg *Config, eventType string, payload []byte) (bool, error) {
+func (h *Handler) ownReply(ctx context.Context, cfg *Config, eventType string, d *decoded) (bool, error) {
 	if h.own == nil || (eventType != "issue_comment" && eventType != "pull_request_review_comment") {
 		return false, nil
 	}
-	var p struct {
-		Comment struct {
-			ID   int64  `json:"id"`
-			Body string `json:"body"`
-			User struct {
-				Login string `json:"login"`
-			} `json:"user"`
-			App *struct {
-				ID   int64  `json:"id"`
-				Slug string `json:"slug"`
-			} `json:"performed_via_github_app"`
-		} `json:"comment"`
-	}
-	if json.Unmarshal(payload, &p) != nil || p.Comment.ID <= 0 {
+	c := d.comment
+	if c == nil || c.ID <= 0 {
 		return false, nil
 	}
-	author := p.Comment.User.Login
-	marked := author != "" && strings.Contains(p.Comment.Body, markerPrefix)
-	// This App's own bot, as the payload names it: a person acting through the App
-	// (a user-to-server token) is not the App.
-	byApp := cfg.App != nil && p.Comment.App != nil && p.Comment.App.ID == cfg.App.ID &&
-		p.Comment.App.Slug != "" && strings.EqualFold(author, p.Comment.App.Slug+"[bot]")
-	if marked && (cfg.isBotLogin(author) || byApp) {
+	author, marked := c.Login, c.marked()
+	if marked && cfg.isBotLogin(author) {
 		return true, nil
 	}
-	id := strconv.FormatInt(p.Comment.ID, 10)
+	// This App's own bot, as the payload names it: a person acting through the App
+	// (a user-to-server token) is not the App.
+	if marked && cfg.App != nil {
+		if appID, slug := d.commentApp(); appID == cfg.App.ID && slug != "" && strings.EqualFold(author, slug+"[bot]") {
+			return true, nil
+		}
+	}
+	id := strconv.FormatInt(c.ID, 10)
 	own, err := h.own.OwnReply(ctx, reply.SourceGitHub, cfg.Name, id)
 	if err != nil {
 		return false, fmt.Errorf("check whether comment %s is an own reply: %w", id, err)

@@ -2,7 +2,6 @@ package github
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"strings"
 	"sync"
@@ -25,21 +24,14 @@ type seenRepos struct {
 	done map[string]struct{} // connector + "\x1f" + repository
 }
 
-// note records the repository a verified payload names (repository.full_name,
-// lower-cased as watches name it). A failure is logged: the delivery is stored anyway.
-func (s *seenRepos) note(ctx context.Context, log *slog.Logger, connector string, payload []byte, now time.Time) {
-	if s == nil {
+// note records the repository a verified payload names (repository.full_name, read
+// once with the rest of the payload), lower-cased as watches name it. A failure is
+// logged: the delivery is stored anyway.
+func (s *seenRepos) note(ctx context.Context, log *slog.Logger, connector, fullName string, now time.Time) {
+	if s == nil || fullName == "" || len(fullName) > 200 {
 		return
 	}
-	var p struct {
-		Repository struct {
-			FullName string `json:"full_name"`
-		} `json:"repository"`
-	}
-	if json.Unmarshal(payload, &p) != nil || p.Repository.FullName == "" || len(p.Repository.FullName) > 200 {
-		return
-	}
-	repo := strings.ToLower(p.Repository.FullName)
+	repo := strings.ToLower(fullName)
 	key := connector + "\x1f" + repo
 	s.mu.Lock()
 	_, done := s.done[key]
