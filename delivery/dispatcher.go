@@ -596,8 +596,7 @@ const commitTimeout = 10 * time.Second
 func (d *Dispatcher) complete(o Outcome, owner string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
-	logged, err := d.commit(ctx, owner, o)
-	if err != nil {
+	if err := d.q.CompleteThread(ctx, owner, o); err != nil {
 		return fmt.Errorf("complete pass: %w", err)
 	}
 	// Observed before publishing, so whoever sees a frame also sees it counted.
@@ -613,7 +612,7 @@ func (d *Dispatcher) complete(o Outcome, owner string) error {
 		}
 	}
 	if len(o.Frames) > 0 {
-		d.trace.publish(d.live.Load().routes[o.Thread.Agent].Kind, o.Frames, func() { d.publish(o, logged) })
+		d.trace.publish(d.live.Load().routes[o.Thread.Agent].Kind, o.Frames, func() { d.pub.Publish(o.Thread) })
 	}
 	return nil
 }

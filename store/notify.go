@@ -105,22 +105,6 @@ func (b *PGBroker) Stop(ctx context.Context) error {
 // Publish wakes local subscribers now and queues a NOTIFY for the other replicas.
 func (b *PGBroker) Publish(k inbox.ThreadKey) {
 	b.local.Publish(k)
-	b.notify(k)
-}
-
-// PublishFrames hands a commit's frames to local subscribers in memory and queues a
-// NOTIFY: the other replicas' subscribers read them from the log.
-func (b *PGBroker) PublishFrames(k inbox.ThreadKey, frames []agent.Frame) {
-	b.local.PublishFrames(k, frames)
-	b.notify(k)
-}
-
-// SubscribeFrames registers a local subscriber of k taking frames in memory.
-func (b *PGBroker) SubscribeFrames(k inbox.ThreadKey) (<-chan struct{}, <-chan *agent.Frame, func()) {
-	return b.local.SubscribeFrames(k)
-}
-
-func (b *PGBroker) notify(k inbox.ThreadKey) {
 	b.mu.Lock()
 	b.pending[k] = struct{}{}
 	b.mu.Unlock()
