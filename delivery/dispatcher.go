@@ -617,15 +617,6 @@ func (d *Dispatcher) complete(o Outcome, owner string) error {
 	return nil
 }
 
-// Observer is told what each committed pass did (the metrics).
-type Observer interface {
-	DeliveryAttempt(target, outcome string)
-	SignalSent(target, action string)
-}
-
-// WithObserver reports committed attempts and signals to o.
-func WithObserver(o Observer) Option { return func(d *Dispatcher) { d.obs = o } }
-
 // Deliver sends one signal that does not come from the inbox (the agent API's signals)
 // straight to the thread's target, then logs it and the attempt. There is no retry: the
 // caller learns the outcome and may send again with the same signal id, which the log

@@ -120,3 +120,12 @@ func (d *Dispatcher) holdDue(o *Outcome, rs []inbox.Record, now time.Time) []inb
 	}
 	return kept
 }
+
+// Observer is told what each committed pass did (the metrics).
+type Observer interface {
+	DeliveryAttempt(target, outcome string)
+	SignalSent(target, action string)
+}
+
+// WithObserver reports committed attempts and signals to o.
+func WithObserver(o Observer) Option { return func(d *Dispatcher) { d.obs = o } }
