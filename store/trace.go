@@ -27,10 +27,7 @@ const (
 // provider (telemetry.Off) records nothing.
 func WithTracing(tp trace.TracerProvider) Option {
 	return func(s *Store) {
-		s.tracer = nil
-		if telemetry.Enabled(tp) {
-			s.tracer = telemetry.Tracer(tp)
-		}
+		s.tracer = telemetry.RecordingTracer(tp)
 	}
 }
 

@@ -15,3 +15,12 @@ func Enabled(tp trace.TracerProvider) bool {
 	}
 	return true
 }
+
+// RecordingTracer is tp's signalgate tracer when tp records spans, nil when tracing is
+// off: a component keeps it and skips its instrumentation on nil.
+func RecordingTracer(tp trace.TracerProvider) trace.Tracer {
+	if !Enabled(tp) {
+		return nil
+	}
+	return Tracer(tp)
+}

@@ -18,3 +18,9 @@ func TestEnabled(t *testing.T) {
 	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
 	require.True(t, telemetry.Enabled(tp))
 }
+
+func TestRecordingTracerIsNilWhenOff(t *testing.T) {
+	require.Nil(t, telemetry.RecordingTracer(telemetry.Off()))
+	require.Nil(t, telemetry.RecordingTracer(nil))
+	require.NotNil(t, telemetry.RecordingTracer(sdktrace.NewTracerProvider()))
+}

@@ -24,10 +24,7 @@ const (
 // message's ingest a child of it. A nil or no-op provider (telemetry.Off) records nothing.
 func WithTracing(tp trace.TracerProvider) Option {
 	return func(p *Poller) {
-		p.tracer = nil
-		if telemetry.Enabled(tp) {
-			p.tracer = telemetry.Tracer(tp)
-		}
+		p.tracer = telemetry.RecordingTracer(tp)
 	}
 }
 
