@@ -31,6 +31,24 @@ type LiveSubscriber interface {
 	SubscribeLive(k inbox.ThreadKey) (<-chan Frame, func())
 }
 
+// FramePublisher hands the frames a commit logged, once that commit is durable, to the
+// thread's subscribers in memory, sparing each a read of the log. It never blocks: a
+// subscriber whose buffer is full is woken to read the log instead.
+type FramePublisher interface {
+	PublishFrames(k inbox.ThreadKey, frames []Frame)
+}
+
+// FrameSubscriber is Subscriber with the committed frames themselves. A frame on the
+// channel is a hint to use if it is the next one the subscriber needs; the log stays
+// the truth, read on every wake-up token (a frame dropped, a frame of another replica).
+type FrameSubscriber interface {
+	SubscribeFrames(k inbox.ThreadKey) (wake <-chan struct{}, frames <-chan *Frame, unsubscribe func())
+}
+
+// frameBuffer is how many committed frames a subscriber may have waiting before it is
+// sent back to the log; pointers, so an idle subscriber costs half a kilobyte.
+const frameBuffer = 64
+
 // liveBuffer is how many live-only frames a subscriber may have waiting.
 const liveBuffer = 16
 
@@ -47,7 +65,7 @@ type Broker interface {
 // LocalBroker is the in-process Broker.
 type LocalBroker struct {
 	mu      sync.Mutex
-	subs    map[inbox.ThreadKey]map[chan struct{}]struct{}
+	subs    map[inbox.ThreadKey]map[chan struct{}]chan *Frame // wake → frames (nil: wake only)
 	live    map[inbox.ThreadKey]map[chan Frame]struct{}
 	stopped bool
 }
@@ -56,7 +74,7 @@ var _ Broker = (*LocalBroker)(nil)
 
 // NewLocalBroker returns a running in-process broker.
 func NewLocalBroker() *LocalBroker {
-	return &LocalBroker{subs: map[inbox.ThreadKey]map[chan struct{}]struct{}{}, live: map[inbox.ThreadKey]map[chan Frame]struct{}{}}
+	return &LocalBroker{subs: map[inbox.ThreadKey]map[chan struct{}]chan *Frame{}, live: map[inbox.ThreadKey]map[chan Frame]struct{}{}}
 }
 
 // Name names the broker in start and stop errors.
@@ -78,7 +96,7 @@ func (b *LocalBroker) Stop(context.Context) error {
 			close(ch)
 		}
 	}
-	b.subs = map[inbox.ThreadKey]map[chan struct{}]struct{}{}
+	b.subs = map[inbox.ThreadKey]map[chan struct{}]chan *Frame{}
 	for _, set := range b.live {
 		for ch := range set {
 			close(ch)
@@ -144,24 +162,72 @@ func (b *LocalBroker) Publish(k inbox.ThreadKey) {
 	}
 }
 
+// PublishFrames hands frames (in seq order) to every subscriber of k without blocking:
+// one that takes no frames, or has no room for them all, gets a wake-up token and reads
+// the log from where it is.
+func (b *LocalBroker) PublishFrames(k inbox.ThreadKey, frames []Frame) {
+	if len(frames) == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for wake, ch := range b.subs[k] {
+		if !sendFrames(ch, frames) {
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// sendFrames reports whether all of frames fit in ch.
+func sendFrames(ch chan *Frame, frames []Frame) bool {
+	if ch == nil {
+		return false
+	}
+	for i := range frames {
+		select {
+		case ch <- &frames[i]:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // Subscribe registers interest in k. The returned func unsubscribes; it is safe to call
 // more than once. After Stop the channel comes back closed.
 func (b *LocalBroker) Subscribe(k inbox.ThreadKey) (<-chan struct{}, func()) {
+	wake, _, unsubscribe := b.subscribe(k, false)
+	return wake, unsubscribe
+}
+
+// SubscribeFrames is Subscribe with k's committed frames handed over in memory.
+func (b *LocalBroker) SubscribeFrames(k inbox.ThreadKey) (<-chan struct{}, <-chan *Frame, func()) {
+	return b.subscribe(k, true)
+}
+
+func (b *LocalBroker) subscribe(k inbox.ThreadKey, withFrames bool) (<-chan struct{}, <-chan *Frame, func()) {
 	ch := make(chan struct{}, 1)
+	var frames chan *Frame
+	if withFrames {
+		frames = make(chan *Frame, frameBuffer)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.stopped {
 		close(ch)
-		return ch, func() {}
+		return ch, frames, func() {}
 	}
 	set := b.subs[k]
 	if set == nil {
-		set = map[chan struct{}]struct{}{}
+		set = map[chan struct{}]chan *Frame{}
 		b.subs[k] = set
 	}
-	set[ch] = struct{}{}
+	set[ch] = frames
 	var once sync.Once
-	return ch, func() {
+	return ch, frames, func() {
 		once.Do(func() {
 			b.mu.Lock()
 			defer b.mu.Unlock()

@@ -596,7 +596,8 @@ const commitTimeout = 10 * time.Second
 func (d *Dispatcher) complete(o Outcome, owner string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
-	if err := d.q.CompleteThread(ctx, owner, o); err != nil {
+	logged, err := d.commit(ctx, owner, o)
+	if err != nil {
 		return fmt.Errorf("complete pass: %w", err)
 	}
 	// Observed before publishing, so whoever sees a frame also sees it counted.
@@ -612,7 +613,7 @@ func (d *Dispatcher) complete(o Outcome, owner string) error {
 		}
 	}
 	if len(o.Frames) > 0 {
-		d.trace.publish(d.live.Load().routes[o.Thread.Agent].Kind, o.Frames, func() { d.pub.Publish(o.Thread) })
+		d.trace.publish(d.live.Load().routes[o.Thread.Agent].Kind, o.Frames, func() { d.publish(o, logged) })
 	}
 	return nil
 }

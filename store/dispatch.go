@@ -11,6 +11,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
 )
@@ -257,14 +258,25 @@ func (r threadKeyRow) key() inbox.ThreadKey {
 // pass saw are guarded by (updated_at, coalesced_count), which every merge changes, so
 // content merged in meanwhile is never marked sent.
 func (s *Store) CompleteThread(ctx context.Context, owner string, o delivery.Outcome) error {
-	err := s.inRecordTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error { return s.completeTx(ctx, tx, owner, o) })
-	if err != nil {
-		return fmt.Errorf("complete pass over %s: %w", o.Thread, err)
-	}
-	return nil
+	_, err := s.CompleteThreadFrames(ctx, owner, o)
+	return err
 }
 
-func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o delivery.Outcome) error {
+// CompleteThreadFrames is CompleteThread returning the frames it logged, as a read of the
+// log would give them, once the commit is durable: live subscribers take them from memory.
+func (s *Store) CompleteThreadFrames(ctx context.Context, owner string, o delivery.Outcome) ([]agent.Frame, error) {
+	var logged []agent.Frame
+	err := s.inRecordTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
+		logged = logged[:0] // a retried transaction logs afresh
+		return s.completeTx(ctx, tx, owner, o, &logged)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("complete pass over %s: %w", o.Thread, err)
+	}
+	return logged, nil
+}
+
+func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o delivery.Outcome, logged *[]agent.Frame) error {
 	k := o.Thread
 	now := micros(o.Now)
 	bump := 0
@@ -296,8 +308,16 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 		// A signal id logged before (a sender repeating its own id) stays once; its seq
 		// becomes a gap.
 		f.Seq = last - int64(len(o.Frames)-1-i)
-		if _, err := s.insertFrameTx(ctx, tx, f); err != nil {
+		row, inserted, err := s.insertFrameRowTx(ctx, tx, f)
+		if err != nil {
 			return err
+		}
+		if inserted {
+			lf, err := row.frame()
+			if err != nil {
+				return err
+			}
+			*logged = append(*logged, lf)
 		}
 	}
 	for _, d := range o.Delivered {

@@ -105,6 +105,25 @@ func (b *PGBroker) Stop(ctx context.Context) error {
 // Publish wakes local subscribers now and queues a NOTIFY for the other replicas.
 func (b *PGBroker) Publish(k inbox.ThreadKey) {
 	b.local.Publish(k)
+	b.notify(k)
+}
+
+// PublishFrames hands a commit's frames to local subscribers in memory and queues a
+// NOTIFY: the other replicas' subscribers read them from the log.
+func (b *PGBroker) PublishFrames(k inbox.ThreadKey, frames []agent.Frame) {
+	b.local.PublishFrames(k, frames)
+	b.notify(k)
+}
+
+// SubscribeFrames registers a local subscriber of k taking frames in memory. It is
+// known to the replica as any subscriber is: another replica's NOTIFY and the fallback
+// poll wake it to read the log.
+func (b *PGBroker) SubscribeFrames(k inbox.ThreadKey) (<-chan struct{}, <-chan *agent.Frame, func()) {
+	wake, frames, unsub := b.local.SubscribeFrames(k)
+	return wake, frames, b.register(k, unsub)
+}
+
+func (b *PGBroker) notify(k inbox.ThreadKey) {
 	b.mu.Lock()
 	b.pending[k] = struct{}{}
 	b.mu.Unlock()
@@ -114,7 +133,6 @@ func (b *PGBroker) Publish(k inbox.ThreadKey) {
 	}
 }
 
-// Subscribe registers a local subscriber of k.
 // PublishLive hands a live-only frame to this replica's subscribers: a transient
 // signal reaches the streams connected to the replica that accepted it.
 func (b *PGBroker) PublishLive(k inbox.ThreadKey, f agent.Frame) { b.local.PublishLive(k, f) }
@@ -124,13 +142,20 @@ func (b *PGBroker) SubscribeLive(k inbox.ThreadKey) (<-chan agent.Frame, func())
 	return b.local.SubscribeLive(k)
 }
 
+// Subscribe registers a local subscriber of k.
 func (b *PGBroker) Subscribe(k inbox.ThreadKey) (<-chan struct{}, func()) {
 	ch, unsub := b.local.Subscribe(k)
+	return ch, b.register(k, unsub)
+}
+
+// register counts a local subscriber of k, which makes the replica wake it on another
+// replica's NOTIFY and poll its thread; the returned func undoes both, once.
+func (b *PGBroker) register(k inbox.ThreadKey, unsub func()) func() {
 	b.mu.Lock()
 	b.subs[k]++
 	b.mu.Unlock()
 	var once sync.Once
-	return ch, func() {
+	return func() {
 		once.Do(func() {
 			unsub()
 			b.mu.Lock()

@@ -10,6 +10,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/store"
@@ -98,6 +99,30 @@ func TestPGBrokerFansOutAcrossReplicas(t *testing.T) {
 		t.Fatal("a thread nobody published woke")
 	default:
 	}
+}
+
+// A subscriber taking committed frames in memory gets only its own replica's frames that
+// way: another replica's commits reach it as a wake-up to read the log, by NOTIFY or by
+// the poll, as any subscriber's.
+func TestPGBrokerWakesFrameSubscribersAcrossReplicas(t *testing.T) {
+	cfg, st := pgReplicas(t, 2)
+	a := startBroker(t, st[0], cfg.DSN, store.WithBrokerPoll(time.Hour))
+	b := startBroker(t, st[1], cfg.DSN, store.WithBrokerPoll(50*time.Millisecond))
+	k := inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: "acme/api#7"}
+	wake, frames, unsub := b.SubscribeFrames(k)
+	defer unsub()
+
+	a.PublishFrames(k, []agent.Frame{signalFrame("sig-1", k, time.Now())})
+	woken(t, wake, "NOTIFY from the replica that committed")
+	select {
+	case f := <-frames:
+		t.Fatalf("frame %s handed over across replicas", f.ID)
+	default:
+	}
+	// A replica that died between its commit and its NOTIFY: the poll finds the frame.
+	_, _, err := st[0].AppendFrame(context.Background(), signalFrame("sig-2", k, time.Now()))
+	require.NoError(t, err)
+	woken(t, wake, "poll after a silent append")
 }
 
 func TestPGBrokerPollCatchesMissedNotifications(t *testing.T) {

@@ -135,10 +135,37 @@ func (s *Store) appendFrameTx(ctx context.Context, tx *sqlx.Tx, f agent.Frame) (
 
 // insertFrameTx inserts a frame whose seq the caller took; false when its id is logged.
 func (s *Store) insertFrameTx(ctx context.Context, tx *sqlx.Tx, f agent.Frame) (bool, error) {
-	k, seq := f.Thread, f.Seq
+	_, ok, err := s.insertFrameRowTx(ctx, tx, f)
+	return ok, err
+}
+
+// insertFrameRowTx appends f and returns the row as stored, from which the frame handed
+// to live subscribers is built: it equals what a read of the log gives.
+func (s *Store) insertFrameRowTx(ctx context.Context, tx *sqlx.Tx, f agent.Frame) (frameRow, bool, error) {
+	row, err := storedFrameRow(f)
+	if err != nil {
+		return row, false, err
+	}
+	res, err := s.writeTx(tx).exec(ctx, qInsertFrame, row.Agent, row.Resource, row.Thread, row.Seq, row.ID, row.Event, row.RunID,
+		row.Action, row.Type, row.TagName, row.Contents,
+		row.Attributes, row.Metadata, row.XML, row.RecordIDs, row.RunStatus, row.Origin, row.SignalCreatedAt, row.AcceptedAt, row.CreatedAt,
+		row.Extra)
+	if err != nil {
+		return row, false, fmt.Errorf("insert frame: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return row, false, fmt.Errorf("insert frame: %w", err)
+	}
+	return row, n == 1, nil
+}
+
+// storedFrameRow is the row f is logged as.
+func storedFrameRow(f agent.Frame) (frameRow, error) {
+	k := f.Thread
 	attrs, err := json.Marshal(nonNilAttrs(f.Signal.Attributes))
 	if err != nil {
-		return false, fmt.Errorf("encode attributes: %w", err)
+		return frameRow{}, fmt.Errorf("encode attributes: %w", err)
 	}
 	meta := f.Signal.Metadata
 	if meta == nil {
@@ -146,7 +173,7 @@ func (s *Store) insertFrameTx(ctx context.Context, tx *sqlx.Tx, f agent.Frame) (
 	}
 	metaJSON, err := json.Marshal(meta)
 	if err != nil {
-		return false, fmt.Errorf("encode metadata: %w", err)
+		return frameRow{}, fmt.Errorf("encode metadata: %w", err)
 	}
 	ids := f.RecordIDs
 	if ids == nil {
@@ -154,24 +181,18 @@ func (s *Store) insertFrameTx(ctx context.Context, tx *sqlx.Tx, f agent.Frame) (
 	}
 	idsJSON, err := json.Marshal(ids)
 	if err != nil {
-		return false, fmt.Errorf("encode record ids: %w", err)
+		return frameRow{}, fmt.Errorf("encode record ids: %w", err)
 	}
 	extra, err := json.Marshal(signalExtra{Parts: f.Signal.Parts, ProviderOptions: f.Signal.ProviderOptions})
 	if err != nil {
-		return false, fmt.Errorf("encode parts: %w", err)
+		return frameRow{}, fmt.Errorf("encode parts: %w", err)
 	}
-	res, err := s.writeTx(tx).exec(ctx, qInsertFrame, cleanText(k.Agent), cleanText(k.Resource), cleanText(k.Thread), seq, cleanText(f.ID), f.Event, cleanText(f.RunID),
-		string(f.Action), cleanText(string(f.Signal.Type)), cleanText(f.Signal.TagName), cleanText(f.Signal.Contents),
-		string(attrs), string(metaJSON), cleanText(f.XML), string(idsJSON), f.RunStatus, f.Origin, nullTime(f.Signal.CreatedAt), nullTime(f.Signal.AcceptedAt), micros(f.CreatedAt),
-		string(cleanJSON(extra)))
-	if err != nil {
-		return false, fmt.Errorf("insert frame: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("insert frame: %w", err)
-	}
-	return n == 1, nil
+	return frameRow{Agent: cleanText(k.Agent), Resource: cleanText(k.Resource), Thread: cleanText(k.Thread), Seq: f.Seq,
+		ID: cleanText(f.ID), Event: f.Event, RunID: cleanText(f.RunID), Action: string(f.Action),
+		Type: cleanText(string(f.Signal.Type)), TagName: cleanText(f.Signal.TagName), Contents: cleanText(f.Signal.Contents),
+		Attributes: string(attrs), Metadata: string(metaJSON), XML: cleanText(f.XML), RecordIDs: string(idsJSON),
+		RunStatus: f.RunStatus, Origin: f.Origin, SignalCreatedAt: nullTime(f.Signal.CreatedAt), AcceptedAt: nullTime(f.Signal.AcceptedAt),
+		CreatedAt: micros(f.CreatedAt), Extra: string(cleanJSON(extra))}, nil
 }
 
 func nonNilAttrs(a inbox.Attributes) inbox.Attributes {

@@ -1,6 +1,7 @@
 package agentapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,7 +49,7 @@ func (a *API) serveStreamCapped(c echo.Context, k inbox.ThreadKey, caps *streamC
 	}
 	ctx := c.Request().Context()
 	// Subscribe before the first read: a frame committed in between still wakes us.
-	wake, unsubscribe := a.broker.Subscribe(k)
+	wake, committed, unsubscribe := a.subscribe(k)
 	defer unsubscribe()
 	var live <-chan agent.Frame // nil (never ready) when the broker has no live frames
 	if ls, ok := a.broker.(agent.LiveSubscriber); ok {
@@ -87,25 +88,17 @@ func (a *API) serveStreamCapped(c echo.Context, k inbox.ThreadKey, caps *streamC
 	}
 	keepAlive := time.NewTicker(a.keepAlive)
 	defer keepAlive.Stop()
+	// The log is read to catch up: at the start, on a wake-up token (a frame this
+	// replica could not hand over, another replica's, a run), on a gap in the frames
+	// handed over, and every keep-alive.
+	catchUp := true
 	for {
-		for {
-			frames, err := a.frames.FramesAfter(ctx, k, after, streamPage)
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				a.log.Error("read thread log", "thread", k.String(), "error", err.Error())
-				return nil // the client reconnects with Last-Event-ID
+		if catchUp {
+			var ok bool
+			if after, ok = a.catchUp(ctx, w, k, after); !ok {
+				return nil
 			}
-			for _, f := range frames {
-				if err := writeFrame(w, f); err != nil {
-					return nil
-				}
-				after = f.Seq
-			}
-			if len(frames) < streamPage {
-				break
-			}
+			catchUp = false
 		}
 		if err := flush(); err != nil {
 			return nil
@@ -118,6 +111,14 @@ func (a *API) serveStreamCapped(c echo.Context, k inbox.ThreadKey, caps *streamC
 		case _, ok := <-wake:
 			if !ok {
 				return nil // broker stopped
+			}
+			catchUp = true
+		case f := <-committed:
+			// In seq order: written if next, skipped if written already, and a gap (a
+			// repeat's unused seq, frames dropped for want of room) is read from the log.
+			var ok bool
+			if after, catchUp, ok = writeCommitted(w, f, committed, after); !ok {
+				return nil
 			}
 		case f, ok := <-live:
 			if !ok {
@@ -136,6 +137,61 @@ func (a *API) serveStreamCapped(c echo.Context, k inbox.ThreadKey, caps *streamC
 			if err := flush(); err != nil {
 				return nil
 			}
+			catchUp = true
+		}
+	}
+}
+
+// subscribe takes k's committed frames in memory when the broker hands them over.
+func (a *API) subscribe(k inbox.ThreadKey) (<-chan struct{}, <-chan *agent.Frame, func()) {
+	if fs, ok := a.broker.(agent.FrameSubscriber); ok {
+		return fs.SubscribeFrames(k)
+	}
+	wake, unsubscribe := a.broker.Subscribe(k)
+	return wake, nil, unsubscribe // a nil channel is never ready
+}
+
+// catchUp writes k's logged frames after the cursor and returns the new cursor; ok is
+// false when the stream should end.
+func (a *API) catchUp(ctx context.Context, w io.Writer, k inbox.ThreadKey, after int64) (int64, bool) {
+	for {
+		frames, err := a.frames.FramesAfter(ctx, k, after, streamPage)
+		if err != nil {
+			if ctx.Err() == nil {
+				a.log.Error("read thread log", "thread", k.String(), "error", err.Error())
+			}
+			return after, false // the client reconnects with Last-Event-ID
+		}
+		for _, f := range frames {
+			if err := writeFrame(w, f); err != nil {
+				return after, false
+			}
+			after = f.Seq
+		}
+		if len(frames) < streamPage {
+			return after, true
+		}
+	}
+}
+
+// writeCommitted writes f and whatever else is waiting on more, in order, and returns the
+// cursor and whether the log must be read for a gap; ok is false when the stream should end.
+func writeCommitted(w io.Writer, f *agent.Frame, more <-chan *agent.Frame, after int64) (cursor int64, gap, ok bool) {
+	for {
+		switch {
+		case f.Seq <= after: // written already, from the log
+		case f.Seq == after+1:
+			if err := writeFrame(w, *f); err != nil {
+				return after, false, false
+			}
+			after = f.Seq
+		default:
+			return after, true, true
+		}
+		select {
+		case f = <-more:
+		default:
+			return after, false, true
 		}
 	}
 }

@@ -72,7 +72,9 @@ type Config struct {
 	// that reports idle transitions calls e.Dispatcher.Notify, which is set right after.
 	EnvRoutes func(e *Env) map[string]delivery.Route
 	Queue     func(*store.Store) delivery.Queue // wraps the store's queue
-	Dispatch  []delivery.Option
+	// Frames wraps the log reader the agent API's streams read.
+	Frames   func(agent.FrameReader) agent.FrameReader
+	Dispatch []delivery.Option
 	// Logger is the dispatcher's logger; nil logs to the test.
 	Logger *slog.Logger
 	API    []agentapi.Option
@@ -170,7 +172,11 @@ func New(t testing.TB, cfg Config) *Env {
 	}, agent.WithServiceClock(e.Now))
 	require.NoError(t, err)
 	apiOpts := append([]agentapi.Option{agentapi.WithShutdown(e.Shutdown), agentapi.WithLogger(storetest.Logger(t))}, cfg.API...)
-	e.API = agentapi.New(e.Agents, e.Store, e.Broker, apiOpts...)
+	var frames agent.FrameReader = e.Store
+	if cfg.Frames != nil {
+		frames = cfg.Frames(frames)
+	}
+	e.API = agentapi.New(e.Agents, frames, e.Broker, apiOpts...)
 	srv := server.New(server.Config{}, storetest.Logger(t))
 	e.API.Mount(srv.Echo())
 	e.Server = httptest.NewServer(srv.Echo())
