@@ -78,6 +78,10 @@ type Frame struct {
 	RunStatus string   // run frames
 	Origin    string   // run frames
 	CreatedAt time.Time
+	// Encoded, when set, is the frame's data object as built by whoever made the frame
+	// from its logged row (the store, for frames handed to live subscribers in memory):
+	// written as is, so the row's JSON columns are neither decoded nor encoded again.
+	Encoded json.RawMessage
 }
 
 // SignalFrame builds the log entry for a delivery.
@@ -96,22 +100,23 @@ func SignalFrame(d Delivery, now time.Time) Frame {
 }
 
 type signalData struct {
-	ID         string           `json:"id"`
-	Seq        int64            `json:"seq"`
-	RunID      *string          `json:"runId"`
-	Action     Action           `json:"action"`
-	Type       SignalType       `json:"type"`
-	TagName    string           `json:"tagName"`
-	Contents   string           `json:"contents"`
-	Attributes inbox.Attributes `json:"attributes"`
-	Metadata   map[string]any   `json:"metadata"`
-	XML        string           `json:"xml"`
-	CreatedAt  time.Time        `json:"createdAt"`
-	AcceptedAt time.Time        `json:"acceptedAt"`
-	// Mastra's fields beyond the tag, when the signal has them.
-	Parts           []Part         `json:"parts,omitempty"`
-	ProviderOptions map[string]any `json:"providerOptions,omitempty"`
-	Transient       bool           `json:"transient,omitempty"`
+	ID         string     `json:"id"`
+	Seq        int64      `json:"seq"`
+	RunID      *string    `json:"runId"`
+	Action     Action     `json:"action"`
+	Type       SignalType `json:"type"`
+	TagName    string     `json:"tagName"`
+	Contents   string     `json:"contents"`
+	Attributes any        `json:"attributes"` // inbox.Attributes, or its JSON text
+	Metadata   any        `json:"metadata"`   // map[string]any, or its JSON text
+	XML        string     `json:"xml"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	AcceptedAt time.Time  `json:"acceptedAt"`
+	// Mastra's fields beyond the tag, when the signal has them ([]Part and map[string]any,
+	// or their JSON texts).
+	Parts           any  `json:"parts,omitempty"`
+	ProviderOptions any  `json:"providerOptions,omitempty"`
+	Transient       bool `json:"transient,omitempty"`
 }
 
 type runData struct {
@@ -126,25 +131,61 @@ type runData struct {
 // MarshalJSON writes the SSE `data:` object of the frame. For a signal frame `id` is the
 // signal id (stable across retries, so subscribers can dedupe), runId is null outside a run.
 func (f Frame) MarshalJSON() ([]byte, error) {
+	if len(f.Encoded) > 0 {
+		return f.Encoded, nil
+	}
 	if f.Event == EventRun {
 		return json.Marshal(runData{ID: f.ID, Seq: f.Seq, RunID: f.RunID, Status: f.RunStatus, Origin: f.Origin, CreatedAt: f.CreatedAt})
 	}
+	d := f.signalData()
+	attrs, meta := f.Signal.Attributes, f.Signal.Metadata
+	if attrs == nil {
+		attrs = inbox.Attributes{}
+	}
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	d.Attributes, d.Metadata = attrs, meta
+	if len(f.Signal.Parts) > 0 {
+		d.Parts = f.Signal.Parts
+	}
+	if len(f.Signal.ProviderOptions) > 0 {
+		d.ProviderOptions = f.Signal.ProviderOptions
+	}
+	return json.Marshal(d)
+}
+
+// EncodeLogged is the data object of a frame whose JSON parts are given as the log
+// stores them (attributes and metadata objects, parts and providerOptions when the
+// signal has them): the same bytes MarshalJSON gives once those texts are decoded
+// into f, without decoding them. Run frames take no texts.
+func EncodeLogged(f Frame, attributes, metadata, parts, providerOptions json.RawMessage) (json.RawMessage, error) {
+	f.Encoded = nil
+	if f.Event == EventRun {
+		return f.MarshalJSON()
+	}
+	d := f.signalData()
+	d.Attributes, d.Metadata = attributes, metadata
+	if len(parts) > 0 {
+		d.Parts = parts
+	}
+	if len(providerOptions) > 0 {
+		d.ProviderOptions = providerOptions
+	}
+	return json.Marshal(d)
+}
+
+// signalData is f's data object without its JSON parts.
+func (f Frame) signalData() signalData {
 	d := signalData{
 		ID: f.ID, Seq: f.Seq, Action: f.Action, Type: f.Signal.Type, TagName: f.Signal.TagName,
-		Contents: f.Signal.Contents, Attributes: f.Signal.Attributes, Metadata: f.Signal.Metadata,
-		XML: f.XML, CreatedAt: f.Signal.CreatedAt, AcceptedAt: f.Signal.AcceptedAt,
-		Parts: f.Signal.Parts, ProviderOptions: f.Signal.ProviderOptions, Transient: f.Signal.Transient,
+		Contents: f.Signal.Contents, XML: f.XML, CreatedAt: f.Signal.CreatedAt, AcceptedAt: f.Signal.AcceptedAt,
+		Transient: f.Signal.Transient,
 	}
 	if f.RunID != "" {
 		d.RunID = &f.RunID
 	}
-	if d.Attributes == nil {
-		d.Attributes = inbox.Attributes{}
-	}
-	if d.Metadata == nil {
-		d.Metadata = map[string]any{}
-	}
-	return json.Marshal(d)
+	return d
 }
 
 // Delivery is one signal on its way to a thread's target. Targets get the same signal id

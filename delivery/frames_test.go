@@ -2,6 +2,7 @@ package delivery_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -60,5 +61,14 @@ func TestFramesInMemoryOnlyAfterCommit(t *testing.T) {
 	require.NotEmpty(t, got, "the pass's frames were handed over in memory")
 	require.Equal(t, want, got)
 	log := e.Log(k) // the run frame before them was logged when the wake opened its run
-	require.Equal(t, log[len(log)-len(got):], got, "as the log holds them")
+	log = log[len(log)-len(got):]
+	for i := range got {
+		require.Equal(t, log[i].Seq, got[i].Seq)
+		require.Equal(t, log[i].ID, got[i].ID)
+		fromLog, err := json.Marshal(log[i])
+		require.NoError(t, err)
+		fromMemory, err := json.Marshal(got[i])
+		require.NoError(t, err)
+		require.Equal(t, string(fromLog), string(fromMemory), "frame %d is written as the log holds it", i)
+	}
 }

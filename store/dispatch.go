@@ -313,7 +313,7 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 			return err
 		}
 		if inserted {
-			lf, err := row.frame()
+			lf, err := row.logged()
 			if err != nil {
 				return err
 			}

@@ -83,6 +83,42 @@ func (row *frameRow) frame() (agent.Frame, error) {
 	return f, nil
 }
 
+// logged is the frame handed to live subscribers for a row just logged: what a stream
+// writes of row.frame(), its data object encoded from the row's JSON texts without
+// decoding them (record ids, which no stream writes, are left out).
+func (row *frameRow) logged() (agent.Frame, error) {
+	f := agent.Frame{
+		Seq: row.Seq, Event: row.Event, ID: row.ID,
+		Thread: inbox.ThreadKey{Agent: row.Agent, Resource: row.Resource, Thread: row.Thread},
+		RunID:  row.RunID, Action: agent.Action(row.Action), XML: row.XML,
+		RunStatus: row.RunStatus, Origin: row.Origin, CreatedAt: fromMicros(row.CreatedAt),
+	}
+	var extra struct {
+		Parts           json.RawMessage `json:"parts"`
+		ProviderOptions json.RawMessage `json:"providerOptions"`
+	}
+	if row.Event == agent.EventSignal {
+		f.Signal = agent.Signal{ID: row.ID, Type: agent.SignalType(row.Type), TagName: row.TagName, Contents: row.Contents}
+		if t := fromNullMicros(row.SignalCreatedAt); t != nil {
+			f.Signal.CreatedAt = *t
+		}
+		if t := fromNullMicros(row.AcceptedAt); t != nil {
+			f.Signal.AcceptedAt = *t
+		}
+		if row.Extra != "" && row.Extra != "{}" {
+			if err := json.Unmarshal([]byte(row.Extra), &extra); err != nil {
+				return f, fmt.Errorf("decode parts of frame %s: %w", row.ID, err)
+			}
+		}
+	}
+	enc, err := agent.EncodeLogged(f, json.RawMessage(row.Attributes), json.RawMessage(row.Metadata), extra.Parts, extra.ProviderOptions)
+	if err != nil {
+		return f, fmt.Errorf("encode frame %s: %w", row.ID, err)
+	}
+	f.Encoded = enc
+	return f, nil
+}
+
 func nullTime(t time.Time) sql.NullInt64 {
 	if t.IsZero() {
 		return sql.NullInt64{}
