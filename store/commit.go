@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -159,12 +160,14 @@ func (c *committer) commit(batch []*commitJob) {
 		return
 	}
 	ran := 0
+	scope := &jobScope{tx: tx, lone: len(batch) == 1}
+	defer scope.close()
 	for i, j := range batch {
 		if err := j.ctx.Err(); err != nil && !j.keep {
 			results[i] = fmt.Errorf("wait for the writer: %w", err)
 			continue
 		}
-		if err := runSavepoint(ctx, tx, j.fn); err != nil {
+		if err := scope.run(ctx, j.fn); err != nil {
 			results[i] = err
 			if errors.Is(err, errTxLost) {
 				// The transaction is gone (an I/O error, an interrupt): nothing in
@@ -195,24 +198,56 @@ func (c *committer) commit(batch []*commitJob) {
 
 var errTxLost = errors.New("write transaction aborted")
 
-// runSavepoint runs fn so that its failure undoes only its own writes.
-func runSavepoint(ctx context.Context, tx *sqlx.Tx, fn txFunc) error {
-	if _, err := tx.ExecContext(ctx, `SAVEPOINT job`); err != nil {
+// jobScope runs the jobs of one batch so that a job's failure undoes only its own
+// writes. A batch of one needs no savepoint: its job failing leaves nothing that ran, and
+// the batch rolls back. A larger batch prepares SAVEPOINT and RELEASE once, since
+// modernc.org/sqlite parses an unprepared statement again on every run.
+type jobScope struct {
+	tx           *sqlx.Tx
+	lone         bool
+	set, release *sql.Stmt
+}
+
+func (s *jobScope) run(ctx context.Context, fn txFunc) error {
+	if s.lone {
+		return callJob(ctx, s.tx, fn)
+	}
+	if s.set == nil {
+		set, err := s.tx.PrepareContext(ctx, `SAVEPOINT job`)
+		if err != nil {
+			return fmt.Errorf("%w: prepare savepoint: %w", errTxLost, err)
+		}
+		release, err := s.tx.PrepareContext(ctx, `RELEASE job`)
+		if err != nil {
+			_ = set.Close()
+			return fmt.Errorf("%w: prepare release: %w", errTxLost, err)
+		}
+		s.set, s.release = set, release
+	}
+	if _, err := s.set.ExecContext(ctx); err != nil {
 		return fmt.Errorf("%w: savepoint: %w", errTxLost, err)
 	}
-	if err := callJob(ctx, tx, fn); err != nil {
-		if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO job`); rerr != nil {
+	if err := callJob(ctx, s.tx, fn); err != nil {
+		if _, rerr := s.tx.ExecContext(ctx, `ROLLBACK TO job`); rerr != nil {
 			return fmt.Errorf("%w: %w (roll back: %w)", errTxLost, err, rerr)
 		}
-		if _, rerr := tx.ExecContext(ctx, `RELEASE job`); rerr != nil {
+		if _, rerr := s.release.ExecContext(ctx); rerr != nil {
 			return fmt.Errorf("%w: %w (release: %w)", errTxLost, err, rerr)
 		}
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `RELEASE job`); err != nil {
+	if _, err := s.release.ExecContext(ctx); err != nil {
 		return fmt.Errorf("%w: release savepoint: %w", errTxLost, err)
 	}
 	return nil
+}
+
+// close frees the prepared statements (the transaction's end would too).
+func (s *jobScope) close() {
+	if s.set != nil {
+		_ = s.set.Close()
+		_ = s.release.Close()
+	}
 }
 
 // callJob turns a panic in one caller's part into that caller's error: the committer

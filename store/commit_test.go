@@ -136,6 +136,36 @@ func TestGroupCommitFailureIsTheCallersOwn(t *testing.T) {
 	}
 }
 
+// A batch of one runs without a savepoint: its failure still leaves none of its writes,
+// and the writer is ready for the next batch.
+func TestGroupCommitLoneFailureLeavesNothing(t *testing.T) {
+	s := openCommitTest(t)
+	boom := errors.New("boom")
+	var sizes []int
+	s.gc.batched = func(n int) { sizes = append(sizes, n) }
+	err := s.inTx(context.Background(), func(ctx context.Context, tx *sqlx.Tx) error {
+		if err := insertKV("doomed")(ctx, tx); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("lone failing write answered %v", err)
+	}
+	if err := s.inTx(context.Background(), func(context.Context, *sqlx.Tx) error { panic("poison") }); err == nil {
+		t.Fatal("a lone panicking write answered nil")
+	}
+	if err := s.inTx(context.Background(), insertKV("after")); err != nil {
+		t.Fatalf("the next write: %v", err)
+	}
+	if got := keys(t, s); got["doomed"] || !got["after"] || len(got) != 1 {
+		t.Fatalf("rows %v, want after", got)
+	}
+	if len(sizes) != 3 || sizes[0] != 1 || sizes[1] != 1 || sizes[2] != 1 {
+		t.Fatalf("batch sizes %v, want three batches of one", sizes)
+	}
+}
+
 func TestGroupCommitLostTransactionFailsOnlyItsBatch(t *testing.T) {
 	s := openCommitTest(t)
 	fns := []txFunc{
