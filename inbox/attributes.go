@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Attribute is one key/value pair of an Attributes list.
@@ -89,28 +90,63 @@ func FormatValue(v any) string {
 	}
 }
 
-// MarshalJSON writes the pairs as a JSON object in insertion order.
+// MarshalJSON writes the pairs as a JSON object in insertion order: the bytes
+// json.Marshal gives for each key and value, the common ones (plain ASCII text, int64,
+// bools) written directly rather than through an encoder each.
 func (a Attributes) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteByte('{')
+	buf := make([]byte, 0, 32*len(a)+2)
+	buf = append(buf, '{')
 	for i, kv := range a {
 		if i > 0 {
-			buf.WriteByte(',')
+			buf = append(buf, ',')
 		}
-		k, err := json.Marshal(kv.Key)
-		if err != nil {
+		var err error
+		if buf, err = appendJSON(buf, kv.Key); err != nil {
 			return nil, err
 		}
-		v, err := json.Marshal(kv.Value)
-		if err != nil {
+		buf = append(buf, ':')
+		if buf, err = appendJSON(buf, kv.Value); err != nil {
 			return nil, fmt.Errorf("attribute %q: %w", kv.Key, err)
 		}
-		buf.Write(k)
-		buf.WriteByte(':')
-		buf.Write(v)
 	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	return append(buf, '}'), nil
+}
+
+// appendJSON appends v as json.Marshal encodes it.
+func appendJSON(buf []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case string:
+		if plainJSONText(x) {
+			buf = append(buf, '"')
+			buf = append(buf, x...)
+			return append(buf, '"'), nil
+		}
+	case int64:
+		return strconv.AppendInt(buf, x, 10), nil
+	case int:
+		return strconv.AppendInt(buf, int64(x), 10), nil
+	case bool:
+		return strconv.AppendBool(buf, x), nil
+	case nil:
+		return append(buf, "null"...), nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(buf, b...), nil
+}
+
+// plainJSONText reports whether json.Marshal writes s between quotes unchanged: printable
+// ASCII without a quote, a backslash or the characters it escapes for HTML.
+func plainJSONText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // ErrAttributeValue reports an attribute whose value is not a string, number or bool.

@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -45,4 +46,48 @@ func TestRecordMerge(t *testing.T) {
 	r.Status = StatusDelivered
 	require.False(t, r.Mergeable(n))
 	require.Nil(t, r.DueAt())
+}
+
+// The direct encoding gives json.Marshal's bytes for every key and value, the escaped,
+// non-ASCII and invalid ones included, and its error for a value it cannot encode.
+func TestAttributesMarshalAsJSONMarshal(t *testing.T) {
+	values := []any{"plain", "", "quote\"d", `back\slash`, "<b>&amp;</b>", "tab\there", "nul\x00", "del\x7f", "é ü 日本",
+		"line\u2028sep", "bad\xffutf8", int64(-9007199254740993), int64(0), 42, int32(7), 1.5, 0.1, 1e21, float64(3),
+		json.Number("12345678901234567890"), true, false, nil, uint64(18446744073709551615)}
+	var a Attributes
+	for i, v := range values {
+		a = append(a, Attribute{Key: fmt.Sprintf("k%d<%v>", i, i%3 == 0), Value: v})
+	}
+	a = append(a, Attribute{Key: "ключ\"", Value: "v"})
+	got, err := json.Marshal(a)
+	require.NoError(t, err)
+	want := []byte{'{'}
+	for i, kv := range a {
+		if i > 0 {
+			want = append(want, ',')
+		}
+		k, err := json.Marshal(kv.Key)
+		require.NoError(t, err)
+		v, err := json.Marshal(kv.Value)
+		require.NoError(t, err)
+		want = append(append(append(want, k...), ':'), v...)
+	}
+	want = append(want, '}')
+	require.Equal(t, string(want), string(got))
+
+	_, err = json.Marshal(Attributes{{Key: "bad", Value: make(chan int)}})
+	require.ErrorContains(t, err, `attribute "bad"`)
+}
+
+// BenchmarkAttributesMarshal encodes a GitHub check failure's attributes.
+func BenchmarkAttributesMarshal(b *testing.B) {
+	a := Attributes{{"source", "github"}, {"kind", "check_run.completed"}, {"repository", "acme/api"},
+		{"conclusion", "failure"}, {"check_run_id", int64(128620228)}, {"head_sha", "ec26c3e57ca3a959ca5aad62de7213c562f8c821"},
+		{"url", "https://github.com/acme/api/runs/128620228"}, {"draft", false}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := json.Marshal(a); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
