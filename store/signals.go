@@ -47,13 +47,18 @@ type signalExtra struct {
 	ProviderOptions map[string]any `json:"providerOptions,omitempty"`
 }
 
-func (row *frameRow) frame() (agent.Frame, error) {
-	f := agent.Frame{
+// header is the frame of row without its signal.
+func (row *frameRow) header() agent.Frame {
+	return agent.Frame{
 		Seq: row.Seq, Event: row.Event, ID: row.ID,
 		Thread: inbox.ThreadKey{Agent: row.Agent, Resource: row.Resource, Thread: row.Thread},
 		RunID:  row.RunID, Action: agent.Action(row.Action), XML: row.XML,
 		RunStatus: row.RunStatus, Origin: row.Origin, CreatedAt: fromMicros(row.CreatedAt),
 	}
+}
+
+func (row *frameRow) frame() (agent.Frame, error) {
+	f := row.header()
 	if err := json.Unmarshal([]byte(row.RecordIDs), &f.RecordIDs); err != nil {
 		return f, fmt.Errorf("decode record ids of frame %s: %w", row.ID, err)
 	}
@@ -87,12 +92,7 @@ func (row *frameRow) frame() (agent.Frame, error) {
 // writes of row.frame(), its data object encoded from the row's JSON texts without
 // decoding them (record ids, which no stream writes, are left out).
 func (row *frameRow) logged() (agent.Frame, error) {
-	f := agent.Frame{
-		Seq: row.Seq, Event: row.Event, ID: row.ID,
-		Thread: inbox.ThreadKey{Agent: row.Agent, Resource: row.Resource, Thread: row.Thread},
-		RunID:  row.RunID, Action: agent.Action(row.Action), XML: row.XML,
-		RunStatus: row.RunStatus, Origin: row.Origin, CreatedAt: fromMicros(row.CreatedAt),
-	}
+	f := row.header()
 	var extra struct {
 		Parts           json.RawMessage `json:"parts"`
 		ProviderOptions json.RawMessage `json:"providerOptions"`
