@@ -17,6 +17,10 @@ var _ inbox.HoldStore = (*Store)(nil)
 const heldDue = `FROM records WHERE agent = ? AND resource_id = ? AND thread_id = ?
 	AND status = 'pending' AND held_until IS NOT NULL AND held_until <= ?`
 
+// qHeldThreads is the threads with a hold ended by a time: every pass reads it.
+const qHeldThreads = `SELECT DISTINCT agent, resource_id, thread_id FROM records
+	WHERE status = 'pending' AND held_until IS NOT NULL AND held_until <= ? ORDER BY agent, resource_id, thread_id ` + limitArg
+
 // ReleaseHeld releases the records of up to limit threads whose hold ended by now, each
 // thread in one transaction: its families and thread are locked in the order ingest
 // takes them, its ended holds read again under those locks (a replica that released
@@ -26,9 +30,7 @@ const heldDue = `FROM records WHERE agent = ? AND resource_id = ? AND thread_id 
 func (s *Store) ReleaseHeld(ctx context.Context, now time.Time, redecide inbox.RedecideFunc, limit int) ([]inbox.ThreadKey, error) {
 	// Read first, outside a write transaction: almost every pass finds nothing ended.
 	var threads []threadKeyRow
-	if err := s.readSelect(ctx, &threads, `SELECT DISTINCT agent, resource_id, thread_id FROM records
-		WHERE status = 'pending' AND held_until IS NOT NULL AND held_until <= ? ORDER BY agent, resource_id, thread_id `+limitArg,
-		micros(now), limit); err != nil {
+	if err := s.readSelect(ctx, &threads, qHeldThreads, micros(now), limit); err != nil {
 		return nil, fmt.Errorf("read threads with ended holds: %w", err)
 	}
 	var out []inbox.ThreadKey

@@ -168,7 +168,7 @@ func pendingRecoveriesQuery() string {
 
 func hotReads() []string {
 	return append([]string{qFramesAfter, pendingRecoveriesQuery(), qLapsedRunsAll, qTargetStates,
-		nextDueQuery(), qLiveWatches}, workQueries()...)
+		nextDueQuery(), qLiveWatches, qOwnReply, qDueSnoozed, qHeldThreads, qLiveSilences}, workQueries()...)
 }
 
 // readSelect runs a read on the read pool, prepared when it is one of hotReads.
@@ -179,6 +179,16 @@ func (s *Store) readSelect(ctx context.Context, dest any, query string, args ...
 		}
 	}
 	return s.r.SelectContext(ctx, dest, s.q(query), args...)
+}
+
+// readGet is readSelect for one row.
+func (s *Store) readGet(ctx context.Context, dest any, query string, args ...any) error {
+	if m := s.hot.Load(); m != nil {
+		if st := (*m)[query]; st != nil {
+			return st.GetContext(ctx, dest, args...)
+		}
+	}
+	return s.r.GetContext(ctx, dest, s.q(query), args...)
 }
 
 // prepareHot prepares the ingest statements on the writer connection and the hot reads

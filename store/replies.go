@@ -293,15 +293,17 @@ func (s *Store) moveReply(ctx context.Context, id string, from reply.Status, set
 	return row.reply(), n > 0, nil
 }
 
+// qOwnReply is OwnReply's lookup, made for every Slack message and GitHub comment.
+const qOwnReply = `SELECT COUNT(*) FROM replies
+	WHERE source = ? AND connector = ? AND platform_id = ? AND platform_id <> ''`
+
 // OwnReply reports whether platformID is a post the outbox sent through that connector.
 func (s *Store) OwnReply(ctx context.Context, source, connector, platformID string) (bool, error) {
 	if platformID == "" {
 		return false, nil
 	}
 	var n int
-	err := s.r.GetContext(ctx, &n, s.q(`SELECT COUNT(*) FROM replies
-		WHERE source = ? AND connector = ? AND platform_id = ? AND platform_id <> ''`),
-		cleanText(source), cleanText(connector), cleanText(platformID))
+	err := s.readGet(ctx, &n, qOwnReply, cleanText(source), cleanText(connector), cleanText(platformID))
 	if err != nil {
 		return false, fmt.Errorf("look up own reply: %w", err)
 	}

@@ -104,11 +104,13 @@ func (s *Store) ListSilences(ctx context.Context, state silence.State, now time.
 	return silencesOf(rows)
 }
 
+// qLiveSilences is read by every replica's silence refresh, twice a second.
+const qLiveSilences = `SELECT ` + silenceColumns + ` FROM silences WHERE ends_at > ? ORDER BY id`
+
 // LiveSilences lists the silences not ended at now.
 func (s *Store) LiveSilences(ctx context.Context, now time.Time) ([]silence.Silence, error) {
 	var rows []silenceRow
-	if err := s.r.SelectContext(ctx, &rows, s.q(`SELECT `+silenceColumns+` FROM silences WHERE ends_at > ? ORDER BY id`),
-		micros(now)); err != nil {
+	if err := s.readSelect(ctx, &rows, qLiveSilences, micros(now)); err != nil {
 		return nil, fmt.Errorf("read live silences: %w", err)
 	}
 	return silencesOf(rows)

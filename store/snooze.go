@@ -95,6 +95,10 @@ func (s *Store) lockMergeFamily(ctx context.Context, tx *sqlx.Tx, k inbox.Thread
 	return nil
 }
 
+// qDueSnoozed is the snoozed records due by a time, earliest first: every pass reads it.
+const qDueSnoozed = `SELECT ` + recordColumns + ` FROM records
+	WHERE status = 'snoozed' AND snoozed_until <= ? ORDER BY snoozed_until, id ` + limitArg
+
 // ReleaseSnoozed releases up to limit snoozed records due by now, earliest first, each
 // decided again by redecide with its thread's presence as of now. Replicas releasing at
 // once each re-read a record under its family's lock and skip one that is no longer
@@ -102,8 +106,11 @@ func (s *Store) lockMergeFamily(ctx context.Context, tx *sqlx.Tx, k inbox.Thread
 // record it released.
 func (s *Store) ReleaseSnoozed(ctx context.Context, now time.Time, redecide inbox.RedecideFunc, limit int) ([]inbox.ThreadKey, error) {
 	// Read first, outside a write transaction: almost every pass finds nothing due.
-	due, err := s.selectRecords(ctx, s.r, `SELECT `+recordColumns+` FROM records
-		WHERE status = 'snoozed' AND snoozed_until <= ? ORDER BY snoozed_until, id LIMIT ?`, micros(now), limit)
+	var rows []recordRow
+	if err := s.readSelect(ctx, &rows, qDueSnoozed, micros(now), limit); err != nil {
+		return nil, fmt.Errorf("read due snoozed records: %w", err)
+	}
+	due, err := recordsOf(rows)
 	if err != nil {
 		return nil, fmt.Errorf("read due snoozed records: %w", err)
 	}
