@@ -127,10 +127,7 @@ func (s *Store) TargetSucceeded(ctx context.Context, agentID string, now time.Ti
 		// off behind them, wait for the target, not for their own backoff: the backlog
 		// goes out now. (A record only paced or waiting for idle is planned again and
 		// rescheduled.)
-		_, err = tx.ExecContext(ctx, s.q(`UPDATE records SET due_at = ?, next_attempt_at = NULL
-			WHERE agent = ? AND status = 'pending' AND due_at IS NOT NULL AND due_at > ?
-			  AND (next_attempt_at IS NOT NULL OR deliver_at <= ? OR summary_at <= ?)`),
-			micros(now), agentID, micros(now), micros(now), micros(now))
+		_, err = tx.ExecContext(ctx, s.q(qReleaseBacklog), micros(now), agentID, micros(now), micros(now), micros(now))
 		return err
 	})
 	if err != nil {
@@ -161,20 +158,9 @@ func (s *Store) ClaimProbe(ctx context.Context, agentID string, now, next time.T
 // ClaimProbeThread leases the thread of the agent's oldest due record, unless another
 // dispatcher holds it.
 func (s *Store) ClaimProbeThread(ctx context.Context, agentID, owner string, now, until time.Time) (inbox.ThreadKey, bool, error) {
-	lock := ``
-	if s.driver == DriverPostgres {
-		lock = ` FOR UPDATE OF t SKIP LOCKED`
-	}
 	var rows []threadKeyRow
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
-		return tx.SelectContext(ctx, &rows, s.q(`UPDATE threads SET lease_owner = ?, lease_until = ?
-			WHERE (agent, resource_id, thread_id) IN (
-				SELECT t.agent, t.resource_id, t.thread_id FROM records r
-				JOIN threads t ON t.agent = r.agent AND t.resource_id = r.resource_id AND t.thread_id = r.thread_id
-				WHERE r.agent = ? AND r.status = 'pending' AND r.due_at IS NOT NULL AND r.due_at <= ?
-				  AND (t.lease_until IS NULL OR t.lease_until <= ?)
-				ORDER BY r.created_at, r.id LIMIT 1`+lock+`)
-			RETURNING agent, resource_id, thread_id`), owner, micros(until), agentID, micros(now), micros(now))
+		return tx.SelectContext(ctx, &rows, s.q(s.probeThreadQuery()), owner, micros(until), agentID, micros(now), micros(now))
 	})
 	if err != nil {
 		return inbox.ThreadKey{}, false, fmt.Errorf("claim probe thread of %s: %w", agentID, err)
@@ -183,6 +169,27 @@ func (s *Store) ClaimProbeThread(ctx context.Context, agentID, owner string, now
 		return inbox.ThreadKey{}, false, nil
 	}
 	return inbox.ThreadKey{Agent: rows[0].Agent, Resource: rows[0].Resource, Thread: rows[0].Thread}, true, nil
+}
+
+// qReleaseBacklog makes an agent's waiting records due at once (its target is back).
+const qReleaseBacklog = `UPDATE records SET due_at = ?, next_attempt_at = NULL
+	WHERE agent = ? AND status = 'pending' AND due_at IS NOT NULL AND due_at > ?
+	  AND (next_attempt_at IS NOT NULL OR deliver_at <= ? OR summary_at <= ?)`
+
+// probeThreadQuery is ClaimProbeThread's statement.
+func (s *Store) probeThreadQuery() string {
+	lock := ``
+	if s.driver == DriverPostgres {
+		lock = ` FOR UPDATE OF t SKIP LOCKED`
+	}
+	return `UPDATE threads SET lease_owner = ?, lease_until = ?
+		WHERE (agent, resource_id, thread_id) IN (
+			SELECT t.agent, t.resource_id, t.thread_id FROM records r
+			JOIN threads t ON t.agent = r.agent AND t.resource_id = r.resource_id AND t.thread_id = r.thread_id
+			WHERE r.agent = ? AND r.status = 'pending' AND r.due_at IS NOT NULL AND r.due_at <= ?
+			  AND (t.lease_until IS NULL OR t.lease_until <= ?)
+			ORDER BY r.created_at, r.id LIMIT 1` + lock + `)
+		RETURNING agent, resource_id, thread_id`
 }
 
 // Backlog counts each agent's records waiting for its target: pending records whose

@@ -76,25 +76,35 @@ func (s *Store) WatchPlans(ctx context.Context, keys []string) (map[string]strin
 	}
 	out := map[string]string{}
 	for name, q := range queries {
-		var lines []string
-		if s.driver == DriverPostgres {
-			err = s.r.SelectContext(ctx, &lines, `EXPLAIN `+s.q(q.q), q.args...)
-		} else {
-			var rows []struct {
-				ID     int    `db:"id"`
-				Parent int    `db:"parent"`
-				NotUse int    `db:"notused"`
-				Detail string `db:"detail"`
-			}
-			err = s.r.SelectContext(ctx, &rows, `EXPLAIN QUERY PLAN `+q.q, q.args...)
-			for _, r := range rows {
-				lines = append(lines, r.Detail)
-			}
-		}
+		plan, err := s.explain(ctx, q.q, q.args...)
 		if err != nil {
 			return nil, fmt.Errorf("explain %s: %w", name, err)
 		}
-		out[name] = strings.Join(lines, "\n")
+		out[name] = plan
 	}
 	return out, nil
+}
+
+// explain is q's query plan on the read pool, one line per step.
+func (s *Store) explain(ctx context.Context, q string, args ...any) (string, error) {
+	var lines []string
+	if s.driver == DriverPostgres {
+		if err := s.r.SelectContext(ctx, &lines, `EXPLAIN `+s.q(q), args...); err != nil {
+			return "", err
+		}
+		return strings.Join(lines, "\n"), nil
+	}
+	var rows []struct {
+		ID     int    `db:"id"`
+		Parent int    `db:"parent"`
+		NotUse int    `db:"notused"`
+		Detail string `db:"detail"`
+	}
+	if err := s.r.SelectContext(ctx, &rows, `EXPLAIN QUERY PLAN `+q, args...); err != nil {
+		return "", err
+	}
+	for _, r := range rows {
+		lines = append(lines, r.Detail)
+	}
+	return strings.Join(lines, "\n"), nil
 }

@@ -1,0 +1,57 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/signalgate/signalgate/inbox"
+)
+
+// SeedDelivered inserts n delivered records on k in one transaction (a thread's history,
+// as retention keeps it) and refreshes PostgreSQL's statistics, as autovacuum would.
+func (s *Store) SeedDelivered(ctx context.Context, k inbox.ThreadKey, n int, at time.Time) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
+		for i := range n {
+			r := inbox.Record{ID: fmt.Sprintf("seed%06d", i), Thread: k, Source: "github", Kind: "comment",
+				Priority: inbox.PriorityMedium, Summary: "delivered", Status: inbox.StatusDelivered, Action: inbox.ActionDeliver,
+				Attributes: inbox.Attributes{}, CoalescedCount: 1, CreatedAt: at, UpdatedAt: at, DeliveredAt: &at}
+			if err := s.insertRecord(ctx, tx, &r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("seed delivered records: %w", err)
+	}
+	if s.driver == DriverPostgres {
+		_, err = s.w.ExecContext(ctx, `ANALYZE records`)
+	}
+	return err
+}
+
+// DispatchPlans are the query plans of the reads that find a thread's or an agent's due
+// records: a dispatch pass's work, a down target's probe and its backlog's release.
+func (s *Store) DispatchPlans(ctx context.Context, k inbox.ThreadKey, now time.Time) (map[string]string, error) {
+	t := micros(now)
+	queries := map[string]struct {
+		q    string
+		args []any
+	}{
+		"work":    {workRecordsQuery(1), []any{k.Agent, k.Resource, k.Thread, 50, t, 50, 100, t, t}},
+		"probe":   {s.probeThreadQuery(), []any{"owner", t, k.Agent, t, t}},
+		"release": {qReleaseBacklog, []any{t, k.Agent, t, t, t}},
+	}
+	out := map[string]string{}
+	for name, q := range queries {
+		plan, err := s.explain(ctx, q.q, q.args...)
+		if err != nil {
+			return nil, fmt.Errorf("explain %s: %w", name, err)
+		}
+		out[name] = plan
+	}
+	return out, nil
+}
