@@ -36,7 +36,7 @@ func TestCurrent(t *testing.T) {
 // upgrades only if every newer migration is numbered above all of them: goose refuses
 // a migration numbered below the database's version that it has not applied. Add a
 // release's new versions here when it ships.
-var releasedSchema = []int64{1, 2, 3, 4, 5, 7, 9, 11, 12, 14, 15, 18, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30}
+var releasedSchema = []int64{1, 2, 3, 4, 5, 7, 9, 11, 12, 14, 15, 18, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32}
 
 func TestUpgradeFromTheLastRelease(t *testing.T) {
 	for _, b := range storetest.Backends(t) {
