@@ -37,21 +37,9 @@ func (s *Store) SeedDelivered(ctx context.Context, k inbox.ThreadKey, n int, at 
 // records: a dispatch pass's work, a down target's probe and its backlog's release.
 func (s *Store) DispatchPlans(ctx context.Context, k inbox.ThreadKey, now time.Time) (map[string]string, error) {
 	t := micros(now)
-	queries := map[string]struct {
-		q    string
-		args []any
-	}{
+	return s.explainAll(ctx, map[string]planQuery{
 		"work":    {workRecordsQuery(1), []any{k.Agent, k.Resource, k.Thread, 50, t, 50, 100, t, t}},
 		"probe":   {s.probeThreadQuery(), []any{"owner", t, k.Agent, t, t}},
 		"release": {qReleaseBacklog, []any{t, k.Agent, t, t, t}},
-	}
-	out := map[string]string{}
-	for name, q := range queries {
-		plan, err := s.explain(ctx, q.q, q.args...)
-		if err != nil {
-			return nil, fmt.Errorf("explain %s: %w", name, err)
-		}
-		out[name] = plan
-	}
-	return out, nil
+	})
 }

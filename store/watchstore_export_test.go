@@ -66,14 +66,21 @@ func (s *Store) WatchPlans(ctx context.Context, keys []string) (map[string]strin
 	if err != nil {
 		return nil, err
 	}
-	queries := map[string]struct {
-		q    string
-		args []any
-	}{
+	return s.explainAll(ctx, map[string]planQuery{
 		"live":  {live, liveArgs},
 		"due":   {qDueWatches, []any{int64(0), 100}},
 		"count": {`SELECT COUNT(*) FROM watches WHERE agent = ? AND ended_at IS NULL`, []any{"agent7"}},
-	}
+	})
+}
+
+// planQuery is a statement and its arguments, whose plan a test reads.
+type planQuery struct {
+	q    string
+	args []any
+}
+
+// explainAll is the plan of each of queries, by name.
+func (s *Store) explainAll(ctx context.Context, queries map[string]planQuery) (map[string]string, error) {
 	out := map[string]string{}
 	for name, q := range queries {
 		plan, err := s.explain(ctx, q.q, q.args...)
