@@ -219,6 +219,11 @@ func RunStorm(ctx context.Context, cfg StormConfig) (*StormResult, error) {
 	stop()
 	wg.Wait()
 	if platform != nil {
+		platform.settle(ctx, func() int {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			return res.Replies.Queued
+		})
 		platform.close(ctx) // the echoes under way are counted
 	}
 	res.Seconds = time.Since(start).Seconds()
