@@ -47,14 +47,26 @@ type signalExtra struct {
 	ProviderOptions map[string]any `json:"providerOptions,omitempty"`
 }
 
-// header is the frame of row without its signal.
+// header is the frame of row without its JSON columns (record ids, and a signal's
+// attributes, metadata, parts and provider options).
 func (row *frameRow) header() agent.Frame {
-	return agent.Frame{
+	f := agent.Frame{
 		Seq: row.Seq, Event: row.Event, ID: row.ID,
 		Thread: inbox.ThreadKey{Agent: row.Agent, Resource: row.Resource, Thread: row.Thread},
 		RunID:  row.RunID, Action: agent.Action(row.Action), XML: row.XML,
 		RunStatus: row.RunStatus, Origin: row.Origin, CreatedAt: fromMicros(row.CreatedAt),
 	}
+	if row.Event != agent.EventSignal {
+		return f
+	}
+	f.Signal = agent.Signal{ID: row.ID, Type: agent.SignalType(row.Type), TagName: row.TagName, Contents: row.Contents}
+	if t := fromNullMicros(row.SignalCreatedAt); t != nil {
+		f.Signal.CreatedAt = *t
+	}
+	if t := fromNullMicros(row.AcceptedAt); t != nil {
+		f.Signal.AcceptedAt = *t
+	}
+	return f
 }
 
 func (row *frameRow) frame() (agent.Frame, error) {
@@ -65,7 +77,6 @@ func (row *frameRow) frame() (agent.Frame, error) {
 	if row.Event != agent.EventSignal {
 		return f, nil
 	}
-	f.Signal = agent.Signal{ID: row.ID, Type: agent.SignalType(row.Type), TagName: row.TagName, Contents: row.Contents}
 	if err := json.Unmarshal([]byte(row.Attributes), &f.Signal.Attributes); err != nil {
 		return f, fmt.Errorf("decode attributes of frame %s: %w", row.ID, err)
 	}
@@ -79,12 +90,6 @@ func (row *frameRow) frame() (agent.Frame, error) {
 		}
 		f.Signal.Parts, f.Signal.ProviderOptions = x.Parts, x.ProviderOptions
 	}
-	if t := fromNullMicros(row.SignalCreatedAt); t != nil {
-		f.Signal.CreatedAt = *t
-	}
-	if t := fromNullMicros(row.AcceptedAt); t != nil {
-		f.Signal.AcceptedAt = *t
-	}
 	return f, nil
 }
 
@@ -97,18 +102,9 @@ func (row *frameRow) logged() (agent.Frame, error) {
 		Parts           json.RawMessage `json:"parts"`
 		ProviderOptions json.RawMessage `json:"providerOptions"`
 	}
-	if row.Event == agent.EventSignal {
-		f.Signal = agent.Signal{ID: row.ID, Type: agent.SignalType(row.Type), TagName: row.TagName, Contents: row.Contents}
-		if t := fromNullMicros(row.SignalCreatedAt); t != nil {
-			f.Signal.CreatedAt = *t
-		}
-		if t := fromNullMicros(row.AcceptedAt); t != nil {
-			f.Signal.AcceptedAt = *t
-		}
-		if row.Extra != "" && row.Extra != "{}" {
-			if err := json.Unmarshal([]byte(row.Extra), &extra); err != nil {
-				return f, fmt.Errorf("decode parts of frame %s: %w", row.ID, err)
-			}
+	if row.Event == agent.EventSignal && row.Extra != "" && row.Extra != "{}" {
+		if err := json.Unmarshal([]byte(row.Extra), &extra); err != nil {
+			return f, fmt.Errorf("decode parts of frame %s: %w", row.ID, err)
 		}
 	}
 	enc, err := agent.EncodeLogged(f, json.RawMessage(row.Attributes), json.RawMessage(row.Metadata), extra.Parts, extra.ProviderOptions)
