@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"regexp/syntax"
 	"strconv"
 	"strings"
 	"time"
@@ -22,12 +21,12 @@ const (
 	MaxValueBytes     = 1024 // a value, or a regular expression's source
 	MaxCreatedByBytes = 256
 	MaxCommentBytes   = 4096
-	// MaxRegexInstructions bounds a regex matcher's compiled program. Go's regexp runs
-	// in time linear in the value but proportional to the program too, and a short
-	// expression with counted repetitions compiles to thousands of instructions
-	// (`\pL{0,999}` alone is about 2,000): 37 bytes cost seconds against a long
-	// value. A kilobyte of alternatives of names compiles to well under the limit.
-	MaxRegexInstructions = 1000
+	// MaxRegexInstructions bounds a regex matcher's compiled program, as it bounds
+	// `matches` in expressions: Go's regexp runs in time linear in the value but
+	// proportional to the program too, and a short expression with counted
+	// repetitions compiles to thousands of instructions (`\pL{0,999}` alone is about
+	// 2,000): 37 bytes cost seconds against a long value.
+	MaxRegexInstructions = condition.MaxRegexInstructions
 	// MaxRegexInputBytes is how much of a record's value a regex matcher reads: the
 	// value's sender chooses its length, so a longer one is matched as if it ended
 	// at the last whole character within this many bytes. With the program bound,
@@ -80,25 +79,8 @@ func regexInput(v string) string {
 // anchors its regex matchers, and refuses one whose program is over
 // MaxRegexInstructions.
 func compileRegex(value string) (*regexp.Regexp, error) {
-	src := "^(?:" + value + ")$"
-	re, err := regexp.Compile(src)
-	if err != nil {
-		return nil, fmt.Errorf("not a regular expression: %w", err)
-	}
-	// regexp keeps its program to itself: compile it again as regexp does to count.
-	parsed, err := syntax.Parse(src, syntax.Perl)
-	if err != nil {
-		return nil, fmt.Errorf("not a regular expression: %w", err)
-	}
-	prog, err := syntax.Compile(parsed.Simplify())
-	if err != nil {
-		return nil, fmt.Errorf("not a regular expression: %w", err)
-	}
-	if n := len(prog.Inst); n > MaxRegexInstructions {
-		return nil, fmt.Errorf("the regular expression compiles to %d instructions, at most %d (each count of a repetition such as {0,999} adds some)",
-			n, MaxRegexInstructions)
-	}
-	return re, nil
+	re, err := condition.CompileRegex("^(?:" + value + ")$")
+	return re.Regexp, err
 }
 
 // field is a record's value for a matcher name: a fixed name, else the attribute's
