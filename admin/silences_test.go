@@ -51,6 +51,14 @@ func TestSilencesAPI(t *testing.T) {
 		_, msg = errorOf(t, raw)
 		require.Contains(t, msg, "endsAt")
 
+		costly := map[string]any{"matchers": []map[string]any{{"name": "agent", "value": "coder"},
+			{"name": "title", "value": `(?:\pL{0,999}\pL{0,999}\pL{0,999})*\d`, "isRegex": true}},
+			"endsAt": t0.Add(time.Hour).Format(time.RFC3339), "createdBy": "ops", "comment": "c"}
+		status, raw = en.do(http.MethodPost, "/admin/v1/silences", opsToken, costly)
+		require.Equal(t, http.StatusBadRequest, status, string(raw))
+		_, msg = errorOf(t, raw)
+		require.Contains(t, msg, "matchers[1].value: the regular expression compiles to 6001 instructions, at most 1000")
+
 		var made silence.Silence
 		status, raw = en.do(http.MethodPost, "/admin/v1/silences", opsToken, body)
 		require.Equal(t, http.StatusCreated, status, string(raw))

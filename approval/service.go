@@ -229,8 +229,8 @@ func (c Click) clicked(a Approval) Approval {
 	return a
 }
 
-// Decide applies a click. It returns what to tell the person privately ("" when the
-// updated message says it all). Only approvers decide; a decided, expired or unknown
+// Decide applies a click. It returns what to tell the person privately, as Slack mrkdwn
+// text ("" when the updated message says it all). Only approvers decide; a decided, expired or unknown
 // approval changes nothing.
 func (s *Service) Decide(ctx context.Context, c Click) (string, error) {
 	ctx, span := s.startSpan(ctx, "approval decide", c.ApprovalID)
@@ -326,7 +326,14 @@ func already(a Approval) string {
 	if a.DecidedAt != nil {
 		when = " at " + a.DecidedAt.UTC().Format("2006-01-02 15:04 UTC")
 	}
-	return fmt.Sprintf("This was already %s by %s%s; nothing was changed.", a.Status, a.Decider(), when)
+	return fmt.Sprintf("This was already %s by %s%s; nothing was changed.", a.Status, mrkdwn(a.Decider()), when)
+}
+
+// mrkdwn makes s plain text in a Slack message, escaping the three characters Slack's
+// mrkdwn wants escaped: a display name chosen by its owner mentions nobody and links
+// nowhere.
+func mrkdwn(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
 // approver reports whether a Slack user may decide: listed, or in a listed group.

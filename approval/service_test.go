@@ -186,6 +186,22 @@ func TestApproveFromSlack(t *testing.T) {
 	require.Len(t, e.slack.posts, 1)
 }
 
+// A second person's click is told who decided in Slack's mrkdwn: a display name is the
+// decider's own choice, and unescaped it would ping the channel or show a link.
+func TestAlreadyDecidedEscapesTheDecider(t *testing.T) {
+	e := newEnv(t, approval.Config{Channel: "C0APPROVE"})
+	a := e.mastraApproval(t, "call-1")
+	e.now = t0.Add(time.Minute)
+	notice, err := e.svc.Decide(context.Background(), approval.Click{Connector: "acme", ApprovalID: a.ID, Approve: true,
+		UserID: "U0JANE", UserName: "Jane <!channel> & <https://evil.example|Ops>"})
+	require.NoError(t, err)
+	require.Empty(t, notice)
+
+	notice = e.click(t, a.ID, "U0BOB", false)
+	require.Equal(t, "This was already approved by Jane &lt;!channel&gt; &amp; &lt;https://evil.example|Ops&gt; at 2026-11-24 09:01 UTC; nothing was changed.", notice)
+	require.Equal(t, "Jane <!channel> & <https://evil.example|Ops>", e.get(t, a.ID).DecidedByName, "stored as given")
+}
+
 // A click that comes before the post's position was recorded still updates the message
 // it was made on.
 func TestClickBeforeMessageRecorded(t *testing.T) {

@@ -133,10 +133,14 @@ const (
 )
 
 // meter is the ast.Visitor that inserts the hooks. ast.Walk visits children first, so
-// a node's own hooks are inserted after its children's.
-type meter struct{}
+// a node's own hooks are inserted after its children's. err is the first expression it
+// refuses (a regular expression over MaxRegexInstructions), placed in src.
+type meter struct {
+	src string
+	err error
+}
 
-func (meter) Visit(node *ast.Node) {
+func (m *meter) Visit(node *ast.Node) {
 	switch n := (*node).(type) {
 	case *ast.PredicateNode:
 		// After each iteration: the body's size in steps, and a look at the clock.
@@ -144,8 +148,11 @@ func (meter) Visit(node *ast.Node) {
 	case *ast.BuiltinNode:
 		ast.Patch(node, hook(stepFunc, n, &ast.IntegerNode{Value: 1}))
 	case *ast.BinaryNode:
-		if n.Operator == "in" || n.Operator == "not in" {
+		switch n.Operator {
+		case "in", "not in":
 			n.Right = hook(scanFunc, n.Right)
+		case "matches":
+			m.meterMatches(node, n)
 		}
 	}
 }

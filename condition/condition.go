@@ -5,9 +5,10 @@
 // MaxLength characters and MaxNodes syntax nodes, the builtins that build large
 // values from small inputs (repeat) are disabled, every evaluation runs under the
 // VM's memory budget (ranges like 1..1e9 fail instead of allocating), `matches` uses
-// Go's linear-time regexp, and what is left to iterate (any/all/filter over payload
-// arrays, `in` over an array, nested) draws on the event's Budget of steps and time
-// (budget.go): over it, the expression stops and does not match.
+// Go's linear-time regexp with a bounded program (regex.go), and what is left to
+// iterate (any/all/filter over payload arrays, `in` over an array, nested) and the
+// work of each `matches` draw on the event's Budget of steps and time (budget.go):
+// over it, the expression stops and does not match.
 package condition
 
 import (
@@ -91,8 +92,12 @@ func Compile(src string, env any) (*Condition, error) {
 		}
 		return nil, err
 	}
+	m := &meter{src: src}
 	prog, err := expr.Compile(src, append(opts, expr.Function(stepFunc, step), expr.Function(scanFunc, scan),
-		expr.Patch(meter{}))...)
+		expr.Function(matchFunc, matches), expr.Patch(m))...)
+	if m.err != nil {
+		return nil, m.err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("meter expression: %w", err)
 	}

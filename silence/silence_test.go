@@ -100,7 +100,7 @@ func (m *memStore) LiveSilences(_ context.Context, now time.Time) ([]Silence, er
 	return out, nil
 }
 
-func newService(t *testing.T, clock *time.Time) *Service {
+func newService(_ testing.TB, clock *time.Time) *Service {
 	n := 0
 	return NewService(&memStore{rows: map[string]Silence{}}, Config{}, service.Base{Now: func() time.Time { return *clock }},
 		WithIDs(func() string { n++; return "s" + string(rune('0'+n)) }))

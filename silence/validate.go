@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/signalgate/signalgate/condition"
 	"github.com/signalgate/signalgate/inbox"
@@ -20,6 +21,17 @@ const (
 	MaxValueBytes     = 1024 // a value, or a regular expression's source
 	MaxCreatedByBytes = 256
 	MaxCommentBytes   = 4096
+	// MaxRegexInstructions bounds a regex matcher's compiled program, as it bounds
+	// `matches` in expressions: Go's regexp runs in time linear in the value but
+	// proportional to the program too, and a short expression with counted
+	// repetitions compiles to thousands of instructions (`\pL{0,999}` alone is about
+	// 2,000): 37 bytes cost seconds against a long value.
+	MaxRegexInstructions = condition.MaxRegexInstructions
+	// MaxRegexInputBytes is how much of a record's value a regex matcher reads: the
+	// value's sender chooses its length, so a longer one is matched as if it ended
+	// at the last whole character within this many bytes. With the program bound,
+	// one regex matcher costs at most about ten milliseconds per record.
+	MaxRegexInputBytes = 1024
 )
 
 // namePattern admits the fixed names and attribute names as connectors make them
@@ -45,9 +57,30 @@ func (m matcher) matches(s inbox.Subject) bool { return m.matchesValue(field(s, 
 func (m matcher) matchesValue(v string) bool {
 	hit := v == m.value
 	if m.re != nil {
-		hit = m.re.MatchString(v)
+		hit = m.re.MatchString(regexInput(v))
 	}
 	return hit == m.equal
+}
+
+// regexInput is the part of v a regex matcher reads: at most MaxRegexInputBytes,
+// cut before a character the limit would split.
+func regexInput(v string) string {
+	if len(v) <= MaxRegexInputBytes {
+		return v
+	}
+	n := MaxRegexInputBytes
+	for n > 0 && !utf8.RuneStart(v[n]) {
+		n--
+	}
+	return v[:n]
+}
+
+// compileRegex compiles a regex matcher's value anchored whole, as Alertmanager
+// anchors its regex matchers, and refuses one whose program is over
+// MaxRegexInstructions.
+func compileRegex(value string) (*regexp.Regexp, error) {
+	re, err := condition.CompileRegex("^(?:" + value + ")$")
+	return re.Regexp, err
 }
 
 // field is a record's value for a matcher name: a fixed name, else the attribute's
@@ -107,10 +140,9 @@ func compile(in Input) ([]matcher, *condition.Condition, []error) {
 		}
 		c := matcher{name: m.Name, value: m.Value, equal: m.IsEqual == nil || *m.IsEqual}
 		if m.IsRegex {
-			// Anchored whole, as Alertmanager anchors its regex matchers.
-			re, err := regexp.Compile("^(?:" + m.Value + ")$")
+			re, err := compileRegex(m.Value)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s.value: not a regular expression: %v", at, err))
+				errs = append(errs, fmt.Errorf("%s.value: %w", at, err))
 				continue
 			}
 			c.re = re

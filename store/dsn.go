@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,7 +33,8 @@ func (c Config) RedactedDSN() string {
 // redactPostgresDSN rebuilds dsn in key=value form from pgx's parse: no text of the
 // DSN is printed except as the value pgx took it for, whatever its form or escaping,
 // and the password never is. It shows what pgx will connect to, so the environment
-// (PGHOST, PGUSER, …) and defaults pgx merges in show too.
+// (PGHOST, PGUSER, PGOPTIONS, …) and defaults pgx merges in show too. Of the settings
+// sent to the server, only those shownSetting knows keep their values.
 func redactPostgresDSN(dsn string) string {
 	pc, err := parsePostgresDSN(dsn)
 	if err != nil {
@@ -58,12 +60,53 @@ func redactPostgresDSN(dsn string) string {
 		"user=" + quoteDSNValue(pc.User),
 	}
 	if pc.Password != "" {
-		kv = append(kv, "password=[redacted]")
+		kv = append(kv, "password="+redacted)
 	}
 	for _, k := range slices.Sorted(maps.Keys(pc.RuntimeParams)) {
-		kv = append(kv, quoteDSNValue(k)+"="+quoteDSNValue(pc.RuntimeParams[k]))
+		switch {
+		case shownSetting(k):
+			kv = append(kv, k+"="+quoteDSNValue(pc.RuntimeParams[k]))
+		case settingName(k):
+			kv = append(kv, k+"="+redacted)
+		default:
+			kv = append(kv, redacted+"="+redacted)
+		}
 	}
 	return strings.Join(kv, " ")
+}
+
+const redacted = "[redacted]"
+
+// shownSetting reports a server setting whose value a DSN shows: one that takes a
+// schema name, a number, a duration or a mode. Any other, application_name and options
+// (which carries any setting) among them, may hold what someone put there to keep out
+// of sight (a token, a customer's name) and shows redacted.
+func shownSetting(key string) bool {
+	switch strings.ToLower(key) {
+	case "search_path", "timezone", "client_encoding", "datestyle", "intervalstyle", "extra_float_digits",
+		"statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout", "idle_session_timeout",
+		"transaction_timeout", "default_transaction_isolation", "default_transaction_read_only",
+		"default_transaction_deferrable":
+		return true
+	}
+	return false
+}
+
+// settingName reports key has the shape of a setting's name (an extension's include a
+// dot), so it is shown: anything else may be a value written where a key goes.
+func settingName(key string) bool {
+	if key == "" || len(key) > 63 {
+		return false
+	}
+	for i, r := range key {
+		switch {
+		case r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z':
+		case i > 0 && (r == '.' || '0' <= r && r <= '9'):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // quoteDSNValue quotes a key=value DSN value as libpq reads it back.
@@ -101,31 +144,64 @@ func validatePostgresDSN(dsn string) error {
 	return nil
 }
 
-// postgresPassword is the password pgx reads from dsn ("" when there is none or
-// the DSN does not parse).
-func postgresPassword(dsn string) string {
+// minScrubbed is the shortest text of a redacted setting scrubbed from errors: a
+// shorter one is no secret, and replacing it would garble the message.
+const minScrubbed = 4
+
+// postgresSecrets is what an error must not show of dsn: the password pgx reads from
+// it, and the values of the settings redactPostgresDSN redacts, whole and word by word
+// (the server quotes one word of `options`, or what follows its `=`, when it refuses
+// it). Nothing when the DSN does not parse.
+func postgresSecrets(dsn string) []string {
 	pc, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return ""
+		return nil
 	}
-	return pc.Password
+	var out []string
+	if pc.Password != "" {
+		out = append(out, pc.Password)
+	}
+	for k, v := range pc.RuntimeParams {
+		if shownSetting(k) {
+			continue
+		}
+		if !settingName(k) {
+			out = append(out, k)
+		}
+		out = append(out, v)
+		for _, w := range strings.Fields(v) {
+			_, after, _ := strings.Cut(w, "=")
+			out = append(out, w, after)
+		}
+	}
+	out = slices.DeleteFunc(out, func(s string) bool { return s == "" || len(s) < minScrubbed && s != pc.Password })
+	// The longest first, so a value is not left in part by one of its words.
+	slices.SortFunc(out, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
+	return slices.Compact(out)
 }
 
-// scrub removes a password from a driver error: pgx's own messages leave it out, but
-// one quoting the server's or a library's text might not.
-func scrub(err error, password string) error {
-	if err == nil || password == "" || !strings.Contains(err.Error(), password) {
+// scrub removes secrets from a driver error: pgx's own messages leave the password
+// out, but one quoting the server's or a library's text might not.
+func scrub(err error, secrets []string) error {
+	if err == nil {
 		return err
 	}
-	return errors.New(strings.ReplaceAll(err.Error(), password, "[redacted]"))
+	msg := err.Error()
+	for _, s := range secrets {
+		msg = strings.ReplaceAll(msg, s, redacted)
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return errors.New(msg)
 }
 
-// password is the password pgx reads from a PostgreSQL DSN.
-func (c Config) password() string {
+// secrets is what an error must not show of a PostgreSQL DSN (postgresSecrets).
+func (c Config) secrets() []string {
 	if c.Driver != DriverPostgres {
-		return ""
+		return nil
 	}
-	return postgresPassword(c.DSN)
+	return postgresSecrets(c.DSN)
 }
 
 // looksPostgres reports a PostgreSQL DSN given where a SQLite path is expected (driver

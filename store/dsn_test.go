@@ -2,7 +2,10 @@ package store_test
 
 import (
 	"context"
+	"net/url"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -28,7 +31,16 @@ func dsnCases() []dsnCase {
 		{"url query password", "postgresql://gw@db.internal:5432/gw?password=Query-SENTINEL&search_path=tenant_a", "Query-SENTINEL",
 			rebuilt + " search_path=tenant_a"},
 		{"key value quoted", "host=db.internal port=5432 user=gw password='p w#SENTINEL' dbname=gw application_name='my gw'", "p w#SENTINEL",
-			"host=db.internal port=5432 dbname=gw user=gw password=[redacted] application_name='my gw'"},
+			"host=db.internal port=5432 dbname=gw user=gw password=[redacted] application_name=[redacted]"},
+		// Settings sent to the server show their values only when known to hold none
+		// worth hiding: options and application_name are where people put tokens.
+		{"url settings", "postgresql://gw:Pw-SENTINEL@db.internal:5432/gw?options=-c%20app.token%3DOpt-SENTINEL&application_name=App-SENTINEL" +
+			"&search_path=tenant_a&statement_timeout=5s&TimeZone=UTC&custom.key=Custom-SENTINEL", "Pw-SENTINEL",
+			rebuilt + " TimeZone=UTC application_name=[redacted] custom.key=[redacted] options=[redacted] search_path=tenant_a statement_timeout=5s"},
+		{"key value options", "host=db.internal port=5432 user=gw password=Pw-SENTINEL dbname=gw options='-c app.token=Opt-SENTINEL'", "Pw-SENTINEL",
+			rebuilt + " options=[redacted]"},
+		// A key that is no setting's name may be a value written where a key goes.
+		{"url odd key", "postgres://gw:Pw-SENTINEL@db.internal:5432/gw?Key-SENTINEL=x", "Pw-SENTINEL", rebuilt + " [redacted]=[redacted]"},
 		{"key value plain", "host=db.internal port=5432 user=gw password=Plain@SENTINEL dbname=gw", "Plain@SENTINEL", rebuilt},
 		{"multi host", "postgres://gw:Multi#SENTINEL@db1:5432,db2:5433/gw", "Multi#SENTINEL",
 			"host=db1,db2 port=5432,5433 dbname=gw user=gw password=[redacted]"},
@@ -69,6 +81,46 @@ func TestRedactedDSNIsRebuiltFromPgxParse(t *testing.T) {
 		})
 	}
 	require.Equal(t, "data/signalgate.db", store.Config{Driver: store.DriverSQLite, DSN: "data/signalgate.db"}.RedactedDSN())
+}
+
+// What the environment adds to a DSN (PGOPTIONS, PGAPPNAME) is redacted like the DSN's own.
+func TestRedactedDSNSettingsFromEnvironment(t *testing.T) {
+	quietPGEnv(t)
+	t.Setenv("PGOPTIONS", "-c app.token=Env-SENTINEL")
+	t.Setenv("PGAPPNAME", "App-SENTINEL")
+	got := store.Config{Driver: store.DriverPostgres, DSN: "host=db.internal port=5432 user=gw dbname=gw"}.RedactedDSN()
+	require.Equal(t, "host=db.internal port=5432 dbname=gw user=gw application_name=[redacted] options=[redacted]", got)
+}
+
+// A server that refuses a setting quotes its value in the error: the value is scrubbed
+// like the password when redacted in the DSN.
+func TestOpenErrorScrubsRedactedSettings(t *testing.T) {
+	dsn := os.Getenv(storetest.PostgresEnv)
+	if dsn == "" {
+		t.Skip(storetest.PostgresEnv + " is not set")
+	}
+	for _, c := range []struct{ options, quoted string }{
+		{"-c statement_timeout=Opt-SENTINEL", `invalid value for parameter "statement_timeout": "[redacted]"`},
+		{"--Opt-SENTINEL", "FATAL: [redacted] requires a value"},
+	} {
+		_, err := store.Open(context.Background(), store.Config{Driver: store.DriverPostgres, DSN: withSetting(dsn, "options", c.options)},
+			storetest.Logger(t))
+		require.Error(t, err)
+		require.NotContains(t, err.Error(), "SENTINEL")
+		require.ErrorContains(t, err, c.quoted)
+		require.ErrorContains(t, err, " options=[redacted]: ")
+	}
+}
+
+// withSetting adds key=value to a URL or key=value DSN.
+func withSetting(dsn, key, value string) string {
+	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		q := u.Query()
+		q.Set(key, value)
+		u.RawQuery = strings.ReplaceAll(q.Encode(), "+", "%20") // pgx reads + as itself
+		return u.String()
+	}
+	return dsn + " " + key + "='" + strings.ReplaceAll(value, "'", `\'`) + "'"
 }
 
 // A PostgreSQL DSN left with the default driver (sqlite) would be taken for a path and

@@ -35,7 +35,7 @@ func (l *AdvisoryLocker) TryLock(ctx context.Context, key string) (func(), bool,
 	defer cancel()
 	conn, err := pgx.Connect(cctx, l.dsn)
 	if err != nil {
-		return nil, false, fmt.Errorf("connect %s: %w", redactPostgresDSN(l.dsn), scrub(err, postgresPassword(l.dsn)))
+		return nil, false, fmt.Errorf("connect %s: %w", redactPostgresDSN(l.dsn), scrub(err, postgresSecrets(l.dsn)))
 	}
 	var ok bool
 	// Advisory locks are per database: the schema keeps deployments sharing one apart.

@@ -181,7 +181,7 @@ func (b *PGBroker) listen(ctx context.Context) (*pgx.Conn, error) {
 	defer cancel()
 	conn, err := pgx.Connect(cctx, b.dsn)
 	if err != nil {
-		return nil, fmt.Errorf("pg broker: connect %s: %w", redactPostgresDSN(b.dsn), scrub(err, postgresPassword(b.dsn)))
+		return nil, fmt.Errorf("pg broker: connect %s: %w", redactPostgresDSN(b.dsn), scrub(err, postgresSecrets(b.dsn)))
 	}
 	if _, err := conn.Exec(cctx, "LISTEN "+NotifyChannel+"; LISTEN "+ReloadChannel); err != nil {
 		_ = conn.Close(context.Background())

@@ -147,7 +147,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*S
 	defer cancel()
 	if err := s.w.PingContext(pctx); err != nil {
 		s.Close()
-		return nil, fmt.Errorf("open %s database %s: %w", cfg.Driver, cfg.RedactedDSN(), scrub(err, cfg.password()))
+		return nil, fmt.Errorf("open %s database %s: %w", cfg.Driver, cfg.RedactedDSN(), scrub(err, cfg.secrets()))
 	}
 	return s, nil
 }
@@ -205,7 +205,7 @@ func (s *Store) openPostgres(cfg Config) error {
 	// "pgx" (not "pgx/v5") is the name sqlx knows to rebind ? to $n.
 	db, err := sqlx.Open("pgx", cfg.DSN)
 	if err != nil {
-		return fmt.Errorf("open postgres database %s: %w", cfg.RedactedDSN(), scrub(err, cfg.password()))
+		return fmt.Errorf("open postgres database %s: %w", cfg.RedactedDSN(), scrub(err, cfg.secrets()))
 	}
 	db.SetMaxOpenConns(cfg.MaxOpenConns)
 	db.SetMaxIdleConns(cfg.MaxOpenConns)

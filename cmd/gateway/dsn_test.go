@@ -11,7 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A PostgreSQL DSN's password never reaches check's, check --connect's or serve's
+// A PostgreSQL DSN's password, and the settings it sends the server other than those
+// known to hold nothing to hide, never reach check's, check --connect's or serve's
 // output, whatever its form, including DSNs pgx reads differently than url.Parse
 // and DSNs pgx refuses.
 func TestDSNPasswordNeverPrinted(t *testing.T) {
@@ -21,13 +22,16 @@ func TestDSNPasswordNeverPrinted(t *testing.T) {
 	for _, c := range []struct {
 		name, dsn, password string
 		parses              bool
+		settings            string // the settings as printed after the password
 	}{
-		{"url hash", "postgres://gw:Pa#ss-SENTINEL@" + addr + "/gw?sslmode=disable&connect_timeout=5", "Pa#ss-SENTINEL", true},
-		{"url question mark", "postgres://gw:Pa?ss-SENTINEL@" + addr + "/gw?sslmode=disable", "Pa?ss-SENTINEL", true},
-		{"key value", fmt.Sprintf("host=%s port=%s user=gw password='p w#SENTINEL' dbname=gw sslmode=disable", host, port), "p w#SENTINEL", true},
-		{"url raw slash", "postgres://gw:Sl/ash-SENTINEL@" + addr + "/gw", "Sl/ash-SENTINEL", false},
-		{"url raw percent", "postgres://gw:Pe%zz-SENTINEL@" + addr + "/gw", "Pe%zz-SENTINEL", false},
-		{"url raw at", "postgres://gw:At@Tail-SENTINEL@" + addr + "/gw", "At@Tail-SENTINEL", false},
+		{"url hash", "postgres://gw:Pa#ss-SENTINEL@" + addr + "/gw?sslmode=disable&connect_timeout=5", "Pa#ss-SENTINEL", true, ""},
+		{"url question mark", "postgres://gw:Pa?ss-SENTINEL@" + addr + "/gw?sslmode=disable", "Pa?ss-SENTINEL", true, ""},
+		{"key value", fmt.Sprintf("host=%s port=%s user=gw password='p w#SENTINEL' dbname=gw sslmode=disable", host, port), "p w#SENTINEL", true, ""},
+		{"url settings", "postgres://gw:Pw-SENTINEL@" + addr + "/gw?sslmode=disable&options=-c%20app.token%3DOpt-SENTINEL&application_name=App-SENTINEL&search_path=gw",
+			"Pw-SENTINEL", true, " application_name=[redacted] options=[redacted] search_path=gw"},
+		{"url raw slash", "postgres://gw:Sl/ash-SENTINEL@" + addr + "/gw", "Sl/ash-SENTINEL", false, ""},
+		{"url raw percent", "postgres://gw:Pe%zz-SENTINEL@" + addr + "/gw", "Pe%zz-SENTINEL", false, ""},
+		{"url raw at", "postgres://gw:At@Tail-SENTINEL@" + addr + "/gw", "At@Tail-SENTINEL", false, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "config.yaml")
@@ -60,10 +64,10 @@ log: { format: text }
 				}
 				switch run.args[0] {
 				case "check":
-					assert.Contains(t, out, "storage:  postgres "+rebuilt+"\n", run.args)
+					assert.Contains(t, out, "storage:  postgres "+rebuilt+c.settings+"\n", run.args)
 				case "serve":
 					assert.Contains(t, errOut, "start failed", run.args)
-					assert.Contains(t, errOut, "open postgres database "+rebuilt+": ", run.args)
+					assert.Contains(t, errOut, "open postgres database "+rebuilt+c.settings+": ", run.args)
 				}
 			}
 		})
