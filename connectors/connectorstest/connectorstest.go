@@ -1,5 +1,7 @@
 // Package connectorstest has the test doubles the connector packages share and the
-// conformance suite every connector runs (Exercise, ExerciseMail).
+// conformance suites connectors run: Exercise (every HTTP connector), ExerciseMail,
+// and ExerciseSamples (providers' documented deliveries through a real gateway and
+// store).
 package connectorstest
 
 import (
@@ -18,8 +20,9 @@ type Ingested struct {
 	Duplicate     bool
 }
 
-// Ingester is an in-memory connectors.Ingester: it assigns event ids and reports
-// a repeated (source, connector, delivery id) as a duplicate, as the inbox does.
+// Ingester is an in-memory connectors.Ingester: it refuses notifications the inbox
+// would refuse (Notification.Validate), assigns event ids and reports a repeated
+// (source, connector, delivery id) as a duplicate, as the inbox does.
 type Ingester struct {
 	mu    sync.Mutex
 	seen  map[string]string
@@ -37,6 +40,11 @@ func (f *Ingester) Ingest(_ context.Context, ev *inbox.Event, ns []inbox.Notific
 	defer f.mu.Unlock()
 	if f.Err != nil {
 		return inbox.IngestResult{}, f.Err
+	}
+	for i := range ns {
+		if err := ns[i].Validate(); err != nil {
+			return inbox.IngestResult{}, fmt.Errorf("notification %d: %w", i, err)
+		}
 	}
 	key := ev.Source + "\x00" + ev.Connector + "\x00" + ev.DeliveryID
 	if id, ok := f.seen[key]; ok && ev.DeliveryID != "" {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -125,7 +124,7 @@ func (h *Handler) Serve(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	parse := connectors.StartParse(ctx)
-	it, err := d.Conn.item(d.Name, sent{id: id, at: d.Header.Get(p.timestampHeader), kind: d.Header.Get(p.kindHeader)}, d.Body)
+	it, err := d.Conn.item(d.Name, sent{id: id, at: d.Header.Get(p.timestampHeader), kind: d.Header.Get(p.kindHeader), contentType: d.Header.Get("Content-Type")}, d.Body)
 	if err != nil {
 		connectors.EndParse(parse, "", 0)
 		ev.Status, ev.Error = inbox.EventInvalid, err.Error()
@@ -167,7 +166,7 @@ func (h *Handler) Items(_ context.Context, ev *inbox.Event) ([]connectors.Item, 
 	if id == "" && conn.idPath != nil {
 		id = conn.deliveryID(nil, ev.Body) // a sample event: the id its body carries
 	}
-	it, err := conn.item(ev.Connector, sent{id: id, at: header(p.timestampHeader), kind: header(p.kindHeader)}, ev.Body)
+	it, err := conn.item(ev.Connector, sent{id: id, at: header(p.timestampHeader), kind: header(p.kindHeader), contentType: header("Content-Type")}, ev.Body)
 	if err != nil {
 		return nil, err
 	}
@@ -175,15 +174,15 @@ func (h *Handler) Items(_ context.Context, ev *inbox.Event) ([]connectors.Item, 
 }
 
 // sent is what the delivery's headers say about it: its id, its signed unix time
-// (verified when it arrived: the item's OccurredAt) and, for providers that name
-// the event in a header, its kind.
-type sent struct{ id, at, kind string }
+// (verified when it arrived: the item's OccurredAt), for providers that name the
+// event in a header its kind, and its content type.
+type sent struct{ id, at, kind, contentType string }
 
-// item reads one delivery's JSON body: by the connector's mapping when it has one,
-// else as a native notification body or a Standard Webhooks envelope. Errors name
-// the problem without echoing the body.
+// item reads one delivery's JSON body (or form, for presets that post forms): by the
+// connector's mapping when it has one, else as a native notification body or a
+// Standard Webhooks envelope. Errors name the problem without echoing the body.
 func (c *connector) item(name string, d sent, body []byte) (connectors.Item, error) {
-	doc, err := c.decode(body)
+	doc, payload, err := c.decode(body, d.contentType)
 	if err != nil {
 		return connectors.Item{}, err
 	}
@@ -194,14 +193,19 @@ func (c *connector) item(name string, d sent, body []byte) (connectors.Item, err
 	var it connectors.Item
 	switch {
 	case c.mapping != nil:
-		it, err = c.mapped(doc, body, d.kind)
+		it, err = c.mapped(doc, payload, d.kind)
 	case isNative(obj):
-		it, err = c.notification(body)
+		it, err = c.notification(payload)
 	default:
 		it, err = c.envelope(obj, d.id)
 	}
 	if err != nil {
 		return connectors.Item{}, err
+	}
+	if len(it.Payload) > 0 && !json.Valid(it.Payload) {
+		// The inbox refuses such a payload: said here, the delivery is stored invalid
+		// (202) rather than failing to store at all (500, retried forever).
+		return connectors.Item{}, errors.New("payload: not valid JSON")
 	}
 	it.Fields.Source, it.Fields.Connector, it.Fields.Kind = Source, name, it.Kind
 	if secs, err := strconv.ParseInt(d.at, 10, 64); err == nil && secs > 0 {
@@ -222,26 +226,19 @@ func (c *connector) item(name string, d sent, body []byte) (connectors.Item, err
 	return it, nil
 }
 
-// decode reads the body as JSON, or as a form for presets that post forms.
-func (c *connector) decode(body []byte) (any, error) {
-	if c.preset.form {
-		form, err := url.ParseQuery(string(body))
-		if err != nil {
-			return nil, errors.New("malformed form body")
-		}
-		doc := make(map[string]any, len(form))
-		for k := range form {
-			doc[k] = form.Get(k)
-		}
-		return doc, nil
+// decode reads the body as JSON, or as a form for presets that post forms (unless
+// the sender says it sent JSON). payload is the body as JSON: the body itself, or the
+// form's fields as an object.
+func (c *connector) decode(body []byte, contentType string) (doc any, payload []byte, err error) {
+	if c.preset.form && !sentJSON(contentType) {
+		return formDocument(body)
 	}
-	var doc any
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil || dec.More() {
-		return nil, errors.New("malformed JSON body")
+		return nil, nil, errors.New("malformed JSON body")
 	}
-	return doc, nil
+	return doc, body, nil
 }
 
 // deliveryID is the provider's id of this delivery: its header, or the body's field

@@ -63,10 +63,11 @@ func text(doc any, key string, path Path) (string, error) {
 	return s, nil
 }
 
-// mapped builds an item from a foreign document by the connector's paths.
-// headerKind is the kind a provider names in a header (Shopify's topic), used when
-// the mapped kind path yields none.
-func (c *connector) mapped(doc any, body []byte, headerKind string) (connectors.Item, error) {
+// mapped builds an item from a foreign document by the connector's paths. payload
+// is the document as JSON, the notification's payload unless a payload path is
+// mapped. headerKind is the kind a provider names in a header (Shopify's topic), used
+// when the mapped kind path yields none.
+func (c *connector) mapped(doc any, payload []byte, headerKind string) (connectors.Item, error) {
 	m := c.mapping
 	var err error
 	get := func(key string, p Path) string {
@@ -142,7 +143,7 @@ func (c *connector) mapped(doc any, body []byte, headerKind string) (connectors.
 		SourceID:    sourceID,
 		Attributes:  attrs,
 		Fields:      fields,
-		Payload:     body,
+		Payload:     payload,
 	}
 	if m.payload != nil {
 		if v, ok := m.payload.Lookup(doc); ok {

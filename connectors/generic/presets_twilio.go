@@ -102,10 +102,15 @@ func withoutPort(u url.URL) string {
 // the request's own, its scheme and host from X-Forwarded-Proto and
 // X-Forwarded-Host only when the gateway trusts its proxy and the request comes
 // from where a proxy would be (loopback, link-local or private addresses, as for
-// X-Forwarded-For).
+// X-Forwarded-For). Under public_url the query is the request's when it has one:
+// Twilio signs the URL it called, with the bodySHA256 it adds for a JSON body.
 func (h *Handler) signedURL(c *connector, req *http.Request) string {
 	if c.cfg.PublicURL != "" {
-		return c.cfg.PublicURL
+		if req.URL.RawQuery == "" {
+			return c.cfg.PublicURL
+		}
+		base, _, _ := strings.Cut(c.cfg.PublicURL, "?")
+		return base + "?" + req.URL.RawQuery
 	}
 	scheme, host := "http", req.Host
 	if req.TLS != nil {

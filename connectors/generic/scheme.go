@@ -54,7 +54,7 @@ type preset struct {
 	// ack, when set, is the answer to a stored delivery in place of the outcome.
 	ack any
 	// signsURL: the sender signs the public URL (Twilio); form: the body is
-	// form-encoded, read as a flat document of its first values.
+	// form-encoded, read as a flat document of its fields (formDocument).
 	signsURL, form bool
 	// keep lists the request headers stored with the event, besides the id's.
 	keep []string
