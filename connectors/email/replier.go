@@ -108,7 +108,7 @@ func (r *Replier) place(to reply.To, text string) (replyConn, error) {
 			return replyConn{}, fmt.Errorf("%w: replyTo.references[%d] %q is not a Message-ID", reply.ErrUnknownPlace, i, cut(id, 80))
 		}
 	}
-	if len(text) > MaxReplyBytes {
+	if text = reply.NeutralizeMarkers(text); len(text) > MaxReplyBytes {
 		return replyConn{}, fmt.Errorf("%w: %d bytes, email replies take at most %d", reply.ErrTooLong, len(text), MaxReplyBytes)
 	}
 	if !utf8.ValidString(text) {
@@ -318,7 +318,9 @@ func composeReply(rp reply.Reply, from *mail.Address, id string, now time.Time) 
 	if err != nil {
 		return nil, err
 	}
-	if _, err := io.WriteString(w, rp.Text); err != nil {
+	// Marker text quoted in the reply is neutralised, as on every platform (an email's
+	// own marker is its Message-ID, which text cannot set).
+	if _, err := io.WriteString(w, reply.NeutralizeMarkers(rp.Text)); err != nil {
 		return nil, err
 	}
 	if err := w.Close(); err != nil {

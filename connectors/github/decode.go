@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	gh "github.com/google/go-github/v62/github"
 
@@ -110,7 +109,9 @@ func (d *decoded) commentApp() (id int64, slug string) {
 	return p.Comment.App.ID, p.Comment.App.Slug
 }
 
-// marked reports whether the comment carries a reply's hidden marker and names its author.
+// marked reports whether the comment ends with a reply's hidden marker, where the
+// gateway puts it, and names its author.
 func (c *commentFacts) marked() bool {
-	return c.Login != "" && strings.Contains(c.Body, markerPrefix)
+	_, ok := markedID(c.Body)
+	return c.Login != "" && ok
 }

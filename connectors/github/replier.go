@@ -31,7 +31,8 @@ const (
 	markerSuffix = " -->"
 )
 
-// MaxReplyChars is the longest text Check accepts: GitHub's limit less the marker.
+// MaxReplyChars is the longest text Check accepts (counted with any marker in it
+// neutralised, as it is posted): GitHub's limit less the marker.
 const MaxReplyChars = MaxCommentChars - len("\n\n"+markerPrefix+markerSuffix) - MaxReplyIDChars
 
 // findSkew is how far before a reply's creation Find looks, for clocks that disagree.
@@ -119,13 +120,14 @@ func newReplyConn(c Config) (replyConn, error) {
 }
 
 // Check refuses what can never be posted: an unknown connector or place, a connector
-// without credentials, text over GitHub's limit.
+// without credentials, text over GitHub's limit (counted as posted: markers in it
+// neutralised).
 func (r *Replier) Check(to reply.To, text string) error {
 	_, _, _, err := r.place(to)
 	if err != nil {
 		return err
 	}
-	if n := utf8.RuneCountInString(text); n > MaxReplyChars {
+	if n := utf8.RuneCountInString(reply.NeutralizeMarkers(text)); n > MaxReplyChars {
 		return fmt.Errorf("%w: %d characters, GitHub takes %d (%d with the hidden marker)",
 			reply.ErrTooLong, n, MaxReplyChars, MaxCommentChars)
 	}
@@ -158,12 +160,32 @@ func (r *Replier) place(to reply.To) (c replyConn, owner, name string, err error
 	return c, owner, name, nil
 }
 
-// marker is the hidden line that finds a reply again after a crash.
+// marker is the hidden line that finds a reply again after a crash. Only ids the outbox
+// accepts are carried: none can hold a space, "<" or ">", so no marker ends with another.
 func marker(id string) (string, error) {
-	if id == "" || utf8.RuneCountInString(id) > MaxReplyIDChars || strings.Contains(id, "-->") || strings.ContainsAny(id, "\r\n") {
+	if !reply.ValidID(id) || len(id) > MaxReplyIDChars {
 		return "", fmt.Errorf("reply id %q cannot be carried in a GitHub comment's hidden marker", id)
 	}
 	return markerPrefix + id + markerSuffix, nil
+}
+
+// markedID is the id of the marker a comment's body ends with, where the gateway puts
+// it (after the reply's text, in which any marker was neutralised); ok is false when the
+// body does not end with one. A marker anywhere else in a body is quoted text.
+func markedID(body string) (id string, ok bool) {
+	rest, ok := strings.CutSuffix(strings.TrimRight(body, " \t\r\n"), markerSuffix)
+	if !ok {
+		return "", false
+	}
+	i := strings.LastIndex(rest, markerPrefix)
+	if i < 0 {
+		return "", false
+	}
+	id = rest[i+len(markerPrefix):]
+	if !reply.ValidID(id) || len(id) > MaxReplyIDChars {
+		return "", false
+	}
+	return id, true
 }
 
 // Send posts r with its marker: a reply in the review thread when r.To names a review
@@ -177,7 +199,8 @@ func (r *Replier) Send(ctx context.Context, rp reply.Reply) (reply.Sent, bool, e
 	if err != nil {
 		return reply.Sent{}, false, err
 	}
-	body := rp.Text + "\n\n" + mark
+	// Markers in the text are neutralised: the body's only marker is the one it ends with.
+	body := reply.NeutralizeMarkers(rp.Text) + "\n\n" + mark
 	if rp.To.ReviewCommentID > 0 {
 		// The documented replies endpoint: POST …/pulls/{n}/comments with in_reply_to
 		// (go-github's CreateCommentInReplyTo) is described as requiring commit_id and path.
@@ -267,14 +290,16 @@ func redactURL(err error) error {
 }
 
 // Find looks for r's marker among the comments posted since r was created: the issue's
-// (newest page first) or the pull request's review comments (newest first).
+// (newest page first) or the pull request's review comments (newest first). A comment
+// is r only when its body ends with r's marker and its author is the account replies
+// are posted as: neither anyone else's comment nor another reply quoting r's marker may
+// stop r from being posted.
 func (r *Replier) Find(ctx context.Context, rp reply.Reply) (reply.Sent, bool, error) {
 	c, owner, name, err := r.place(rp.To)
 	if err != nil {
 		return reply.Sent{}, false, err
 	}
-	mark, err := marker(rp.ID)
-	if err != nil {
+	if _, err := marker(rp.ID); err != nil {
 		return reply.Sent{}, false, err
 	}
 	// Only a comment by the account the replies are posted as counts: anyone else
@@ -288,7 +313,8 @@ func (r *Replier) Find(ctx context.Context, rp reply.Reply) (reply.Sent, bool, e
 		since = rp.CreatedAt.Add(-findSkew)
 	}
 	ours := func(body string, user *gh.User) bool {
-		return strings.Contains(body, mark) && user.GetLogin() != "" && botName(user.GetLogin()) == botName(login)
+		id, marked := markedID(body)
+		return marked && id == rp.ID && user.GetLogin() != "" && botName(user.GetLogin()) == botName(login)
 	}
 	if rp.To.ReviewCommentID > 0 {
 		return findReviewReply(ctx, c.client, owner, name, rp.To.Number, since, ours)

@@ -138,7 +138,15 @@ func (r *Replier) Check(to reply.To, text string) error {
 	if err != nil {
 		return err
 	}
-	return tooLong(markdownToMrkdwn(text, c.cfg.AllowMentions))
+	return tooLong(messageText(text, c.cfg.AllowMentions))
+}
+
+// messageText is a reply's text as posted: Slack mrkdwn, with any marker text in it
+// neutralised (after the conversion, which could join one from pieces). Slack's marker
+// is the message metadata, which text cannot set; neutralising keeps a quoted marker
+// from looking like the gateway's wherever the text is read or copied.
+func messageText(text string, allowMentions bool) string {
+	return reply.NeutralizeMarkers(markdownToMrkdwn(text, allowMentions))
 }
 
 func tooLong(text string) error {
@@ -154,7 +162,7 @@ func (r *Replier) Send(ctx context.Context, rp reply.Reply) (reply.Sent, bool, e
 	if err != nil {
 		return reply.Sent{}, false, err
 	}
-	text := markdownToMrkdwn(rp.Text, c.cfg.AllowMentions)
+	text := messageText(rp.Text, c.cfg.AllowMentions)
 	if err := tooLong(text); err != nil {
 		return reply.Sent{}, false, err
 	}
