@@ -124,7 +124,8 @@ func agentPaths() obj {
 			obj{"200": jsonResponse("The run.", ref("Run"))}, "400", "401", "403", "404", "409")},
 		base + "/signals": obj{"post": operation("agent", "sendSignal", "Send a signal to the thread", "Mastra's body: signal, runId, resourceId, threadId, ifActive, ifIdle.", thread,
 			jsonBody("The signal and its delivery options.", ref("SignalRequest"), true),
-			obj{"200": jsonResponse("What was done (also for the same signal sent again under its id).", ref("SignalResponse")), "502": errorResponse("The agent's target did not take the signal.")}, "400", "401", "403", "404", "409")},
+			obj{"200": jsonResponse("What was done (also for the same signal sent again under its id).", ref("SignalResponse")), "502": errorResponse("The agent's target did not take the signal."),
+				"429": errorResponse("The signal would wake the idle thread and the agent's max_concurrent_wakes wake runs are open (wakes_full): nothing was sent; send it again with the same id after Retry-After.")}, "400", "401", "403", "404", "409")},
 		base + "/notifications": obj{
 			"post": operation("agent", "createNotification", "Create a notification on the thread",
 				"The connectors' path: an event with one notification, deduplicated, coalesced and decided by the policy. "+

@@ -228,7 +228,8 @@ func (s *Service) seen(ctx context.Context, k inbox.ThreadKey, id string, marked
 }
 
 // sendRecord hands r's full notification to thread k under the id a delivery pass would
-// use (so the two never show it twice): into the live run, or opening one.
+// use (so the two never show it twice): into the live run, or waking the idle thread
+// within max_concurrent_wakes (at the cap it stays pending, for the dispatcher).
 func (s *Service) sendRecord(ctx context.Context, k inbox.ThreadKey, r inbox.Record) error {
 	now := s.now().UTC()
 	d := Delivery{Thread: k, Signal: NotificationSignal(r, RecordSignalID(r), now), Action: ActionDeliver,
@@ -241,7 +242,7 @@ func (s *Service) sendRecord(ctx context.Context, k inbox.ThreadKey, r inbox.Rec
 	if live != nil {
 		d.RunID = live.ID
 	} else {
-		run, created, err := s.Runs.Open(ctx, k, OriginWake)
+		run, created, err := s.ownWake(ctx, k)
 		if err != nil {
 			return err
 		}

@@ -281,7 +281,7 @@ func (s *Service) SendSignal(ctx context.Context, k inbox.ThreadKey, req SignalR
 	woke := false // this send opened d's run
 	switch {
 	case action == ActionWake:
-		run, created, err := s.Runs.Open(ctx, k, OriginWake)
+		run, created, err := s.ownWake(ctx, k)
 		if err != nil {
 			return SignalResult{}, s.undoLane(ctx, k, lane, prev, version, err)
 		}

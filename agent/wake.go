@@ -77,6 +77,9 @@ type WakeRequest struct {
 	Budget *WakeBudget // nil: no budget
 	// Exempt skips the budget (urgent records, messages); the wake still counts.
 	Exempt bool
+	// NoBudget leaves the budget out altogether: it neither holds nor counts the wake
+	// (the agent's own signals). The cap still applies.
+	NoBudget bool
 	// Limit caps the agent's runs opened by wakes that are open at once (0: none).
 	Limit int
 	// Rank and Since order the agent's waiting wakes: higher rank first, then the
@@ -126,6 +129,9 @@ type WakeSettings struct {
 func (r *Runs) Wake(ctx context.Context, k inbox.ThreadKey, req WakeRequest) (WakeResult, error) {
 	ws, ok := r.store.(WakeStore)
 	set := r.WakeSettingsOf(k.Agent)
+	if req.NoBudget {
+		set.Budget = nil
+	}
 	if !ok || (set.Budget == nil && set.Limit == 0) {
 		run, created, err := r.Open(ctx, k, OriginWake)
 		return WakeResult{Outcome: WakeOpened, Run: run, Created: created}, err
@@ -151,3 +157,36 @@ func (r *Runs) Wake(ctx context.Context, k inbox.ThreadKey, req WakeRequest) (Wa
 
 // WakeSettingsOf is the agent's configured wake budget and cap.
 func (r *Runs) WakeSettingsOf(agentID string) WakeSettings { return r.agents.Load().wakes[agentID] }
+
+// WakesFullError answers a wake the agent itself asked for (a signal it sends waking
+// its idle thread, a notification its inbox tool reads) when the agent's
+// max_concurrent_wakes wake runs are open: nothing was sent or stored, and the caller
+// sends again (the same signal id is the same signal) once a slot frees, by RetryAfter
+// at the latest. The gateway's own wakes wait in the wake queue instead: their records
+// are stored, a signal request is not.
+type WakesFullError struct {
+	Agent      string
+	Limit      int
+	RetryAfter time.Duration
+}
+
+func (e *WakesFullError) Error() string {
+	return fmt.Sprintf("agent %q already has %d wake runs open (agents[].max_concurrent_wakes): the signal was not sent; "+
+		"send it again with the same id once a wake run ends (Retry-After), or with ifIdle persist to store it without waking", e.Agent, e.Limit)
+}
+
+// ownWake opens a run on the idle thread k for the agent's own request, counted against
+// max_concurrent_wakes like every wake and left out of the wake budget (which paces the
+// gateway's wakes, not the agent's). It waits behind every thread already waiting for a
+// slot. At the cap it is a *WakesFullError.
+func (s *Service) ownWake(ctx context.Context, k inbox.ThreadKey) (Run, bool, error) {
+	now := s.now().UTC()
+	res, err := s.Runs.Wake(ctx, k, WakeRequest{NoBudget: true, Rank: inbox.PriorityLow.Rank(), Since: now})
+	if err != nil {
+		return Run{}, false, err
+	}
+	if res.Outcome != WakeOpened {
+		return Run{}, false, &WakesFullError{Agent: k.Agent, Limit: s.Runs.WakeSettingsOf(k.Agent).Limit, RetryAfter: max(res.Until.Sub(now), 0)}
+	}
+	return res.Run, res.Created, nil
+}

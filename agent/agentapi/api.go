@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -166,8 +167,18 @@ func (a *API) thread(h func(echo.Context, inbox.ThreadKey) error) echo.HandlerFu
 		if !ok {
 			return server.Unauthorized()
 		}
-		return httpError(h(c, k))
+		err := h(c, k)
+		var full *agent.WakesFullError
+		if errors.As(err, &full) {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(full.RetryAfter)))
+		}
+		return httpError(err)
 	}
+}
+
+// retryAfterSeconds is d as Retry-After's whole seconds, rounded up, at least 1.
+func retryAfterSeconds(d time.Duration) int {
+	return max(int((d+time.Second-1)/time.Second), 1)
 }
 
 // httpError is the HTTP answer to a domain refusal; other errors pass as they are.
@@ -182,6 +193,10 @@ func httpError(err error) error {
 		return server.NewError(http.StatusBadGateway, "delivery_failed", "%s", agent.ErrDeliveryFailed.Error())
 	case errors.Is(err, agent.ErrAbortFailed):
 		return server.NewError(http.StatusBadGateway, "abort_failed", "%s", agent.ErrAbortFailed.Error())
+	}
+	var full *agent.WakesFullError
+	if errors.As(err, &full) {
+		return server.NewError(http.StatusTooManyRequests, "wakes_full", "%s", full.Error())
 	}
 	return err
 }

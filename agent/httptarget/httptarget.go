@@ -50,7 +50,9 @@ func NoRedirects(c *http.Client) *http.Client {
 
 // Traced is c (nil: a default client) with every request a client span of tp that
 // carries its traceparent: for the gateway's own agents (Mastra, webhook receivers),
-// never third parties. With tracing off it is c itself.
+// never third parties. The span's url.full is what SafeURL shows (scheme and host): a
+// target's path, query and userinfo may be its credential, and spans leave the gateway
+// for the tracing backend. With tracing off it is c itself.
 func Traced(c *http.Client, tp trace.TracerProvider, opts ...telemetry.TransportOption) *http.Client {
 	if !telemetry.Enabled(tp) {
 		return c
@@ -59,9 +61,13 @@ func Traced(c *http.Client, tp trace.TracerProvider, opts ...telemetry.Transport
 		c = &http.Client{}
 	}
 	cc := *c
+	opts = append([]telemetry.TransportOption{telemetry.WithURL(spanURL)}, opts...)
 	cc.Transport = telemetry.Transport(c.Transport, tp, opts...)
 	return &cc
 }
+
+// spanURL is the url.full of a target request's span.
+func spanURL(u *url.URL) string { return SafeURL(u.String()) }
 
 // Post sends body to u with headers and the JSON content type, bounded by timeout, and
 // returns the response body and status of a 2xx answer. A failure is an

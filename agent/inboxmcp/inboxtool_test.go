@@ -148,6 +148,30 @@ func TestInboxToolReadWakes(t *testing.T) {
 	require.Equal(t, agent.ActionWake, log[len(log)-1].Action)
 }
 
+// read's wake of an idle thread is the agent's own wake: it counts against
+// max_concurrent_wakes, and with the agent's slots full the notification is not sent
+// (unavailable, left pending for the dispatcher's turn) and no run is opened.
+func TestInboxToolReadWithinMaxConcurrentWakes(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			agents := []agent.Config{{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{Kind: agent.TargetStream},
+				MaxConcurrentWakes: 1}}
+			e := newEnvWith(t, deliverytest.Config{Backend: &b, Agents: agents})
+			cs := session(t, e, deliverytest.CoderToken)
+			busy, k := inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: "busy"}, coderThread
+			var r readReport
+			call(t, cs, "notification-inbox", args(busy, map[string]any{"action": "read", "id": lowNote(e, busy, "first", "")}), &r)
+			require.Equal(t, 1, r.Delivered, "the one slot: a wake run opens")
+
+			a := lowNote(e, k, "second", "")
+			call(t, cs, "notification-inbox", args(k, map[string]any{"action": "read", "id": a}), &r)
+			require.Equal(t, readReport{Message: "No unread notifications needed delivery.", Unavailable: 1}, r)
+			require.Equal(t, inbox.StatusPending, e.Record(a).Status)
+			require.Empty(t, e.Log(k), "no run opened, nothing sent")
+		})
+	}
+}
+
 // The tool reaches only the token's agent's threads, exactly as inbox_* do: another
 // agent's thread is forbidden, and a record id of another thread names nothing here —
 // it is neither read, nor marked, nor moved.

@@ -1,7 +1,6 @@
 package mastra
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -21,12 +20,14 @@ type Replier interface {
 }
 
 // WithReplies makes a follower of an agent with target.reply: auto queue the final
-// assistant text of each run the gateway woke as a reply to the thread's most recent
-// origin, once per Mastra run id.
+// assistant text of each run the gateway woke as a reply to where its wake came from,
+// once per run, before the run's end is recorded.
 func WithReplies(r Replier) FollowerOption { return func(f *Follower) { f.replies = r } }
 
-// AutoReplyID is the reply id of Mastra run runID's answer: the same run seen again
-// (a reconnect replays it) queues the same reply, which the outbox takes once.
+// AutoReplyID is the reply id of the answer of gateway run runID (the run a wake opened,
+// which Mastra's run adopts): the same run seen again (a reconnect replays it, a
+// restarted gateway resumes it or recalls its answer from Mastra's memory) queues the
+// same reply, which the outbox takes once.
 func AutoReplyID(runID string) string {
 	id := "run-" + runID
 	if !reply.ValidID(id) {
@@ -88,33 +89,66 @@ func (f *Follower) origin(st *threadState) *reply.To {
 	return st.th.woke.to
 }
 
-// answer queues the run's final text as its reply when the agent answers by itself and
-// the gateway woke this run (a Mastra-started run, e.g. someone chatting in Mastra's own
-// UI, is not the gateway's to answer).
-func (f *Follower) answer(ctx context.Context, st *threadState) {
-	if f.replies == nil || f.cfg.Reply != agent.ReplyAuto || !st.woken {
-		return
+// answers reports whether st's run is the gateway's to answer: the agent answers by
+// itself and the gateway woke this run (a Mastra-started run, e.g. someone chatting in
+// Mastra's own UI, is not).
+func (f *Follower) answers(st *threadState) bool {
+	return f.replies != nil && f.cfg.Reply == agent.ReplyAuto && st.woken && st.runID != ""
+}
+
+// answer queues the run's final text as its reply, when the gateway is to answer it,
+// and reports whether the run's end may be recorded: only once the answer is in the
+// outbox (or needs none), so an answer is never held in memory alone. False when the
+// follower stops first: the run stays open, and the next start answers it from
+// Mastra's memory of the thread (recall).
+func (f *Follower) answer(ctx context.Context, st *threadState) bool {
+	if !f.answers(st) {
+		return true
 	}
-	runID := cmp.Or(st.mastraRun, st.runID)
-	id := AutoReplyID(runID)
+	id := AutoReplyID(st.runID)
 	if st.text.over {
-		f.log.Warn("run's answer not sent: over the reply size limit", "thread", st.k.String(), "mastra_run_id", runID, "limit_bytes", reply.MaxTextBytes)
-		return
+		f.log.Warn("run's answer not sent: over the reply size limit", "thread", st.k.String(), "run_id", st.runID,
+			"mastra_run_id", st.mastraRun, "limit_bytes", reply.MaxTextBytes)
+		return true
 	}
 	text := strings.TrimSpace(st.text.b.String())
 	if text == "" {
-		f.log.Debug("run ended without text; no reply", "thread", st.k.String(), "mastra_run_id", runID)
+		f.log.Debug("run ended without text; no reply", "thread", st.k.String(), "run_id", st.runID, "mastra_run_id", st.mastraRun)
+		return true
+	}
+	return f.hold(ctx, st, reply.Request{ID: id, Text: text, ReplyTo: f.origin(st)})
+}
+
+// hold queues req, and while a failure of the gateway (the store) keeps the outbox from
+// taking it, tries again with the follower's backoff (the same id is the same reply),
+// renewing the run's lease meanwhile so it stays open for a restart to find. False
+// when ctx ends before the outbox has it.
+func (f *Follower) hold(ctx context.Context, st *threadState, req reply.Request) bool {
+	wait := f.min
+	for !f.queue(ctx, st.k, st.runID, req) {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			f.log.Warn("run's answer not queued before the follower stopped; the run stays open and is answered at the next start",
+				"thread", st.k.String(), "run_id", st.runID, "reply_id", req.ID)
+			return false
+		case <-t.C:
+		}
+		f.renew(ctx, st)
+		wait = min(wait*2, f.max)
+	}
+	return true
+}
+
+// renew extends the lease of the run whose answer is held, at most every heartbeatEvery.
+func (f *Follower) renew(ctx context.Context, st *threadState) {
+	if f.now().Sub(st.beatAt) < heartbeatEvery {
 		return
 	}
-	req := reply.Request{ID: id, Text: text, ReplyTo: f.origin(st)}
-	if f.queue(ctx, st.k, runID, req) {
-		return
-	}
-	// A failure of the gateway (the store): the answer is retried with backoff until it
-	// is queued or found queued already (the same id is the same reply), off the stream.
-	k := st.k
-	if !f.Go(func(ctx context.Context) { f.requeue(ctx, k, runID, req) }) {
-		f.log.Warn("run's answer not queued: the follower is stopping", "thread", k.String(), "mastra_run_id", runID, "reply_id", id)
+	st.beatAt = f.now()
+	if _, err := f.runs.Heartbeat(ctx, st.k, st.runID); err != nil {
+		f.log.Warn("renew the run whose answer waits for the outbox", "thread", st.k.String(), "run_id", st.runID, "error", err.Error())
 	}
 }
 
@@ -124,34 +158,14 @@ func (f *Follower) queue(ctx context.Context, k inbox.ThreadKey, runID string, r
 	_, refused := reply.Code(err)
 	switch {
 	case err == nil:
-		f.log.Info("run's answer queued as a reply", "thread", k.String(), "mastra_run_id", runID, "reply_id", r.ID, "status", string(r.Status))
+		f.log.Info("run's answer queued as a reply", "thread", k.String(), "run_id", runID, "reply_id", r.ID, "status", string(r.Status))
 	case errors.Is(err, reply.ErrUnknownPlace):
-		f.log.Info("run's answer not sent: the thread has no place to answer", "thread", k.String(), "mastra_run_id", runID, "error", err.Error())
+		f.log.Info("run's answer not sent: the thread has no place to answer", "thread", k.String(), "run_id", runID, "error", err.Error())
 	case refused:
-		f.log.Warn("run's answer refused by the outbox", "thread", k.String(), "mastra_run_id", runID, "error", err.Error())
+		f.log.Warn("run's answer refused by the outbox", "thread", k.String(), "run_id", runID, "error", err.Error())
 	default:
-		f.log.Warn("queue run's answer as a reply; retrying", "thread", k.String(), "mastra_run_id", runID, "error", err.Error())
+		f.log.Warn("queue run's answer as a reply; retrying", "thread", k.String(), "run_id", runID, "error", err.Error())
 		return false
 	}
 	return true
-}
-
-// requeue retries queueing req with the follower's backoff until it is done or the
-// follower stops.
-func (f *Follower) requeue(ctx context.Context, k inbox.ThreadKey, runID string, req reply.Request) {
-	wait := f.min
-	for {
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			f.log.Warn("run's answer not queued: the follower stopped", "thread", k.String(), "mastra_run_id", runID, "reply_id", req.ID)
-			return
-		case <-t.C:
-		}
-		if f.queue(ctx, k, runID, req) {
-			return
-		}
-		wait = min(wait*2, f.max)
-	}
 }

@@ -254,3 +254,70 @@ func TestRealMastraAutoReplyAnswersTheWakingNotification(t *testing.T) {
 	require.Len(t, rs, 1)
 	require.Equal(t, dm, rs[0].To, "the waking DM's replyTo, not the newer message's")
 }
+
+// Against a real Mastra: a run that finished while the outbox failed keeps its gateway
+// run open across a stop; the next start finds Mastra no longer running it, reads its
+// answer back from Mastra's memory (GET /api/memory/threads/:threadId/messages) and
+// posts it once, where the waking DM came from.
+func TestRealMastraAutoReplyRecalledAfterAStop(t *testing.T) {
+	base := mastraServer(t, 200*time.Millisecond)
+	ctx := context.Background()
+	cfg := agent.Config{ID: "support", Token: deliverytest.SupportToken,
+		Target: agent.TargetConfig{Kind: agent.TargetMastra, URL: base, AgentID: "interopAgent", Timeout: 20 * time.Second, Reply: agent.ReplyAuto}}
+	require.NoError(t, cfg.Validate())
+	slack := &sender{posts: map[string][]string{}}
+	var (
+		outbox *reply.Service
+		runs   closings
+		g      *gate
+		first  *mastra.Follower
+	)
+	newFollower := func() *mastra.Follower {
+		return mastra.NewFollower(cfg, runs, func([]inbox.ThreadKey) {}, service.Base{},
+			mastra.WithBackoff(20*time.Millisecond, 200*time.Millisecond), mastra.WithResyncWait(500*time.Millisecond), mastra.WithReplies(g))
+	}
+	e := deliverytest.New(t, deliverytest.Config{RealClock: true, Agents: []agent.Config{cfg},
+		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
+			outbox = reply.New(e.Store, map[string]reply.Sender{reply.SourceSlack: slack}, service.Base{})
+			runs = closings{Runs: e.Runs, closed: make(chan string, 4)}
+			g = &gate{next: outbox, down: true, tried: make(chan struct{}, 1)}
+			first = newFollower()
+			tg, err := mastra.New(cfg, mastra.WithFollower(first))
+			require.NoError(t, err)
+			return map[string]delivery.Route{"support": {Kind: agent.TargetMastra, Target: tg, Concurrency: 4}}
+		}})
+	require.NoError(t, first.Start(ctx))
+	t.Cleanup(func() { _ = first.Stop(context.Background()) })
+	k := inbox.ThreadKey{Agent: "support", Resource: "acme", Thread: "recalled"}
+	dm := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "D1"}
+	e.Ingest(inbox.Notification{Thread: k, Source: reply.SourceSlack, Kind: "message", Priority: inbox.PriorityUrgent,
+		Summary: "is the API down?", Metadata: map[string]any{reply.MetadataKey: dm}})
+	e.Pass()
+	woken, err := e.Runs.Live(ctx, k)
+	require.NoError(t, err)
+	require.NotNil(t, woken)
+
+	g.waitTries(t, 2)
+	require.NoError(t, first.Stop(ctx))
+	g.set(false)
+	after := newFollower()
+	require.NoError(t, after.Start(ctx))
+	t.Cleanup(func() { _ = after.Stop(context.Background()) })
+	select {
+	case id := <-runs.closed:
+		require.Equal(t, woken.ID, id)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the resumed run was never closed")
+	}
+	rs, _, err := outbox.List(ctx, reply.Filter{Agent: k.Agent, Thread: k.Thread})
+	require.NoError(t, err)
+	require.Len(t, rs, 1)
+	require.Equal(t, mastra.AutoReplyID(woken.ID), rs[0].ID)
+	require.Equal(t, lastAnswer(t, base), rs[0].Text, "Mastra's memory of the run's answer")
+	require.Equal(t, dm, rs[0].To)
+	_, err = outbox.RunOnce(ctx)
+	require.NoError(t, err)
+	slack.mu.Lock()
+	defer slack.mu.Unlock()
+	require.Equal(t, map[string][]string{rs[0].ID: {rs[0].Text}}, slack.posts)
+}

@@ -326,6 +326,9 @@ type threadState struct {
 	// auto answers only those). text is the current step's assistant text, for the answer.
 	woken bool
 	text  answer
+	// openedAt is when the gateway run opened: an answer recalled from Mastra's memory
+	// is no older.
+	openedAt time.Time
 }
 
 func (f *Follower) follow(ctx context.Context, k inbox.ThreadKey, th *followed, resume bool) {
@@ -337,7 +340,7 @@ func (f *Follower) follow(ctx context.Context, k inbox.ThreadKey, th *followed, 
 		if run, err := f.runs.Live(ctx, k); err != nil {
 			f.log.Warn("read live run", "thread", k.String(), "error", err.Error())
 		} else if run != nil {
-			st.runID, st.beatAt, st.away, st.woken = run.ID, f.now(), true, run.Origin == agent.OriginWake
+			st.runID, st.beatAt, st.away, st.woken, st.openedAt = run.ID, f.now(), true, run.Origin == agent.OriginWake, run.OpenedAt
 		}
 	}
 	var once sync.Once
@@ -538,13 +541,18 @@ func (f *Follower) resynced(ctx context.Context, st *threadState, data string) {
 
 // endAway closes the run held open while the follower was away, at once rather than at
 // lease expiry. It is closed as aborted, cause crashed: how it ended is unknown. Its
-// in-flight signals that Mastra accepted are not sent again (Mastra holds them).
+// in-flight signals that Mastra accepted are not sent again (Mastra holds them). A run
+// the gateway is to answer is answered first, from Mastra's memory (recall); when the
+// follower stops before that answer is queued the run stays open for the next start.
 func (f *Follower) endAway(ctx context.Context, st *threadState) {
 	st.away = false
 	if st.runID == "" {
 		return
 	}
 	f.log.Info("run ended while the stream was lost; closing it", "thread", st.k.String(), "run_id", st.runID)
+	if !f.recall(ctx, st) {
+		return
+	}
 	f.end(ctx, st, agent.RunAborted, agent.CauseCrashed)
 }
 
@@ -567,7 +575,7 @@ func (f *Follower) handle(ctx context.Context, st *threadState, data string) {
 		}
 		// A (re)connect replays the active run from its start, suspensions included.
 		st.runID, st.mastraRun, st.beatAt, st.suspended = run.ID, c.RunID, f.now(), nil
-		st.woken = run.Origin == agent.OriginWake
+		st.woken, st.openedAt = run.Origin == agent.OriginWake, run.OpenedAt
 		st.text.reset()
 	case chunkStepStart:
 		st.text.reset() // the answer is the last step's text
@@ -606,7 +614,9 @@ func (f *Follower) handle(ctx context.Context, st *threadState, data string) {
 			f.beat(ctx, st)
 			return
 		}
-		f.answer(ctx, st)
+		if !f.answer(ctx, st) {
+			return // stopping: the run stays open, its answer for the next start to recall
+		}
 		f.end(ctx, st, agent.RunFinished, "")
 	case "abort":
 		f.end(ctx, st, agent.RunAborted, agent.CauseAborted)
@@ -648,7 +658,7 @@ func (f *Follower) beat(ctx context.Context, st *threadState) {
 		if errors.Is(err, agent.ErrRunClosed) || errors.Is(err, agent.ErrRunNotFound) {
 			// The lease lapsed while Mastra still runs: adopt a fresh run.
 			if run, _, oerr := f.runs.Open(ctx, st.k, agent.OriginMastra); oerr == nil {
-				st.runID = run.ID
+				st.runID, st.openedAt = run.ID, run.OpenedAt
 			}
 		}
 	}

@@ -126,8 +126,10 @@ type presence struct {
 	runs    int
 	live    string
 	origin  string // the live run's origin (a wake, when a test sets it)
+	opened  time.Time
 	resumed []inbox.ThreadKey
 	beats   int
+	closed  chan string // told of every close, when a test sets it
 }
 
 func (p *presence) LiveThreads(context.Context, string) ([]inbox.ThreadKey, error) {
@@ -153,7 +155,7 @@ func (p *presence) Live(_ context.Context, k inbox.ThreadKey) (*agent.Run, error
 	if p.live == "" {
 		return nil, nil
 	}
-	return &agent.Run{ID: p.live, Thread: k}, nil
+	return &agent.Run{ID: p.live, Thread: k, Origin: p.origin, OpenedAt: p.opened}, nil
 }
 
 func (p *presence) Heartbeat(_ context.Context, k inbox.ThreadKey, id string) (agent.Run, error) {
@@ -169,6 +171,9 @@ func (p *presence) Close(_ context.Context, k inbox.ThreadKey, id, status, _ str
 	p.events = append(p.events, "close "+id+" "+status)
 	if p.live == id {
 		p.live = ""
+	}
+	if p.closed != nil {
+		p.closed <- id + " " + status
 	}
 	return agent.Run{ID: id, Thread: k, Status: status}, true, nil
 }

@@ -49,7 +49,8 @@ func WithHTTPClient(c *http.Client) Option { return func(t *Target) { t.client =
 func WithFollower(f *Follower) Option { return func(t *Target) { t.follower = f } }
 
 // WithTracerProvider makes every request a client span of tp carrying its traceparent,
-// which Mastra continues (default: tracing off).
+// which Mastra continues (default: tracing off). url.full shows no path: a Mastra URL's
+// path may hold a credential, as a webhook URL's does.
 func WithTracerProvider(tp trace.TracerProvider) Option { return func(t *Target) { t.traces = tp } }
 
 // New builds the target of one mastra agent.

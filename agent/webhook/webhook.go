@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -24,7 +23,6 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/stdwebhooks"
-	"github.com/signalgate/signalgate/telemetry"
 )
 
 // Target posts signals to one agent's webhook URL.
@@ -72,7 +70,7 @@ func New(cfg agent.Config, opts ...Option) (*Target, error) {
 	for _, o := range opts {
 		o(t)
 	}
-	t.client = httptarget.Traced(t.client, t.traces, telemetry.WithURL(func(u *url.URL) string { return httptarget.SafeURL(u.String()) }))
+	t.client = httptarget.Traced(t.client, t.traces)
 	return t, nil
 }
 
