@@ -10,13 +10,16 @@ func replyPaths() obj {
 		base + "/replies": obj{"post": operation("agent", "createReply", "Answer where the thread's notification came from",
 			"Queues a reply in the durable outbox; 202 once it is on disk. The gateway posts it once (a Slack DM or thread, a GitHub issue, PR or review thread, an email reply), retrying transient platform errors with backoff within replies.max_age. "+
 				"replyTo defaults to the thread's most recent origin (the newest notification's metadata.replyTo); a replyTo given must name a place a notification of this thread came from (400 otherwise). "+
+				"Only a record its own connector kind verified names a place (a Slack place on slack-v0 or slack-socket-mode, GitHub on hmac-github, email on imap-login). "+
 				"The same id again answers the reply as it is now; other text, or another thread, under a used id is 409 (ids are unique gateway-wide: they are the marker the post carries). "+
-				"With approval (or agents[].replies.approval: required) the reply is pending until an approver decides in Slack.",
+				"With approval (or agents[].replies.approval: required) the reply is pending until an approver decides in Slack; approval without approvals.slack_connector is 409 no_approvers. "+
+				"With watch, the watch goes through the agent's watch scope: a watch the scope refuses is refused as POST …/watches refuses it (403 forbidden, 400 unknown_resource) and nothing is queued.",
 			thread, jsonBody("The reply.", ref("ReplyRequest"), true),
 			obj{"202": jsonResponse("The reply, queued (or as it is, for an id used before).", ref("Reply")),
-				"409": errorResponse("The id is used by another reply (code conflict), or the connector has no credentials for replies (code no_credentials, naming the missing key)."),
+				"403": errorResponse("The token cannot reach this agent's threads, or watch is asked where the agent may not watch through the place's connector (code forbidden)."),
+				"409": errorResponse("The id is used by another reply (code conflict), the connector has no credentials for replies (code no_credentials, naming the missing key), or approval is asked and no approvers are configured (code no_approvers, naming approvals.slack_connector)."),
 				"413": errorResponse("The text is over the platform's limit (Slack 40,000 characters, GitHub 65,536) (code too_long).")},
-			"400", "401", "403", "404")},
+			"400", "401", "404")},
 		base + "/replies/{id}": obj{"get": operation("agent", "getReply", "A reply of this thread", "",
 			append(thread, idParam()), nil, obj{"200": jsonResponse("The reply.", ref("Reply"))}, "400", "401", "403", "404")},
 		p("/replies"): obj{"get": operation("admin", "listReplies", "List replies, newest first", "",

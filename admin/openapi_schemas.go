@@ -207,7 +207,9 @@ func schemas(sources []string) obj {
 			"version": integer("State signals: the lane's version.")}, "accepted", "action"),
 		"NotificationRequest": object(obj{
 			"source": str("Default agent-api."), "kind": str(""), "summary": str(""), "priority": priority, "payload": obj{},
-			"dedupeKey": str(""), "coalesceKey": str(""), "attributes": attrs, "metadata": meta,
+			"dedupeKey": str(""), "coalesceKey": str(""), "attributes": attrs,
+			"metadata": obj{"type": "object", "description": "Free-form metadata; never shown to the model. verified_by is always agent-token; " +
+				"replyTo is the connectors' alone to write: a body carrying it is a 400 naming metadata.replyTo."},
 			"deliverAs": enum("", "message", "queued-message"), "deliveryId": str("Makes a retried create a no-op (not in an array)."),
 			"netKey": netKey, "state": netState, "restState": restState,
 			"ifIdle":   object(obj{"streamOptions": obj{"type": "object", "description": "Passed to a mastra target's wake of this record (stored on it)."}}),

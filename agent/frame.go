@@ -206,22 +206,7 @@ type Delivery struct {
 	// or wakes; inbox.DeliverAsQueued starts the next run. "" is any other signal.
 	DeliverAs string
 	// ReplyTo is where an answer to the signal goes: metadata.replyTo of the newest of its
-	// records that has one, as stored (nil: none has). A target that answers by itself
-	// answers a run's wake there.
+	// records whose provenance vouches for it (ReplyProvenance.ReplyToOf), as stored
+	// (nil: none has). A target that answers by itself answers a run's wake there.
 	ReplyTo any
-}
-
-// MetaReplyTo is the record metadata key of where an answer goes (reply.MetadataKey).
-const MetaReplyTo = "replyTo"
-
-// ReplyToOf is metadata.replyTo of the newest of rs that has one (nil: none has).
-func ReplyToOf(rs []inbox.Record) any {
-	var out any
-	var at time.Time
-	for _, r := range rs {
-		if v := r.Metadata[MetaReplyTo]; v != nil && (out == nil || !r.CreatedAt.Before(at)) {
-			out, at = v, r.CreatedAt
-		}
-	}
-	return out
 }

@@ -133,6 +133,11 @@ func (s *Service) notificationOf(k inbox.ThreadKey, req notificationRequest) (in
 	if err != nil {
 		return inbox.Notification{}, invalidf("priority: %v", err)
 	}
+	if _, ok := req.Metadata[MetaReplyTo]; ok {
+		// Where answers go is the connectors' to say, from what they verified: a place
+		// named here would let the agent post wherever it likes as the gateway.
+		return inbox.Notification{}, invalidf("metadata.replyTo: reserved; only the gateway's connectors say where answers go (a notification created by an agent has no place to answer)")
+	}
 	if req.Source == "" {
 		req.Source = APISource
 	}

@@ -63,7 +63,9 @@ type Dispatcher struct {
 	// holds a due record at the last moment (nil: neither).
 	releases Releases
 	holder   inbox.Holder
-	trace    tracing // spans of passes and deliveries (WithTracerProvider)
+	// replyTo vouches for the replyTo a delivery carries (WithReplyProvenance).
+	replyTo agent.ReplyProvenance
+	trace   tracing // spans of passes and deliveries (WithTracerProvider)
 
 	service.StartStop
 	// TestSignals are where tests wait; see service.Signal.
@@ -438,7 +440,7 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 	}
 	del := agent.Delivery{Thread: o.Thread, Signal: it.signal, Action: action, RunID: runID, RecordIDs: ids, Attempt: attempt,
 		DeliverAs: it.deliverAs, NoWake: it.noWake, StreamOptions: d.streamOptions(route, it, action, o.Now),
-		ReplyTo: agent.ReplyToOf(it.records)}
+		ReplyTo: d.replyTo.ReplyToOf(it.records)}
 	if probe && d.obs != nil {
 		if ho, ok := d.obs.(HealthObserver); ok {
 			ho.TargetProbe(o.Thread.Agent)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/condition"
 	"github.com/signalgate/signalgate/inbox"
 )
@@ -46,6 +47,14 @@ type StreamOptionsPolicy interface {
 // for the wakes of records.
 func WithStreamOptions(p StreamOptionsPolicy) Option {
 	return func(d *Dispatcher) { d.initial.options = p }
+}
+
+// WithReplyProvenance says which records' metadata.replyTo a delivery carries as where
+// an answer goes (agent.Delivery.ReplyTo): only those p vouches for. Without it no
+// delivery names a place (an automatic answer then goes to the thread's most recent
+// origin the outbox trusts).
+func WithReplyProvenance(p agent.ReplyProvenance) Option {
+	return func(d *Dispatcher) { d.replyTo = p }
 }
 
 // WithSecrets lists strings redacted from stored errors (tokens, target secrets).

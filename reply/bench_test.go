@@ -80,14 +80,14 @@ func newBenchRig(b *testing.B, want int) benchRig {
 		k := inbox.ThreadKey{Agent: "support", Resource: "slack:T1", Thread: fmt.Sprintf("C%04d", i)}
 		to := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: k.Thread, ThreadTS: "1699999999.000100"}
 		n := inbox.Notification{Thread: k, Source: reply.SourceSlack, Kind: "message", Summary: "hi",
-			Metadata: map[string]any{reply.MetadataKey: to}}
+			Metadata: verified(to)}
 		if _, err := in.Ingest(ctx, &inbox.Event{Source: reply.SourceSlack, Connector: "acme", DeliveryID: k.Thread,
 			Type: "message", Body: []byte(`{}`)}, []inbox.Notification{n}); err != nil {
 			b.Fatal(err)
 		}
 		rig.threads = append(rig.threads, k)
 	}
-	rig.svc = reply.New(st, map[string]reply.Sender{reply.SourceSlack: rig.sender}, service.Base{})
+	rig.svc = reply.New(st, map[string]reply.Sender{reply.SourceSlack: rig.sender}, service.Base{}, reply.WithProvenance(trust))
 	if err := rig.svc.Start(ctx); err != nil {
 		b.Fatal(err)
 	}

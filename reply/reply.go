@@ -14,6 +14,7 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/watch"
 )
 
 // Sources a reply can go to (the connector kinds that answer).
@@ -193,6 +194,14 @@ func Code(err error) (code string, ok bool) {
 		return "no_credentials", true
 	case errors.Is(err, ErrConflict), errors.Is(err, ErrNotRetryable):
 		return "conflict", true
+	case errors.Is(err, ErrNoApprovers):
+		return "no_approvers", true
+	case errors.Is(err, watch.ErrForbidden):
+		return "forbidden", true // as the watch API answers the same watch
+	case errors.Is(err, watch.ErrUnknown):
+		return "unknown_resource", true
+	case errors.Is(err, watch.ErrInvalid):
+		return "invalid_request", true
 	case errors.Is(err, inbox.ErrNotFound):
 		return "not_found", true
 	}

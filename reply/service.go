@@ -12,6 +12,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/service"
@@ -41,8 +42,8 @@ type Store interface {
 	// GetReply reads one reply; inbox.ErrNotFound when there is none.
 	GetReply(ctx context.Context, id string) (Reply, error)
 	// ThreadOrigins lists the replyTo of the thread's newest records (up to limit
-	// records read), newest first, without repeats.
-	ThreadOrigins(ctx context.Context, k inbox.ThreadKey, limit int) ([]To, error)
+	// records read) with each record's provenance, newest first, without repeats.
+	ThreadOrigins(ctx context.Context, k inbox.ThreadKey, limit int) ([]Origin, error)
 	// ClaimReplies leases up to limit queued replies due at now to owner until until,
 	// earliest due first, skipping those another owner holds.
 	ClaimReplies(ctx context.Context, owner string, now, until time.Time, limit int) ([]Reply, error)
@@ -60,6 +61,13 @@ type Store interface {
 	RequeueReply(ctx context.Context, id string, from Status, now time.Time) (Reply, bool, error)
 	// DeclineReply moves a pending reply to declined (false: it was not pending).
 	DeclineReply(ctx context.Context, id, reason string, now time.Time) (Reply, bool, error)
+}
+
+// Origin is a place a record of a thread names (its metadata.replyTo) and the record's
+// provenance (its metadata.verified_by).
+type Origin struct {
+	To         To
+	VerifiedBy string
 }
 
 // Outcome is what a pass did with a claimed reply: Status sent (Sent says where),
@@ -88,6 +96,10 @@ type Filter struct {
 // true makes its thread hear further messages of that conversation even where no route
 // matches.
 type Watches interface {
+	// CheckConversation refuses, before a reply with watch: true is accepted, a watch
+	// of resource the agent's scope refuses (watch.ErrForbidden, watch.ErrUnknown), as
+	// the watch API refuses it.
+	CheckConversation(ctx context.Context, k inbox.ThreadKey, source, connector, resource string) error
 	// WatchConversation makes k watch resource (To.WatchResource) of source through
 	// connector; watch.ErrTooMany when the agent holds the most watches it may (the reply
 	// goes out without one). Idempotent.
@@ -130,6 +142,9 @@ var (
 	ErrConflict = errors.New("reply id already used for another reply")
 	// ErrNotRetryable: only a failed reply is retried.
 	ErrNotRetryable = errors.New("only a failed reply can be retried")
+	// ErrNoApprovers: approval asked where nobody can approve (no
+	// approvals.slack_connector); sending it unreviewed is not what was asked.
+	ErrNoApprovers = errors.New("approval asked but no approvers are configured (approvals.slack_connector)")
 )
 
 // idPattern keeps ids safe inside every marker: an HTML comment, a Message-ID's local
@@ -147,6 +162,7 @@ type Service struct {
 	senders  map[string]Sender // by source
 	approver Approver
 	watches  Watches
+	trust    agent.ReplyProvenance
 	approval func(agent string) bool // agents[].replies.approval: required
 	log      *slog.Logger
 	now      func() time.Time
@@ -205,6 +221,11 @@ func WithApprovals(a Approver, required func(agent string) bool) Option {
 	return func(s *Service) { s.approver, s.approval = a, required }
 }
 
+// WithProvenance says which records' replyTo the outbox answers to: only a record whose
+// verified_by p vouches for, for the source its replyTo names. Without it no record
+// names a place and every reply is refused.
+func WithProvenance(p agent.ReplyProvenance) Option { return func(s *Service) { s.trust = p } }
+
 // WithWatches records the watches of replies sent with watch: true in w.
 func WithWatches(w Watches) Option { return func(s *Service) { s.watches = w } }
 
@@ -258,6 +279,9 @@ func (s *Service) Queue(ctx context.Context, k inbox.ThreadKey, req Request) (Re
 	} else if !errors.Is(err, inbox.ErrNotFound) {
 		return Reply{}, fmt.Errorf("read reply %s: %w", req.ID, err)
 	}
+	if req.Approval && s.approver == nil {
+		return Reply{}, fmt.Errorf("approval: %w", ErrNoApprovers)
+	}
 	to, err := s.destination(ctx, k, req.ReplyTo)
 	if err != nil {
 		return Reply{}, err
@@ -268,6 +292,13 @@ func (s *Service) Queue(ctx context.Context, k inbox.ThreadKey, req Request) (Re
 	}
 	if err := snd.Check(to, text); err != nil {
 		return Reply{}, err
+	}
+	if req.Watch && s.watches != nil {
+		if resource, ok := to.WatchResource(); ok {
+			if err := s.watches.CheckConversation(ctx, k, to.Source, to.Connector, resource); err != nil {
+				return Reply{}, fmt.Errorf("watch: %w", err)
+			}
+		}
 	}
 	now := s.now().UTC()
 	r := Reply{ID: req.ID, Thread: k, Text: text, To: to, Watch: req.Watch, Status: StatusQueued,
@@ -311,11 +342,18 @@ func same(r Reply, k inbox.ThreadKey, text string) (Reply, error) {
 
 // destination is the asked replyTo when the thread's notifications came from that
 // place (the thread's record of it, so the agent cannot change a sender or subject),
-// else the thread's most recent origin when none is asked.
+// else the thread's most recent origin when none is asked. Only records the connector
+// kind of the place verified count (WithProvenance).
 func (s *Service) destination(ctx context.Context, k inbox.ThreadKey, asked *To) (To, error) {
-	origins, err := s.store.ThreadOrigins(ctx, k, threadOrigins)
+	all, err := s.store.ThreadOrigins(ctx, k, threadOrigins)
 	if err != nil {
 		return To{}, fmt.Errorf("read the thread's origins: %w", err)
+	}
+	origins := make([]To, 0, len(all))
+	for _, o := range all {
+		if s.trust.Vouches(o.To.Source, o.VerifiedBy) {
+			origins = append(origins, o.To)
+		}
 	}
 	if asked == nil {
 		if len(origins) == 0 {
@@ -513,6 +551,10 @@ func (s *Service) sent(ctx context.Context, r Reply, sent Sent) error {
 		case errors.Is(err, watch.ErrTooMany):
 			s.log.WarnContext(ctx, "reply sent without its watch: the agent holds the most watches it may",
 				"reply_id", r.ID, "thread", r.Thread.String())
+		case errors.Is(err, watch.ErrForbidden), errors.Is(err, watch.ErrUnknown), errors.Is(err, watch.ErrInvalid):
+			// Checked when the reply was accepted; the scope changed since (a reload).
+			s.log.WarnContext(ctx, "reply sent without its watch: the agent may not watch its place",
+				"reply_id", r.ID, "thread", r.Thread.String(), "error", err.Error())
 		case err != nil:
 			return s.retry(ctx, r, s.now(), fmt.Errorf("record the watch: %w", err))
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
@@ -23,7 +24,15 @@ var (
 	thread = inbox.ThreadKey{Agent: "triage", Resource: "acme", Thread: "t1"}
 	dm     = reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "D1"}
 	issue  = reply.To{Source: reply.SourceGitHub, Connector: "gh", Repo: "acme/api", Number: 7}
+	// trust is what the kinds table says: a Slack request signature (or Socket Mode)
+	// vouches for Slack places, a GitHub webhook signature for GitHub's.
+	trust = agent.ReplyProvenance{reply.SourceSlack: {"slack-v0", "slack-socket-mode"}, reply.SourceGitHub: {"hmac-github"}}
 )
+
+// verified is the metadata a connector of to's source puts on a notification from to.
+func verified(to reply.To) map[string]any {
+	return map[string]any{reply.MetadataKey: to, agent.MetaVerifiedBy: trust[to.Source][0]}
+}
 
 // platform is a fake Slack: it keeps posts by marker (the reply id), answers Find from
 // them, and fails sends as scripted.
@@ -121,7 +130,7 @@ func setup(t *testing.T, b storetest.Backend, st reply.Store, opts ...reply.Opti
 	in := inbox.NewService(s, pol, inbox.WithClock(clk.now))
 	slack := newPlatform()
 	svc := reply.New(st, map[string]reply.Sender{reply.SourceSlack: slack, reply.SourceGitHub: newPlatform()},
-		service.Base{Now: clk.now}, append([]reply.Option{reply.WithRandom(func() float64 { return 0 })}, opts...)...)
+		service.Base{Now: clk.now}, append([]reply.Option{reply.WithRandom(func() float64 { return 0 }), reply.WithProvenance(trust)}, opts...)...)
 	return fixture{st: s, svc: svc, slack: slack, clk: clk, inbox: in}
 }
 
@@ -129,7 +138,7 @@ func setup(t *testing.T, b storetest.Backend, st reply.Store, opts ...reply.Opti
 func (f fixture) notify(t *testing.T, k inbox.ThreadKey, delivery string, to reply.To) {
 	t.Helper()
 	n := inbox.Notification{Thread: k, Source: to.Source, Kind: "message", Summary: "hi",
-		Metadata: map[string]any{reply.MetadataKey: to}}
+		Metadata: verified(to)}
 	_, err := f.inbox.Ingest(context.Background(), &inbox.Event{Source: to.Source, Connector: to.Connector,
 		DeliveryID: delivery, Type: "message", Body: []byte(`{}`)}, []inbox.Notification{n})
 	require.NoError(t, err)
@@ -262,7 +271,7 @@ func TestReplyAfterACrashIsFoundNotResent(t *testing.T) {
 
 		cr.down = false
 		f.clk.add(reply.DefaultLease) // the dead replica's lease lapses
-		restarted := reply.New(cr, map[string]reply.Sender{reply.SourceSlack: f.slack}, service.Base{Now: f.clk.now})
+		restarted := reply.New(cr, map[string]reply.Sender{reply.SourceSlack: f.slack}, service.Base{Now: f.clk.now}, reply.WithProvenance(trust))
 		n, err := restarted.RunOnce(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)

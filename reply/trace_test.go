@@ -36,7 +36,7 @@ func TestReplyAttemptSpans(t *testing.T) {
 		f := setup(t, b, nil)
 		snd := &seen{platform: newPlatform()}
 		snd.fails, snd.retry = []error{errors.New("slack: ratelimited token=xoxb-secret-value")}, true
-		svc := reply.New(f.st, map[string]reply.Sender{reply.SourceSlack: snd}, service.Base{Now: f.clk.now}, reply.WithRandom(func() float64 { return 0 }),
+		svc := reply.New(f.st, map[string]reply.Sender{reply.SourceSlack: snd}, service.Base{Now: f.clk.now}, reply.WithRandom(func() float64 { return 0 }), reply.WithProvenance(trust),
 			reply.WithTracerProvider(tp), reply.WithSecrets([]string{"xoxb-secret-value"}))
 		ctx := context.Background()
 		f.notify(t, thread, "d1", dm)

@@ -17,9 +17,14 @@ import (
 	"github.com/signalgate/signalgate/watch/watchtest"
 )
 
+// replyScope: triage may watch Slack through acme, and GitHub through gh (which receives
+// events of acme/api).
+var replyScope = watchtest.Scope{Allowed: map[string][]string{"triage/slack": {"acme"}, "triage/github": {"gh"}},
+	Seen: map[string][]string{"gh": {"acme/api"}}}
+
 // watches is the watch service over f's store, as the gateway wires it.
 func (f fixture) watches() *watch.Service {
-	return watch.NewService(f.st, watch.Config{}.WithDefaults(), watchtest.Scope{}, f.inbox, service.Base{Now: f.clk.now})
+	return watch.NewService(f.st, watch.Config{}.WithDefaults(), replyScope, f.inbox, service.Base{Now: f.clk.now})
 }
 
 // slackItem is a further Slack message as the connector maps it: its replyTo names its
@@ -28,7 +33,7 @@ func slackItem(channel, threadTS, skip string, at time.Time) connectors.Item {
 	return connectors.Item{Kind: "message", Summary: "and another thing", Skip: skip, OccurredAt: at,
 		WatchResources: []string{channel + "/" + threadTS, channel},
 		Fields:         connectors.Fields{Source: reply.SourceSlack, Connector: "acme", Channel: channel, ThreadTS: threadTS},
-		Metadata:       map[string]any{reply.MetadataKey: reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: channel, ThreadTS: threadTS}}}
+		Metadata:       verified(reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: channel, ThreadTS: threadTS})}
 }
 
 // A reply sent with watch: true makes its thread hear further messages of that Slack
@@ -39,7 +44,8 @@ func TestWatchedReplyHearsTheConversation(t *testing.T) {
 	each(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		f := setup(t, b, nil)
-		svc := reply.New(f.st, map[string]reply.Sender{reply.SourceSlack: f.slack}, service.Base{Now: f.clk.now}, reply.WithWatches(f.watches()))
+		svc := reply.New(f.st, map[string]reply.Sender{reply.SourceSlack: f.slack}, service.Base{Now: f.clk.now}, reply.WithWatches(f.watches()),
+			reply.WithProvenance(trust))
 		place := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "C1", ThreadTS: "1.000100"}
 		quiet := inbox.ThreadKey{Agent: "triage", Resource: "acme", Thread: "quiet"}
 		f.notify(t, thread, "d1", place)
@@ -112,7 +118,7 @@ func TestReplyWatchNotRecordedIsRetried(t *testing.T) {
 		ctx := context.Background()
 		f := setup(t, b, nil)
 		w := &flakyWatches{Watches: f.watches(), down: true}
-		svc := reply.New(f.st, map[string]reply.Sender{reply.SourceSlack: f.slack}, service.Base{Now: f.clk.now},
+		svc := reply.New(f.st, map[string]reply.Sender{reply.SourceSlack: f.slack}, service.Base{Now: f.clk.now}, reply.WithProvenance(trust),
 			reply.WithWatches(w), reply.WithRandom(func() float64 { return 0 }))
 		f.notify(t, thread, "d1", dm)
 		_, err := svc.Queue(ctx, thread, reply.Request{ID: "w1", Text: "looking", Watch: true})
@@ -138,5 +144,41 @@ func TestReplyWatchNotRecordedIsRetried(t *testing.T) {
 		require.Len(t, live, 1)
 		require.Equal(t, thread, live[0].Thread)
 		require.Equal(t, "w1", live[0].ReplyID)
+	})
+}
+
+// A reply with watch: true is refused as the watch API refuses the same watch, before
+// anything is queued: an agent refused a GitHub watch does not get one by answering a
+// GitHub place of its thread with watch: true. Without watch the reply goes out.
+func TestReplyWatchGoesThroughTheWatchScope(t *testing.T) {
+	each(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		f := setup(t, b, nil)
+		ws := f.watches()
+		svc := reply.New(f.st, map[string]reply.Sender{reply.SourceSlack: f.slack, reply.SourceGitHub: f.slack}, service.Base{Now: f.clk.now},
+			reply.WithWatches(ws), reply.WithProvenance(trust))
+		support := inbox.ThreadKey{Agent: "support", Resource: "acme", Thread: "t1"} // may watch nothing
+		f.notify(t, support, "d1", issue)
+		resource, _ := issue.WatchResource()
+		_, _, api := ws.Create(ctx, support, watch.Request{Source: issue.Source, Connector: issue.Connector, Resource: resource})
+		require.ErrorIs(t, api, watch.ErrForbidden, "the watch API refuses it")
+
+		_, err := svc.Queue(ctx, support, reply.Request{ID: "w1", Text: "looking", Watch: true})
+		require.ErrorIs(t, err, watch.ErrForbidden)
+		require.Contains(t, err.Error(), api.Error(), "the watch API's refusal")
+		code, ok := reply.Code(err)
+		require.True(t, ok)
+		require.Equal(t, "forbidden", code)
+		_, err = f.st.GetReply(ctx, "w1")
+		require.ErrorIs(t, err, inbox.ErrNotFound, "nothing queued")
+
+		_, err = svc.Queue(ctx, support, reply.Request{ID: "n1", Text: "looking"})
+		require.NoError(t, err)
+		_, err = svc.RunOnce(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, f.slack.count("n1"))
+		page, err := ws.List(ctx, watch.Filter{Agent: support.Agent, Limit: 10})
+		require.NoError(t, err)
+		require.Empty(t, page.Watches, "no watch was made")
 	})
 }

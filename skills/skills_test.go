@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/agent/agentapi"
 	"github.com/signalgate/signalgate/delivery/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
@@ -129,11 +130,12 @@ func TestReplySkillScript(t *testing.T) {
 	}
 	lazy := &lazyReplies{}
 	e := deliverytest.New(t, deliverytest.Config{API: []agentapi.Option{agentapi.WithReplies(lazy)}})
-	lazy.svc = reply.New(e.Store, map[string]reply.Sender{reply.SourceSlack: anySender{}}, service.Base{Now: e.Now})
+	lazy.svc = reply.New(e.Store, map[string]reply.Sender{reply.SourceSlack: anySender{}}, service.Base{Now: e.Now},
+		reply.WithProvenance(agent.ReplyProvenance{reply.SourceSlack: {"slack-v0"}}))
 	k := inbox.ThreadKey{Agent: "support", Resource: "slack:T1", Thread: "dm:U1"}
 	dm := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "D1"}
 	e.Ingest(inbox.Notification{Thread: k, Source: "slack", Kind: "message", Priority: inbox.PriorityLow, Summary: "Jane: is it fixed?",
-		Metadata: map[string]any{reply.MetadataKey: dm}})
+		Metadata: map[string]any{reply.MetadataKey: dm, agent.MetaVerifiedBy: "slack-v0"}})
 
 	script := filepath.Join("signalgate-inbox", "scripts", "reply.sh")
 	run := func(stdin string, args ...string) (string, string, error) {

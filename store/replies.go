@@ -11,6 +11,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 )
@@ -107,8 +108,8 @@ func (s *Store) GetReply(ctx context.Context, id string) (reply.Reply, error) {
 }
 
 // ThreadOrigins lists the replyTo of the thread's newest records (of up to limit
-// records), newest first, each place once.
-func (s *Store) ThreadOrigins(ctx context.Context, k inbox.ThreadKey, limit int) ([]reply.To, error) {
+// records) with each record's verified_by, newest first, each place and provenance once.
+func (s *Store) ThreadOrigins(ctx context.Context, k inbox.ThreadKey, limit int) ([]reply.Origin, error) {
 	var mds []string
 	err := s.r.SelectContext(ctx, &mds, s.q(`SELECT metadata FROM records
 		WHERE agent = ? AND resource_id = ? AND thread_id = ? ORDER BY created_at DESC, id DESC LIMIT `+fmt.Sprint(max(limit, 1))),
@@ -116,7 +117,7 @@ func (s *Store) ThreadOrigins(ctx context.Context, k inbox.ThreadKey, limit int)
 	if err != nil {
 		return nil, fmt.Errorf("read the origins of thread %s: %w", k, err)
 	}
-	var out []reply.To
+	var out []reply.Origin
 	seen := map[string]bool{}
 	for _, md := range mds {
 		if !strings.Contains(md, `"`+reply.MetadataKey+`"`) {
@@ -130,10 +131,12 @@ func (s *Store) ThreadOrigins(ctx context.Context, k inbox.ThreadKey, limit int)
 		if !ok {
 			continue
 		}
-		raw, _ := json.Marshal(to)
+		o := reply.Origin{To: to}
+		o.VerifiedBy, _ = m[agent.MetaVerifiedBy].(string)
+		raw, _ := json.Marshal(o)
 		if !seen[string(raw)] {
 			seen[string(raw)] = true
-			out = append(out, to)
+			out = append(out, o)
 		}
 	}
 	return out, nil

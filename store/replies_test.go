@@ -192,19 +192,31 @@ func TestThreadOriginsNewestFirst(t *testing.T) {
 	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
 		ctx := context.Background()
 		n := comment("first", "k1", "")
-		n.Metadata = map[string]any{reply.MetadataKey: map[string]any{"source": "github", "connector": "acme", "repo": "acme/api", "number": 7}}
+		n.Metadata = map[string]any{reply.MetadataKey: map[string]any{"source": "github", "connector": "acme", "repo": "acme/api", "number": 7},
+			"verified_by": "hmac-github"}
 		ingest(t, svc, "d1", n)
 		plain := comment("no origin", "k2", "")
 		ingest(t, svc, "d2", plain)
 		n2 := comment("second", "k3", "")
-		n2.Metadata = map[string]any{reply.MetadataKey: map[string]any{"source": "slack", "connector": "acme", "channel": "D1"}}
+		n2.Metadata = map[string]any{reply.MetadataKey: map[string]any{"source": "slack", "connector": "acme", "channel": "D1"},
+			"verified_by": "slack-v0"}
 		ingest(t, svc, "d3", n2)
+		// The same place again from a record of another provenance: listed apart, the
+		// outbox decides whom it trusts.
+		n3 := comment("planted", "k4", "")
+		n3.Metadata = map[string]any{reply.MetadataKey: map[string]any{"source": "slack", "connector": "acme", "channel": "D1"},
+			"verified_by": "agent-token"}
+		ingest(t, svc, "d4", n3)
+		again := comment("second again", "k5", "")
+		again.Metadata = n2.Metadata
+		ingest(t, svc, "d5", again) // d3's origin and provenance again: listed once
 
 		got, err := s.ThreadOrigins(ctx, thread, 100)
 		require.NoError(t, err)
-		require.Len(t, got, 2)
-		require.Equal(t, []reply.To{{Source: "slack", Connector: "acme", Channel: "D1"},
-			{Source: "github", Connector: "acme", Repo: "acme/api", Number: 7}}, got)
+		require.Equal(t, []reply.Origin{
+			{To: reply.To{Source: "slack", Connector: "acme", Channel: "D1"}, VerifiedBy: "slack-v0"},
+			{To: reply.To{Source: "slack", Connector: "acme", Channel: "D1"}, VerifiedBy: "agent-token"},
+			{To: reply.To{Source: "github", Connector: "acme", Repo: "acme/api", Number: 7}, VerifiedBy: "hmac-github"}}, got)
 		other, err := s.ThreadOrigins(ctx, inbox.ThreadKey{Agent: thread.Agent, Resource: "x", Thread: "y"}, 100)
 		require.NoError(t, err)
 		require.Empty(t, other)

@@ -84,19 +84,41 @@ func (s *Service) Create(ctx context.Context, k inbox.ThreadKey, req Request) (W
 	return s.create(ctx, w)
 }
 
+// CheckConversation refuses what WatchConversation would refuse before a reply with
+// watch: true is accepted, as Create refuses a watch: the scope check of every watch
+// (ErrForbidden, ErrUnknown), a malformed resource (ErrInvalid).
+func (s *Service) CheckConversation(ctx context.Context, k inbox.ThreadKey, source, connector, resource string) error {
+	_, err := s.conversation(ctx, k, source, connector, resource)
+	return err
+}
+
 // WatchConversation makes k watch the conversation a reply was sent to (watch: true):
-// the default life, no scope check (the reply's place was the thread's own), the cap.
+// the default life, the scope check of every watch (the reply's place being the
+// thread's own does not widen what the agent may watch), the cap.
 func (s *Service) WatchConversation(ctx context.Context, k inbox.ThreadKey, source, connector, resource, replyID string) (Watch, bool, error) {
-	canonical, _, err := Resource(source, resource)
+	canonical, err := s.conversation(ctx, k, source, connector, resource)
 	if err != nil {
-		return Watch{}, false, err
-	}
-	if err := checkName("connector", connector); err != nil {
 		return Watch{}, false, err
 	}
 	now := s.base.Now().UTC()
 	return s.create(ctx, Watch{ID: NewID(), Thread: k, Source: source, Connector: connector, Resource: canonical,
 		CreatedAt: now, ExpiresAt: now.Add(s.cfg.DefaultTTL), ReplyID: replyID})
+}
+
+// conversation checks a conversation watch as check does a requested one, and answers
+// its canonical resource.
+func (s *Service) conversation(ctx context.Context, k inbox.ThreadKey, source, connector, resource string) (string, error) {
+	canonical, whole, err := Resource(source, resource)
+	if err != nil {
+		return "", err
+	}
+	if err := checkName("connector", connector); err != nil {
+		return "", err
+	}
+	if _, err := s.admit(ctx, k.Agent, source, connector, canonical, whole); err != nil {
+		return "", err
+	}
+	return canonical, nil
 }
 
 func (s *Service) create(ctx context.Context, w Watch) (Watch, bool, error) {
@@ -139,26 +161,37 @@ func (s *Service) check(ctx context.Context, k inbox.ThreadKey, req Request, now
 	if err != nil {
 		return Watch{}, err
 	}
-	conn, err := s.connector(k.Agent, req.Source, req.Connector)
+	conn, err := s.admit(ctx, k.Agent, req.Source, req.Connector, resource, whole)
 	if err != nil {
 		return Watch{}, err
 	}
-	if req.Source == SourceGitHub {
+	return Watch{ID: NewID(), Thread: k, Source: req.Source, Connector: conn, Resource: resource, Kinds: kinds,
+		Priority: req.Priority, Forever: forever, CreatedAt: now, ExpiresAt: expires}, nil
+}
+
+// admit is the scope check of every watch: the connector (asked, or the agent's only
+// one of source) the agent may watch through, and for GitHub a repository it receives
+// events for, whole only where the connector allows it.
+func (s *Service) admit(ctx context.Context, agent, source, asked, resource string, whole bool) (string, error) {
+	conn, err := s.connector(agent, source, asked)
+	if err != nil {
+		return "", err
+	}
+	if source == SourceGitHub {
 		repo, _, _ := strings.Cut(resource, "#")
 		if whole && !s.scope.WholeRepositories(conn) {
-			return Watch{}, fmt.Errorf("%w: resource: connector %q does not allow watching a whole repository "+
+			return "", fmt.Errorf("%w: resource: connector %q does not allow watching a whole repository "+
 				"(connectors.github[].watch_repositories); name an issue or pull request as owner/repo#number", ErrInvalid, conn)
 		}
 		seen, err := s.scope.RepoSeen(ctx, conn, repo)
 		if err != nil {
-			return Watch{}, fmt.Errorf("look up the repositories of connector %q: %w", conn, err)
+			return "", fmt.Errorf("look up the repositories of connector %q: %w", conn, err)
 		}
 		if !seen {
-			return Watch{}, fmt.Errorf("%w: resource: connector %q receives no events for repository %s", ErrUnknown, conn, repo)
+			return "", fmt.Errorf("%w: resource: connector %q receives no events for repository %s", ErrUnknown, conn, repo)
 		}
 	}
-	return Watch{ID: NewID(), Thread: k, Source: req.Source, Connector: conn, Resource: resource, Kinds: kinds,
-		Priority: req.Priority, Forever: forever, CreatedAt: now, ExpiresAt: expires}, nil
+	return conn, nil
 }
 
 // connector is the asked connector if the agent may watch through it, or the agent's

@@ -268,19 +268,49 @@ func TestCreateCap(t *testing.T) {
 
 func TestWatchConversation(t *testing.T) {
 	f := newFixture(t, watch.Config{})
-	k := inbox.ThreadKey{Agent: "support", Resource: "r", Thread: "t"} // an agent with no watch connectors
-	w, created, err := f.svc.WatchConversation(t.Context(), k, "slack", "acme", "c1/1712345678.000100", "reply-1")
-	require.NoError(t, err, "the reply's place was checked; no scope applies")
+	w, created, err := f.svc.WatchConversation(t.Context(), coder, "slack", "acme", "c1/1712345678.000100", "reply-1")
+	require.NoError(t, err)
 	require.True(t, created)
 	require.Equal(t, "C1/1712345678.000100", w.Resource)
 	require.Equal(t, "reply-1", w.ReplyID)
 	require.Equal(t, t0.Add(watch.DefaultTTL), w.ExpiresAt)
-	again, created, err := f.svc.WatchConversation(t.Context(), k, "slack", "acme", "C1/1712345678.000100", "reply-2")
+	again, created, err := f.svc.WatchConversation(t.Context(), coder, "slack", "acme", "C1/1712345678.000100", "reply-2")
 	require.NoError(t, err)
 	require.False(t, created, "idempotent")
 	require.Equal(t, w.ID, again.ID)
-	_, _, err = f.svc.WatchConversation(t.Context(), k, "slack", "acme", "#x", "r")
+	_, _, err = f.svc.WatchConversation(t.Context(), coder, "slack", "acme", "#x", "r")
 	require.ErrorIs(t, err, watch.ErrInvalid)
+}
+
+// A conversation watch (a reply's watch: true) is refused whatever the watch API
+// refuses of the same watch, with the same error: a reply to a place of the thread does
+// not widen what its agent may watch.
+func TestWatchConversationGoesThroughTheScope(t *testing.T) {
+	f := newFixture(t, watch.Config{})
+	support := inbox.ThreadKey{Agent: "support", Resource: "r", Thread: "t"} // may watch nothing
+	for name, tc := range map[string]struct {
+		k                           inbox.ThreadKey
+		source, connector, resource string
+		want                        error
+	}{
+		"an agent that may watch no GitHub connector": {support, "github", "gh", "acme/api#7", watch.ErrForbidden},
+		"a connector outside the agent's scope":       {coder, "slack", "other", "C1/1712345678.000100", watch.ErrForbidden},
+		"a repository the connector has no events of": {coder, "github", "gh", "acme/secret#1", watch.ErrUnknown},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, _, api := f.svc.Create(t.Context(), tc.k, watch.Request{Source: tc.source, Connector: tc.connector, Resource: tc.resource})
+			require.ErrorIs(t, api, tc.want, "the watch API refuses it")
+			err := f.svc.CheckConversation(t.Context(), tc.k, tc.source, tc.connector, tc.resource)
+			require.ErrorIs(t, err, tc.want)
+			require.Equal(t, api.Error(), err.Error(), "the same refusal")
+			_, _, err = f.svc.WatchConversation(t.Context(), tc.k, tc.source, tc.connector, tc.resource, "reply-1")
+			require.ErrorIs(t, err, tc.want)
+		})
+	}
+	page, err := f.svc.List(t.Context(), watch.Filter{Limit: 100})
+	require.NoError(t, err)
+	require.Empty(t, page.Watches, "no watch was made")
+	require.NoError(t, f.svc.CheckConversation(t.Context(), coder, "github", "gh", "acme/api#7"))
 }
 
 func TestDeleteAndEnd(t *testing.T) {

@@ -70,12 +70,14 @@ func replyError(err error) error {
 // replyStatus is the HTTP status of a reply.Code.
 func replyStatus(code string) int {
 	switch code {
-	case "invalid_request", "unknown_reply_to":
+	case "invalid_request", "unknown_reply_to", "unknown_resource":
 		return http.StatusBadRequest
+	case "forbidden":
+		return http.StatusForbidden // watch: true where the agent may not watch
 	case "too_long":
 		return http.StatusRequestEntityTooLarge
 	case "not_found":
 		return http.StatusNotFound
 	}
-	return http.StatusConflict // no_credentials, conflict
+	return http.StatusConflict // no_credentials, conflict, no_approvers
 }

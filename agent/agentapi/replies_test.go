@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/agent/agentapi"
 	"github.com/signalgate/signalgate/delivery/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
@@ -47,6 +48,9 @@ func (limited) Send(context.Context, reply.Reply) (reply.Sent, bool, error) {
 	return reply.Sent{}, false, nil
 }
 
+// slackVouches: a Slack request signature vouches for a Slack place, as the kinds table says.
+var slackVouches = agent.ReplyProvenance{reply.SourceSlack: {"slack-v0"}}
+
 type replyAnswer struct {
 	ID     string   `json:"id"`
 	Status string   `json:"status"`
@@ -60,14 +64,15 @@ type replyAnswer struct {
 func TestReplyAPI(t *testing.T) {
 	lazy := &lazyReplies{}
 	e := deliverytest.New(t, deliverytest.Config{API: []agentapi.Option{agentapi.WithReplies(lazy)}})
-	lazy.svc = reply.New(e.Store, map[string]reply.Sender{reply.SourceSlack: limited{}}, service.Base{Now: e.Now})
+	lazy.svc = reply.New(e.Store, map[string]reply.Sender{reply.SourceSlack: limited{}}, service.Base{Now: e.Now},
+		reply.WithProvenance(slackVouches))
 	k := coderThread
 	dm := reply.To{Source: reply.SourceSlack, Connector: "acme", Channel: "D1"}
 	bare := reply.To{Source: reply.SourceSlack, Connector: "bare", Channel: "D2"}
 	for i, to := range []reply.To{bare, dm} {
 		_, err := e.Inbox.Ingest(context.Background(), &inbox.Event{Source: "slack", Connector: to.Connector,
 			DeliveryID: fmt.Sprint("d", i), Type: "message", Body: []byte(`{}`)}, []inbox.Notification{{Thread: k,
-			Source: "slack", Kind: "message", Summary: "hi", Metadata: map[string]any{reply.MetadataKey: to}}})
+			Source: "slack", Kind: "message", Summary: "hi", Metadata: map[string]any{reply.MetadataKey: to, agent.MetaVerifiedBy: "slack-v0"}}})
 		require.NoError(t, err)
 	}
 	post := func(body map[string]any) (int, replyAnswer) {

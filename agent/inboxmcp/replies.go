@@ -27,9 +27,9 @@ type replyArgs struct {
 	ID      string    `json:"id" jsonschema:"Your id for this reply, unique across the gateway: 1-128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit. Calling again with the same id and text is safe: it answers the reply as it is now."`
 	Text    string    `json:"text" jsonschema:"The answer, in Markdown (converted for Slack; GitHub renders it; email sends it as plain text)."`
 	ReplyTo *reply.To `json:"replyTo,omitempty" jsonschema:"Where to answer: the replyTo of one of this thread's notifications (inbox_list shows it). Omit to answer where the thread's most recent notification came from."`
-	Watch   bool      `json:"watch,omitempty" jsonschema:"Hear further messages of that conversation (Slack thread, issue, email thread) on this thread."`
+	Watch   bool      `json:"watch,omitempty" jsonschema:"Hear further messages of that conversation (Slack thread, issue, email thread) on this thread. Refused, as the watch tool would refuse it, where you may not watch that conversation."`
 	// Approval asks an approver before sending, whatever the agent's configuration.
-	Approval bool `json:"approval,omitempty" jsonschema:"Have a person approve the text before it is sent (the reply waits as pending)."`
+	Approval bool `json:"approval,omitempty" jsonschema:"Have a person approve the text before it is sent (the reply waits as pending). Refused where the gateway has no approvers."`
 }
 
 type replyStatusArgs struct {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/agent/agentapi"
 	"github.com/signalgate/signalgate/agent/inboxmcp"
 	"github.com/signalgate/signalgate/delivery/deliverytest"
@@ -45,7 +46,8 @@ func replyEnv(t *testing.T, b *storetest.Backend) *env {
 	lazy := &lazyReplies{}
 	e := newEnvWith(t, deliverytest.Config{Backend: b, API: []agentapi.Option{agentapi.WithReplies(lazy)}},
 		func(d *deliverytest.Env) inboxmcp.Option {
-			lazy.svc = reply.New(d.Store, map[string]reply.Sender{reply.SourceSlack: checking{}}, service.Base{Now: d.Now})
+			lazy.svc = reply.New(d.Store, map[string]reply.Sender{reply.SourceSlack: checking{}}, service.Base{Now: d.Now},
+				reply.WithProvenance(slackVouches))
 			return inboxmcp.WithReplies(lazy.svc)
 		})
 	return e
@@ -66,10 +68,14 @@ var (
 	bareTo = reply.To{Source: reply.SourceSlack, Connector: "bare", Channel: "D2"}
 )
 
-// slackNote ingests a Slack notification answering to to.
+// slackVouches: a Slack request signature vouches for a Slack place, as the kinds table says.
+var slackVouches = agent.ReplyProvenance{reply.SourceSlack: {"slack-v0"}}
+
+// slackNote ingests a Slack notification answering to to, as the Slack connector
+// stores it.
 func slackNote(e *env, k inbox.ThreadKey, summary string, to reply.To) string {
 	id := e.Ingest(inbox.Notification{Thread: k, Source: "slack", Kind: "message", Priority: inbox.PriorityLow, Summary: summary,
-		Metadata: map[string]any{reply.MetadataKey: to}})
+		Metadata: map[string]any{reply.MetadataKey: to, agent.MetaVerifiedBy: "slack-v0"}})
 	e.Clock.Advance(1e9)
 	return id
 }

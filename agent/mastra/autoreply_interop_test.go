@@ -51,6 +51,14 @@ func (q *queued) of(k inbox.ThreadKey) []reply.Request {
 	return out
 }
 
+// slackVouches: a Slack request signature vouches for a Slack place, as the kinds table says.
+var slackVouches = agent.ReplyProvenance{reply.SourceSlack: {"slack-v0"}}
+
+// slackOrigin is the metadata the Slack connector puts on a message from to.
+func slackOrigin(to reply.To) map[string]any {
+	return map[string]any{reply.MetadataKey: to, agent.MetaVerifiedBy: "slack-v0"}
+}
+
 // autoEnv is a gateway over the real Mastra harness whose agent answers by itself.
 type autoEnv struct {
 	env      *deliverytest.Env
@@ -70,10 +78,11 @@ func newAutoEnv(t *testing.T, delay time.Duration, replyMode string, outbox ...b
 		Target: agent.TargetConfig{Kind: agent.TargetMastra, URL: a.base, AgentID: "interopAgent", Timeout: 20 * time.Second, Reply: replyMode}}
 	require.NoError(t, a.cfg.Validate())
 	a.env = deliverytest.New(t, deliverytest.Config{RealClock: true, Agents: []agent.Config{a.cfg},
+		Dispatch: []delivery.Option{delivery.WithReplyProvenance(slackVouches)},
 		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
 			if len(outbox) > 0 && outbox[0] {
 				a.sender = &sender{posts: map[string][]string{}}
-				a.outbox = reply.New(e.Store, map[string]reply.Sender{reply.SourceSlack: a.sender}, service.Base{})
+				a.outbox = reply.New(e.Store, map[string]reply.Sender{reply.SourceSlack: a.sender}, service.Base{}, reply.WithProvenance(slackVouches))
 				replier = a.outbox
 			}
 			a.follower = a.newFollower(e.Runs, e.Notify, replier)
@@ -213,7 +222,7 @@ func TestRealMastraAutoReplyThroughTheOutbox(t *testing.T) {
 	k := inbox.ThreadKey{Agent: "support", Resource: "acme", Thread: "dm"}
 	dm := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "D1"}
 	a.env.Ingest(inbox.Notification{Thread: k, Source: reply.SourceSlack, Kind: "message", Priority: inbox.PriorityUrgent,
-		Summary: "is the API down?", Metadata: map[string]any{reply.MetadataKey: dm}})
+		Summary: "is the API down?", Metadata: slackOrigin(dm)})
 	waitFor(t, a.follower, k, "finish")
 	rs, _, err := a.outbox.List(ctx, reply.Filter{Agent: k.Agent, Thread: k.Thread})
 	require.NoError(t, err)
@@ -244,10 +253,10 @@ func TestRealMastraAutoReplyAnswersTheWakingNotification(t *testing.T) {
 	dm := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "D1"}
 	channel := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "C2", ThreadTS: "1700000000.000100"}
 	a.env.Ingest(inbox.Notification{Thread: k, Source: reply.SourceSlack, Kind: "message", Priority: inbox.PriorityUrgent,
-		Summary: "is the API down?", Metadata: map[string]any{reply.MetadataKey: dm}})
+		Summary: "is the API down?", Metadata: slackOrigin(dm)})
 	waitFor(t, a.follower, k, "start")
 	a.env.Ingest(inbox.Notification{Thread: k, Source: reply.SourceSlack, Kind: "message", Priority: inbox.PriorityUrgent,
-		Summary: "deploy is blocked", Metadata: map[string]any{reply.MetadataKey: channel}})
+		Summary: "deploy is blocked", Metadata: slackOrigin(channel)})
 	waitFor(t, a.follower, k, "finish")
 	rs, _, err := a.outbox.List(ctx, reply.Filter{Agent: k.Agent, Thread: k.Thread})
 	require.NoError(t, err)

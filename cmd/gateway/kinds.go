@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/email"
@@ -48,7 +49,8 @@ func builtinKinds() []integration {
 				}
 				return github.NewHandler(cs, b.pipeline, b.log, b.now, opts...)
 			},
-			Replier: func(cs []github.Config, b build) (reply.Sender, error) { return github.NewReplier(cs, b.now) },
+			Replier:    func(cs []github.Config, b build) (reply.Sender, error) { return github.NewReplier(cs, b.now) },
+			VerifiedBy: []string{github.VerifiedBy},
 		},
 		Kind[slack.Config]{
 			Source: slack.Source,
@@ -74,7 +76,8 @@ func builtinKinds() []integration {
 				}
 				return slack.NewHandler(cs, b.pipeline, b.log, b.now, opts...)
 			},
-			Replier: func(cs []slack.Config, b build) (reply.Sender, error) { return slack.NewReplier(cs, b.log, b.now) },
+			Replier:    func(cs []slack.Config, b build) (reply.Sender, error) { return slack.NewReplier(cs, b.log, b.now) },
+			VerifiedBy: []string{slack.VerifiedBySignature, slack.VerifiedBySocketMode},
 			Serve: func(_ *Main, _ []slack.Config, p admin.Parser, _ *connectors.Pipeline) ([]background, error) {
 				var out []background
 				for _, c := range p.(*slack.Handler).SocketClients() {
@@ -94,6 +97,7 @@ func builtinKinds() []integration {
 			Replier: func(cs []email.Config, b build) (reply.Sender, error) {
 				return email.NewReplier(cs, service.Base{Logger: b.log, Now: b.now}), nil
 			},
+			VerifiedBy: []string{email.VerifiedBy},
 			Connect: func(c email.Config, key string, _ *http.Client) []connectCheck {
 				return []connectCheck{{email.Source + "/" + c.Name, func(ctx context.Context) (string, error) { return checkIMAP(ctx, c, key) }}}
 			},
@@ -128,6 +132,9 @@ type integration interface {
 	connect(list any, hc *http.Client) []connectCheck
 	// replier is the kind's reply sender; nil when it has none or no entries.
 	replier(list any, b build) (reply.Sender, error)
+	// vouches are the provenances that vouch for a replyTo naming the kind's source:
+	// its VerifiedBy when it has a Replier, else none.
+	vouches() []string
 }
 
 // Kind is one integration kind: its package's config type C and what the gateway does
@@ -147,6 +154,10 @@ type Kind[C connectors.Config] struct {
 	// Replier, if set, builds the kind's reply sender over all its entries (the reply
 	// outbox posts through it).
 	Replier func(cs []C, b build) (reply.Sender, error)
+	// VerifiedBy, with a Replier, are the provenances (metadata.verified_by) the kind's
+	// connectors stamp on what they verified and put a replyTo in: only a record with
+	// one of them names a place the kind's sender posts answers to.
+	VerifiedBy []string
 }
 
 func (k Kind[C]) source() string { return k.Source }
@@ -199,6 +210,13 @@ func (k Kind[C]) replier(l any, b build) (reply.Sender, error) {
 		return nil, nil
 	}
 	return k.Replier(k.list(l), b)
+}
+
+func (k Kind[C]) vouches() []string {
+	if k.Replier == nil {
+		return nil
+	}
+	return k.VerifiedBy
 }
 
 func (k Kind[C]) connect(l any, hc *http.Client) []connectCheck {
@@ -355,6 +373,18 @@ func (c *Config) buildRepliers(b build) (map[string]reply.Sender, error) {
 		}
 	})
 	return out, errors.Join(errs...)
+}
+
+// replyProvenance is which provenance vouches for a replyTo of each source: the
+// VerifiedBy of the kinds that send replies.
+func (c *Config) replyProvenance() agent.ReplyProvenance {
+	out := agent.ReplyProvenance{}
+	c.Connectors.each(func(k integration, _ any) {
+		if v := k.vouches(); len(v) > 0 {
+			out[k.source()] = v
+		}
+	})
+	return out
 }
 
 // buildParsers builds every kind's parse step once: serve passes its pipeline, explain none.

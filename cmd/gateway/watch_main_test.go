@@ -19,15 +19,15 @@ import (
 )
 
 // A Slack thread a reply watches reaches its agent thread through the gateway although no
-// route matches Slack: the record carries route watch. Another thread of the channel is
-// not heard.
+// route matches Slack (the agent may watch it through agents[].watch_connectors): the
+// record carries route watch. Another thread of the channel is not heard.
 func TestWatchedSlackThreadThroughTheGateway(t *testing.T) {
 	const signing = "s3cret-signing-0123"
 	dir := t.TempDir()
 	cfg, err := ParseConfig("c.yaml", fmt.Appendf(nil, `
 server: { listen: "127.0.0.1:0" }
 storage: { driver: sqlite, dsn: %q }
-agents: [ { id: coder, token: dev-only-coder-token } ]
+agents: [ { id: coder, token: dev-only-coder-token, watch_connectors: [slack/acme] } ]
 connectors:
   slack: [ { name: acme, signing_secret: %s, bot_token: xoxb-1, api_url: "http://127.0.0.1:1/api/" } ]
 routes:

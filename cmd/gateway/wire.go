@@ -245,7 +245,8 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 			delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithDetailedSummaries(policy.SummaryFormat() == inbox.SummaryFormatDetailed),
 			delivery.WithSecrets(cfg.Secrets()), delivery.WithObserver(g.Metrics), delivery.WithHealth(st),
 			delivery.WithKick(kick), delivery.WithRecovery(g.Runs), delivery.WithStreamOptions(policy), delivery.WithSnoozes(g.Inbox),
-			delivery.WithHolds(g.Inbox, g.holders()), delivery.WithTracerProvider(g.Traces))...)
+			delivery.WithHolds(g.Inbox, g.holders()), delivery.WithTracerProvider(g.Traces),
+			delivery.WithReplyProvenance(cfg.replyProvenance()))...)
 	}
 	// Mastra presence followers start before the dispatcher and stop after it.
 	for _, s := range targetServices {
@@ -380,7 +381,7 @@ func (m *Main) openReplies() error {
 		return nil
 	}
 	opts := []reply.Option{reply.WithMaxAge(cfg.Replies.MaxAge), reply.WithSecrets(cfg.Secrets()), reply.WithWatches(m.Watches),
-		reply.WithTracerProvider(m.Traces)}
+		reply.WithTracerProvider(m.Traces), reply.WithProvenance(cfg.replyProvenance())}
 	if cfg.Replies.Lease > 0 {
 		opts = append(opts, reply.WithLease(cfg.Replies.Lease))
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/stdwebhooks"
 )
 
@@ -219,7 +220,11 @@ func (c *connector) item(name string, d sent, body []byte) (connectors.Item, err
 	if it.Metadata == nil {
 		it.Metadata = map[string]any{}
 	}
-	// Provenance is ours to state; a sender's metadata cannot claim another.
+	// Provenance is ours to state; a sender's metadata cannot claim another, nor say
+	// where answers go (only the connectors that post answers name a place, from what
+	// they verified). Dropped, not refused: the event is stored either way, and a
+	// refusal would have the sender retry it forever.
+	delete(it.Metadata, reply.MetadataKey)
 	it.Metadata[connectors.MetaVerifiedBy] = c.preset.name
 	it.Metadata[connectors.MetaAuthor] = it.Fields.Author
 	it.Metadata[connectors.MetaAuthorIsBot] = false

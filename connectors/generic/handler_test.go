@@ -18,6 +18,7 @@ import (
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/connectorstest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/stdwebhooks"
 )
@@ -91,7 +92,8 @@ const notificationJSON = `{
   "dedupeKey": "invoice:in_42",
   "coalesceKey": "customer:globex",
   "attributes": {"customer": "globex", "amount": 1200},
-  "metadata": {"verified_by": "hmac-github", "trace": "abc"}
+  "metadata": {"verified_by": "hmac-github", "trace": "abc",
+    "replyTo": {"source": "slack", "connector": "acme", "channel": "C0EXECPRIV"}}
 }`
 
 func TestNotificationBody(t *testing.T) {
@@ -120,6 +122,7 @@ func TestNotificationBody(t *testing.T) {
 	assert.Equal(t, "1200", n.Attributes.String("amount"))
 	assert.Equal(t, VerifiedBy, n.Metadata[connectors.MetaVerifiedBy], "provenance is the gateway's")
 	assert.Equal(t, "abc", n.Metadata["trace"])
+	assert.NotContains(t, n.Metadata, reply.MetadataKey, "where answers go is not the sender's to say: dropped, the event kept")
 }
 
 func TestMappedBody(t *testing.T) {
