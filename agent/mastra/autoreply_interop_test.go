@@ -286,8 +286,9 @@ func TestRealMastraAutoReplyRecalledAfterAStop(t *testing.T) {
 			mastra.WithBackoff(20*time.Millisecond, 200*time.Millisecond), mastra.WithResyncWait(500*time.Millisecond), mastra.WithReplies(g))
 	}
 	e := deliverytest.New(t, deliverytest.Config{RealClock: true, Agents: []agent.Config{cfg},
+		Dispatch: []delivery.Option{delivery.WithReplyProvenance(slackVouches)},
 		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
-			outbox = reply.New(e.Store, map[string]reply.Sender{reply.SourceSlack: slack}, service.Base{})
+			outbox = reply.New(e.Store, map[string]reply.Sender{reply.SourceSlack: slack}, service.Base{}, reply.WithProvenance(slackVouches))
 			runs = closings{Runs: e.Runs, closed: make(chan string, 4)}
 			g = &gate{next: outbox, down: true, tried: make(chan struct{}, 1)}
 			first = newFollower()
@@ -300,7 +301,7 @@ func TestRealMastraAutoReplyRecalledAfterAStop(t *testing.T) {
 	k := inbox.ThreadKey{Agent: "support", Resource: "acme", Thread: "recalled"}
 	dm := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "D1"}
 	e.Ingest(inbox.Notification{Thread: k, Source: reply.SourceSlack, Kind: "message", Priority: inbox.PriorityUrgent,
-		Summary: "is the API down?", Metadata: map[string]any{reply.MetadataKey: dm}})
+		Summary: "is the API down?", Metadata: slackOrigin(dm)})
 	e.Pass()
 	woken, err := e.Runs.Live(ctx, k)
 	require.NoError(t, err)

@@ -215,8 +215,9 @@ func autoReplyAcrossAStop(t *testing.T, b storetest.Backend, lost bool) {
 			mastra.WithBackoff(5*time.Millisecond, 50*time.Millisecond), mastra.WithResyncWait(20*time.Millisecond), mastra.WithReplies(g))
 	}
 	e := deliverytest.New(t, deliverytest.Config{Backend: &b, RealClock: true, Agents: []agent.Config{cfg},
+		Dispatch: []delivery.Option{delivery.WithReplyProvenance(slackVouches)},
 		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
-			outbox = reply.New(e.Store, map[string]reply.Sender{reply.SourceSlack: slack}, service.Base{})
+			outbox = reply.New(e.Store, map[string]reply.Sender{reply.SourceSlack: slack}, service.Base{}, reply.WithProvenance(slackVouches))
 			runs = closings{Runs: e.Runs, closed: make(chan string, 4)}
 			g = &gate{next: outbox, down: true, lost: lost, tried: make(chan struct{}, 1)}
 			first = newFollower()
@@ -230,7 +231,7 @@ func autoReplyAcrossAStop(t *testing.T, b storetest.Backend, lost bool) {
 	k := inbox.ThreadKey{Agent: "support", Resource: "acme", Thread: "dm"}
 	dm := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "D1"}
 	e.Ingest(inbox.Notification{Thread: k, Source: reply.SourceSlack, Kind: "message", Priority: inbox.PriorityUrgent,
-		Summary: "is the API down?", Metadata: map[string]any{reply.MetadataKey: dm}})
+		Summary: "is the API down?", Metadata: slackOrigin(dm)})
 	e.Pass()
 	woken, err := e.Runs.Live(ctx, k)
 	require.NoError(t, err)
