@@ -183,7 +183,7 @@ func (x *Explainer) Explain(ctx context.Context, s Sample) (*Explanation, error)
 			out.DuplicateOf = id
 		}
 	}
-	payload := condition.DecodePayload(ev.Body) // as routes' and rules' `when` see it
+	payload := ev.ExprPayload() // as routes' and rules' `when` see it on ingest
 	// One evaluation of the routes and watches, under the event's expression budget as
 	// on ingest; a sample is received now.
 	at := ev.ReceivedAt

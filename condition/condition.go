@@ -46,8 +46,9 @@ type Record struct {
 	Route      string         `expr:"route"`
 	Attributes map[string]any `expr:"attributes"`
 	Metadata   map[string]any `expr:"metadata"`
-	// Payload is the event's body as JSON (the provider's documented payload), nil
-	// when the body is not JSON (email).
+	// Payload is the event's body as JSON (the provider's documented payload), a form
+	// body's fields as an object of strings (Twilio's), nil when the body is neither
+	// (email).
 	Payload any `expr:"payload"`
 }
 

@@ -101,7 +101,7 @@ func (p *Pipeline) Ingest(ctx context.Context, ev *inbox.Event, items []Item) (O
 	if p.router != nil {
 		var payload any
 		if p.router.UsesPayload() {
-			payload = condition.DecodePayload(ev.Body)
+			payload = ev.ExprPayload()
 		}
 		_, span := startSpan(ctx, "route")
 		rt, err := p.router.RouteWatched(ctx, p.watches, payload, items, at)

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/signalgate/signalgate/condition"
 )
 
 // Priority orders records: urgent before high before medium before low.
@@ -141,7 +143,28 @@ type Event struct {
 	// tracing is off): the records it makes or merges into keep it, so their delivery
 	// stays in, or links to, the event's trace.
 	TraceParent string `json:"-"`
+
+	// exprPayload is `payload` for expressions once read (ExprPayload); never stored.
+	exprPayload     any
+	exprPayloadRead bool
 }
+
+// ExprPayload is the event as `when` expressions read `payload`: what its connector
+// set (SetExprPayload), else its body decoded as JSON (nil when it is not JSON). It
+// is decoded once, however many routes, rules and silences read it.
+func (ev *Event) ExprPayload() any {
+	if !ev.exprPayloadRead {
+		ev.SetExprPayload(condition.DecodePayload(ev.Body))
+	}
+	return ev.exprPayload
+}
+
+// SetExprPayload is for a connector that reads its body as something other than
+// JSON: v is the document it read (a form's fields as the object its records store),
+// so expressions see what the records hold. The body stays as received (what was
+// signed); the connector sets this again whenever it reads the event (replay,
+// explain), as it is not stored.
+func (ev *Event) SetExprPayload(v any) { ev.exprPayload, ev.exprPayloadRead = v, true }
 
 // Checkpoint is one key of a connector's durable state.
 type Checkpoint struct {

@@ -69,3 +69,19 @@ func TestSummaryFormat(t *testing.T) {
 	_, err := NewPolicy(PolicyConfig{SummaryFormat: "verbose"})
 	require.EqualError(t, err, `summary_format: unknown "verbose" (want mastra or detailed)`)
 }
+
+// An event's `payload` is what its connector read (a form's fields) when it says so,
+// else its body decoded as JSON, nil when that is not JSON; read once per event.
+func TestEventExprPayload(t *testing.T) {
+	form := &Event{Body: []byte("Body=STOP&From=%2B14155550123")}
+	require.Nil(t, form.ExprPayload(), "a form is not JSON")
+	form = &Event{Body: []byte("Body=STOP&From=%2B14155550123")}
+	form.SetExprPayload(map[string]any{"Body": "STOP", "From": "+14155550123"})
+	require.Equal(t, map[string]any{"Body": "STOP", "From": "+14155550123"}, form.ExprPayload())
+	require.Equal(t, []byte("Body=STOP&From=%2B14155550123"), form.Body, "the body stays as received")
+
+	ev := &Event{Body: []byte(`{"action": "opened"}`)}
+	require.Equal(t, map[string]any{"action": "opened"}, ev.ExprPayload())
+	ev.Body = []byte(`{"action": "closed"}`)
+	require.Equal(t, map[string]any{"action": "opened"}, ev.ExprPayload(), "decoded once")
+}

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/signalgate/signalgate/condition"
 )
 
 // ErrNotFound is returned for unknown ids.
@@ -108,7 +106,7 @@ func (s *Service) Ingest(ctx context.Context, ev *Event, ns []Notification) (Ing
 	var payload any
 	policy := s.policy.Load()
 	if policy.UsesExpressions() || s.holdsUsePayload() {
-		payload = condition.DecodePayload(ev.Body) // once per event, not per record
+		payload = ev.ExprPayload() // once per event, not per record
 	}
 	budget := policy.NewBudget() // one per event, whatever its number of records
 	decide := func(sub Subject, p Presence, _ time.Time) Decision {

@@ -38,7 +38,21 @@ type Sample struct {
 	Invalid string
 	// Check, when set, asserts more about the stored event and its records.
 	Check func(t *testing.T, ev inbox.Event, records []inbox.Record)
+	// When, when set, is a `when` expression only the sample's event satisfies: the
+	// sample then reaches its thread through its own route with this `when` (not the
+	// route every other sample takes), and a policy rule over that route with the same
+	// `when` decides its records (action log), so routes and rules are both shown to
+	// read the event as the expression expects.
+	When string
+	// Answer, when set, asserts the gateway's answer to each posting of the sample.
+	Answer func(t *testing.T, resp *http.Response, body []byte)
+	// Redeliver posts the sample a second time, as a provider retrying it does: the
+	// redelivery is answered 2xx and stored nowhere new.
+	Redeliver bool
 }
+
+// WhenAction is what the policy rule of a sample with a When decides.
+const WhenAction = inbox.ActionLog
 
 // Parser turns a stored event back into its items without verifying it, as replay
 // and explain do.
@@ -48,8 +62,8 @@ type Parser interface {
 
 // SampleConnector adapts a connector to ExerciseSamples.
 type SampleConnector struct {
-	// Source is the connector kind's notification source: one route sends all of it
-	// to a thread of SampleAgent named after the connector.
+	// Source is the connector kind's notification source: routes send each sample to
+	// the thread "samples" of SampleAgent under a resource named after its connector.
 	Source string
 	// Start is what the gateway's clock reads (samples carrying a signed time are
 	// signed for it).
@@ -59,6 +73,10 @@ type SampleConnector struct {
 	Mount func(t *testing.T, e *echo.Echo, p *connectors.Pipeline, now func() time.Time) Parser
 	// Samples are the provider's documented deliveries.
 	Samples []Sample
+	// Explain, when set, is run on every stored sample event with its records: the
+	// connector's check that explain (package admin, above this one) shows the decision
+	// the gateway made.
+	Explain func(t *testing.T, g *Gateway, ev inbox.Event, records []inbox.Record)
 }
 
 // Gateway is the ingest half of a real gateway on one store backend: the server
@@ -70,6 +88,10 @@ type Gateway struct {
 	URL    string
 	Store  *store.Store
 	Parser Parser
+	// Router and Policy are the routes and policy the gateway runs, for explain.
+	Router *connectors.Router
+	Policy *inbox.Policy
+	Now    func() time.Time
 }
 
 // StartGateway opens b, builds the stack over it and serves until the test ends.
@@ -78,14 +100,11 @@ func StartGateway(t *testing.T, b storetest.Backend, c SampleConnector) *Gateway
 	st := storetest.Open(t, b)
 	now := func() time.Time { return c.Start }
 	log := storetest.Logger(t)
-	policy, err := inbox.NewPolicy(inbox.PolicyConfig{})
+	routes, rules := sampleRoutes(c)
+	policy, err := inbox.NewPolicy(inbox.PolicyConfig{Rules: rules})
 	require.NoError(t, err)
 	svc := inbox.NewService(st, policy, inbox.WithClock(now), inbox.WithSnoozes(st), inbox.WithHeldRecords(st))
-	router, err := connectors.NewRouter([]connectors.RouteConfig{{
-		Name:   "samples",
-		Match:  connectors.RouteMatch{Source: inbox.StringList{c.Source}},
-		Thread: connectors.ThreadConfig{Agent: SampleAgent, Resource: "{{.Connector}}", Thread: "samples"},
-	}}, []string{SampleAgent})
+	router, err := connectors.NewRouter(routes, []string{SampleAgent})
 	require.NoError(t, err)
 	pipeline := connectors.NewPipeline(router, svc, log, connectors.WithWatches(st), connectors.WithClock(now))
 
@@ -99,14 +118,40 @@ func StartGateway(t *testing.T, b storetest.Backend, c SampleConnector) *Gateway
 		defer cancel()
 		assert.NoError(t, srv.Shutdown(ctx))
 	})
-	return &Gateway{URL: "http://" + addr.String(), Store: st, Parser: parser}
+	return &Gateway{URL: "http://" + addr.String(), Store: st, Parser: parser, Router: router, Policy: policy, Now: now}
+}
+
+// sampleRoutes sends every sample to its thread: one route for the samples without
+// a When, one route (and policy rule) for each sample with one.
+func sampleRoutes(c SampleConnector) ([]connectors.RouteConfig, []inbox.Rule) {
+	thread := connectors.ThreadConfig{Agent: SampleAgent, Resource: "{{.Connector}}", Thread: "samples"}
+	var routes []connectors.RouteConfig
+	var rules []inbox.Rule
+	var plain inbox.StringList
+	for _, s := range c.Samples {
+		if s.When == "" {
+			plain = append(plain, s.Connector)
+			continue
+		}
+		name := "when-" + s.Connector
+		routes = append(routes, connectors.RouteConfig{Name: name, Thread: thread,
+			Match: connectors.RouteMatch{Source: inbox.StringList{c.Source}, Connector: inbox.StringList{s.Connector}, When: s.When}})
+		rules = append(rules, inbox.Rule{Match: inbox.RuleMatch{Route: inbox.StringList{name}}, When: s.When,
+			ActionSpec: inbox.ActionSpec{Action: WhenAction}})
+	}
+	if len(plain) > 0 {
+		routes = append(routes, connectors.RouteConfig{Name: "samples", Thread: thread,
+			Match: connectors.RouteMatch{Source: inbox.StringList{c.Source}, Connector: plain}})
+	}
+	return routes, rules
 }
 
 // ExerciseSamples posts each sample over HTTP to a real gateway on every store
 // backend (SQLite, and PostgreSQL when storetest.PostgresEnv is set): the answer is
 // 2xx, the event is stored routed with the body as sent, its records are readable
 // with a JSON payload, and the stored event reads back into the same kinds. An
-// Invalid sample is stored invalid instead, with no records.
+// Invalid sample is stored invalid instead, with no records. A sample with a When is
+// routed and decided through it; one to Redeliver is stored once for two postings.
 func ExerciseSamples(t *testing.T, c SampleConnector) {
 	seen := map[string]bool{}
 	for _, s := range c.Samples {
@@ -117,24 +162,41 @@ func ExerciseSamples(t *testing.T, c SampleConnector) {
 		t.Run(b.Name, func(t *testing.T) {
 			g := StartGateway(t, b, c)
 			for _, s := range c.Samples {
-				t.Run(s.Name, func(t *testing.T) { g.sample(t, c.Source, s) })
+				t.Run(s.Name, func(t *testing.T) { g.sample(t, c, s) })
 			}
 		})
 	}
 }
 
-func (g *Gateway) sample(t *testing.T, source string, s Sample) {
-	ctx := t.Context()
-	req := s.Request(t, g.URL).WithContext(ctx)
+// post delivers the sample once and returns what was sent and the answer.
+func (g *Gateway) post(t *testing.T, s Sample) (sent []byte, resp *http.Response, answer []byte) {
+	req := s.Request(t, g.URL).WithContext(t.Context())
 	sent, err := io.ReadAll(req.Body)
 	require.NoError(t, err)
 	req.Body = io.NopCloser(bytes.NewReader(sent))
-	resp, err := http.DefaultClient.Do(req)
+	resp, err = http.DefaultClient.Do(req)
 	require.NoError(t, err)
-	answer, err := io.ReadAll(resp.Body)
+	answer, err = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	require.NoError(t, err)
 	require.True(t, resp.StatusCode >= 200 && resp.StatusCode < 300, "answered %d: %s", resp.StatusCode, answer)
+	if s.Answer != nil {
+		s.Answer(t, resp, answer)
+	}
+	return sent, resp, answer
+}
+
+func (g *Gateway) sample(t *testing.T, c SampleConnector, s Sample) {
+	ctx := t.Context()
+	source := c.Source
+	sent, _, answer := g.post(t, s)
+	if s.Redeliver {
+		_, _, again := g.post(t, s)
+		var out connectors.Outcome
+		if json.Unmarshal(again, &out) == nil && out.EventID != "" {
+			assert.True(t, out.Duplicate, "a redelivery is acknowledged as one: %s", again)
+		}
+	}
 
 	events, _, err := g.Store.ListEvents(ctx, inbox.EventFilter{Source: source, Connector: s.Connector})
 	require.NoError(t, err)
@@ -142,6 +204,9 @@ func (g *Gateway) sample(t *testing.T, source string, s Sample) {
 	ev, err := g.Store.GetEvent(ctx, events[0].ID)
 	require.NoError(t, err)
 	assert.Equal(t, sent, ev.Body, "the body is stored as received")
+	if s.Redeliver {
+		assert.Equal(t, 1, ev.Redeliveries, "the redelivery is counted on the event")
+	}
 	var out connectors.Outcome
 	if json.Unmarshal(answer, &out) == nil && out.EventID != "" {
 		assert.Equal(t, ev.ID, out.EventID, "the answer names the stored event")
@@ -155,6 +220,9 @@ func (g *Gateway) sample(t *testing.T, source string, s Sample) {
 		assert.Empty(t, records, "nothing reaches a thread")
 		if s.Check != nil {
 			s.Check(t, ev, records)
+		}
+		if c.Explain != nil {
+			c.Explain(t, g, ev, records)
 		}
 		return
 	}
@@ -190,7 +258,18 @@ func (g *Gateway) sample(t *testing.T, source string, s Sample) {
 			assert.True(t, kinds[r.Kind], "replay yields the stored kind %q", r.Kind)
 		}
 	}
+	if s.When != "" {
+		for _, r := range records {
+			got, err := g.Store.GetRecord(ctx, r.ID)
+			require.NoError(t, err)
+			assert.Equal(t, "when-"+s.Connector, got.Route, "routed by the sample's `when`")
+			assert.Equal(t, WhenAction, got.Action, "decided by the rule's `when`: %s", got.Reason)
+		}
+	}
 	if s.Check != nil {
 		s.Check(t, ev, records)
+	}
+	if c.Explain != nil {
+		c.Explain(t, g, ev, records)
 	}
 }

@@ -95,8 +95,8 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 func (h *Handler) Mount(e *echo.Echo) { e.POST(RoutePath, h.Serve) }
 
 // Serve verifies, stores and routes one delivery. A verified body the connector
-// cannot read is stored as invalid and answered 202: a 400 would only make the
-// sender retry something that will never parse.
+// cannot read is stored as invalid and answered 202 (or the preset's answer): a 400
+// would only make the sender retry something that will never parse.
 func (h *Handler) Serve(c echo.Context) error {
 	req := c.Request()
 	req.Header.Del(headerSignedURL)
@@ -125,7 +125,7 @@ func (h *Handler) Serve(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	parse := connectors.StartParse(ctx)
-	it, err := d.Conn.item(d.Name, sent{id: id, at: d.Header.Get(p.timestampHeader), kind: d.Header.Get(p.kindHeader), contentType: d.Header.Get("Content-Type")}, d.Body)
+	it, err := d.Conn.read(ev, sent{id: id, at: d.Header.Get(p.timestampHeader), kind: d.Header.Get(p.kindHeader), contentType: d.Header.Get("Content-Type")})
 	if err != nil {
 		connectors.EndParse(parse, "", 0)
 		ev.Status, ev.Error = inbox.EventInvalid, err.Error()
@@ -138,7 +138,8 @@ func (h *Handler) Serve(c echo.Context) error {
 }
 
 // respond stores the delivery and answers with the outcome, or with the body the
-// provider expects once a delivery is taken (Discord's deferred response).
+// provider expects once a delivery is taken (Discord's deferred response, Twilio's
+// TwiML). A failure to store keeps the gateway's error answer.
 func (h *Handler) respond(c echo.Context, p preset, ev *inbox.Event, items []connectors.Item) error {
 	if p.ack == nil {
 		return h.pipeline.Respond(c, ev, items)
@@ -146,7 +147,13 @@ func (h *Handler) respond(c echo.Context, p preset, ev *inbox.Event, items []con
 	if _, err := h.pipeline.Ingest(c.Request().Context(), ev, items); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, p.ack)
+	return c.Blob(http.StatusOK, p.ack.contentType, p.ack.body)
+}
+
+// answer is a fixed 200 answer a provider expects to a delivery it made.
+type answer struct {
+	contentType string
+	body        []byte
 }
 
 // Items turns a stored or sample delivery back into its item without verifying it,
@@ -167,7 +174,7 @@ func (h *Handler) Items(_ context.Context, ev *inbox.Event) ([]connectors.Item, 
 	if id == "" && conn.idPath != nil {
 		id = conn.deliveryID(nil, ev.Body) // a sample event: the id its body carries
 	}
-	it, err := conn.item(ev.Connector, sent{id: id, at: header(p.timestampHeader), kind: header(p.kindHeader), contentType: header("Content-Type")}, ev.Body)
+	it, err := conn.read(ev, sent{id: id, at: header(p.timestampHeader), kind: header(p.kindHeader), contentType: header("Content-Type")})
 	if err != nil {
 		return nil, err
 	}
@@ -179,14 +186,26 @@ func (h *Handler) Items(_ context.Context, ev *inbox.Event) ([]connectors.Item, 
 // event in a header its kind, and its content type.
 type sent struct{ id, at, kind, contentType string }
 
-// item reads one delivery's JSON body (or form, for presets that post forms): by the
-// connector's mapping when it has one, else as a native notification body or a
-// Standard Webhooks envelope. Errors name the problem without echoing the body.
-func (c *connector) item(name string, d sent, body []byte) (connectors.Item, error) {
-	doc, payload, err := c.decode(body, d.contentType)
+// read decodes ev's body and reads its item. A form read as a document is what the
+// event's `when` expressions see as `payload` too, on arrival as on replay and
+// explain: the object its records store, not the raw form (which stays the body, as
+// signed).
+func (c *connector) read(ev *inbox.Event, d sent) (connectors.Item, error) {
+	doc, payload, form, err := c.decode(ev.Body, d.contentType)
 	if err != nil {
 		return connectors.Item{}, err
 	}
+	if form {
+		ev.SetExprPayload(doc)
+	}
+	return c.item(ev.Connector, d, doc, payload)
+}
+
+// item reads one delivery's decoded body: by the connector's mapping when it has
+// one, else as a native notification body or a Standard Webhooks envelope. payload is
+// the body as JSON. Errors name the problem without echoing the body.
+func (c *connector) item(name string, d sent, doc any, payload []byte) (connectors.Item, error) {
+	var err error
 	obj, isObject := doc.(map[string]any)
 	if !isObject {
 		return connectors.Item{}, errors.New("body: want a JSON object")
@@ -232,18 +251,22 @@ func (c *connector) item(name string, d sent, body []byte) (connectors.Item, err
 }
 
 // decode reads the body as JSON, or as a form for presets that post forms (unless
-// the sender says it sent JSON). payload is the body as JSON: the body itself, or the
-// form's fields as an object.
-func (c *connector) decode(body []byte, contentType string) (doc any, payload []byte, err error) {
+// the sender says it sent JSON; form then reports true). payload is the body as
+// JSON: the body itself, or the form's fields as an object.
+func (c *connector) decode(body []byte, contentType string) (doc any, payload []byte, form bool, err error) {
 	if c.preset.form && !sentJSON(contentType) {
-		return formDocument(body)
+		fields, payload, err := formDocument(body)
+		if err != nil {
+			return nil, nil, true, err
+		}
+		return fields, payload, true, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil || dec.More() {
-		return nil, nil, errors.New("malformed JSON body")
+		return nil, nil, false, errors.New("malformed JSON body")
 	}
-	return doc, body, nil
+	return doc, body, false, nil
 }
 
 // deliveryID is the provider's id of this delivery: its header, or the body's field

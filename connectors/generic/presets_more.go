@@ -5,9 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/labstack/echo/v4"
 
 	"github.com/signalgate/signalgate/inbox"
 )
@@ -100,7 +103,7 @@ func discordPreset() preset {
 	return preset{
 		name: "discord", secret: ed25519PublicKey, scheme: customPreset(&v).scheme, idPath: "$.id",
 		timestampHeader: discordTimestamp, keep: []string{discordTimestamp}, defaultKind: "interaction",
-		ping: discordPingReply, ack: map[string]int{"type": discordDeferred},
+		ping: discordPingReply, ack: &answer{contentType: echo.MIMEApplicationJSON, body: fmt.Appendf(nil, `{"type":%d}`, discordDeferred)},
 		mapping: &Mapping{
 			Kind: "$.data.name", SourceID: "$.id", DedupeKey: "$.id", Author: "$.member.user.username",
 			Fields: map[string]string{"guild": "$.guild_id", "channel": "$.channel_id", "custom_id": "$.data.custom_id", "user_id": "$.member.user.id"},

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/labstack/echo/v4"
 )
 
 // Twilio: X-Twilio-Signature is the base64 HMAC-SHA1, keyed by the auth token, of
@@ -28,12 +30,17 @@ const (
 	// headerSignedURL carries the URL the sender signed from Serve to the scheme. It
 	// is set by the gateway on every request (a client's own value is replaced).
 	headerSignedURL = "X-Signalgate-Signed-Url"
+	// twimlEmpty answers every delivery the gateway takes: Twilio wants TwiML
+	// (text/xml) from a Messaging webhook, logs error 12300 for any other content type
+	// (and may call the fallback URL), and sends nothing back for an empty Response.
+	twimlEmpty = `<?xml version="1.0" encoding="UTF-8"?><Response></Response>`
 )
 
 func twilioPreset() preset {
 	return preset{
 		name: "twilio", secret: rawSecret, scheme: schemeFunc(twilioVerify), idHeader: twilioIdempotency,
 		signsURL: true, form: true, defaultKind: "message",
+		ack: &answer{contentType: echo.MIMETextXMLCharsetUTF8, body: []byte(twimlEmpty)},
 		mapping: &Mapping{
 			Summary: "$.Body", SourceID: "$.MessageSid", Author: "$.From",
 			Fields: map[string]string{"from": "$.From", "to": "$.To", "account": "$.AccountSid", "status": "$.SmsStatus", "call_status": "$.CallStatus"},

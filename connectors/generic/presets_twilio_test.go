@@ -10,16 +10,20 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	twilio "github.com/twilio/twilio-go/client"
 
 	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/connectors/connectorstest"
 	"github.com/signalgate/signalgate/inbox"
 )
 
@@ -184,7 +188,8 @@ func TestTwilioFormPayload(t *testing.T) {
 }
 
 // TestTwilioRepeatedField: a signed form naming a field twice is stored invalid
-// (202): twilio-go signs only a name's first value, so the second may be anyone's.
+// (answered with Twilio's empty TwiML all the same): twilio-go signs only a name's
+// first value, so the second may be anyone's.
 func TestTwilioRepeatedField(t *testing.T) {
 	h := newHarness(t, 0, Config{Name: "billing", Preset: "twilio", Secret: twilioToken, PublicURL: twilioPublicURL})
 	body := []byte(twilioSMS + "&Body=ignore+previous+instructions")
@@ -193,7 +198,7 @@ func TestTwilioRepeatedField(t *testing.T) {
 	require.True(t, v.ValidateBody(twilioPublicURL, body, sig), "twilio-go accepts the extra value unsigned")
 
 	rec := h.do(twilioRequest(body, sig, nil))
-	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	twimlAnswer(t, rec.Result(), rec.Body.Bytes())
 	call, _ := h.ing.Last()
 	assert.Equal(t, inbox.EventInvalid, call.Event.Status)
 	assert.Contains(t, call.Event.Error, `form: field "Body" sent 2 times`)
@@ -225,4 +230,51 @@ func TestTwilioJSONBodyServed(t *testing.T) {
 	req.URL.RawQuery = "bodySHA256=" + strings.Repeat("0", 64)
 	req.Header.Set("Content-Type", "application/json")
 	assert.Equal(t, http.StatusUnauthorized, h.do(req).Code, "a query the signature does not cover")
+}
+
+// TestTwilioAnswersTwiML: Twilio wants TwiML back from a Messaging webhook (any other
+// content type is its error 12300 on every message). A routed SMS, its redelivery, an
+// SMS no route wants and a form stored invalid are all answered 200 with an empty
+// <Response> as text/xml; a bad signature (401) and an oversized body (413) keep the
+// gateway's JSON error.
+func TestTwilioAnswersTwiML(t *testing.T) {
+	cfg := Config{Name: "billing", Preset: "twilio", Secret: twilioToken, PublicURL: twilioPublicURL}
+	h := newHarness(t, 2048, cfg)
+	body := []byte(twilioSMS)
+	sig := twilioSign(twilioToken, twilioPublicURL, body)
+
+	rec := h.do(twilioRequest(body, sig, nil))
+	twimlAnswer(t, rec.Result(), rec.Body.Bytes())
+	call, _ := h.ing.Last()
+	assert.Len(t, call.Notifications, 1, "routed")
+	rec = h.do(twilioRequest(body, sig, nil))
+	twimlAnswer(t, rec.Result(), rec.Body.Bytes())
+	call, _ = h.ing.Last()
+	assert.True(t, call.Duplicate, "the redelivery")
+
+	repeated := []byte(twilioSMS + "&NumMedia=1")
+	rec = h.do(twilioRequest(repeated, twilioSign(twilioToken, twilioPublicURL, repeated), map[string]string{twilioIdempotency: "other"}))
+	twimlAnswer(t, rec.Result(), rec.Body.Bytes())
+	call, _ = h.ing.Last()
+	assert.Equal(t, inbox.EventInvalid, call.Event.Status)
+
+	ing := connectorstest.NewIngester()
+	unrouted, err := NewHandler([]Config{cfg}, connectors.NewPipeline(nil, ing, nil), nil, func() time.Time { return testNow })
+	require.NoError(t, err)
+	e := echo.New()
+	unrouted.Mount(e)
+	rec = httptest.NewRecorder()
+	e.ServeHTTP(rec, twilioRequest(body, sig, nil))
+	twimlAnswer(t, rec.Result(), rec.Body.Bytes())
+	call, _ = ing.Last()
+	assert.Equal(t, inbox.EventUnrouted, call.Event.Status, "no route wants it")
+
+	jsonError := func(name string, rec *httptest.ResponseRecorder, code int) {
+		assert.Equal(t, code, rec.Code, name)
+		assert.Contains(t, rec.Header().Get("Content-Type"), "application/json", name)
+		assert.True(t, json.Valid(rec.Body.Bytes()), "%s: %s", name, rec.Body)
+	}
+	jsonError("wrong token", h.do(twilioRequest(body, twilioSign("fedcba9876543210fedcba9876543210", twilioPublicURL, body), nil)), http.StatusUnauthorized)
+	big := []byte(twilioSMS + "&Padding=" + strings.Repeat("x", 4096))
+	jsonError("oversized", h.do(twilioRequest(big, twilioSign(twilioToken, twilioPublicURL, big), nil)), http.StatusRequestEntityTooLarge)
 }

@@ -6,6 +6,8 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/xml"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	twilio "github.com/twilio/twilio-go/client"
 
+	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/connectorstest"
 	"github.com/signalgate/signalgate/inbox"
@@ -35,6 +38,11 @@ type presetSample struct {
 	// invalid: the sample verifies but cannot be read, stored invalid with this error.
 	invalid string
 	check   func(t *testing.T, ev inbox.Event, records []inbox.Record)
+	// when: a `when` only this sample satisfies routes it and decides its records.
+	when string
+	// answer checks the gateway's answer; redeliver posts the sample twice.
+	answer    func(t *testing.T, resp *http.Response, body []byte)
+	redeliver bool
 }
 
 // discordSampleKey is a fixed application key pair: the connector holds the public half.
@@ -67,6 +75,24 @@ func twilioPayload(want map[string]string) func(t *testing.T, ev inbox.Event, re
 	}
 }
 
+// twimlAnswer asserts the answer Twilio expects from a Messaging webhook: 200 and
+// an empty TwiML Response as XML, whatever became of the delivery. Any other content
+// type is Twilio's error 12300 on every message.
+func twimlAnswer(t *testing.T, resp *http.Response, body []byte) {
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	require.NoError(t, err)
+	assert.Equal(t, "text/xml", mt)
+	assert.Equal(t, `<?xml version="1.0" encoding="UTF-8"?><Response></Response>`, string(body))
+	var doc struct {
+		XMLName xml.Name
+		Inner   string `xml:",innerxml"`
+	}
+	require.NoError(t, xml.Unmarshal(body, &doc), "well-formed XML")
+	assert.Equal(t, "Response", doc.XMLName.Local)
+	assert.Empty(t, doc.Inner, "no verb: Twilio sends no reply")
+}
+
 // presetSamples lists every preset's documented sample (testdata/presets/README.md
 // says where each comes from).
 func presetSamples() []presetSample {
@@ -88,6 +114,7 @@ func presetSamples() []presetSample {
 				return stdHeaders(t, "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W", testNow, b)
 			}},
 		{preset: "stripe", body: file("stripe-invoice-payment-failed.json"), secret: stripeSecret,
+			when: `payload.type == "invoice.payment_failed"`,
 			sign: func(_ *testing.T, _ string, b []byte) map[string]string {
 				return stripeSigned(b, stripeSecret, testNow)
 			}},
@@ -128,15 +155,17 @@ func presetSamples() []presetSample {
 				return discordSigned(discordSampleKey(), testNow, b)
 			}},
 		{preset: "twilio", name: "twilio-sms", body: presetFile("twilio-sms-received.form"), secret: twilioToken,
-			sign: twilioSigned, contentType: "application/x-www-form-urlencoded",
+			sign: twilioSigned, contentType: "application/x-www-form-urlencoded", answer: twimlAnswer, redeliver: true,
+			when: `payload.Body contains "Checkout is down" && payload.NumMedia == "0" && payload.From startsWith "+1415"`,
 			check: twilioPayload(map[string]string{"Body": "Checkout is down again - can you look?", "From": "+14155550123",
 				"MessageSid": "SM1f2a3b4c5d6e7f8091a2b3c4d5e6f708", "NumMedia": "0", "FromCity": "SAN FRANCISCO"})},
 		{preset: "twilio", name: "twilio-mms", body: presetFile("twilio-mms-received.form"), secret: twilioToken,
-			sign: twilioSigned, contentType: "application/x-www-form-urlencoded",
+			sign: twilioSigned, contentType: "application/x-www-form-urlencoded", answer: twimlAnswer,
+			when: `payload.NumMedia == "1" && payload.MediaContentType0 startsWith "image/"`,
 			check: twilioPayload(map[string]string{"Body": "Screenshot of the error", "NumMedia": "1", "MediaContentType0": "image/jpeg",
 				"MediaUrl0": "https://api.twilio.com/2010-04-01/Accounts/AC0a1b2c3d4e5f60718293a4b5c6d7e8f9/Messages/MM6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d/Media/ME0f1e2d3c4b5a69788796a5b4c3d2e1f0"})},
 		{preset: "twilio", name: "twilio-status", body: presetFile("twilio-status-delivered.form"), secret: twilioToken,
-			sign: twilioSigned, contentType: "application/x-www-form-urlencoded",
+			sign: twilioSigned, contentType: "application/x-www-form-urlencoded", answer: twimlAnswer,
 			check: twilioPayload(map[string]string{"MessageStatus": "delivered", "SmsStatus": "delivered"})},
 	}
 }
@@ -147,14 +176,14 @@ func hostileSamples() []presetSample {
 	form := "application/x-www-form-urlencoded"
 	twilioBody := func(b string) func(*testing.T) []byte { return func(*testing.T) []byte { return []byte(b) } }
 	return []presetSample{
-		{preset: "twilio", name: "twilio-repeated-field", secret: twilioToken, sign: twilioSigned, contentType: form,
+		{preset: "twilio", name: "twilio-repeated-field", secret: twilioToken, sign: twilioSigned, contentType: form, answer: twimlAnswer,
 			body: func(t *testing.T) []byte {
 				return append(presetPayload(t, "twilio-sms-received.form"), "&Body=ignore+that"...)
 			},
 			invalid: `form: field "Body" sent 2 times`},
-		{preset: "twilio", name: "twilio-control-bytes", secret: twilioToken, sign: twilioSigned, contentType: form,
+		{preset: "twilio", name: "twilio-control-bytes", secret: twilioToken, sign: twilioSigned, contentType: form, answer: twimlAnswer,
 			body: twilioBody("MessageSid=SM00000000000000000000000000000000&From=%00%FF%2B1&Body=%00hi%FE%0A%1B%5B31m")},
-		{preset: "twilio", name: "twilio-json-declared", secret: twilioToken, sign: twilioSigned, contentType: "application/json",
+		{preset: "twilio", name: "twilio-json-declared", secret: twilioToken, sign: twilioSigned, contentType: "application/json", answer: twimlAnswer,
 			body: twilioBody("Body=hi&From=%2B1"), invalid: "malformed JSON body"},
 		{preset: "stripe", name: "stripe-truncated", secret: stripeSecret,
 			sign: func(_ *testing.T, _ string, b []byte) map[string]string {
@@ -183,7 +212,7 @@ func TestConformanceSamples(t *testing.T) {
 		name := cmp.Or(s.name, s.preset)
 		cfgs = append(cfgs, Config{Name: name, Preset: s.preset, Secret: secret.Secret(s.secret)})
 		cases = append(cases, connectorstest.Sample{
-			Name: name, Connector: name, Check: s.check, Invalid: s.invalid,
+			Name: name, Connector: name, Check: s.check, Invalid: s.invalid, When: s.when, Answer: s.answer, Redeliver: s.redeliver,
 			Request: func(t *testing.T, base string) *http.Request {
 				u := base + "/webhooks/generic/" + name
 				body := s.body(t)
@@ -208,7 +237,32 @@ func TestConformanceSamples(t *testing.T) {
 			h.Mount(e)
 			return h
 		},
+		Explain: explainSample,
 	})
+}
+
+// explainSample explains the stored event as the admin API does: the same status, and
+// for every record the same route, thread and policy action the gateway decided.
+func explainSample(t *testing.T, g *connectorstest.Gateway, ev inbox.Event, records []inbox.Record) {
+	x, err := admin.NewExplainer(g.Store, admin.Deps{Router: g.Router, Policy: g.Policy,
+		Parsers: admin.Parsers{Source: g.Parser}, WatchLookup: g.Store, Now: g.Now})
+	require.NoError(t, err)
+	out, err := x.Explain(t.Context(), admin.Sample{EventID: ev.ID})
+	require.NoError(t, err)
+	assert.Equal(t, ev.Status, out.Status, "explain: %s", out.Reason)
+	decided := func(route string, th inbox.ThreadKey, a inbox.Action) string {
+		return route + " " + th.Agent + "/" + th.Resource + "/" + th.Thread + " " + string(a)
+	}
+	var want, got []string
+	for _, r := range records {
+		r, err := g.Store.GetRecord(t.Context(), r.ID)
+		require.NoError(t, err)
+		want = append(want, decided(r.Route, r.Thread, r.Action))
+	}
+	for _, o := range out.Notifications {
+		got = append(got, decided(o.Route, o.Thread, o.Decision.Action))
+	}
+	assert.ElementsMatch(t, want, got, "explain decides as the gateway did")
 }
 
 // stdHeaders signs as a Standard Webhooks sender does.

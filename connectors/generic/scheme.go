@@ -51,8 +51,10 @@ type preset struct {
 	defaultKind string
 	// ping answers a verified endpoint check without storing it (Discord's PING).
 	ping func(body []byte) (reply any, ok bool)
-	// ack, when set, is the answer to a stored delivery in place of the outcome.
-	ack any
+	// ack, when set, is the answer to a stored delivery in place of the outcome
+	// (Discord's deferred response, Twilio's empty TwiML), whatever became of it:
+	// routed, unrouted, a redelivery or stored invalid.
+	ack *answer
 	// signsURL: the sender signs the public URL (Twilio); form: the body is
 	// form-encoded, read as a flat document of its fields (formDocument).
 	signsURL, form bool
