@@ -19,7 +19,7 @@ import (
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/connectors/generic"
-	"github.com/signalgate/signalgate/delivery/deliverytest"
+	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/store"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/agent"
-	"github.com/signalgate/signalgate/agent/agentapi"
+	"github.com/signalgate/signalgate/agentapi"
 	"github.com/signalgate/signalgate/connectors/generic"
 	"github.com/signalgate/signalgate/connectors/github"
 	"github.com/signalgate/signalgate/connectors/slack"

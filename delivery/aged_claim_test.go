@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/delivery"
-	"github.com/signalgate/signalgate/delivery/deliverytest"
+	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/store"
 )

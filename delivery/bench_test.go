@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/signalgate/signalgate/delivery"
-	"github.com/signalgate/signalgate/delivery/deliverytest"
+	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/store/storetest"
 )

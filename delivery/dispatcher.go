@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/attempt"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/service"
 )
@@ -430,15 +431,15 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read
 // of a down target, which never counts against max_attempts.
 func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item, action agent.Action, runID string, probe bool) bool {
 	ids := make([]string, len(it.records))
-	// attempt counts every attempt of the records; round only those since a redelivery
+	// tries counts every attempt of the records; round only those since a redelivery
 	// or a delivered summary, which max_attempts and the backoff go by.
-	attempt, round := 1, 1
+	tries, round := 1, 1
 	for i, r := range it.records {
 		ids[i] = r.ID
-		attempt = max(attempt, r.Attempts+1)
+		tries = max(tries, r.Attempts+1)
 		round = max(round, r.Attempts-r.AttemptsBefore+1)
 	}
-	del := agent.Delivery{Thread: o.Thread, Signal: it.signal, Action: action, RunID: runID, RecordIDs: ids, Attempt: attempt,
+	del := agent.Delivery{Thread: o.Thread, Signal: it.signal, Action: action, RunID: runID, RecordIDs: ids, Attempt: tries,
 		DeliverAs: it.deliverAs, NoWake: it.noWake, StreamOptions: d.streamOptions(route, it, action, o.Now),
 		ReplyTo: d.replyTo.ReplyToOf(it.records)}
 	if probe && d.obs != nil {
@@ -447,7 +448,7 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 		}
 	}
 	ctx, span := d.trace.startDeliver(ctx, route.Kind, del, it.records)
-	att, err := d.attempt(ctx, route, del, o.Now)
+	att, err := d.try(ctx, route, del, o.Now)
 	if err != nil && ctx.Err() != nil {
 		endDeliver(span, false, true, att.Error) // shutting down: sent again later, not counted
 		return false
@@ -460,7 +461,7 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 		o.Attempts = append(o.Attempts, att)
 		o.Frames = append(o.Frames, d.trace.traceFrame(ctx, agent.SignalFrame(del, o.Now)))
 		for _, r := range it.records {
-			sent := Sent{RecordID: r.ID, UpdatedAt: r.UpdatedAt, Coalesced: r.CoalescedCount, SignalID: it.signal.ID, Attempts: attempt,
+			sent := Sent{RecordID: r.ID, UpdatedAt: r.UpdatedAt, Coalesced: r.CoalescedCount, SignalID: it.signal.ID, Attempts: tries,
 				NetKey: r.NetKey, State: r.State, RestState: r.RestState}
 			if it.summary {
 				o.Summarized = append(o.Summarized, sent)
@@ -477,7 +478,7 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 	failure := agent.DeliveryFailure(err)
 	retry := failure.Retry
 	var retryAt *time.Time
-	if t, ok := retryAfter(failure, o.Now); ok {
+	if t, ok := attempt.After(failure.RetryAfter, o.Now); ok {
 		retryAt = &t
 	}
 	// Only a failure that may pass later says the target is unwell; a permanent 4xx is
@@ -500,7 +501,7 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 		// While the target is down this only decides when the record may be probed
 		// again: a record the target keeps refusing backs off, so the next probe tries
 		// another and one poison record cannot keep the target down.
-		t := NextAttemptAt(o.Now, round, d.rnd)
+		t := attempt.NextAt(o.Now, round, d.rnd)
 		if retryAt != nil {
 			t = *retryAt
 		}
@@ -509,7 +510,7 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 	endDeliver(span, false, !failed, msg)
 	o.Attempts = append(o.Attempts, att)
 	for _, r := range it.records {
-		o.Failures = append(o.Failures, Failure{RecordID: r.ID, Attempts: attempt, FirstAttemptAt: first, NextAttemptAt: next,
+		o.Failures = append(o.Failures, Failure{RecordID: r.ID, Attempts: tries, FirstAttemptAt: first, NextAttemptAt: next,
 			Error: msg, Failed: failed})
 	}
 	lvl := slog.LevelWarn
@@ -520,20 +521,20 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 		lvl = slog.LevelDebug // the outage was logged once, when the target went down
 	}
 	d.log.Log(ctx, lvl, "delivery failed", "thread", o.Thread.String(), "signal_id", it.signal.ID,
-		"attempt", attempt, "outcome", att.Outcome, "error", msg)
+		"attempt", tries, "outcome", att.Outcome, "error", msg)
 	return false
 }
 
-// attempt hands del to the route's target and describes the call as an attempt row at
+// try hands del to the route's target and describes the call as an attempt row at
 // `at`: delivered with the answer's status, or failed with the redacted error and the
 // failure's status (a pass may still turn a failure into a retry).
-func (d *Dispatcher) attempt(ctx context.Context, route Route, del agent.Delivery, at time.Time) (Attempt, error) {
+func (d *Dispatcher) try(ctx context.Context, route Route, del agent.Delivery, at time.Time) (Attempt, error) {
 	started := time.Now()
 	res, err := route.Target.Deliver(ctx, del)
 	att := Attempt{Thread: del.Thread, Target: route.Kind, SignalID: del.Signal.ID, RecordIDs: del.RecordIDs,
 		Attempt: del.Attempt, Outcome: OutcomeDelivered, StatusCode: res.Status, Duration: time.Since(started), At: at}
 	if err != nil {
-		att.Outcome, att.Error = OutcomeFailed, Redact(err.Error(), d.live.Load().secrets)
+		att.Outcome, att.Error = OutcomeFailed, attempt.Redact(err.Error(), d.live.Load().secrets)
 		att.StatusCode = agent.DeliveryFailure(err).Status
 	}
 	return att, err
@@ -661,7 +662,7 @@ func (d *Dispatcher) deliverOne(ctx context.Context, del agent.Delivery, recover
 	}
 	now := d.now()
 	ctx, span := d.trace.startDeliver(ctx, route.Kind, del, nil)
-	att, err := d.attempt(ctx, route, del, now)
+	att, err := d.try(ctx, route, del, now)
 	endDeliver(span, err == nil, false, att.Error) // no retry: the caller decides
 	o := Outcome{Thread: del.Thread, Now: now}
 	var live *agent.Frame // a transient signal's: handed to live subscribers, never logged

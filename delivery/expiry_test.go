@@ -8,7 +8,7 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/delivery"
-	"github.com/signalgate/signalgate/delivery/deliverytest"
+	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 )
 

@@ -17,7 +17,7 @@ import (
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/github"
-	"github.com/signalgate/signalgate/delivery/deliverytest"
+	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/store/storetest"

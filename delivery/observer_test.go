@@ -9,8 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/attempt"
 	"github.com/signalgate/signalgate/delivery"
-	"github.com/signalgate/signalgate/delivery/deliverytest"
+	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 )
 
@@ -54,7 +55,7 @@ func TestObserverSeesCommittedOutcomes(t *testing.T) {
 	e.Pass()
 	require.Equal(t, []string{"webhook:retry"}, obs.attempts)
 	require.Empty(t, obs.signals)
-	e.Clock.Advance(delivery.BackoffCap)
+	e.Clock.Advance(attempt.BackoffCap)
 	e.Pass()
 	require.Equal(t, []string{"webhook:retry", "webhook:delivered"}, obs.attempts)
 	require.Equal(t, []string{"webhook:wake"}, obs.signals)

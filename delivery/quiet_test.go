@@ -9,7 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/signalgate/signalgate/agent"
-	"github.com/signalgate/signalgate/delivery/deliverytest"
+	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/quiet"
 )

@@ -18,10 +18,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/signalgate/signalgate/agent"
-	"github.com/signalgate/signalgate/agent/webhook"
 	"github.com/signalgate/signalgate/delivery"
-	"github.com/signalgate/signalgate/delivery/deliverytest"
+	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/target/webhook"
 	"github.com/signalgate/signalgate/telemetry"
 )
 

@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/signalgate/signalgate/agent"
-	"github.com/signalgate/signalgate/delivery"
+	"github.com/signalgate/signalgate/attempt"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/watch"
@@ -578,17 +578,17 @@ func (s *Service) finish(ctx context.Context, r Reply, o Outcome) error {
 	return nil
 }
 
-func (s *Service) redact(err error) string { return delivery.Redact(err.Error(), s.secrets) }
+func (s *Service) redact(err error) string { return attempt.Redact(err.Error(), s.secrets) }
 
 // NextAttemptAt is when a reply that failed transiently after attempts sends is tried
 // again: the platform's wait when it named one (RetryAfter, capped at
-// delivery.MaxRetryAfter), else the dispatcher's backoff (1s, 2s, 4s … 10 min, jittered).
+// attempt.MaxRetryAfter), else the dispatcher's backoff (1s, 2s, 4s … 10 min, jittered).
 func NextAttemptAt(now time.Time, attempts int, err error, rnd func() float64) time.Time {
 	var ra *RetryAfter
 	if errors.As(err, &ra) && ra.Wait > 0 {
-		return now.Add(min(ra.Wait, delivery.MaxRetryAfter))
+		return now.Add(min(ra.Wait, attempt.MaxRetryAfter))
 	}
-	return delivery.NextAttemptAt(now, attempts, rnd)
+	return attempt.NextAt(now, attempts, rnd)
 }
 
 // Lookup reads any reply by id (the admin API).

@@ -16,12 +16,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/signalgate/signalgate/agent/mastra/mastratest"
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/connectors/slack/webapitest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/store/storetest"
+	"github.com/signalgate/signalgate/target/mastra/mastratest"
 )
 
 const (

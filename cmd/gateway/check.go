@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/signalgate/signalgate/admin"
-	"github.com/signalgate/signalgate/agent/httptarget"
 	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/target/httptarget"
 	"github.com/signalgate/signalgate/telemetry"
 )
 

@@ -10,12 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/signalgate/signalgate/agent/httptarget"
-	"github.com/signalgate/signalgate/agent/mastra"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/store"
+	"github.com/signalgate/signalgate/target/httptarget"
+	"github.com/signalgate/signalgate/target/mastra"
 )
 
 // connectCheck is one outside dependency tried by `check --connect`.

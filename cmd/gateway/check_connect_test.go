@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/signalgate/signalgate/agent/mastra/mastratest"
 	"github.com/signalgate/signalgate/store/storetest"
+	"github.com/signalgate/signalgate/target/mastra/mastratest"
 )
 
 // connectLines runs `check --connect` on a config and returns its exit code and the

@@ -15,11 +15,7 @@ import (
 
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/agent"
-	"github.com/signalgate/signalgate/agent/agentapi"
-	"github.com/signalgate/signalgate/agent/httptarget"
-	"github.com/signalgate/signalgate/agent/inboxmcp"
-	"github.com/signalgate/signalgate/agent/mastra"
-	"github.com/signalgate/signalgate/agent/targets"
+	"github.com/signalgate/signalgate/agentapi"
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/email"
@@ -28,6 +24,7 @@ import (
 	"github.com/signalgate/signalgate/console"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/inboxmcp"
 	"github.com/signalgate/signalgate/metrics"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/retention"
@@ -37,6 +34,9 @@ import (
 	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/silence"
 	"github.com/signalgate/signalgate/store"
+	"github.com/signalgate/signalgate/target"
+	"github.com/signalgate/signalgate/target/httptarget"
+	"github.com/signalgate/signalgate/target/mastra"
 	"github.com/signalgate/signalgate/telemetry"
 	"github.com/signalgate/signalgate/watch"
 )
@@ -233,7 +233,7 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 	// target.reply: auto queues runs' answers into the outbox, built further down.
 	auto := &autoReplies{}
 	follow = append(follow, mastra.WithReplies(auto))
-	routes, targetServices, err := targets.Routes(cfg.Agents, g.Runs, agent.NewStreamTarget(), kick.Notify, g.Log, g.Traces, follow...)
+	routes, targetServices, err := target.Routes(cfg.Agents, g.Runs, agent.NewStreamTarget(), kick.Notify, g.Log, g.Traces, follow...)
 	if err != nil {
 		return nil, fmt.Errorf("agents: %w", err)
 	}

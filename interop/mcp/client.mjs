@@ -1,7 +1,7 @@
 // The TypeScript MCP SDK's client against signalgate's /mcp endpoint (streamable HTTP).
 // Usage: node client.mjs <mcp url> <agent token> <resourceId> <threadId> <other agent>
 // Runs every inbox tool once (and Mastra's notification-inbox, reply and reply_status) and prints one JSON object with what came back; the Go test
-// (agent/inboxmcp TestTypeScriptClient) checks it against the gateway's store.
+// (inboxmcp TestTypeScriptClient) checks it against the gateway's store.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 

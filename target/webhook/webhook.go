@@ -1,0 +1,133 @@
+// Package webhook is the webhook target: every signal is POSTed as JSON to the agent's
+// URL, signed with Standard Webhooks headers (webhook-id is the signal id, stable across
+// retries, so a receiver can drop a repeat). 2xx is accepted; 408, 409, 425, 429, 5xx and timeouts
+// are retried by the dispatcher (Retry-After honoured); any other 4xx fails for good.
+// Webhook agents report presence through the agent API's runs.
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/delivery"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/secret"
+	"github.com/signalgate/signalgate/stdwebhooks"
+	"github.com/signalgate/signalgate/target/httptarget"
+)
+
+// Target posts signals to one agent's webhook URL.
+type Target struct {
+	cfg     agent.TargetConfig
+	secrets [][]byte // new first; both sign while a rotation overlaps
+	client  *http.Client
+	now     func() time.Time
+	traces  trace.TracerProvider
+}
+
+var _ delivery.Target = (*Target)(nil)
+
+// Option configures a Target.
+type Option func(*Target)
+
+// WithClock injects the clock that stamps webhook-timestamp.
+func WithClock(now func() time.Time) Option { return func(t *Target) { t.now = now } }
+
+// WithHTTPClient replaces the HTTP client.
+func WithHTTPClient(c *http.Client) Option { return func(t *Target) { t.client = c } }
+
+// WithTracerProvider makes every request a client span of tp carrying its traceparent
+// (default: tracing off). url.full shows no path: a webhook URL's path may be its token.
+func WithTracerProvider(tp trace.TracerProvider) Option { return func(t *Target) { t.traces = tp } }
+
+// New builds the target of one webhook agent.
+func New(cfg agent.Config, opts ...Option) (*Target, error) {
+	cfg = cfg.WithDefaults()
+	if cfg.Target.Kind != agent.TargetWebhook {
+		return nil, fmt.Errorf("agent %q: target kind is %q, not webhook", cfg.ID, cfg.Target.Kind)
+	}
+	list, problems := secret.Rotated("target.secret", cfg.Target.Secret, cfg.Target.Secrets, stdwebhooks.CheckSecret)
+	if err := errors.Join(problems...); err != nil {
+		return nil, fmt.Errorf("agent %q: %w", cfg.ID, err)
+	}
+	if len(list) == 0 {
+		return nil, fmt.Errorf("agent %q: target.secret: required", cfg.ID)
+	}
+	t := &Target{cfg: cfg.Target, client: &http.Client{}, now: time.Now}
+	for _, s := range list {
+		key, _ := stdwebhooks.ParseSecret(s.Reveal()) // checked above
+		t.secrets = append(t.secrets, key)
+	}
+	for _, o := range opts {
+		o(t)
+	}
+	t.client = httptarget.Traced(t.client, t.traces)
+	return t, nil
+}
+
+// Payload is the JSON body of a delivery.
+type Payload struct {
+	Type       string       `json:"type"` // always "signal"
+	Agent      string       `json:"agent"`
+	ResourceID string       `json:"resourceId"`
+	ThreadID   string       `json:"threadId"`
+	RunID      *string      `json:"runId"`
+	Action     agent.Action `json:"action"`
+	DeliverAs  string       `json:"deliverAs,omitempty"`
+	Attempt    int          `json:"attempt"`
+	RecordIDs  []string     `json:"recordIds"`
+	Signal     agent.Signal `json:"signal"`
+	XML        string       `json:"xml"`
+}
+
+// NewPayload builds the body of d.
+func NewPayload(d agent.Delivery) Payload {
+	p := Payload{Type: "signal", Agent: d.Thread.Agent, ResourceID: d.Thread.Resource, ThreadID: d.Thread.Thread,
+		Action: d.Action, DeliverAs: d.DeliverAs, Attempt: d.Attempt, RecordIDs: d.RecordIDs, Signal: d.Signal, XML: d.Signal.XML()}
+	if d.RunID != "" {
+		p.RunID = &d.RunID
+	}
+	if p.RecordIDs == nil {
+		p.RecordIDs = []string{}
+	}
+	if p.Signal.Attributes == nil {
+		p.Signal.Attributes = inbox.Attributes{}
+	}
+	if p.Signal.Metadata == nil {
+		p.Signal.Metadata = map[string]any{}
+	}
+	return p
+}
+
+// Deliver posts d, signed.
+func (t *Target) Deliver(ctx context.Context, d agent.Delivery) (agent.Result, error) {
+	body, err := json.Marshal(NewPayload(d))
+	if err != nil {
+		return agent.Result{}, fmt.Errorf("encode signal %s: %w", d.Signal.ID, err)
+	}
+	ts := t.now()
+	headers := make(map[string]string, len(t.cfg.Headers)+3)
+	for k, v := range t.cfg.Headers {
+		headers[k] = v.Reveal()
+	}
+	headers[stdwebhooks.HeaderID] = d.Signal.ID
+	headers[stdwebhooks.HeaderTimestamp] = strconv.FormatInt(ts.Unix(), 10)
+	// One v1 signature per secret, space-separated as Standard Webhooks allows: a
+	// receiver still on the old secret and one already on the new both verify.
+	sigs := make([]string, len(t.secrets))
+	for i, key := range t.secrets {
+		sigs[i] = stdwebhooks.Sign(key, d.Signal.ID, ts, body)
+	}
+	headers[stdwebhooks.HeaderSignature] = strings.Join(sigs, " ")
+	_, res, err := httptarget.Post(ctx, t.client, t.cfg.URL, headers, body, t.cfg.Timeout, t.now)
+	return res, err
+}
