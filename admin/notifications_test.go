@@ -48,7 +48,7 @@ func seed(t *testing.T, en *env) (acme, globex, initech string) {
 
 	k := inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "globex"}
 	sig := "sig-globex"
-	_, _, err := en.st.AppendFrame(ctx, agent.Frame{Event: agent.EventSignal, ID: sig, Thread: k, Action: agent.ActionWake,
+	_, _, err := en.st.AppendFrame(ctx, agent.Frame{Event: agent.EventSignal, ID: sig, Thread: k, Behavior: agent.BehaviorWake,
 		Signal:    agent.Signal{ID: sig, Type: agent.TypeNotification, TagName: "notification", Contents: "Invoice 2 for Globex failed"},
 		RecordIDs: []string{globex}, CreatedAt: en.clock.Now()})
 	require.NoError(t, err)
@@ -92,7 +92,7 @@ func TestListAndGetNotifications(t *testing.T) {
 		require.Equal(t, "target answered 410", d.Deliveries[0].Error)
 		require.Len(t, d.Signals, 1)
 		require.Equal(t, "sig-globex", d.Signals[0].ID)
-		require.Equal(t, agent.ActionWake, d.Signals[0].Action)
+		require.Equal(t, agent.BehaviorWake, d.Signals[0].Behavior)
 
 		code, raw := en.do(http.MethodGet, "/admin/v1/notifications/nope", viewerToken, nil)
 		require.Equal(t, http.StatusBadRequest, code)

@@ -29,7 +29,7 @@ func (f *fakeSender) SendSignal(_ context.Context, _ inbox.ThreadKey, req agent.
 		return agent.SignalResult{}, agent.ErrDeliveryFailed
 	}
 	f.sent = append(f.sent, req)
-	return agent.SignalResult{Accepted: true, ID: req.Signal.ID, Action: agent.ActionWake, RunID: "run-1"}, nil
+	return agent.SignalResult{Accepted: true, ID: req.Signal.ID, Action: agent.BehaviorWake, RunID: "run-1"}, nil
 }
 
 // withSchedules serves schedules over the env's store, with one config.yaml schedule.
@@ -98,7 +98,7 @@ func TestSchedulesAPI(t *testing.T) {
 		require.Len(t, send.sent, 1)
 		req := send.sent[0]
 		require.Equal(t, "user", req.Signal.Type)
-		require.Equal(t, agent.ActionPersist, req.IfActive.Behavior)
+		require.Equal(t, agent.BehaviorPersist, req.IfActive.Behavior)
 		require.Equal(t, map[string]any{"maxSteps": float64(3)}, req.IfIdle.StreamOptions)
 		require.Equal(t, "ops", req.ResourceID)
 

@@ -156,7 +156,7 @@ func (e *Emitter) Emit(ctx context.Context, k inbox.ThreadKey, sig Signal) error
 		return err
 	}
 	sig = Accept(sig, nil, e.now().UTC())
-	d := Delivery{Thread: k, Signal: sig, Action: ActionDeliver, Attempt: 1}
+	d := Handoff{Thread: k, Signal: sig, Behavior: BehaviorDeliver, Attempt: 1}
 	if live == nil {
 		res, err := e.runs.Wake(ctx, k, WakeRequest{Exempt: true, Rank: inbox.PriorityUrgent.Rank(), Since: sig.CreatedAt})
 		if err != nil {
@@ -165,7 +165,7 @@ func (e *Emitter) Emit(ctx context.Context, k inbox.ThreadKey, sig Signal) error
 		if res.Outcome != WakeOpened {
 			return fmt.Errorf("wake %s: %w (until %s at the latest)", k, ErrWakeQueued, res.Until.UTC().Format(time.RFC3339))
 		}
-		d.Action, d.RunID = ActionWake, res.Run.ID
+		d.Behavior, d.RunID = BehaviorWake, res.Run.ID
 	} else {
 		d.RunID = live.ID
 	}

@@ -71,7 +71,7 @@ type Frame struct {
 	ID        string // the signal id (signal frames) or a unique frame id (run frames)
 	Thread    inbox.ThreadKey
 	RunID     string
-	Action    Action   // signal frames: wake, deliver or persist
+	Behavior  Behavior // signal frames: wake, deliver or persist
 	Signal    Signal   // signal frames
 	XML       string   // signal frames: what the model sees
 	RecordIDs []string // inbox records the signal carries, if any
@@ -85,13 +85,13 @@ type Frame struct {
 }
 
 // SignalFrame builds the log entry for a delivery.
-func SignalFrame(d Delivery, now time.Time) Frame {
+func SignalFrame(d Handoff, now time.Time) Frame {
 	return Frame{
 		Event:     EventSignal,
 		ID:        d.Signal.ID,
 		Thread:    d.Thread,
 		RunID:     d.RunID,
-		Action:    d.Action,
+		Behavior:  d.Behavior,
 		Signal:    d.Signal,
 		XML:       RenderXML(d.Signal),
 		RecordIDs: d.RecordIDs,
@@ -103,7 +103,7 @@ type signalData struct {
 	ID         string     `json:"id"`
 	Seq        int64      `json:"seq"`
 	RunID      *string    `json:"runId"`
-	Action     Action     `json:"action"`
+	Action     Behavior   `json:"action"`
 	Type       SignalType `json:"type"`
 	TagName    string     `json:"tagName"`
 	Contents   string     `json:"contents"`
@@ -178,7 +178,7 @@ func EncodeLogged(f Frame, attributes, metadata, parts, providerOptions json.Raw
 // signalData is f's data object without its JSON parts.
 func (f Frame) signalData() signalData {
 	d := signalData{
-		ID: f.ID, Seq: f.Seq, Action: f.Action, Type: f.Signal.Type, TagName: f.Signal.TagName,
+		ID: f.ID, Seq: f.Seq, Action: f.Behavior, Type: f.Signal.Type, TagName: f.Signal.TagName,
 		Contents: f.Signal.Contents, XML: f.XML, CreatedAt: f.Signal.CreatedAt, AcceptedAt: f.Signal.AcceptedAt,
 		Transient: f.Signal.Transient,
 	}
@@ -188,13 +188,13 @@ func (f Frame) signalData() signalData {
 	return d
 }
 
-// Delivery is one signal on its way to a thread's target. Targets get the same signal id
+// Handoff is one signal on its way to a thread's target. Targets get the same signal id
 // on every retry and must treat a repeated id as already delivered where they can.
-type Delivery struct {
+type Handoff struct {
 	Thread    inbox.ThreadKey
 	Signal    Signal
-	Action    Action // wake, deliver or persist
-	RunID     string // the run the signal goes into (the one a wake opened); "" for none
+	Behavior  Behavior // wake, deliver or persist
+	RunID     string   // the run the signal goes into (the one a wake opened); "" for none
 	RecordIDs []string
 	Attempt   int // 1 for the first try
 	// StreamOptions are ifIdle.streamOptions, for targets that start runs themselves.

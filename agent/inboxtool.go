@@ -232,7 +232,7 @@ func (s *Service) seen(ctx context.Context, k inbox.ThreadKey, id string, marked
 // within max_concurrent_wakes (at the cap it stays pending, for the dispatcher).
 func (s *Service) sendRecord(ctx context.Context, k inbox.ThreadKey, r inbox.Record) error {
 	now := s.now().UTC()
-	d := Delivery{Thread: k, Signal: NotificationSignal(r, RecordSignalID(r), now), Action: ActionDeliver,
+	d := Handoff{Thread: k, Signal: NotificationSignal(r, RecordSignalID(r), now), Behavior: BehaviorDeliver,
 		RecordIDs: []string{r.ID}, Attempt: r.Attempts + 1}
 	live, err := s.Runs.Live(ctx, k)
 	if err != nil {
@@ -246,7 +246,7 @@ func (s *Service) sendRecord(ctx context.Context, k inbox.ThreadKey, r inbox.Rec
 		if err != nil {
 			return err
 		}
-		d.Action, d.RunID, woke = ActionWake, run.ID, created
+		d.Behavior, d.RunID, woke = BehaviorWake, run.ID, created
 	}
 	_, err = s.Deliverer.Deliver(ctx, d)
 	if err != nil && woke {

@@ -6,28 +6,28 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 )
 
-// Action is what happens to a signal on acceptance, given the thread's presence.
-type Action string
+// Behavior is what happens to a signal on acceptance, given the thread's presence.
+type Behavior string
 
-// Actions. wake opens a run on an idle thread; deliver puts the signal into the
+// Behaviors. wake opens a run on an idle thread; deliver puts the signal into the
 // active run; persist logs it to the thread without waking or interrupting;
 // discard drops it.
 const (
-	ActionWake    Action = "wake"
-	ActionDeliver Action = "deliver"
-	ActionPersist Action = "persist"
-	ActionDiscard Action = "discard"
+	BehaviorWake    Behavior = "wake"
+	BehaviorDeliver Behavior = "deliver"
+	BehaviorPersist Behavior = "persist"
+	BehaviorDiscard Behavior = "discard"
 )
 
 // IfActive says what to do with a signal when its thread's agent is running.
 type IfActive struct {
-	Behavior   Action           `json:"behavior,omitempty"` // deliver (default), persist or discard
+	Behavior   Behavior           `json:"behavior,omitempty"` // deliver (default), persist or discard
 	Attributes inbox.Attributes `json:"attributes,omitempty"`
 }
 
 // IfIdle says what to do with a signal when its thread is idle.
 type IfIdle struct {
-	Behavior   Action           `json:"behavior,omitempty"` // wake (default), persist or discard
+	Behavior   Behavior           `json:"behavior,omitempty"` // wake (default), persist or discard
 	Attributes inbox.Attributes `json:"attributes,omitempty"`
 	// StreamOptions (Mastra's name) are passed to a target that starts runs itself (Mastra)
 	// when the signal wakes the thread.
@@ -54,10 +54,10 @@ type Options struct {
 // WithDefaults fills in the default behaviors.
 func (o Options) WithDefaults() Options {
 	if o.IfActive.Behavior == "" {
-		o.IfActive.Behavior = ActionDeliver
+		o.IfActive.Behavior = BehaviorDeliver
 	}
 	if o.IfIdle.Behavior == "" {
-		o.IfIdle.Behavior = ActionWake
+		o.IfIdle.Behavior = BehaviorWake
 	}
 	return o
 }
@@ -66,12 +66,12 @@ func (o Options) WithDefaults() Options {
 func (o Options) Validate() error {
 	var errs []error
 	switch o.IfActive.Behavior {
-	case "", ActionDeliver, ActionPersist, ActionDiscard:
+	case "", BehaviorDeliver, BehaviorPersist, BehaviorDiscard:
 	default:
 		errs = append(errs, invalid(ErrInvalidOptions, "ifActive.behavior: unknown %q (want deliver, persist or discard)", o.IfActive.Behavior))
 	}
 	switch o.IfIdle.Behavior {
-	case "", ActionWake, ActionPersist, ActionDiscard:
+	case "", BehaviorWake, BehaviorPersist, BehaviorDiscard:
 	default:
 		errs = append(errs, invalid(ErrInvalidOptions, "ifIdle.behavior: unknown %q (want wake, persist or discard)", o.IfIdle.Behavior))
 	}
@@ -91,13 +91,13 @@ func (o Options) Validate() error {
 // presence, and the conditional attributes to merge into it (see Accept). Any
 // presence other than active counts as idle. A discarded signal gets no
 // attributes since nothing is kept.
-func Resolve(opts Options, presence inbox.Presence) (Action, inbox.Attributes) {
+func Resolve(opts Options, presence inbox.Presence) (Behavior, inbox.Attributes) {
 	opts = opts.WithDefaults()
 	action, attrs := opts.IfIdle.Behavior, opts.IfIdle.Attributes
 	if presence == inbox.PresenceActive {
 		action, attrs = opts.IfActive.Behavior, opts.IfActive.Attributes
 	}
-	if action == ActionDiscard {
+	if action == BehaviorDiscard {
 		return action, nil
 	}
 	return action, attrs.Clone()

@@ -16,20 +16,20 @@ func TestResolve(t *testing.T) {
 		name      string
 		opts      Options
 		presence  inbox.Presence
-		want      Action
+		want      Behavior
 		wantAttrs inbox.Attributes
 	}{
-		{"defaults active", Options{}, inbox.PresenceActive, ActionDeliver, nil},
-		{"defaults idle", Options{}, inbox.PresenceIdle, ActionWake, nil},
-		{"unknown presence is idle", Options{}, "", ActionWake, nil},
-		{"active deliver", Options{IfActive: IfActive{Behavior: ActionDeliver, Attributes: act}, IfIdle: IfIdle{Attributes: idle}}, inbox.PresenceActive, ActionDeliver, act},
-		{"active persist", Options{IfActive: IfActive{Behavior: ActionPersist, Attributes: act}}, inbox.PresenceActive, ActionPersist, act},
-		{"active discard", Options{IfActive: IfActive{Behavior: ActionDiscard, Attributes: act}}, inbox.PresenceActive, ActionDiscard, nil},
-		{"idle wake", Options{IfActive: IfActive{Attributes: act}, IfIdle: IfIdle{Behavior: ActionWake, Attributes: idle}}, inbox.PresenceIdle, ActionWake, idle},
-		{"idle persist", Options{IfIdle: IfIdle{Behavior: ActionPersist, Attributes: idle}}, inbox.PresenceIdle, ActionPersist, idle},
-		{"idle discard", Options{IfIdle: IfIdle{Behavior: ActionDiscard, Attributes: idle}}, inbox.PresenceIdle, ActionDiscard, nil},
-		{"idle options ignored when active", Options{IfIdle: IfIdle{Behavior: ActionDiscard, Attributes: idle}}, inbox.PresenceActive, ActionDeliver, nil},
-		{"active options ignored when idle", Options{IfActive: IfActive{Behavior: ActionDiscard, Attributes: act}}, inbox.PresenceIdle, ActionWake, nil},
+		{"defaults active", Options{}, inbox.PresenceActive, BehaviorDeliver, nil},
+		{"defaults idle", Options{}, inbox.PresenceIdle, BehaviorWake, nil},
+		{"unknown presence is idle", Options{}, "", BehaviorWake, nil},
+		{"active deliver", Options{IfActive: IfActive{Behavior: BehaviorDeliver, Attributes: act}, IfIdle: IfIdle{Attributes: idle}}, inbox.PresenceActive, BehaviorDeliver, act},
+		{"active persist", Options{IfActive: IfActive{Behavior: BehaviorPersist, Attributes: act}}, inbox.PresenceActive, BehaviorPersist, act},
+		{"active discard", Options{IfActive: IfActive{Behavior: BehaviorDiscard, Attributes: act}}, inbox.PresenceActive, BehaviorDiscard, nil},
+		{"idle wake", Options{IfActive: IfActive{Attributes: act}, IfIdle: IfIdle{Behavior: BehaviorWake, Attributes: idle}}, inbox.PresenceIdle, BehaviorWake, idle},
+		{"idle persist", Options{IfIdle: IfIdle{Behavior: BehaviorPersist, Attributes: idle}}, inbox.PresenceIdle, BehaviorPersist, idle},
+		{"idle discard", Options{IfIdle: IfIdle{Behavior: BehaviorDiscard, Attributes: idle}}, inbox.PresenceIdle, BehaviorDiscard, nil},
+		{"idle options ignored when active", Options{IfIdle: IfIdle{Behavior: BehaviorDiscard, Attributes: idle}}, inbox.PresenceActive, BehaviorDeliver, nil},
+		{"active options ignored when idle", Options{IfActive: IfActive{Behavior: BehaviorDiscard, Attributes: act}}, inbox.PresenceIdle, BehaviorWake, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,9 +60,9 @@ func TestOptionsValidate(t *testing.T) {
 		opts Options
 		msg  string
 	}{
-		{"wake is not an active behavior", Options{IfActive: IfActive{Behavior: ActionWake}},
+		{"wake is not an active behavior", Options{IfActive: IfActive{Behavior: BehaviorWake}},
 			`ifActive.behavior: unknown "wake" (want deliver, persist or discard)`},
-		{"deliver is not an idle behavior", Options{IfIdle: IfIdle{Behavior: ActionDeliver}},
+		{"deliver is not an idle behavior", Options{IfIdle: IfIdle{Behavior: BehaviorDeliver}},
 			`ifIdle.behavior: unknown "deliver" (want wake, persist or discard)`},
 		{"unknown", Options{IfActive: IfActive{Behavior: "interrupt"}},
 			`ifActive.behavior: unknown "interrupt" (want deliver, persist or discard)`},
@@ -83,9 +83,9 @@ func TestOptionsJSON(t *testing.T) {
 	var o Options
 	require.NoError(t, json.Unmarshal([]byte(`{"ifActive":{"behavior":"persist","attributes":{"z":1,"a":"x"}},"ifIdle":{"behavior":"discard","runOptions":{"maxSteps":3}}}`), &o))
 	require.NoError(t, o.Validate())
-	require.Equal(t, ActionPersist, o.IfActive.Behavior)
+	require.Equal(t, BehaviorPersist, o.IfActive.Behavior)
 	require.Equal(t, attrs("z", int64(1), "a", "x"), o.IfActive.Attributes)
-	require.Equal(t, ActionDiscard, o.IfIdle.Behavior)
+	require.Equal(t, BehaviorDiscard, o.IfIdle.Behavior)
 	require.Equal(t, map[string]any{"maxSteps": float64(3)}, o.IfIdle.Stream(), "runOptions: the deprecated name")
 
 	o = Options{}
@@ -97,6 +97,6 @@ func TestOptionsJSON(t *testing.T) {
 	require.ErrorIs(t, o.Validate(), ErrInvalidOptions, "both names at once")
 
 	d := Options{}.WithDefaults()
-	require.Equal(t, ActionDeliver, d.IfActive.Behavior)
-	require.Equal(t, ActionWake, d.IfIdle.Behavior)
+	require.Equal(t, BehaviorDeliver, d.IfActive.Behavior)
+	require.Equal(t, BehaviorWake, d.IfIdle.Behavior)
 }

@@ -130,7 +130,7 @@ type SignalBody struct {
 type SignalResult struct {
 	Accepted bool    `json:"accepted"`
 	ID       string  `json:"id,omitempty"`
-	Action   Action  `json:"action"`
+	Action   Behavior  `json:"action"`
 	RunID    string  `json:"runId,omitempty"`
 	Signal   *Signal `json:"signal,omitempty"`
 	Skipped  bool    `json:"skipped,omitempty"`
@@ -139,8 +139,8 @@ type SignalResult struct {
 }
 
 // answered is the result of sig sent with action into run (Mastra's runId rule).
-func answered(sig Signal, action Action, run string, version int) SignalResult {
-	if action == ActionPersist || action == ActionDiscard {
+func answered(sig Signal, action Behavior, run string, version int) SignalResult {
+	if action == BehaviorPersist || action == BehaviorDiscard {
 		run = sig.ID
 	}
 	return SignalResult{Accepted: true, ID: sig.ID, Action: action, RunID: run, Signal: &sig, Version: version}
@@ -249,15 +249,15 @@ func (s *Service) SendSignal(ctx context.Context, k inbox.ThreadKey, req SignalR
 		presence = inbox.PresenceActive
 	}
 	action, extra := Resolve(req.Options, presence)
-	if action == ActionPersist && sig.Transient {
-		action = ActionDiscard // nothing to keep of a transient signal, as in Mastra
+	if action == BehaviorPersist && sig.Transient {
+		action = BehaviorDiscard // nothing to keep of a transient signal, as in Mastra
 	}
 	now := s.now().UTC()
-	if action == ActionDiscard {
+	if action == BehaviorDiscard {
 		if sig.ID == "" {
 			sig.ID = s.newID()
 		}
-		return answered(Accept(sig, nil, now), ActionDiscard, "", 0), nil
+		return answered(Accept(sig, nil, now), BehaviorDiscard, "", 0), nil
 	}
 	var prev *StateLane
 	var version int
@@ -267,7 +267,7 @@ func (s *Service) SendSignal(ctx context.Context, k inbox.ThreadKey, req SignalR
 			return SignalResult{}, err
 		}
 		if skipped {
-			return SignalResult{Accepted: true, Action: ActionDiscard, Skipped: true, Reason: SkipUnchanged, Version: next.Version}, nil
+			return SignalResult{Accepted: true, Action: BehaviorDiscard, Skipped: true, Reason: SkipUnchanged, Version: next.Version}, nil
 		}
 		prev, version = before, next.Version
 		sig.Metadata = cloneMeta(sig.Metadata)
@@ -277,10 +277,10 @@ func (s *Service) SendSignal(ctx context.Context, k inbox.ThreadKey, req SignalR
 		sig.ID = s.newID()
 	}
 	sig = Accept(sig, extra, now)
-	d := Delivery{Thread: k, Signal: sig, Action: action, Attempt: 1}
+	d := Handoff{Thread: k, Signal: sig, Behavior: action, Attempt: 1}
 	woke := false // this send opened d's run
 	switch {
-	case action == ActionWake:
+	case action == BehaviorWake:
 		run, created, err := s.ownWake(ctx, k)
 		if err != nil {
 			return SignalResult{}, s.undoLane(ctx, k, lane, prev, version, err)
@@ -331,7 +331,7 @@ func answerLogged(f Frame, sig Signal, conditional inbox.Attributes) (SignalResu
 	if !sameSignal(f.Signal, sig, conditional) {
 		return SignalResult{}, idConflict(sig.ID)
 	}
-	return answered(f.Signal, f.Action, f.RunID, 0), nil
+	return answered(f.Signal, f.Behavior, f.RunID, 0), nil
 }
 
 func idConflict(id string) error {

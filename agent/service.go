@@ -44,7 +44,7 @@ type StateStore interface {
 
 // Deliverer hands a signal to the thread's target (the dispatcher routes by agent).
 type Deliverer interface {
-	Deliver(ctx context.Context, d Delivery) (Result, error)
+	Deliver(ctx context.Context, d Handoff) (Result, error)
 }
 
 // Deps are what the agent operations work with.

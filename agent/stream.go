@@ -23,4 +23,4 @@ type StreamTarget struct{}
 func NewStreamTarget() *StreamTarget { return &StreamTarget{} }
 
 // Deliver accepts the signal; its frame is committed with the dispatcher's outcome.
-func (*StreamTarget) Deliver(context.Context, Delivery) (Result, error) { return Result{}, nil }
+func (*StreamTarget) Deliver(context.Context, Handoff) (Result, error) { return Result{}, nil }

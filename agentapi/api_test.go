@@ -226,7 +226,7 @@ func TestSignalPersistAndDiscard(t *testing.T) {
 	require.Equal(t, "drop me", discard.Signal["contents"], "the signal that was discarded")
 	log := e.Log(k)
 	require.Len(t, log, 1, "discard stores nothing; persist never wakes")
-	require.Equal(t, agent.ActionPersist, log[0].Action)
+	require.Equal(t, agent.BehaviorPersist, log[0].Behavior)
 	require.Equal(t, "fyi", log[0].XML, "a user signal without attributes is plain text")
 	live, err := e.Runs.Live(context.Background(), k)
 	require.NoError(t, err)

@@ -178,7 +178,7 @@ func TestApprovalDecisionsRespectMaxConcurrentWakes(t *testing.T) {
 				require.Equal(t, 1, openWakes(), "the freed slot goes to one waiting decision")
 				next := decision(i + 1)
 				require.NotNil(t, next, "decision %d delivered once a slot freed", i+2)
-				require.Equal(t, agent.ActionWake, next.Action)
+				require.Equal(t, agent.BehaviorWake, next.Behavior)
 				if i == 0 {
 					require.Nil(t, decision(2), "one slot, one decision")
 				}
@@ -270,7 +270,7 @@ func TestApprovalDecisionKeepsItsPlaceInTheWakeQueue(t *testing.T) {
 				}
 			}
 			f := decision()
-			require.Equal(t, agent.ActionWake, f.Action)
+			require.Equal(t, agent.BehaviorWake, f.Behavior)
 			require.Equal(t, f.RunID, live("decided").ID)
 			require.False(t, queued("decided"))
 			e.Pass()

@@ -39,7 +39,7 @@ func redeliveredRecord(t *testing.T, b storetest.Backend) {
 		Backend: &b,
 		Routes: func(delivery.Target) map[string]delivery.Route {
 			return map[string]delivery.Route{"coder": {Kind: agent.TargetWebhook, MaxAttempts: 2, MaxAge: 24 * time.Hour,
-				Target: delivery.TargetFunc(func(context.Context, agent.Delivery) (agent.Result, error) {
+				Target: delivery.TargetFunc(func(context.Context, agent.Handoff) (agent.Result, error) {
 					calls.Add(1)
 					return agent.Result{}, &agent.DeliveryError{Err: errors.New("target answered 503"), Retry: true}
 				})}}

@@ -45,10 +45,10 @@ func TestLowBurstMakesOneSummary(t *testing.T) {
 			require.Len(t, got, 1, "one summary")
 			require.Equal(t, `<notification-summary pending="10" priority="low">github: 10</notification-summary>`, got[0].XML)
 			if active {
-				require.Equal(t, agent.ActionDeliver, got[0].Action, "delivered into the running loop")
+				require.Equal(t, agent.BehaviorDeliver, got[0].Behavior, "delivered into the running loop")
 				require.Equal(t, runID, got[0].RunID)
 			} else {
-				require.Equal(t, agent.ActionPersist, got[0].Action, "persisted without waking")
+				require.Equal(t, agent.BehaviorPersist, got[0].Behavior, "persisted without waking")
 				live, err := e.Runs.Live(t.Context(), k)
 				require.NoError(t, err)
 				require.Nil(t, live)

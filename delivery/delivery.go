@@ -17,14 +17,14 @@ import (
 // again. A failure is an *agent.DeliveryError saying whether trying again later may help,
 // the HTTP status and the receiver's Retry-After; any other error fails the record for good.
 type Target interface {
-	Deliver(ctx context.Context, d agent.Delivery) (agent.Result, error)
+	Deliver(ctx context.Context, d agent.Handoff) (agent.Result, error)
 }
 
 // TargetFunc adapts a function to Target.
-type TargetFunc func(ctx context.Context, d agent.Delivery) (agent.Result, error)
+type TargetFunc func(ctx context.Context, d agent.Handoff) (agent.Result, error)
 
 // Deliver calls f.
-func (f TargetFunc) Deliver(ctx context.Context, d agent.Delivery) (agent.Result, error) {
+func (f TargetFunc) Deliver(ctx context.Context, d agent.Handoff) (agent.Result, error) {
 	return f(ctx, d)
 }
 

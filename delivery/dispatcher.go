@@ -370,14 +370,14 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read
 			d.postpone(&o, p.items[i:], at)
 			break
 		}
-		action := agent.ActionDeliver
+		action := agent.BehaviorDeliver
 		switch {
 		case it.persist, it.noWake && runID == "":
-			action = agent.ActionPersist
+			action = agent.BehaviorPersist
 		case runID == "":
-			action = agent.ActionWake
+			action = agent.BehaviorWake
 		}
-		if action == agent.ActionWake {
+		if action == agent.BehaviorWake {
 			exempt := it.exempt()
 			res := agent.WakeResult{Outcome: agent.WakeSpent}
 			if exempt || spent == "" {
@@ -397,7 +397,7 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read
 			case agent.WakeSpent:
 				spent = cmp.Or(res.Reason, spent)
 				if it.summary {
-					action = agent.ActionPersist // paced like every summary, without waking
+					action = agent.BehaviorPersist // paced like every summary, without waking
 					break
 				}
 				d.hold(&o, it, spent)
@@ -429,7 +429,7 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read
 // send hands one item to the target and records the result in o. It reports false
 // without recording anything when the failure is only ctx ending. probe marks the probe
 // of a down target, which never counts against max_attempts.
-func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item, action agent.Action, runID string, probe bool) bool {
+func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item, action agent.Behavior, runID string, probe bool) bool {
 	ids := make([]string, len(it.records))
 	// tries counts every attempt of the records; round only those since a redelivery
 	// or a delivered summary, which max_attempts and the backoff go by.
@@ -439,7 +439,7 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 		tries = max(tries, r.Attempts+1)
 		round = max(round, r.Attempts-r.AttemptsBefore+1)
 	}
-	del := agent.Delivery{Thread: o.Thread, Signal: it.signal, Action: action, RunID: runID, RecordIDs: ids, Attempt: tries,
+	del := agent.Handoff{Thread: o.Thread, Signal: it.signal, Behavior: action, RunID: runID, RecordIDs: ids, Attempt: tries,
 		DeliverAs: it.deliverAs, NoWake: it.noWake, StreamOptions: d.streamOptions(route, it, action, o.Now),
 		ReplyTo: d.replyTo.ReplyToOf(it.records)}
 	if probe && d.obs != nil {
@@ -528,7 +528,7 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 // try hands del to the route's target and describes the call as an attempt row at
 // `at`: delivered with the answer's status, or failed with the redacted error and the
 // failure's status (a pass may still turn a failure into a retry).
-func (d *Dispatcher) try(ctx context.Context, route Route, del agent.Delivery, at time.Time) (Attempt, error) {
+func (d *Dispatcher) try(ctx context.Context, route Route, del agent.Handoff, at time.Time) (Attempt, error) {
 	started := time.Now()
 	res, err := route.Target.Deliver(ctx, del)
 	att := Attempt{Thread: del.Thread, Target: route.Kind, SignalID: del.Signal.ID, RecordIDs: del.RecordIDs,
@@ -545,8 +545,8 @@ func (d *Dispatcher) try(ctx context.Context, route Route, del agent.Delivery, a
 // match wins: those a record was created with (the summary's records in its order),
 // the first matching policy rule's, then the target's. A persisted or low-only item
 // never wakes and carries none, as Mastra sends a low-only summary.
-func (d *Dispatcher) streamOptions(route Route, it item, action agent.Action, now time.Time) map[string]any {
-	if action == agent.ActionPersist || it.noWake {
+func (d *Dispatcher) streamOptions(route Route, it item, action agent.Behavior, now time.Time) map[string]any {
+	if action == agent.BehaviorPersist || it.noWake {
 		return nil
 	}
 	for _, r := range it.records {
@@ -556,7 +556,7 @@ func (d *Dispatcher) streamOptions(route Route, it item, action agent.Action, no
 	}
 	if opts := d.live.Load().options; opts != nil {
 		presence := inbox.PresenceIdle
-		if action == agent.ActionDeliver {
+		if action == agent.BehaviorDeliver {
 			presence = inbox.PresenceActive
 		}
 		for _, r := range it.records {
@@ -611,7 +611,7 @@ func (d *Dispatcher) complete(o Outcome, owner string) error {
 		kind := d.live.Load().routes[o.Thread.Agent].Kind
 		for _, f := range o.Frames {
 			if f.Event == agent.EventSignal {
-				d.obs.SignalSent(kind, string(f.Action))
+				d.obs.SignalSent(kind, string(f.Behavior))
 			}
 		}
 	}
@@ -625,7 +625,7 @@ func (d *Dispatcher) complete(o Outcome, owner string) error {
 // straight to the thread's target, then logs it and the attempt. There is no retry: the
 // caller learns the outcome and may send again with the same signal id, which the log
 // keeps only once.
-func (d *Dispatcher) Deliver(ctx context.Context, del agent.Delivery) (agent.Result, error) {
+func (d *Dispatcher) Deliver(ctx context.Context, del agent.Handoff) (agent.Result, error) {
 	if logged, ok := d.q.(frameGetter); ok && del.Signal.ID != "" {
 		// A sender repeating an id the thread already logged: the target accepted it once
 		// and some (Mastra) would show it twice. The API answers repeats before this; here
@@ -649,7 +649,7 @@ type frameGetter interface {
 
 // deliverOne sends one signal outside a pass and logs it with its attempt; recovered
 // lists the in-flight signals it redelivers, closed in the same transaction.
-func (d *Dispatcher) deliverOne(ctx context.Context, del agent.Delivery, recovered []string) (agent.Result, error) {
+func (d *Dispatcher) deliverOne(ctx context.Context, del agent.Handoff, recovered []string) (agent.Result, error) {
 	route, ok := d.live.Load().routes[del.Thread.Agent]
 	if !ok || route.Target == nil {
 		return agent.Result{}, fmt.Errorf("agent %q has no delivery target configured", del.Thread.Agent)
@@ -657,7 +657,7 @@ func (d *Dispatcher) deliverOne(ctx context.Context, del agent.Delivery, recover
 	if del.Attempt == 0 {
 		del.Attempt = 1
 	}
-	if del.StreamOptions == nil && del.Action != agent.ActionPersist && !del.NoWake {
+	if del.StreamOptions == nil && del.Behavior != agent.BehaviorPersist && !del.NoWake {
 		del.StreamOptions = route.StreamOptions // the sender gave none: the target's
 	}
 	now := d.now()

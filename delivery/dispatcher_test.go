@@ -33,10 +33,10 @@ type flaky struct {
 	mu   sync.Mutex
 	errs []error
 	next delivery.Target
-	seen []agent.Delivery
+	seen []agent.Handoff
 }
 
-func (f *flaky) Deliver(ctx context.Context, d agent.Delivery) (agent.Result, error) {
+func (f *flaky) Deliver(ctx context.Context, d agent.Handoff) (agent.Result, error) {
 	f.mu.Lock()
 	f.seen = append(f.seen, d)
 	var err error
@@ -50,10 +50,10 @@ func (f *flaky) Deliver(ctx context.Context, d agent.Delivery) (agent.Result, er
 	return f.next.Deliver(ctx, d)
 }
 
-func (f *flaky) deliveries() []agent.Delivery {
+func (f *flaky) deliveries() []agent.Handoff {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]agent.Delivery(nil), f.seen...)
+	return append([]agent.Handoff(nil), f.seen...)
 }
 
 func flakyEnv(t *testing.T, f *flaky, maxAttempts int) *deliverytest.Env {
@@ -179,7 +179,7 @@ type recorder struct {
 	ids []string
 }
 
-func (r *recorder) Deliver(_ context.Context, d agent.Delivery) (agent.Result, error) {
+func (r *recorder) Deliver(_ context.Context, d agent.Handoff) (agent.Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.ids = append(r.ids, d.Signal.ID)
@@ -288,7 +288,7 @@ func TestDeliverLogsOnce(t *testing.T) {
 	k := key("dup")
 	sig := agent.Signal{ID: "sig-1", Type: agent.TypeReactive, TagName: "system-reminder", Contents: "x"}
 	for i := range 3 {
-		_, err := e.Dispatcher.Deliver(t.Context(), agent.Delivery{Thread: k, Signal: sig, Action: agent.ActionPersist})
+		_, err := e.Dispatcher.Deliver(t.Context(), agent.Handoff{Thread: k, Signal: sig, Behavior: agent.BehaviorPersist})
 		if i == 0 {
 			require.NoError(t, err)
 		} else {
@@ -308,7 +308,7 @@ func TestDeliverLogsOnce(t *testing.T) {
 // the record stays due with its attempt count untouched.
 func TestStopDoesNotCountAttempts(t *testing.T) {
 	started := make(chan struct{}, 1)
-	blocking := delivery.TargetFunc(func(ctx context.Context, _ agent.Delivery) (agent.Result, error) {
+	blocking := delivery.TargetFunc(func(ctx context.Context, _ agent.Handoff) (agent.Result, error) {
 		started <- struct{}{}
 		<-ctx.Done()
 		return agent.Result{}, transient(ctx.Err())
@@ -373,7 +373,7 @@ func TestPassStopsAtHalfLease(t *testing.T) {
 		return append([]string(nil), sent...)
 	}
 	cfg := deliverytest.Config{EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
-		slow := delivery.TargetFunc(func(ctx context.Context, d agent.Delivery) (agent.Result, error) {
+		slow := delivery.TargetFunc(func(ctx context.Context, d agent.Handoff) (agent.Result, error) {
 			mu.Lock()
 			sent = append(sent, d.RecordIDs...)
 			first := len(sent) == 1

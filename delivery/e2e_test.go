@@ -62,19 +62,19 @@ func TestDefaultTableThroughStream(t *testing.T) {
 		pr      inbox.Priority
 		active  bool
 		tag     string
-		action  agent.Action
+		action  agent.Behavior
 		wakes   bool
 		status  inbox.Status
 		summary bool
 	}{
-		{inbox.PriorityUrgent, true, agent.TagNotification, agent.ActionDeliver, false, inbox.StatusDelivered, false},
-		{inbox.PriorityUrgent, false, agent.TagNotification, agent.ActionWake, true, inbox.StatusDelivered, false},
-		{inbox.PriorityHigh, true, agent.TagNotificationSummary, agent.ActionDeliver, false, inbox.StatusPending, true},
-		{inbox.PriorityHigh, false, agent.TagNotification, agent.ActionWake, true, inbox.StatusDelivered, false},
-		{inbox.PriorityMedium, true, agent.TagNotificationSummary, agent.ActionDeliver, false, inbox.StatusPending, true},
-		{inbox.PriorityMedium, false, agent.TagNotification, agent.ActionWake, true, inbox.StatusDelivered, false},
-		{inbox.PriorityLow, true, agent.TagNotificationSummary, agent.ActionDeliver, false, inbox.StatusPending, true},
-		{inbox.PriorityLow, false, agent.TagNotificationSummary, agent.ActionPersist, false, inbox.StatusPending, true},
+		{inbox.PriorityUrgent, true, agent.TagNotification, agent.BehaviorDeliver, false, inbox.StatusDelivered, false},
+		{inbox.PriorityUrgent, false, agent.TagNotification, agent.BehaviorWake, true, inbox.StatusDelivered, false},
+		{inbox.PriorityHigh, true, agent.TagNotificationSummary, agent.BehaviorDeliver, false, inbox.StatusPending, true},
+		{inbox.PriorityHigh, false, agent.TagNotification, agent.BehaviorWake, true, inbox.StatusDelivered, false},
+		{inbox.PriorityMedium, true, agent.TagNotificationSummary, agent.BehaviorDeliver, false, inbox.StatusPending, true},
+		{inbox.PriorityMedium, false, agent.TagNotification, agent.BehaviorWake, true, inbox.StatusDelivered, false},
+		{inbox.PriorityLow, true, agent.TagNotificationSummary, agent.BehaviorDeliver, false, inbox.StatusPending, true},
+		{inbox.PriorityLow, false, agent.TagNotificationSummary, agent.BehaviorPersist, false, inbox.StatusPending, true},
 	}
 	forBackends(t, deliverytest.Config{}, func(t *testing.T, e *deliverytest.Env) {
 		for _, c := range cases {
@@ -175,7 +175,7 @@ func TestSummaryPacingWhileActive(t *testing.T) {
 
 		var visible []agent.Frame
 		for _, f := range e.Log(k) {
-			if f.Event == agent.EventSignal && f.Action != agent.ActionPersist {
+			if f.Event == agent.EventSignal && f.Behavior != agent.BehaviorPersist {
 				visible = append(visible, f)
 			}
 		}
@@ -253,7 +253,7 @@ func TestSummaryOrdering(t *testing.T) {
 		require.Equal(t, agent.TagNotificationSummary, sum.Signal.TagName)
 		require.Equal(t, []string{ids[2], ids[1], ids[4], ids[0], ids[3]}, sum.RecordIDs)
 		require.Equal(t, `<notification-summary pending="5" priority="high">github: 5</notification-summary>`, sum.XML)
-		require.Equal(t, agent.ActionDeliver, sum.Action)
+		require.Equal(t, agent.BehaviorDeliver, sum.Behavior)
 		require.Equal(t, []any{ids[2], ids[1], ids[4], ids[0], ids[3]}, toAny(sum.Signal.Metadata["notificationIds"]))
 	})
 }
@@ -291,9 +291,9 @@ func TestIdleOrdering(t *testing.T) {
 		got = append(got, f.RecordIDs[0])
 		require.Equal(t, log[0].RunID, f.RunID)
 		if i == 0 {
-			require.Equal(t, agent.ActionWake, f.Action)
+			require.Equal(t, agent.BehaviorWake, f.Behavior)
 		} else {
-			require.Equal(t, agent.ActionDeliver, f.Action)
+			require.Equal(t, agent.BehaviorDeliver, f.Behavior)
 		}
 	}
 	require.Equal(t, []string{ids[1], ids[3], ids[2], ids[0]}, got)
@@ -330,7 +330,7 @@ func TestLeaseExpiryTurnsIdle(t *testing.T) {
 		// The summary was in flight in the expired run: recovered at the new run's start.
 		require.Equal(t, agent.TagNotificationSummary, log[4].Signal.TagName)
 		require.Contains(t, log[4].XML, `recovered="true"`)
-		require.Equal(t, agent.ActionWake, log[5].Action)
+		require.Equal(t, agent.BehaviorWake, log[5].Behavior)
 		require.Equal(t, []string{rec.RecordID}, log[5].RecordIDs)
 		require.Equal(t, inbox.StatusDelivered, e.Record(rec.RecordID).Status)
 		var heartbeat map[string]any
@@ -354,7 +354,7 @@ func TestPolicyLogAndDiscard(t *testing.T) {
 		e.Pass()
 		log := e.Log(k)
 		require.Len(t, log, 1, "no run: log never wakes")
-		require.Equal(t, agent.ActionPersist, log[0].Action)
+		require.Equal(t, agent.BehaviorPersist, log[0].Behavior)
 		require.Equal(t, []string{push.RecordID}, log[0].RecordIDs)
 		require.Empty(t, log[0].RunID)
 		require.Equal(t, inbox.StatusDelivered, e.Record(push.RecordID).Status)
@@ -417,7 +417,7 @@ func TestPolicyQueueAfterTheRun(t *testing.T) {
 		log := e.Log(k)
 		last := log[len(log)-1]
 		require.Equal(t, agent.EventSignal, last.Event)
-		require.Equal(t, agent.ActionWake, last.Action, "the run's end hands it over, waking the thread")
+		require.Equal(t, agent.BehaviorWake, last.Behavior, "the run's end hands it over, waking the thread")
 		require.Equal(t, []string{q.RecordID}, last.RecordIDs)
 		require.NotEqual(t, run.ID, last.RunID)
 		require.Equal(t, agent.TagNotification, last.Signal.TagName)
@@ -429,7 +429,7 @@ func TestPolicyQueueAfterTheRun(t *testing.T) {
 		log = e.Log(idle)
 		require.NotEmpty(t, log)
 		last = log[len(log)-1]
-		require.Equal(t, agent.ActionWake, last.Action, "an idle thread is woken at once")
+		require.Equal(t, agent.BehaviorWake, last.Behavior, "an idle thread is woken at once")
 		require.Equal(t, []string{q.RecordID}, last.RecordIDs)
 	})
 }

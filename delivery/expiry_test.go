@@ -87,7 +87,7 @@ func TestLoopExpiresLapsedRunAtOnce(t *testing.T) {
 		require.Len(t, got, 3, "the recovered signal and summary, then the full notification")
 		full := got[2]
 		require.Equal(t, fullXML(rec.RecordID, inbox.PriorityHigh, "Review requested"), full.XML)
-		require.Equal(t, agent.ActionWake, full.Action, "it wakes the thread, after the recovered signals")
+		require.Equal(t, agent.BehaviorWake, full.Behavior, "it wakes the thread, after the recovered signals")
 		require.NotEqual(t, r2.ID, full.RunID)
 		for _, f := range got[:2] {
 			require.Equal(t, full.RunID, f.RunID)

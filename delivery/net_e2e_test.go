@@ -27,7 +27,7 @@ func ciBody(state string) map[string]any {
 func visible(e *deliverytest.Env, k inbox.ThreadKey) []agent.Frame {
 	var out []agent.Frame
 	for _, f := range e.Log(k) {
-		if f.Event == agent.EventSignal && f.Action != agent.ActionPersist {
+		if f.Event == agent.EventSignal && f.Behavior != agent.BehaviorPersist {
 			out = append(out, f)
 		}
 	}
@@ -78,7 +78,7 @@ func TestNetStateThroughStream(t *testing.T) {
 			e.Pass()
 			require.Equal(t, "run", sub.Next(wait).Event)
 			ev := sub.Next(wait)
-			require.Equal(t, string(agent.ActionWake), ev.Str("action"))
+			require.Equal(t, string(agent.BehaviorWake), ev.Str("action"))
 			require.Equal(t, "lint failure", ev.Str("contents"))
 			e.FinishRun(k, ev.Str("runId"))
 			require.Equal(t, "run", sub.Next(wait).Event)

@@ -38,7 +38,7 @@ func (o *countingObserver) SignalSent(target, action string) {
 func TestObserverSeesCommittedOutcomes(t *testing.T) {
 	obs := &countingObserver{}
 	fail := true
-	target := delivery.TargetFunc(func(context.Context, agent.Delivery) (agent.Result, error) {
+	target := delivery.TargetFunc(func(context.Context, agent.Handoff) (agent.Result, error) {
 		if fail {
 			fail = false
 			return agent.Result{}, &agent.DeliveryError{Err: errors.New("receiver down"), Retry: true}

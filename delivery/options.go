@@ -50,7 +50,7 @@ func WithStreamOptions(p StreamOptionsPolicy) Option {
 }
 
 // WithReplyProvenance says which records' metadata.replyTo a delivery carries as where
-// an answer goes (agent.Delivery.ReplyTo): only those p vouches for. Without it no
+// an answer goes (agent.Handoff.ReplyTo): only those p vouches for. Without it no
 // delivery names a place (an automatic answer then goes to the thread's most recent
 // origin the outbox trusts).
 func WithReplyProvenance(p agent.ReplyProvenance) Option {

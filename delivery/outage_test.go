@@ -34,7 +34,7 @@ type outage struct {
 	firstOK    time.Time
 }
 
-func (o *outage) Deliver(ctx context.Context, d agent.Delivery) (agent.Result, error) {
+func (o *outage) Deliver(ctx context.Context, d agent.Handoff) (agent.Result, error) {
 	o.mu.Lock()
 	o.calls++
 	for _, id := range d.RecordIDs {

@@ -24,7 +24,7 @@ type tapTarget struct {
 	threads []string
 }
 
-func (r *tapTarget) Deliver(ctx context.Context, d agent.Delivery) (agent.Result, error) {
+func (r *tapTarget) Deliver(ctx context.Context, d agent.Handoff) (agent.Result, error) {
 	r.mu.Lock()
 	r.threads = append(r.threads, d.Thread.Thread)
 	r.mu.Unlock()

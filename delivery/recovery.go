@@ -79,7 +79,7 @@ func (d *Dispatcher) Recover(ctx context.Context, run agent.Run) error {
 			meta[MetaRecoveredCause] = rec.Cause
 		}
 		sig.Metadata, sig.AcceptedAt = meta, now
-		del := agent.Delivery{Thread: run.Thread, Signal: sig, Action: agent.ActionDeliver, RunID: run.ID, RecordIDs: f.RecordIDs, Attempt: 1}
+		del := agent.Handoff{Thread: run.Thread, Signal: sig, Behavior: agent.BehaviorDeliver, RunID: run.ID, RecordIDs: f.RecordIDs, Attempt: 1}
 		// No route slot: the opener may be a pass that holds it already, and opens are few.
 		if _, err := d.deliverOne(ctx, del, []string{f.ID}); err != nil {
 			return fmt.Errorf("recover signal %s into run %s: %w", f.ID, run.ID, err)

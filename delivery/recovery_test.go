@@ -52,8 +52,8 @@ func inFlight(t *testing.T, e *deliverytest.Env, k inbox.ThreadKey) (agent.Run, 
 		"ifActive": map[string]any{"behavior": "persist"}})
 	sigs := signalsOf(e, k, 0)
 	require.Len(t, sigs, 3)
-	require.Equal(t, []agent.Action{agent.ActionDeliver, agent.ActionDeliver, agent.ActionPersist},
-		[]agent.Action{sigs[0].Action, sigs[1].Action, sigs[2].Action})
+	require.Equal(t, []agent.Behavior{agent.BehaviorDeliver, agent.BehaviorDeliver, agent.BehaviorPersist},
+		[]agent.Behavior{sigs[0].Behavior, sigs[1].Behavior, sigs[2].Behavior})
 	return run, sigs[:2]
 }
 
@@ -64,7 +64,7 @@ func requireRecovered(t *testing.T, got []agent.Frame, want []agent.Frame, runID
 		w := want[i]
 		require.NotEqual(t, w.ID, f.ID, "a recovered signal is a new signal")
 		require.Equal(t, runID, f.RunID)
-		require.Equal(t, agent.ActionDeliver, f.Action)
+		require.Equal(t, agent.BehaviorDeliver, f.Behavior)
 		require.Equal(t, w.Signal.Contents, f.Signal.Contents)
 		v, ok := f.Signal.Attributes.Get(delivery.AttrRecovered)
 		require.True(t, ok)
@@ -124,7 +124,7 @@ func TestRecoveryAfterAbort(t *testing.T) {
 		again := signalsOf(e, k, seq)
 		require.Len(t, again, 3)
 		wake := again[2]
-		require.Equal(t, agent.ActionWake, wake.Action, "the waking signal comes after the recovered ones")
+		require.Equal(t, agent.BehaviorWake, wake.Behavior, "the waking signal comes after the recovered ones")
 		requireRecovered(t, again[:2], got, wake.RunID, agent.CauseAborted)
 		require.Equal(t, want[0].Signal.Contents, again[0].Signal.Contents)
 	})

@@ -26,7 +26,7 @@ func TestDeliveryReplyToNeedsTheConnectorsProvenance(t *testing.T) {
 		},
 	}
 	forBackends(t, cfg, func(t *testing.T, e *deliverytest.Env) {
-		wake := func(thread, by string) agent.Delivery {
+		wake := func(thread, by string) agent.Handoff {
 			t.Helper()
 			e.Ingest(inbox.Notification{Thread: key(thread), Source: "slack", Kind: "message", Priority: inbox.PriorityUrgent, Summary: "hi",
 				Metadata: map[string]any{agent.MetaReplyTo: map[string]any{"source": "slack", "connector": "acme", "channel": "C1"}, agent.MetaVerifiedBy: by}})

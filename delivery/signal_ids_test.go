@@ -13,7 +13,7 @@ import (
 
 type signalAnswer struct {
 	ID     string       `json:"id"`
-	Action agent.Action `json:"action"`
+	Action agent.Behavior `json:"action"`
 	RunID  string       `json:"runId"`
 	Error  struct {
 		Code string `json:"code"`
@@ -39,7 +39,7 @@ func TestSignalIDsArePerThread(t *testing.T) {
 
 			var first signalAnswer
 			require.Equal(t, 200, send(coder, "build failed", nil, &first))
-			require.Equal(t, agent.ActionPersist, first.Action)
+			require.Equal(t, agent.BehaviorPersist, first.Action)
 
 			var other signalAnswer
 			require.Equal(t, 200, send(support, "ticket opened", nil, &other))

@@ -18,17 +18,17 @@ import (
 // captured records what a target was handed, by signal tag.
 type captured struct {
 	mu  sync.Mutex
-	got []agent.Delivery
+	got []agent.Handoff
 }
 
-func (c *captured) Deliver(_ context.Context, d agent.Delivery) (agent.Result, error) {
+func (c *captured) Deliver(_ context.Context, d agent.Handoff) (agent.Result, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.got = append(c.got, d)
 	return agent.Result{}, nil
 }
 
-func (c *captured) last(t *testing.T) agent.Delivery {
+func (c *captured) last(t *testing.T) agent.Handoff {
 	t.Helper()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -65,13 +65,13 @@ func TestStreamOptionsReachEveryWake(t *testing.T) {
 		target.mu.Lock()
 		target.got = nil
 		target.mu.Unlock()
-		wake := func(thread string, body map[string]any) agent.Delivery {
+		wake := func(thread string, body map[string]any) agent.Handoff {
 			t.Helper()
 			k := key(thread)
 			create(t, e, k, body)
 			e.Pass()
 			d := target.last(t)
-			require.Equal(t, agent.ActionWake, d.Action, thread)
+			require.Equal(t, agent.BehaviorWake, d.Behavior, thread)
 			return d
 		}
 		// The notification's own ifIdle.streamOptions win over the rule matching it.
@@ -103,7 +103,7 @@ func TestStreamOptionsReachEveryWake(t *testing.T) {
 		e.Pass()
 		d = target.last(t)
 		require.Equal(t, agent.TagNotificationSummary, d.Signal.TagName)
-		require.Equal(t, agent.ActionDeliver, d.Action, "into the run; a mastra target still wakes if it ended")
+		require.Equal(t, agent.BehaviorDeliver, d.Behavior, "into the run; a mastra target still wakes if it ended")
 		require.Equal(t, model("from-summary-record"), d.StreamOptions)
 		e.FinishRun(k, run.ID)
 
@@ -114,7 +114,7 @@ func TestStreamOptionsReachEveryWake(t *testing.T) {
 		e.Pass()
 		d = target.last(t)
 		require.Equal(t, agent.TagNotificationSummary, d.Signal.TagName)
-		require.True(t, d.NoWake || d.Action == agent.ActionPersist, "a low-only summary never wakes")
+		require.True(t, d.NoWake || d.Behavior == agent.BehaviorPersist, "a low-only summary never wakes")
 		require.Nil(t, d.StreamOptions)
 	})
 }

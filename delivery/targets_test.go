@@ -26,7 +26,7 @@ type stuck struct {
 	maxSeen  atomic.Int32
 }
 
-func (s *stuck) Deliver(ctx context.Context, _ agent.Delivery) (agent.Result, error) {
+func (s *stuck) Deliver(ctx context.Context, _ agent.Handoff) (agent.Result, error) {
 	n := s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
 	for {
@@ -52,7 +52,7 @@ func TestStuckTargetDoesNotSlowOthers(t *testing.T) {
 	goodDelivered := make(chan struct{}, 16)
 	env := deliverytest.New(t, deliverytest.Config{
 		Routes: func(stream delivery.Target) map[string]delivery.Route {
-			good := delivery.TargetFunc(func(ctx context.Context, d agent.Delivery) (agent.Result, error) {
+			good := delivery.TargetFunc(func(ctx context.Context, d agent.Handoff) (agent.Result, error) {
 				goodMu.Lock()
 				goodSeen = append(goodSeen, d.Thread.Thread)
 				goodMu.Unlock()
@@ -120,23 +120,23 @@ func TestMessageVersusQueuedMessageOrdering(t *testing.T) {
 
 	type seen struct {
 		contents string
-		action   agent.Action
+		action   agent.Behavior
 		runID    string
 	}
 	signals := func() []seen {
 		var out []seen
 		for _, f := range env.Log(k) {
 			if f.Event == agent.EventSignal {
-				out = append(out, seen{f.Signal.Contents, f.Action, f.RunID})
+				out = append(out, seen{f.Signal.Contents, f.Behavior, f.RunID})
 			}
 		}
 		return out
 	}
 	got := signals()
 	require.Equal(t, []seen{
-		{"m1", agent.ActionDeliver, run.ID},
-		{"m2", agent.ActionDeliver, run.ID},
-		{"n1", agent.ActionDeliver, run.ID},
+		{"m1", agent.BehaviorDeliver, run.ID},
+		{"m2", agent.BehaviorDeliver, run.ID},
+		{"n1", agent.BehaviorDeliver, run.ID},
 	}, got, "messages at once, in arrival order, ahead of notifications; queued ones wait")
 	for _, f := range env.Log(k) {
 		if f.Signal.Contents == "m1" {
@@ -149,7 +149,7 @@ func TestMessageVersusQueuedMessageOrdering(t *testing.T) {
 	got = signals()
 	require.Len(t, got, 4)
 	require.Equal(t, "q1", got[3].contents)
-	require.Equal(t, agent.ActionWake, got[3].action, "the first queued message starts the next run")
+	require.Equal(t, agent.BehaviorWake, got[3].action, "the first queued message starts the next run")
 	second := got[3].runID
 	require.NotEqual(t, run.ID, second)
 
@@ -161,7 +161,7 @@ func TestMessageVersusQueuedMessageOrdering(t *testing.T) {
 	got = signals()
 	require.Len(t, got, 5)
 	require.Equal(t, "q2", got[4].contents)
-	require.Equal(t, agent.ActionWake, got[4].action)
+	require.Equal(t, agent.BehaviorWake, got[4].action)
 	require.NotEqual(t, second, got[4].runID)
 }
 
@@ -173,7 +173,7 @@ func TestRepeatedSignalIDIsNotResent(t *testing.T) {
 	env := deliverytest.New(t, deliverytest.Config{
 		Routes: func(stream delivery.Target) map[string]delivery.Route {
 			return map[string]delivery.Route{"coder": {Kind: agent.TargetMastra, Target: delivery.TargetFunc(
-				func(ctx context.Context, d agent.Delivery) (agent.Result, error) {
+				func(ctx context.Context, d agent.Handoff) (agent.Result, error) {
 					mu.Lock()
 					sent = append(sent, d.Signal.ID)
 					mu.Unlock()
@@ -199,7 +199,7 @@ func TestResendOnIdleThreadOpensNoRun(t *testing.T) {
 	env := deliverytest.New(t, deliverytest.Config{
 		Routes: func(stream delivery.Target) map[string]delivery.Route {
 			return map[string]delivery.Route{"coder": {Kind: agent.TargetMastra, Target: delivery.TargetFunc(
-				func(ctx context.Context, d agent.Delivery) (agent.Result, error) {
+				func(ctx context.Context, d agent.Handoff) (agent.Result, error) {
 					mu.Lock()
 					sent = append(sent, d.Signal.ID)
 					mu.Unlock()
@@ -211,12 +211,12 @@ func TestResendOnIdleThreadOpensNoRun(t *testing.T) {
 	body := map[string]any{"signal": map[string]any{"id": "sig-wake", "type": "user", "contents": "hi"}}
 	type answer struct {
 		ID     string       `json:"id"`
-		Action agent.Action `json:"action"`
+		Action agent.Behavior `json:"action"`
 		RunID  string       `json:"runId"`
 	}
 	var first answer
 	require.Equal(t, 200, env.Do("POST", env.ThreadURL(k, "/signals"), env.Token(k), body, &first))
-	require.Equal(t, agent.ActionWake, first.Action)
+	require.Equal(t, agent.BehaviorWake, first.Action)
 	require.NotEmpty(t, first.RunID)
 	env.FinishRun(k, first.RunID)
 	runs := len(env.Log(k))
@@ -249,7 +249,7 @@ func failedWakeClosesRun(t *testing.T, b storetest.Backend) {
 		Backend: &b,
 		Routes: func(stream delivery.Target) map[string]delivery.Route {
 			return map[string]delivery.Route{"coder": {Kind: agent.TargetWebhook, Target: delivery.TargetFunc(
-				func(ctx context.Context, d agent.Delivery) (agent.Result, error) {
+				func(ctx context.Context, d agent.Handoff) (agent.Result, error) {
 					if fail.Load() {
 						return agent.Result{}, errors.New("POST http://hook/…: HTTP 404: Cannot POST …")
 					}
@@ -273,10 +273,10 @@ func failedWakeClosesRun(t *testing.T, b storetest.Backend) {
 
 	fail.Store(false)
 	var again struct {
-		Action agent.Action `json:"action"`
+		Action agent.Behavior `json:"action"`
 		RunID  string       `json:"runId"`
 	}
 	require.Equal(t, http.StatusOK, env.Do("POST", env.ThreadURL(k, "/signals"), env.Token(k), body, &again))
-	require.Equal(t, agent.ActionWake, again.Action, "the thread is idle: the next signal wakes it")
+	require.Equal(t, agent.BehaviorWake, again.Action, "the thread is idle: the next signal wakes it")
 	require.NotEmpty(t, again.RunID)
 }

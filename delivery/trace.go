@@ -77,7 +77,7 @@ func endPass(span trace.Span, records int64, err error) {
 // the events merged into it; a summary or a signal of several records starts a trace of
 // its own linking every record's events. Both link the pass they went out in (the span
 // of ctx, if any). A signal of no record (the agent API's) is a child of the span of ctx.
-func (t tracing) startDeliver(ctx context.Context, kind string, del agent.Delivery, records []inbox.Record) (context.Context, trace.Span) {
+func (t tracing) startDeliver(ctx context.Context, kind string, del agent.Handoff, records []inbox.Record) (context.Context, trace.Span) {
 	if !t.on {
 		return ctx, nil
 	}

@@ -28,7 +28,7 @@ func TestTraceLinksBounded(t *testing.T) {
 		rs = append(rs, r)
 	}
 	ctx, pass := tr.startPass(context.Background(), 5)
-	_, span := tr.startDeliver(ctx, agent.TargetStream, agent.Delivery{Signal: agent.Signal{ID: "s"}}, rs)
+	_, span := tr.startDeliver(ctx, agent.TargetStream, agent.Handoff{Signal: agent.Signal{ID: "s"}}, rs)
 	endDeliver(span, true, false, "")
 	endPass(pass, 5, nil)
 	del := rec.Ended()[0]
@@ -45,7 +45,7 @@ func TestTraceSignalWithoutRecords(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	tr := newTracing(tp)
 	ctx, api := tp.Tracer("test").Start(context.Background(), "POST /agents/:agent/threads/:thread/signals")
-	ctx, span := tr.startDeliver(ctx, agent.TargetStream, agent.Delivery{Signal: agent.Signal{ID: "s"}}, nil)
+	ctx, span := tr.startDeliver(ctx, agent.TargetStream, agent.Handoff{Signal: agent.Signal{ID: "s"}}, nil)
 	f := tr.traceFrame(ctx, agent.Frame{Event: agent.EventSignal, Signal: agent.Signal{Metadata: map[string]any{"k": "v"}}})
 	endDeliver(span, true, false, "")
 	api.End()

@@ -252,7 +252,7 @@ func TestTraceFailedAttemptRetried(t *testing.T) {
 		Logger:   slog.New(logs),
 		Dispatch: []delivery.Option{delivery.WithTracerProvider(tp)},
 		Routes: func(delivery.Target) map[string]delivery.Route {
-			down := delivery.TargetFunc(func(context.Context, agent.Delivery) (agent.Result, error) {
+			down := delivery.TargetFunc(func(context.Context, agent.Handoff) (agent.Result, error) {
 				return agent.Result{}, &agent.DeliveryError{Err: errors.New("HTTP 503"), Status: http.StatusServiceUnavailable, Retry: true}
 			})
 			return map[string]delivery.Route{"coder": {Kind: agent.TargetWebhook, Target: down}}

@@ -73,7 +73,7 @@ func TestWakeBudgetThroughStream(t *testing.T) {
 		require.False(t, r.FullWhenIdle, "a held record does not wait to wake the thread later")
 		ev := sub.Next(wait)
 		require.Equal(t, "signal", ev.Event)
-		require.Equal(t, string(agent.ActionPersist), ev.Str("action"), "the summary is logged without waking")
+		require.Equal(t, string(agent.BehaviorPersist), ev.Str("action"), "the summary is logged without waking")
 		require.Equal(t, agent.TagNotificationSummary, ev.Str("tagName"))
 		require.NotEmpty(t, e.Record(held).SummarySignal)
 		require.Equal(t, 2, wakes(e, k))

@@ -118,7 +118,7 @@ func TestInboxToolRead(t *testing.T) {
 			require.Len(t, sent, 2)
 			for i, id := range []string{a, bb} {
 				require.Equal(t, agent.TypeNotification, sent[i].Signal.Type, "oldest first")
-				require.Equal(t, agent.ActionDeliver, sent[i].Action, "into the active run")
+				require.Equal(t, agent.BehaviorDeliver, sent[i].Behavior, "into the active run")
 				require.Equal(t, run.ID, sent[i].RunID)
 				require.Equal(t, want[i], sent[i].Signal.ID, "the id a delivery pass would use")
 				require.Contains(t, sent[i].XML, `id="`+id+`"`)
@@ -145,7 +145,7 @@ func TestInboxToolReadWakes(t *testing.T) {
 	call(t, cs, "notification-inbox", args(k, map[string]any{"action": "read", "id": a}), &r)
 	require.Equal(t, 1, r.Delivered)
 	log := e.Log(k)
-	require.Equal(t, agent.ActionWake, log[len(log)-1].Action)
+	require.Equal(t, agent.BehaviorWake, log[len(log)-1].Behavior)
 }
 
 // read's wake of an idle thread is the agent's own wake: it counts against

@@ -68,12 +68,12 @@ type Spec struct {
 
 // IfActive is what a fire does when the thread's agent is running (Mastra's ifActive).
 type IfActive struct {
-	Behavior agent.Action `json:"behavior,omitempty" yaml:"behavior"` // deliver (default), persist or discard
+	Behavior agent.Behavior `json:"behavior,omitempty" yaml:"behavior"` // deliver (default), persist or discard
 }
 
 // IfIdle is what a fire does when the thread is idle (Mastra's ifIdle).
 type IfIdle struct {
-	Behavior      agent.Action   `json:"behavior,omitempty" yaml:"behavior"` // wake (default), persist or discard
+	Behavior      agent.Behavior   `json:"behavior,omitempty" yaml:"behavior"` // wake (default), persist or discard
 	StreamOptions map[string]any `json:"streamOptions,omitempty" yaml:"stream_options"`
 }
 
@@ -212,12 +212,12 @@ func (s Spec) Check(known func(agent string) bool) error {
 		bad("attributes", "%v", err)
 	}
 	switch s.IfActive.Behavior {
-	case "", agent.ActionDeliver, agent.ActionPersist, agent.ActionDiscard:
+	case "", agent.BehaviorDeliver, agent.BehaviorPersist, agent.BehaviorDiscard:
 	default:
 		bad("ifActive.behavior", "unknown %q (want deliver, persist or discard)", s.IfActive.Behavior)
 	}
 	switch s.IfIdle.Behavior {
-	case "", agent.ActionWake, agent.ActionPersist, agent.ActionDiscard:
+	case "", agent.BehaviorWake, agent.BehaviorPersist, agent.BehaviorDiscard:
 	default:
 		bad("ifIdle.behavior", "unknown %q (want wake, persist or discard)", s.IfIdle.Behavior)
 	}

@@ -77,7 +77,7 @@ func (f *fixture) signals(k inbox.ThreadKey) []string {
 
 func spec(id, cron string) schedule.Spec {
 	return schedule.Spec{ID: id, Agent: coder.Agent, ResourceID: coder.Resource, ThreadID: coder.Thread, Cron: cron,
-		Contents: "time for the standup", IfIdle: schedule.IfIdle{Behavior: agent.ActionPersist}}
+		Contents: "time for the standup", IfIdle: schedule.IfIdle{Behavior: agent.BehaviorPersist}}
 }
 
 func forEachBackend(t *testing.T, fn func(t *testing.T, b storetest.Backend)) {
@@ -132,7 +132,7 @@ func TestSchedulerFiresAsSignals(t *testing.T) {
 		require.Equal(t, "schedule", sig.TagName)
 		require.Equal(t, "time for the standup", sig.Contents)
 		require.Equal(t, "core", sig.Attributes.String("team"))
-		require.Equal(t, agent.ActionPersist, log[0].Action, "ifIdle.behavior: persist")
+		require.Equal(t, agent.BehaviorPersist, log[0].Behavior, "ifIdle.behavior: persist")
 		require.Equal(t, utc("2026-11-02T09:00:00Z"), sig.CreatedAt.UTC())
 		raw, _ := json.Marshal(sig.Metadata["schedule"])
 		require.JSONEq(t, `{"id":"standup","fireTime":"2026-11-02T09:00:00Z"}`, string(raw))

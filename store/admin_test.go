@@ -171,7 +171,7 @@ func TestRecordSignals(t *testing.T) {
 	ctx := context.Background()
 	forEach(t, func(t *testing.T, s *store.Store, _ *inbox.Service) {
 		frame := func(id string, records ...string) {
-			_, _, err := s.AppendFrame(ctx, agent.Frame{Event: agent.EventSignal, ID: id, Thread: thread, Action: agent.ActionDeliver,
+			_, _, err := s.AppendFrame(ctx, agent.Frame{Event: agent.EventSignal, ID: id, Thread: thread, Behavior: agent.BehaviorDeliver,
 				Signal: agent.Signal{ID: id, Type: agent.TypeNotification, TagName: "notification"}, RecordIDs: records, CreatedAt: t0})
 			require.NoError(t, err)
 		}

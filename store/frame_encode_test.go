@@ -21,14 +21,14 @@ func TestLoggedFrameEncodesAsTheLogReads(t *testing.T) {
 	at := time.Date(2026, 11, 26, 21, 0, 0, 123456789, time.UTC)
 	attrs := inbox.Attributes{{Key: "repo", Value: "acme/api"}, {Key: "pr", Value: int64(9007199254740993)}, {Key: "ratio", Value: 0.1},
 		{Key: "ok", Value: false}, {Key: "html", Value: "<b>&amp;</b>"}}
-	full := agent.Frame{Event: agent.EventSignal, ID: "sig-1", Thread: k, RunID: "run-1", Action: agent.ActionWake,
+	full := agent.Frame{Event: agent.EventSignal, ID: "sig-1", Thread: k, RunID: "run-1", Behavior: agent.BehaviorWake,
 		Signal: agent.Signal{ID: "sig-1", Type: "notification", TagName: "ci-failure", Contents: "build \x00failed \xff\n<x>",
 			Attributes: attrs, Metadata: map[string]any{"traceparent": "00-abc-def-01", "nested": map[string]any{"n": 1.5, "s": "é"}},
 			CreatedAt: at, AcceptedAt: at.Add(time.Second),
 			Parts:           []agent.Part{{Type: "text", Text: "hello"}, {Type: "file", Data: "aGk=", MediaType: "text/plain", ProviderOptions: map[string]any{"x": true}}},
 			ProviderOptions: map[string]any{"anthropic": map[string]any{"cacheControl": "ephemeral"}}},
 		XML: "<ci-failure>build failed</ci-failure>", RecordIDs: []string{"r1", "r2"}, CreatedAt: at}
-	bare := agent.Frame{Event: agent.EventSignal, ID: "sig-2", Thread: k, Action: agent.ActionPersist,
+	bare := agent.Frame{Event: agent.EventSignal, ID: "sig-2", Thread: k, Behavior: agent.BehaviorPersist,
 		Signal: agent.Signal{ID: "sig-2", Type: "user-message", Contents: "hi"}, CreatedAt: at}
 	run := agent.Frame{Event: agent.EventRun, ID: "run-frame-1", Thread: k, RunID: "run-1", RunStatus: "open", Origin: "wake", CreatedAt: at}
 
@@ -57,7 +57,7 @@ func loadSignalFrame(k inbox.ThreadKey, at time.Time) agent.Frame {
 	attrs := inbox.Attributes{{Key: "source", Value: "github"}, {Key: "kind", Value: "check_run.completed"},
 		{Key: "repository", Value: "acme/api"}, {Key: "conclusion", Value: "failure"}, {Key: "check_run_id", Value: int64(128620228)},
 		{Key: "head_sha", Value: "ec26c3e57ca3a959ca5aad62de7213c562f8c821"}, {Key: "url", Value: "https://github.com/acme/api/runs/128620228"}}
-	return agent.Frame{Event: agent.EventSignal, ID: "sig-load", Thread: k, RunID: "run-1", Action: agent.ActionDeliver,
+	return agent.Frame{Event: agent.EventSignal, ID: "sig-load", Thread: k, RunID: "run-1", Behavior: agent.BehaviorDeliver,
 		Signal: agent.Signal{ID: "sig-load", Type: "notification", TagName: "github-check-run", Contents: "Check run octo-check failed on acme/api at ec26c3e",
 			Attributes: attrs, Metadata: map[string]any{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
 			CreatedAt: at, AcceptedAt: at},

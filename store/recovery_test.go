@@ -13,9 +13,9 @@ import (
 	"github.com/signalgate/signalgate/store"
 )
 
-func logSignal(t *testing.T, s *store.Store, id, runID string, action agent.Action, at time.Time) {
+func logSignal(t *testing.T, s *store.Store, id, runID string, action agent.Behavior, at time.Time) {
 	t.Helper()
-	d := agent.Delivery{Thread: thread, Action: action, RunID: runID,
+	d := agent.Handoff{Thread: thread, Behavior: action, RunID: runID,
 		Signal: agent.Signal{ID: id, Type: agent.TypeReactive, TagName: "note", Contents: id}}
 	require.NoError(t, s.CompleteThread(context.Background(), "", delivery.Outcome{Thread: thread, Now: at,
 		Frames: []agent.Frame{agent.SignalFrame(d, at)}}))
@@ -40,9 +40,9 @@ func TestRecoveriesOfUnfinishedRuns(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *store.Store) {
 		_, _, err := s.OpenRun(ctx, newRun("run-1", t0, 5*time.Minute))
 		require.NoError(t, err)
-		logSignal(t, s, "s-wake", "run-1", agent.ActionWake, t0)
-		logSignal(t, s, "s-persist", "run-1", agent.ActionPersist, t0)
-		logSignal(t, s, "s-deliver", "run-1", agent.ActionDeliver, t0)
+		logSignal(t, s, "s-wake", "run-1", agent.BehaviorWake, t0)
+		logSignal(t, s, "s-persist", "run-1", agent.BehaviorPersist, t0)
+		logSignal(t, s, "s-deliver", "run-1", agent.BehaviorDeliver, t0)
 		_, closed, _, err := s.CloseRun(ctx, thread, "run-1", agent.RunFinished, "", t0.Add(time.Minute))
 		require.NoError(t, err)
 		require.True(t, closed)
@@ -50,16 +50,16 @@ func TestRecoveriesOfUnfinishedRuns(t *testing.T) {
 
 		_, _, err = s.OpenRun(ctx, newRun("run-2", t0.Add(2*time.Minute), 5*time.Minute))
 		require.NoError(t, err)
-		logSignal(t, s, "s-a", "run-2", agent.ActionDeliver, t0.Add(2*time.Minute))
-		logSignal(t, s, "s-b", "run-2", agent.ActionPersist, t0.Add(2*time.Minute))
-		logSignal(t, s, "s-c", "run-2", agent.ActionDeliver, t0.Add(2*time.Minute))
+		logSignal(t, s, "s-a", "run-2", agent.BehaviorDeliver, t0.Add(2*time.Minute))
+		logSignal(t, s, "s-b", "run-2", agent.BehaviorPersist, t0.Add(2*time.Minute))
+		logSignal(t, s, "s-c", "run-2", agent.BehaviorDeliver, t0.Add(2*time.Minute))
 		_, _, _, err = s.CloseRun(ctx, thread, "run-2", agent.RunAborted, "", t0.Add(3*time.Minute))
 		require.NoError(t, err)
 		require.Equal(t, []string{"s-a", "s-c"}, pendingIDs(t, s))
 
 		_, _, err = s.OpenRun(ctx, newRun("run-3", t0.Add(4*time.Minute), time.Minute))
 		require.NoError(t, err)
-		logSignal(t, s, "s-d", "run-3", agent.ActionWake, t0.Add(4*time.Minute))
+		logSignal(t, s, "s-d", "run-3", agent.BehaviorWake, t0.Add(4*time.Minute))
 		_, idle, err := s.ExpireRuns(ctx, t0.Add(6*time.Minute))
 		require.NoError(t, err)
 		require.Len(t, idle, 1)
@@ -97,7 +97,7 @@ func TestOpenRunExpiresLapsedRun(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *store.Store) {
 		_, _, err := s.OpenRun(ctx, newRun("run-1", t0, 3*time.Second))
 		require.NoError(t, err)
-		logSignal(t, s, "s-a", "run-1", agent.ActionDeliver, t0.Add(time.Second))
+		logSignal(t, s, "s-a", "run-1", agent.BehaviorDeliver, t0.Add(time.Second))
 
 		r2, created, err := s.OpenRun(ctx, newRun("run-2", t0.Add(5*time.Second), time.Minute))
 		require.NoError(t, err)
@@ -135,7 +135,7 @@ func TestRecoveriesLeaveOutWhatMastraAccepted(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *store.Store) {
 		logVia := func(id, runID, target, outcome string, at time.Time) {
 			t.Helper()
-			d := agent.Delivery{Thread: thread, Action: agent.ActionDeliver, RunID: runID,
+			d := agent.Handoff{Thread: thread, Behavior: agent.BehaviorDeliver, RunID: runID,
 				Signal: agent.Signal{ID: id, Type: agent.TypeReactive, TagName: "note", Contents: id}}
 			require.NoError(t, s.CompleteThread(ctx, "", delivery.Outcome{Thread: thread, Now: at,
 				Frames:   []agent.Frame{agent.SignalFrame(d, at)},

@@ -65,7 +65,7 @@ func TestRecoveriesPerThread(t *testing.T) {
 			run.Thread = k
 			_, _, err := s.OpenRun(ctx, run)
 			require.NoError(t, err)
-			d := agent.Delivery{Thread: k, Action: agent.ActionDeliver, RunID: run.ID,
+			d := agent.Handoff{Thread: k, Behavior: agent.BehaviorDeliver, RunID: run.ID,
 				Signal: agent.Signal{ID: "s-same", Type: agent.TypeReactive, TagName: "note", Contents: k.Agent}}
 			require.NoError(t, s.CompleteThread(ctx, "", delivery.Outcome{Thread: k, Now: t0, Frames: []agent.Frame{agent.SignalFrame(d, t0)}}))
 			_, _, _, err = s.CloseRun(ctx, k, run.ID, agent.RunAborted, "", t0.Add(time.Second))

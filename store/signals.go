@@ -53,7 +53,7 @@ func (row *frameRow) header() agent.Frame {
 	f := agent.Frame{
 		Seq: row.Seq, Event: row.Event, ID: row.ID,
 		Thread: inbox.ThreadKey{Agent: row.Agent, Resource: row.Resource, Thread: row.Thread},
-		RunID:  row.RunID, Action: agent.Action(row.Action), XML: row.XML,
+		RunID:  row.RunID, Behavior: agent.Behavior(row.Action), XML: row.XML,
 		RunStatus: row.RunStatus, Origin: row.Origin, CreatedAt: fromMicros(row.CreatedAt),
 	}
 	if row.Event != agent.EventSignal {
@@ -220,7 +220,7 @@ func storedFrameRow(f agent.Frame) (frameRow, error) {
 		return frameRow{}, fmt.Errorf("encode parts: %w", err)
 	}
 	return frameRow{Agent: cleanText(k.Agent), Resource: cleanText(k.Resource), Thread: cleanText(k.Thread), Seq: f.Seq,
-		ID: cleanText(f.ID), Event: f.Event, RunID: cleanText(f.RunID), Action: string(f.Action),
+		ID: cleanText(f.ID), Event: f.Event, RunID: cleanText(f.RunID), Action: string(f.Behavior),
 		Type: cleanText(string(f.Signal.Type)), TagName: cleanText(f.Signal.TagName), Contents: cleanText(f.Signal.Contents),
 		Attributes: string(attrs), Metadata: string(metaJSON), XML: cleanText(f.XML), RecordIDs: string(idsJSON),
 		RunStatus: f.RunStatus, Origin: f.Origin, SignalCreatedAt: nullTime(f.Signal.CreatedAt), AcceptedAt: nullTime(f.Signal.AcceptedAt),

@@ -26,7 +26,7 @@ func signalFrame(id string, k inbox.ThreadKey, at time.Time) agent.Frame {
 	sig := agent.Signal{ID: id, Type: agent.TypeNotification, TagName: "notification", Contents: "hello <b>",
 		Attributes: inbox.Attributes{{Key: "z", Value: "1"}, {Key: "a", Value: int64(2)}, {Key: "ok", Value: true}},
 		Metadata:   map[string]any{"recordId": "r1"}, CreatedAt: at, AcceptedAt: at}
-	return agent.SignalFrame(agent.Delivery{Thread: k, Signal: sig, Action: agent.ActionDeliver, RunID: "run1", RecordIDs: []string{"r1"}}, at)
+	return agent.SignalFrame(agent.Handoff{Thread: k, Signal: sig, Behavior: agent.BehaviorDeliver, RunID: "run1", RecordIDs: []string{"r1"}}, at)
 }
 
 func TestAppendFrame(t *testing.T) {
@@ -60,7 +60,7 @@ func TestAppendFrame(t *testing.T) {
 		require.Equal(t, "sig-1", got.ID)
 		require.Equal(t, agent.EventSignal, got.Event)
 		require.Equal(t, "run1", got.RunID)
-		require.Equal(t, agent.ActionDeliver, got.Action)
+		require.Equal(t, agent.BehaviorDeliver, got.Behavior)
 		require.Equal(t, []string{"r1"}, got.RecordIDs)
 		require.Equal(t, inbox.Attributes{{Key: "z", Value: "1"}, {Key: "a", Value: int64(2)}, {Key: "ok", Value: true}}, got.Signal.Attributes)
 		require.Equal(t, `<notification z="1" a="2" ok="true">hello &lt;b&gt;</notification>`, got.XML)

@@ -67,8 +67,8 @@ func TestTargetSpansHideTheURLsSecrets(t *testing.T) {
 	routes, _, err := target.Routes(cfgs, agent.NewRuns(nil, nil, cfgs), agent.NewStreamTarget(), func([]inbox.ThreadKey) {}, nil, tr.Provider)
 	require.NoError(t, err)
 	ctx := context.Background()
-	d := func(k inbox.ThreadKey) agent.Delivery {
-		return agent.Delivery{Thread: k, Action: agent.ActionWake, Attempt: 1,
+	d := func(k inbox.ThreadKey) agent.Handoff {
+		return agent.Handoff{Thread: k, Behavior: agent.BehaviorWake, Attempt: 1,
 			Signal: agent.Signal{ID: "sig-1", Type: agent.TypeNotification, TagName: agent.TagNotification, Contents: "x"}}
 	}
 	mk := inbox.ThreadKey{Agent: "support", Resource: "acme", Thread: "t1"}

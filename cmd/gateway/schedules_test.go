@@ -33,8 +33,8 @@ schedules:
 	require.NoError(t, err)
 	require.Equal(t, []schedule.Spec{{ID: "standup", Agent: "coder", ResourceID: "ops", ThreadID: "standup", Cron: "0 30 9 * * 1-5",
 		Timezone: "Europe/Berlin", Contents: "Time for the standup.", SignalType: "user", TagName: "standup",
-		Attributes: map[string]any{"team": "core"}, IfActive: schedule.IfActive{Behavior: agent.ActionPersist},
-		IfIdle:  schedule.IfIdle{Behavior: agent.ActionWake, StreamOptions: map[string]any{"maxSteps": 5}},
+		Attributes: map[string]any{"team": "core"}, IfActive: schedule.IfActive{Behavior: agent.BehaviorPersist},
+		IfIdle:  schedule.IfIdle{Behavior: agent.BehaviorWake, StreamOptions: map[string]any{"maxSteps": 5}},
 		CatchUp: schedule.CatchUpLast}}, cfg.Schedules)
 }
 

@@ -93,8 +93,8 @@ func autoFollower(t *testing.T, u string, p *presence, q mastra.Replier) (*mastr
 	return f, tg
 }
 
-func wake(runID string, replyTo any, action agent.Action, n int) agent.Delivery {
-	return agent.Delivery{Thread: thread, Action: action, RunID: runID, ReplyTo: replyTo, Attempt: 1,
+func wake(runID string, replyTo any, action agent.Behavior, n int) agent.Handoff {
+	return agent.Handoff{Thread: thread, Behavior: action, RunID: runID, ReplyTo: replyTo, Attempt: 1,
 		Signal: agent.Signal{ID: "sig-" + string(rune('0'+n)), Type: agent.TypeNotification, TagName: agent.TagNotification, Contents: "x"}}
 }
 
@@ -116,7 +116,7 @@ func TestAutoReplyRetriedWhenQueueingFails(t *testing.T) {
 	p := &presence{live: "run-w", origin: agent.OriginWake}
 	q := &flaky{fail: 2, tries: make(chan reply.Request, 10), held: map[string]reply.Request{}}
 	_, tg := autoFollower(t, wakeMastra(t, 1, "on it"), p, q)
-	_, err := tg.Deliver(context.Background(), wake("run-w", dm, agent.ActionWake, 1))
+	_, err := tg.Deliver(context.Background(), wake("run-w", dm, agent.BehaviorWake, 1))
 	require.NoError(t, err)
 
 	first, second, third := nextTry(t, q), nextTry(t, q), nextTry(t, q)
@@ -137,9 +137,9 @@ func TestAutoReplyAnswersTheWakesPlace(t *testing.T) {
 	q := &flaky{tries: make(chan reply.Request, 10), held: map[string]reply.Request{}}
 	_, tg := autoFollower(t, wakeMastra(t, 2, "done"), p, q)
 	ctx := context.Background()
-	_, err := tg.Deliver(ctx, wake("run-w", first, agent.ActionWake, 1))
+	_, err := tg.Deliver(ctx, wake("run-w", first, agent.BehaviorWake, 1))
 	require.NoError(t, err)
-	_, err = tg.Deliver(ctx, wake("run-w", second, agent.ActionDeliver, 2))
+	_, err = tg.Deliver(ctx, wake("run-w", second, agent.BehaviorDeliver, 2))
 	require.NoError(t, err)
 
 	got := nextTry(t, q)

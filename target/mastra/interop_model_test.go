@@ -85,7 +85,7 @@ func TestRealMastraModelPerRequest(t *testing.T) {
 		t.Helper()
 		env.Pass()
 		f := lastSignal(t, k)
-		require.Equal(t, agent.ActionWake, f.Action, "%s: %s", k, f.XML)
+		require.Equal(t, agent.BehaviorWake, f.Behavior, "%s: %s", k, f.XML)
 		return f
 	}
 
@@ -135,7 +135,7 @@ func TestRealMastraModelPerRequest(t *testing.T) {
 		env.Pass()
 		f := lastSignal(t, k)
 		require.Equal(t, agent.TagNotificationSummary, f.Signal.TagName)
-		require.Equal(t, agent.ActionPersist, f.Action)
+		require.Equal(t, agent.BehaviorPersist, f.Behavior)
 		require.Empty(t, env.Record(id).LastError, "accepted without a model: nothing woke")
 	})
 

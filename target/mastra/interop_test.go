@@ -176,10 +176,10 @@ func TestRealMastraInterop(t *testing.T) {
 		}
 	}
 	// sendSignal posts a signal through the gateway's agent API and returns its action.
-	sendSignal := func(k inbox.ThreadKey, body map[string]any) agent.Action {
+	sendSignal := func(k inbox.ThreadKey, body map[string]any) agent.Behavior {
 		t.Helper()
 		var resp struct {
-			Action agent.Action `json:"action"`
+			Action agent.Behavior `json:"action"`
 		}
 		require.Equal(t, http.StatusOK, env.Do(http.MethodPost, env.ThreadURL(k, "/signals"), deliverytest.SupportToken, body, &resp))
 		return resp.Action
@@ -192,7 +192,7 @@ func TestRealMastraInterop(t *testing.T) {
 		k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "wake"}
 		note(k, inbox.PriorityUrgent, "CI failed on main")
 		first := waitSignals(k, 1)[0]
-		require.Equal(t, agent.ActionWake, first.Action)
+		require.Equal(t, agent.BehaviorWake, first.Behavior)
 		waitChunk(k, "start")
 		live, err := env.Runs.Live(ctx, k)
 		require.NoError(t, err)
@@ -201,7 +201,7 @@ func TestRealMastraInterop(t *testing.T) {
 
 		note(k, inbox.PriorityUrgent, "deploy blocked")
 		second := waitSignals(k, 2)[1]
-		require.Equal(t, agent.ActionDeliver, second.Action)
+		require.Equal(t, agent.BehaviorDeliver, second.Behavior)
 		require.Equal(t, first.RunID, second.RunID, "delivered into the same run")
 		waitChunk(k, "finish")
 		live, err = env.Runs.Live(ctx, k)
@@ -235,7 +235,7 @@ func TestRealMastraInterop(t *testing.T) {
 			"signal": map[string]any{"type": "reactive", "tagName": "note", "contents": "persisted context"},
 			"ifIdle": map[string]any{"behavior": "persist"},
 		})
-		require.Equal(t, agent.ActionPersist, action)
+		require.Equal(t, agent.BehaviorPersist, action)
 		persisted := signals(k)[0]
 		// Mastra stores a persisted signal in a short run of its own, without a model turn.
 		waitChunk(k, "start")
@@ -250,14 +250,14 @@ func TestRealMastraInterop(t *testing.T) {
 		note(k, inbox.PriorityHigh, "PR review requested")
 		frames := waitSignals(k, 3)
 		require.Equal(t, agent.TagNotificationSummary, frames[2].Signal.TagName)
-		require.Equal(t, agent.ActionDeliver, frames[2].Action)
+		require.Equal(t, agent.BehaviorDeliver, frames[2].Behavior)
 		waitChunk(k, "finish")
 		frames = waitSignals(k, 4) // presence learned from Mastra's stream: the full one goes out
 		full := frames[3]
 		require.Equal(t, agent.TagNotification, full.Signal.TagName)
 		pv, _ := full.Signal.Attributes.Get("priority")
 		require.Equal(t, "high", pv)
-		require.Equal(t, agent.ActionWake, full.Action)
+		require.Equal(t, agent.BehaviorWake, full.Behavior)
 		waitChunk(k, "start")
 		waitChunk(k, "finish")
 
@@ -311,7 +311,7 @@ func TestRealMastraInterop(t *testing.T) {
 		sum := frames[1]
 		require.Equal(t, agent.TagNotificationSummary, sum.Signal.TagName)
 		require.Equal(t, `<notification-summary pending="2" priority="low">github: 2</notification-summary>`, sum.XML, "batched")
-		require.Equal(t, agent.ActionDeliver, sum.Action, "into the running loop, as Mastra does")
+		require.Equal(t, agent.BehaviorDeliver, sum.Behavior, "into the running loop, as Mastra does")
 		require.Equal(t, woke.RunID, sum.RunID)
 		waitRunClosed(k, woke.RunID)
 		var seen []string
@@ -327,7 +327,7 @@ func TestRealMastraInterop(t *testing.T) {
 			"signal": map[string]any{"type": "reactive", "tagName": "note", "contents": "tuned wake"},
 			"ifIdle": map[string]any{"streamOptions": map[string]any{"modelSettings": map[string]any{"temperature": 0.25}}},
 		})
-		require.Equal(t, agent.ActionWake, action)
+		require.Equal(t, agent.BehaviorWake, action)
 		waitChunk(k, "start")
 		waitChunk(k, "finish")
 		var turn *prompt
@@ -362,7 +362,7 @@ func TestRealMastraInterop(t *testing.T) {
 			high := note(k, inbox.PriorityHigh, "PR review requested")
 			frames := waitSignals(k, 2)
 			require.Equal(t, agent.TagNotificationSummary, frames[1].Signal.TagName)
-			require.Equal(t, agent.ActionDeliver, frames[1].Action, "no idle wake while suspended")
+			require.Equal(t, agent.BehaviorDeliver, frames[1].Behavior, "no idle wake while suspended")
 			require.Equal(t, woke.RunID, frames[1].RunID)
 			require.Equal(t, inbox.StatusPending, env.Record(high).Status)
 
@@ -374,7 +374,7 @@ func TestRealMastraInterop(t *testing.T) {
 			waitRunClosed(k, woke.RunID)
 			frames = waitSignals(k, 3)
 			require.Equal(t, agent.TagNotification, frames[2].Signal.TagName, "the full one once the run resumed and finished")
-			require.Equal(t, agent.ActionWake, frames[2].Action)
+			require.Equal(t, agent.BehaviorWake, frames[2].Behavior)
 			waitRunClosed(k, frames[2].RunID)
 		})
 	}

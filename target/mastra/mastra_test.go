@@ -51,15 +51,15 @@ func TestTargetRequests(t *testing.T) {
 	sig := agent.Signal{ID: "sig-1", Type: agent.TypeNotification, TagName: "notification", Contents: "CI failed",
 		Attributes: inbox.Attributes{{Key: "priority", Value: "high"}}, Metadata: map[string]any{"recordId": "rec-1"}}
 	ctx := context.Background()
-	for _, d := range []agent.Delivery{
-		{Thread: thread, Signal: sig, Action: agent.ActionWake},
-		{Thread: thread, Signal: sig, Action: agent.ActionPersist},
+	for _, d := range []agent.Handoff{
+		{Thread: thread, Signal: sig, Behavior: agent.BehaviorWake},
+		{Thread: thread, Signal: sig, Behavior: agent.BehaviorPersist},
 		{Thread: thread, Signal: agent.Signal{ID: "m-1", Type: agent.TypeUser, TagName: "user", Contents: "can you look?",
-			Attributes: inbox.Attributes{{Key: "name", Value: "Jane"}}}, Action: agent.ActionDeliver, DeliverAs: inbox.DeliverAsMessage},
+			Attributes: inbox.Attributes{{Key: "name", Value: "Jane"}}}, Behavior: agent.BehaviorDeliver, DeliverAs: inbox.DeliverAsMessage},
 		{Thread: thread, Signal: agent.Signal{ID: "q-1", Type: agent.TypeUser, TagName: "user", Contents: "later"},
-			Action: agent.ActionWake, DeliverAs: inbox.DeliverAsQueued},
-		{Thread: thread, Signal: sig, Action: agent.ActionWake, StreamOptions: map[string]any{"maxSteps": 3}},
-		{Thread: thread, Signal: sig, Action: agent.ActionDeliver, NoWake: true},
+			Behavior: agent.BehaviorWake, DeliverAs: inbox.DeliverAsQueued},
+		{Thread: thread, Signal: sig, Behavior: agent.BehaviorWake, StreamOptions: map[string]any{"maxSteps": 3}},
+		{Thread: thread, Signal: sig, Behavior: agent.BehaviorDeliver, NoWake: true},
 	} {
 		res, err := tg.Deliver(ctx, d)
 		require.NoError(t, err)
@@ -101,7 +101,7 @@ func TestTargetErrorsAreClassifiedAndRedacted(t *testing.T) {
 	u := strings.Replace(srv.URL, "http://", "http://admin:s3cr3t-pass@", 1) + "?key=qsecret"
 	tg, err := mastra.New(config(u))
 	require.NoError(t, err)
-	d := agent.Delivery{Thread: thread, Signal: agent.Signal{ID: "s", Type: agent.TypeNotification, TagName: "n"}, Action: agent.ActionWake}
+	d := agent.Handoff{Thread: thread, Signal: agent.Signal{ID: "s", Type: agent.TypeNotification, TagName: "n"}, Behavior: agent.BehaviorWake}
 	_, err = tg.Deliver(context.Background(), d)
 	require.ErrorContains(t, err, "HTTP 503")
 	f := agent.DeliveryFailure(err)

@@ -45,7 +45,7 @@ func TestTargetNeverFollowsRedirects(t *testing.T) {
 	srv := redirecting(t, other.URL, nil)
 	target, err := mastra.New(config(srv.URL))
 	require.NoError(t, err)
-	_, err = target.Deliver(context.Background(), agent.Delivery{Thread: thread, Action: agent.ActionDeliver,
+	_, err = target.Deliver(context.Background(), agent.Handoff{Thread: thread, Behavior: agent.BehaviorDeliver,
 		Signal: agent.Signal{ID: "sig-1", Type: agent.TypeNotification, TagName: "notification", Contents: "hi"}})
 	require.Error(t, err)
 	var he *agent.DeliveryError
@@ -81,7 +81,7 @@ func TestEchoedCredentialsStayOutOfErrors(t *testing.T) {
 	cfg.Target.Headers = map[string]secret.Secret{"Authorization": "Bearer KEYSENTINEL-0a9f"}
 	target, err := mastra.New(cfg)
 	require.NoError(t, err)
-	_, err = target.Deliver(context.Background(), agent.Delivery{Thread: thread, Action: agent.ActionDeliver,
+	_, err = target.Deliver(context.Background(), agent.Handoff{Thread: thread, Behavior: agent.BehaviorDeliver,
 		Signal: agent.Signal{ID: "sig-1", Type: agent.TypeNotification, TagName: "notification", Contents: "hi"}})
 	require.ErrorContains(t, err, "HTTP 404: Cannot POST … with …")
 	require.NotContains(t, err.Error(), "SENTINEL")

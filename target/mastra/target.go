@@ -112,22 +112,22 @@ const MetadataSignalID = "signalgateSignalId"
 
 // Deliver sends d. A wake or a delivery into a run that Mastra meanwhile finished both
 // start a run (ifIdle wake); persist never wakes or interrupts.
-func (t *Target) Deliver(ctx context.Context, d agent.Delivery) (agent.Result, error) {
+func (t *Target) Deliver(ctx context.Context, d agent.Handoff) (agent.Result, error) {
 	if t.follower != nil {
 		t.follower.Follow(ctx, d.Thread)
-		if d.Action == agent.ActionWake && d.RunID != "" {
+		if d.Behavior == agent.BehaviorWake && d.RunID != "" {
 			// Before Mastra starts the run: its answer goes where this wake came from.
 			t.follower.woken(d.Thread, d.RunID, d.ReplyTo)
 		}
 	}
 	req := request{ResourceID: d.Thread.Resource, ThreadID: d.Thread.Thread,
-		IfActive: behavior{Behavior: string(agent.ActionDeliver)}, IfIdle: behavior{Behavior: string(agent.ActionWake), StreamOptions: d.StreamOptions}}
+		IfActive: behavior{Behavior: string(agent.BehaviorDeliver)}, IfIdle: behavior{Behavior: string(agent.BehaviorWake), StreamOptions: d.StreamOptions}}
 	switch {
-	case d.Action == agent.ActionPersist:
-		req.IfActive.Behavior, req.IfIdle = string(agent.ActionPersist), behavior{Behavior: string(agent.ActionPersist)}
+	case d.Behavior == agent.BehaviorPersist:
+		req.IfActive.Behavior, req.IfIdle = string(agent.BehaviorPersist), behavior{Behavior: string(agent.BehaviorPersist)}
 	case d.NoWake:
 		// As Mastra sends a low-only summary: into the running loop, never a wake.
-		req.IfIdle = behavior{Behavior: string(agent.ActionPersist)}
+		req.IfIdle = behavior{Behavior: string(agent.BehaviorPersist)}
 	}
 	attrs := d.Signal.Attributes
 	if attrs == nil {

@@ -29,8 +29,8 @@ func TestTraceparentToMastra(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	ctx, span := tp.Tracer("test").Start(context.Background(), "deliver mastra")
-	d := agent.Delivery{Thread: thread, Signal: agent.Signal{ID: "sig-1", Type: agent.TypeNotification, TagName: "notification"},
-		Action: agent.ActionWake}
+	d := agent.Handoff{Thread: thread, Signal: agent.Signal{ID: "sig-1", Type: agent.TypeNotification, TagName: "notification"},
+		Behavior: agent.BehaviorWake}
 
 	tg, err := mastra.New(config(srv.URL), mastra.WithTracerProvider(tp))
 	require.NoError(t, err)

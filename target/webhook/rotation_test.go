@@ -77,9 +77,9 @@ func TestRotationSignsWithBothSecrets(t *testing.T) {
 	n := 0
 	deliver := func(tg *webhook.Target) error {
 		n++
-		_, err := tg.Deliver(context.Background(), agent.Delivery{Thread: inbox.ThreadKey{Agent: "coder", Resource: "r", Thread: "t"},
+		_, err := tg.Deliver(context.Background(), agent.Handoff{Thread: inbox.ThreadKey{Agent: "coder", Resource: "r", Thread: "t"},
 			Signal: agent.Signal{ID: "sig_" + strings.Repeat("x", n), Type: agent.TypeNotification, TagName: "notification"},
-			Action: agent.ActionPersist, Attempt: 1})
+			Behavior: agent.BehaviorPersist, Attempt: 1})
 		return err
 	}
 	steps := []struct {

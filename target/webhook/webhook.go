@@ -81,7 +81,7 @@ type Payload struct {
 	ResourceID string       `json:"resourceId"`
 	ThreadID   string       `json:"threadId"`
 	RunID      *string      `json:"runId"`
-	Action     agent.Action `json:"action"`
+	Action     agent.Behavior `json:"action"`
 	DeliverAs  string       `json:"deliverAs,omitempty"`
 	Attempt    int          `json:"attempt"`
 	RecordIDs  []string     `json:"recordIds"`
@@ -90,9 +90,9 @@ type Payload struct {
 }
 
 // NewPayload builds the body of d.
-func NewPayload(d agent.Delivery) Payload {
+func NewPayload(d agent.Handoff) Payload {
 	p := Payload{Type: "signal", Agent: d.Thread.Agent, ResourceID: d.Thread.Resource, ThreadID: d.Thread.Thread,
-		Action: d.Action, DeliverAs: d.DeliverAs, Attempt: d.Attempt, RecordIDs: d.RecordIDs, Signal: d.Signal, XML: d.Signal.XML()}
+		Action: d.Behavior, DeliverAs: d.DeliverAs, Attempt: d.Attempt, RecordIDs: d.RecordIDs, Signal: d.Signal, XML: d.Signal.XML()}
 	if d.RunID != "" {
 		p.RunID = &d.RunID
 	}
@@ -109,7 +109,7 @@ func NewPayload(d agent.Delivery) Payload {
 }
 
 // Deliver posts d, signed.
-func (t *Target) Deliver(ctx context.Context, d agent.Delivery) (agent.Result, error) {
+func (t *Target) Deliver(ctx context.Context, d agent.Handoff) (agent.Result, error) {
 	body, err := json.Marshal(NewPayload(d))
 	if err != nil {
 		return agent.Result{}, fmt.Errorf("encode signal %s: %w", d.Signal.ID, err)

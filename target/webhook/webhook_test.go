@@ -165,8 +165,8 @@ func TestWebhookSignedRetriedThenDelivered(t *testing.T) {
 	require.Equal(t, k, inbox.ThreadKey{Agent: p.Agent, Resource: p.ResourceID, Thread: p.ThreadID})
 	var first webhook.Payload
 	require.NoError(t, json.Unmarshal(got[0].body, &first))
-	require.Equal(t, agent.ActionWake, first.Action, "the first attempt woke the idle thread")
-	require.Equal(t, agent.ActionDeliver, p.Action, "retries go into the run the wake opened")
+	require.Equal(t, agent.BehaviorWake, first.Action, "the first attempt woke the idle thread")
+	require.Equal(t, agent.BehaviorDeliver, p.Action, "retries go into the run the wake opened")
 	require.NotNil(t, p.RunID)
 	require.Equal(t, *first.RunID, *p.RunID)
 	require.Equal(t, []string{id}, p.RecordIDs)
@@ -236,8 +236,8 @@ func TestWebhookTimeoutRetried(t *testing.T) {
 	tg, err := webhook.New(agent.Config{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{
 		Kind: agent.TargetWebhook, URL: srv.URL, Secret: secret, Timeout: 50 * time.Millisecond}})
 	require.NoError(t, err)
-	_, err = tg.Deliver(context.Background(), agent.Delivery{Thread: inbox.ThreadKey{Agent: "coder", Resource: "r", Thread: "t"},
-		Signal: agent.Signal{ID: "s1", Type: agent.TypeNotification, TagName: "notification"}, Action: agent.ActionPersist, Attempt: 1})
+	_, err = tg.Deliver(context.Background(), agent.Handoff{Thread: inbox.ThreadKey{Agent: "coder", Resource: "r", Thread: "t"},
+		Signal: agent.Signal{ID: "s1", Type: agent.TypeNotification, TagName: "notification"}, Behavior: agent.BehaviorPersist, Attempt: 1})
 	require.Error(t, err)
 	require.Equal(t, agent.DeliveryError{Err: errors.Unwrap(err), Retry: true}, agent.DeliveryFailure(err),
 		"a timeout is retried and has no status")
