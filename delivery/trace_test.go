@@ -21,7 +21,7 @@ import (
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
-	"github.com/signalgate/signalgate/target/webhook"
+	"github.com/signalgate/signalgate/targets/webhook"
 	"github.com/signalgate/signalgate/telemetry"
 )
 

@@ -21,7 +21,7 @@ import (
 	"github.com/signalgate/signalgate/connectors/slack/webapitest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/store/storetest"
-	"github.com/signalgate/signalgate/target/mastra/mastratest"
+	"github.com/signalgate/signalgate/targets/mastra/mastratest"
 )
 
 const (

@@ -14,7 +14,7 @@ import (
 
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/connectors"
-	"github.com/signalgate/signalgate/target/httptarget"
+	"github.com/signalgate/signalgate/targets/httptarget"
 	"github.com/signalgate/signalgate/telemetry"
 )
 

@@ -14,8 +14,8 @@ import (
 	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/store"
-	"github.com/signalgate/signalgate/target/httptarget"
-	"github.com/signalgate/signalgate/target/mastra"
+	"github.com/signalgate/signalgate/targets/httptarget"
+	"github.com/signalgate/signalgate/targets/mastra"
 )
 
 // connectCheck is one outside dependency tried by `check --connect`.

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/store/storetest"
-	"github.com/signalgate/signalgate/target/mastra/mastratest"
+	"github.com/signalgate/signalgate/targets/mastra/mastratest"
 )
 
 // connectLines runs `check --connect` on a config and returns its exit code and the

@@ -34,9 +34,9 @@ import (
 	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/silence"
 	"github.com/signalgate/signalgate/store"
-	"github.com/signalgate/signalgate/target"
-	"github.com/signalgate/signalgate/target/httptarget"
-	"github.com/signalgate/signalgate/target/mastra"
+	"github.com/signalgate/signalgate/targets"
+	"github.com/signalgate/signalgate/targets/httptarget"
+	"github.com/signalgate/signalgate/targets/mastra"
 	"github.com/signalgate/signalgate/telemetry"
 	"github.com/signalgate/signalgate/watch"
 )
@@ -233,7 +233,7 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 	// target.reply: auto queues runs' answers into the outbox, built further down.
 	auto := &autoReplies{}
 	follow = append(follow, mastra.WithReplies(auto))
-	routes, targetServices, err := target.Routes(cfg.Agents, g.Runs, agent.NewStreamTarget(), kick.Notify, g.Log, g.Traces, follow...)
+	routes, targetServices, err := targets.Routes(cfg.Agents, g.Runs, agent.NewStreamTarget(), kick.Notify, g.Log, g.Traces, follow...)
 	if err != nil {
 		return nil, fmt.Errorf("agents: %w", err)
 	}

@@ -23,7 +23,7 @@ import (
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/secret"
-	"github.com/signalgate/signalgate/target/httptarget"
+	"github.com/signalgate/signalgate/targets/httptarget"
 )
 
 // Target delivers to one Mastra agent.

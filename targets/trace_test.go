@@ -1,4 +1,4 @@
-package target_test
+package targets_test
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/secret"
-	"github.com/signalgate/signalgate/target"
-	"github.com/signalgate/signalgate/target/httptarget"
-	"github.com/signalgate/signalgate/target/mastra"
+	"github.com/signalgate/signalgate/targets"
+	"github.com/signalgate/signalgate/targets/httptarget"
+	"github.com/signalgate/signalgate/targets/mastra"
 	"github.com/signalgate/signalgate/telemetry"
 	"github.com/signalgate/signalgate/telemetry/otlptest"
 )
@@ -64,7 +64,7 @@ func TestTargetSpansHideTheURLsSecrets(t *testing.T) {
 	for i := range cfgs {
 		require.NoError(t, cfgs[i].Validate())
 	}
-	routes, _, err := target.Routes(cfgs, agent.NewRuns(nil, nil, cfgs), agent.NewStreamTarget(), func([]inbox.ThreadKey) {}, nil, tr.Provider)
+	routes, _, err := targets.Routes(cfgs, agent.NewRuns(nil, nil, cfgs), agent.NewStreamTarget(), func([]inbox.ThreadKey) {}, nil, tr.Provider)
 	require.NoError(t, err)
 	ctx := context.Background()
 	d := func(k inbox.ThreadKey) agent.Handoff {

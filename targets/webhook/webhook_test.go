@@ -23,7 +23,7 @@ import (
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	sgsecret "github.com/signalgate/signalgate/secret"
-	"github.com/signalgate/signalgate/target/webhook"
+	"github.com/signalgate/signalgate/targets/webhook"
 )
 
 // The secret of the Standard Webhooks spec's own example.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/service"
-	"github.com/signalgate/signalgate/target/mastra"
+	"github.com/signalgate/signalgate/targets/mastra"
 )
 
 // While Mastra cannot be reached the thread keeps its last known presence (the run's

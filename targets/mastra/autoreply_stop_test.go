@@ -20,7 +20,7 @@ import (
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/store/storetest"
-	"github.com/signalgate/signalgate/target/mastra"
+	"github.com/signalgate/signalgate/targets/mastra"
 )
 
 // memoryMastra is a Mastra whose thread stream plays one woken run (two steps, the last

@@ -11,7 +11,7 @@ import (
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/secret"
-	"github.com/signalgate/signalgate/target/httptarget"
+	"github.com/signalgate/signalgate/targets/httptarget"
 )
 
 // Reading a run's answer back from Mastra's memory.

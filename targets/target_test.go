@@ -1,4 +1,4 @@
-package target_test
+package targets_test
 
 import (
 	"testing"
@@ -8,9 +8,9 @@ import (
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/secret"
-	"github.com/signalgate/signalgate/target"
-	"github.com/signalgate/signalgate/target/mastra"
-	"github.com/signalgate/signalgate/target/webhook"
+	"github.com/signalgate/signalgate/targets"
+	"github.com/signalgate/signalgate/targets/mastra"
+	"github.com/signalgate/signalgate/targets/webhook"
 )
 
 func TestRoutes(t *testing.T) {
@@ -23,7 +23,7 @@ func TestRoutes(t *testing.T) {
 	}
 	stream := agent.NewStreamTarget()
 	runs := agent.NewRuns(nil, nil, cfgs)
-	routes, services, err := target.Routes(cfgs, runs, stream, func([]inbox.ThreadKey) {}, nil, nil)
+	routes, services, err := targets.Routes(cfgs, runs, stream, func([]inbox.ThreadKey) {}, nil, nil)
 	require.NoError(t, err)
 	require.Len(t, routes, 3)
 	require.Equal(t, agent.TargetStream, routes["coder"].Kind)

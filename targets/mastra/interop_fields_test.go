@@ -16,7 +16,7 @@ import (
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/service"
-	"github.com/signalgate/signalgate/target/mastra"
+	"github.com/signalgate/signalgate/targets/mastra"
 )
 
 // storedMessage is the message Mastra's memory kept for id on thread k, as its memory

@@ -14,7 +14,7 @@ import (
 
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/service"
-	"github.com/signalgate/signalgate/target/mastra"
+	"github.com/signalgate/signalgate/targets/mastra"
 )
 
 // Deliveries to ever new threads (a stranger choosing thread ids in routed events) never

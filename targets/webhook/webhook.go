@@ -22,7 +22,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/stdwebhooks"
-	"github.com/signalgate/signalgate/target/httptarget"
+	"github.com/signalgate/signalgate/targets/httptarget"
 )
 
 // Target posts signals to one agent's webhook URL.

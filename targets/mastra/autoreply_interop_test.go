@@ -18,7 +18,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
-	"github.com/signalgate/signalgate/target/mastra"
+	"github.com/signalgate/signalgate/targets/mastra"
 )
 
 // queued records what a follower queued as replies.

@@ -11,8 +11,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/signalgate/signalgate/agent"
-	"github.com/signalgate/signalgate/target/httptarget"
-	"github.com/signalgate/signalgate/target/mastra"
+	"github.com/signalgate/signalgate/targets/httptarget"
+	"github.com/signalgate/signalgate/targets/mastra"
 	"github.com/signalgate/signalgate/telemetry"
 )
 

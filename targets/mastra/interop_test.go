@@ -19,8 +19,8 @@ import (
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/service"
-	"github.com/signalgate/signalgate/target/mastra"
-	"github.com/signalgate/signalgate/target/mastra/mastratest"
+	"github.com/signalgate/signalgate/targets/mastra"
+	"github.com/signalgate/signalgate/targets/mastra/mastratest"
 )
 
 // mastraServer starts the real-Mastra interop harness.

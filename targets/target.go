@@ -1,6 +1,6 @@
 // Package targets builds the dispatcher's routes for every configured agent: stream,
 // mastra (with its presence follower) and webhook.
-package target
+package targets
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/service"
-	"github.com/signalgate/signalgate/target/mastra"
-	"github.com/signalgate/signalgate/target/webhook"
+	"github.com/signalgate/signalgate/targets/mastra"
+	"github.com/signalgate/signalgate/targets/webhook"
 )
 
 // Service is a background part a target needs (a Mastra presence follower).

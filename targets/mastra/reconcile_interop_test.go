@@ -13,7 +13,7 @@ import (
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/service"
-	"github.com/signalgate/signalgate/target/mastra"
+	"github.com/signalgate/signalgate/targets/mastra"
 )
 
 // A follower started after a run suspended (a gateway restart) learns the suspension

@@ -11,7 +11,7 @@ import (
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/inbox"
-	"github.com/signalgate/signalgate/target/httptarget"
+	"github.com/signalgate/signalgate/targets/httptarget"
 )
 
 // ApprovalHook is told about a followed run's tool approvals (approval.Service).

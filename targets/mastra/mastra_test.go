@@ -18,7 +18,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/service"
-	"github.com/signalgate/signalgate/target/mastra"
+	"github.com/signalgate/signalgate/targets/mastra"
 )
 
 var thread = inbox.ThreadKey{Agent: "support", Resource: "slack:T1", Thread: "dm:U1"}

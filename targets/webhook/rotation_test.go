@@ -16,7 +16,7 @@ import (
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	sgsecret "github.com/signalgate/signalgate/secret"
-	"github.com/signalgate/signalgate/target/webhook"
+	"github.com/signalgate/signalgate/targets/webhook"
 )
 
 // newTargetSecret is the secret a rotation moves to; secret is the old one.
