@@ -9,6 +9,7 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 )
 
 // ToolApproval records a Mastra run's suspension on a tool that needs approval (a
@@ -135,23 +136,27 @@ func (s *Service) Start(ctx context.Context) error {
 	return nil
 }
 
-// sweepLoop expires overdue approvals every sweepEvery until ctx ends.
+// sweepLoop expires overdue approvals and redelivers decisions every sweepEvery until
+// ctx ends.
 func (s *Service) sweepLoop(ctx context.Context) {
-	t := time.NewTicker(s.sweepEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
-			s.Logger.Warn("expire approvals", "error", err.Error())
-		}
-		if err := s.Redeliver(ctx); err != nil && ctx.Err() == nil {
-			s.Logger.Warn("redeliver approval signals", "error", err.Error())
-		}
+	loop := service.Loop[struct{}]{
+		Base: s.Base,
+		Pass: func(ctx context.Context) (struct{}, bool, error) {
+			// Each step is logged on its own, and a failed one does not keep the other.
+			err := s.Sweep(ctx)
+			if err != nil && ctx.Err() == nil {
+				s.Logger.Warn("expire approvals", "error", err.Error())
+			}
+			rerr := s.Redeliver(ctx)
+			if rerr != nil && ctx.Err() == nil {
+				s.Logger.Warn("redeliver approval signals", "error", rerr.Error())
+			}
+			return struct{}{}, false, errors.Join(err, rerr)
+		},
+		Interval:  s.sweepEvery,
+		WaitFirst: true,
 	}
+	loop.Run(ctx)
 }
 
 // Stop ends the sweep and the click worker (after the click in progress) and waits for

@@ -118,45 +118,25 @@ func (d *Dispatcher) Notify(ks []inbox.ThreadKey) { d.kick.Notify(ks) }
 // Name names the service in start and stop errors.
 func (d *Dispatcher) Name() string { return "dispatcher" }
 
-// Start runs the loop until Stop.
-func (d *Dispatcher) Start(ctx context.Context) error { return d.StartStop.Start(ctx, d.loop) }
-
-func (d *Dispatcher) loop(ctx context.Context) {
-	for {
-		n, full, err := d.pass(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			d.log.Error("dispatch pass failed", "error", err.Error())
-		}
-		d.TestSignals.Pass.Signal(Pass{n, err})
-		if full && err == nil {
-			continue // drain: the claim left due threads behind
-		}
-		// A claim that was not full took every thread due when it ran. What fell due
-		// since came with a Notify (new records, an idle thread, a target back up), which
-		// is waiting in kick, or at a time NextDue knows: a pass that would find nothing
-		// is not run (it cost as much CPU as the pass that did the work).
-		wait := d.poll
-		if err != nil {
-			wait = d.errWait
-		} else if next, nerr := d.q.NextDue(ctx, d.now()); nerr != nil {
-			d.log.Error("read next due time", "error", nerr.Error())
-			wait = d.errWait
-		} else if next != nil {
-			wait = min(wait, max(next.Sub(d.now()), 0))
-		}
-		timer := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return
-		case <-d.kick.c:
-		case <-timer.C:
-		}
-		timer.Stop()
+// Start runs the loop until Stop. A claim that was not full took every thread due when
+// it ran; what fell due since came with a Notify (new records, an idle thread, a target
+// back up) or at a time NextDue knows, so a pass that would find nothing is not run (it
+// cost as much CPU as the pass that did the work).
+func (d *Dispatcher) Start(ctx context.Context) error {
+	loop := service.Loop[Pass]{
+		Base: service.Base{Logger: d.log, Now: d.now},
+		Pass: func(ctx context.Context) (Pass, bool, error) {
+			n, full, err := d.pass(ctx)
+			return Pass{n, err}, full, err // full: the claim left due threads behind
+		},
+		Failed:    "dispatch pass failed",
+		Signal:    &d.TestSignals.Pass,
+		NextDue:   func(ctx context.Context) (*time.Time, error) { return d.q.NextDue(ctx, d.now()) },
+		Kick:      d.kick.k.C(),
+		Interval:  d.poll,
+		ErrorWait: d.errWait,
 	}
+	return d.StartStop.Start(ctx, loop.Run)
 }
 
 // RunOnce closes lapsed runs, probes down targets that are due a probe, claims due

@@ -7,6 +7,7 @@ import (
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/condition"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/service"
 )
 
 // Option configures a Dispatcher.
@@ -64,19 +65,14 @@ func WithSecrets(secrets []string) Option { return func(d *Dispatcher) { d.initi
 // target back up). It is built before the dispatcher, so the parts that tell it (the
 // inbox, presence followers, the agent and admin APIs) need no dispatcher, and the
 // dispatcher needs none of them.
-type Kick struct{ c chan struct{} }
+type Kick struct{ k *service.Kick }
 
 // NewKick builds a wake-up for one dispatcher (WithKick).
-func NewKick() *Kick { return &Kick{c: make(chan struct{}, 1)} }
+func NewKick() *Kick { return &Kick{service.NewKick()} }
 
 // Notify wakes the loop. It never blocks (wake-ups coalesce); it matches
 // inbox.WithChangeHook.
-func (k *Kick) Notify([]inbox.ThreadKey) {
-	select {
-	case k.c <- struct{}{}:
-	default:
-	}
-}
+func (k *Kick) Notify([]inbox.ThreadKey) { k.k.Kick() }
 
 // WithKick makes the loop wake on k's notifications.
 func WithKick(k *Kick) Option { return func(d *Dispatcher) { d.kick = k } }

@@ -174,7 +174,7 @@ type Service struct {
 	errWait  time.Duration
 	batch    int
 	secrets  []string
-	kick     chan struct{}
+	kick     *service.Kick
 	tracer   trace.Tracer // traced: WithTracerProvider
 	traced   bool
 
@@ -234,7 +234,7 @@ func New(st Store, senders map[string]Sender, base service.Base, opts ...Option)
 	base = base.Component("replies")
 	s := &Service{store: st, senders: senders, log: base.Logger, now: base.Now, rnd: rand.Float64,
 		owner: inbox.NewID(), maxAge: DefaultMaxAge, lease: DefaultLease, poll: DefaultPollInterval,
-		errWait: DefaultErrorBackoff, batch: DefaultBatch, kick: make(chan struct{}, 1),
+		errWait: DefaultErrorBackoff, batch: DefaultBatch, kick: service.NewKick(),
 		approval: func(string) bool { return false }}
 	for _, o := range opts {
 		o(s)
@@ -248,16 +248,27 @@ func New(st Store, senders map[string]Sender, base service.Base, opts ...Option)
 // Name names the service in start and stop errors.
 func (s *Service) Name() string { return "replies" }
 
-// Start runs the loop until Stop.
-func (s *Service) Start(ctx context.Context) error { return s.StartStop.Start(ctx, s.loop) }
+// Start runs the loop until Stop: a pass, again at once while it claimed a full batch,
+// else at the next reply's due time, a Notify or the poll interval.
+func (s *Service) Start(ctx context.Context) error {
+	loop := service.Loop[Pass]{
+		Base: service.Base{Logger: s.log, Now: s.now},
+		Pass: func(ctx context.Context) (Pass, bool, error) {
+			n, err := s.RunOnce(ctx)
+			return Pass{n, err}, n >= s.batch, err
+		},
+		Failed:    "reply pass failed",
+		Signal:    &s.TestSignals.Pass,
+		NextDue:   s.store.NextReplyDue,
+		Kick:      s.kick.C(),
+		Interval:  s.poll,
+		ErrorWait: s.errWait,
+	}
+	return s.StartStop.Start(ctx, loop.Run)
+}
 
 // Notify wakes the loop (a reply was queued); it never blocks.
-func (s *Service) Notify() {
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
-}
+func (s *Service) Notify() { s.kick.Kick() }
 
 // Queue accepts r for thread k: it is on disk when Queue returns. The same id again
 // answers the reply as it is; other text or another thread under a used id is
@@ -426,40 +437,6 @@ func (s *Service) Decided(ctx context.Context, id string, approved bool, by stri
 func (s *Service) Expired(ctx context.Context, id, why string) (bool, error) {
 	_, ok, err := s.store.DeclineReply(ctx, id, "not approved: "+why, s.now().UTC())
 	return ok, err
-}
-
-func (s *Service) loop(ctx context.Context) {
-	for {
-		n, err := s.RunOnce(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			s.log.Error("reply pass failed", "error", err.Error())
-		}
-		s.TestSignals.Pass.Signal(Pass{n, err})
-		if n >= s.batch && err == nil {
-			continue // drain
-		}
-		wait := s.poll
-		if err != nil {
-			wait = s.errWait
-		} else if next, nerr := s.store.NextReplyDue(ctx); nerr != nil {
-			s.log.Error("read next reply due time", "error", nerr.Error())
-			wait = s.errWait
-		} else if next != nil {
-			wait = min(wait, max(next.Sub(s.now()), 0))
-		}
-		timer := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return
-		case <-s.kick:
-		case <-timer.C:
-		}
-		timer.Stop()
-	}
 }
 
 // RunOnce claims due replies and sends them; it returns how many it claimed.

@@ -104,7 +104,8 @@ type Pass struct {
 // Option configures a Cleaner.
 type Option func(*Cleaner)
 
-// WithWait replaces the wait between passes; it returns false when ctx ended first.
+// WithWait replaces the wait between passes (nil: sleep); it returns false when ctx
+// ended first.
 func WithWait(wait func(ctx context.Context, d time.Duration) bool) Option {
 	return func(c *Cleaner) { c.wait = wait }
 }
@@ -116,7 +117,7 @@ func WithObserver(fn func(kind string, n int64)) Option { return func(c *Cleaner
 // New builds a stopped cleaner; cfg gets its defaults.
 func New(cfg Config, st Store, base service.Base, opts ...Option) *Cleaner {
 	c := &Cleaner{Base: base.Component("retention"), cfg: cfg.WithDefaults(), st: st,
-		wait: service.Sleep, deleted: func(string, int64) {}}
+		deleted: func(string, int64) {}}
 	for _, o := range opts {
 		o(c)
 	}
@@ -127,22 +128,19 @@ func New(cfg Config, st Store, base service.Base, opts ...Option) *Cleaner {
 func (c *Cleaner) Name() string { return "retention cleaner" }
 
 // Start runs a pass now and then every interval until Stop.
-func (c *Cleaner) Start(ctx context.Context) error { return c.StartStop.Start(ctx, c.loop) }
-
-func (c *Cleaner) loop(ctx context.Context) {
-	for {
-		res, err := c.RunOnce(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			c.Logger.Error("retention pass failed", "error", err.Error())
-		}
-		c.TestSignals.Pass.Signal(Pass{res, err})
-		if !c.wait(ctx, c.cfg.Interval) {
-			return
-		}
+func (c *Cleaner) Start(ctx context.Context) error {
+	loop := service.Loop[Pass]{
+		Base: c.Base,
+		Pass: func(ctx context.Context) (Pass, bool, error) {
+			res, err := c.RunOnce(ctx)
+			return Pass{res, err}, false, err // RunOnce drains itself
+		},
+		Failed:   "retention pass failed",
+		Signal:   &c.TestSignals.Pass,
+		Interval: c.cfg.Interval,
+		Wait:     c.wait,
 	}
+	return c.StartStop.Start(ctx, loop.Run)
 }
 
 // RunOnce deletes what is past its age: terminal records first, so the events they

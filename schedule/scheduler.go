@@ -56,7 +56,8 @@ type Pass struct {
 // Option configures a Scheduler.
 type Option func(*Scheduler)
 
-// WithWait replaces the wait between passes; it returns false when ctx ended first.
+// WithWait replaces the wait between passes (nil: sleep); it returns false when ctx
+// ended first.
 func WithWait(wait func(ctx context.Context, d time.Duration) bool) Option {
 	return func(s *Scheduler) { s.wait = wait }
 }
@@ -68,7 +69,7 @@ func WithLease(d time.Duration) Option { return func(s *Scheduler) { s.lease = d
 // by Start.
 func NewScheduler(svc *Service, config []Spec, base service.Base, opts ...Option) *Scheduler {
 	s := &Scheduler{Base: base.Component("scheduler"), svc: svc, config: config, interval: DefaultInterval,
-		lease: DefaultLease, grace: DefaultGrace, wait: service.Sleep}
+		lease: DefaultLease, grace: DefaultGrace}
 	for _, o := range opts {
 		o(s)
 	}
@@ -84,23 +85,18 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if err := s.svc.SyncConfig(ctx, s.config); err != nil {
 		return fmt.Errorf("schedules from config: %w", err)
 	}
-	return s.StartStop.Start(ctx, s.loop)
-}
-
-func (s *Scheduler) loop(ctx context.Context) {
-	for {
-		p := s.RunOnce(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if p.Err != nil {
-			s.Logger.Error("schedule pass failed", "error", p.Err.Error())
-		}
-		s.TestSignals.Pass.Signal(p)
-		if !s.wait(ctx, s.interval) {
-			return
-		}
+	loop := service.Loop[Pass]{
+		Base: s.Base,
+		Pass: func(ctx context.Context) (Pass, bool, error) {
+			p := s.RunOnce(ctx)
+			return p, false, p.Err
+		},
+		Failed:   "schedule pass failed",
+		Signal:   &s.TestSignals.Pass,
+		Interval: s.interval,
+		Wait:     s.wait,
 	}
+	return s.StartStop.Start(ctx, loop.Run)
 }
 
 // RunOnce fires every schedule due now.

@@ -63,7 +63,8 @@ type Option func(*Service)
 // WithIDs injects the id generator.
 func WithIDs(newID func() string) Option { return func(s *Service) { s.newID = newID } }
 
-// WithWait replaces the wait between refreshes; it returns false when ctx ended first.
+// WithWait replaces the wait between refreshes (nil: sleep); it returns false when ctx
+// ended first.
 func WithWait(wait func(ctx context.Context, d time.Duration) bool) Option {
 	return func(s *Service) { s.wait = wait }
 }
@@ -74,7 +75,7 @@ func WithChangeHook(fn func()) Option { return func(s *Service) { s.changed = fn
 // NewService builds a stopped service; cfg.MaxDuration zero is DefaultMaxDuration.
 func NewService(st Store, cfg Config, base service.Base, opts ...Option) *Service {
 	s := &Service{Base: base.Component("silences"), st: st, newID: inbox.NewID,
-		every: DefaultRefresh, wait: service.Sleep, changed: func() {}}
+		every: DefaultRefresh, changed: func() {}}
 	s.SetConfig(cfg)
 	for _, o := range opts {
 		o(s)
@@ -102,20 +103,19 @@ func (s *Service) Start(ctx context.Context) error {
 	if err := s.Refresh(ctx); err != nil {
 		return err
 	}
-	return s.StartStop.Start(ctx, s.loop)
-}
-
-func (s *Service) loop(ctx context.Context) {
-	for s.wait(ctx, s.every) {
-		err := s.Refresh(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			s.Logger.Error("refresh silences failed", "error", err.Error())
-		}
-		s.TestSignals.Refresh.Signal(err)
+	loop := service.Loop[error]{
+		Base: s.Base,
+		Pass: func(ctx context.Context) (error, bool, error) {
+			err := s.Refresh(ctx)
+			return err, false, err
+		},
+		Failed:    "refresh silences failed",
+		Signal:    &s.TestSignals.Refresh,
+		Interval:  s.every,
+		WaitFirst: true, // Start read them
+		Wait:      s.wait,
 	}
+	return s.StartStop.Start(ctx, loop.Run)
 }
 
 // Refresh reads the live silences into memory.

@@ -290,20 +290,21 @@ func (b *PGBroker) sendLoop(ctx context.Context) {
 }
 
 // pollLoop wakes local subscribers of threads whose last seq moved since the last
-// poll: the safety net for announcements that never arrived.
+// poll, every poll interval: the safety net for announcements that never arrived.
 func (b *PGBroker) pollLoop(ctx context.Context) {
-	t := time.NewTicker(b.poll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if err := b.pollOnce(ctx); err != nil && ctx.Err() == nil {
-			b.log.Warn("poll failed", "error", err.Error())
-		}
+	loop := service.Loop[struct{}]{
+		Base: service.Base{Logger: b.log},
+		Pass: func(ctx context.Context) (struct{}, bool, error) {
+			err := b.pollOnce(ctx)
+			if err != nil && ctx.Err() == nil {
+				b.log.Warn("poll failed", "error", err.Error()) // a miss waits for the next poll
+			}
+			return struct{}{}, false, err
+		},
+		Interval:  b.poll,
+		WaitFirst: true,
 	}
+	loop.Run(ctx)
 }
 
 func (b *PGBroker) pollOnce(ctx context.Context) error {

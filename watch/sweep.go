@@ -48,7 +48,8 @@ type SweepPass struct {
 // SweepOption configures a Sweep.
 type SweepOption func(*Sweep)
 
-// WithSweepWait replaces the wait between passes; it returns false when ctx ended first.
+// WithSweepWait replaces the wait between passes (nil: sleep); it returns false when
+// ctx ended first.
 func WithSweepWait(wait func(ctx context.Context, d time.Duration) bool) SweepOption {
 	return func(s *Sweep) { s.wait = wait }
 }
@@ -65,7 +66,7 @@ func WithSweepBatch(n int) SweepOption {
 // NewSweep builds a stopped sweep over due, ending through end every cfg.SweepInterval.
 func NewSweep(due Due, end Ender, cfg Config, base service.Base, opts ...SweepOption) *Sweep {
 	s := &Sweep{Base: base.Component("watch_sweep"), due: due, end: end, interval: cfg.WithDefaults().SweepInterval,
-		batch: DefaultSweepBatch, wait: service.Sleep}
+		batch: DefaultSweepBatch}
 	for _, o := range opts {
 		o(s)
 	}
@@ -76,22 +77,19 @@ func NewSweep(due Due, end Ender, cfg Config, base service.Base, opts ...SweepOp
 func (s *Sweep) Name() string { return "watch sweep" }
 
 // Start runs a pass now and then every interval until Stop.
-func (s *Sweep) Start(ctx context.Context) error { return s.StartStop.Start(ctx, s.loop) }
-
-func (s *Sweep) loop(ctx context.Context) {
-	for {
-		n, err := s.RunOnce(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			s.Logger.Error("watch sweep failed", "error", err.Error(), "ended", n)
-		}
-		s.TestSignals.Pass.Signal(SweepPass{n, err})
-		if !s.wait(ctx, s.interval) {
-			return
-		}
+func (s *Sweep) Start(ctx context.Context) error {
+	loop := service.Loop[SweepPass]{
+		Base: s.Base,
+		Pass: func(ctx context.Context) (SweepPass, bool, error) {
+			n, err := s.RunOnce(ctx)
+			return SweepPass{n, err}, false, err // RunOnce drains itself
+		},
+		Failed:   "watch sweep failed",
+		Signal:   &s.TestSignals.Pass,
+		Interval: s.interval,
+		Wait:     s.wait,
 	}
+	return s.StartStop.Start(ctx, loop.Run)
 }
 
 // RunOnce ends every watch due now, batch by batch. A watch that cannot be ended is
