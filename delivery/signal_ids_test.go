@@ -12,9 +12,9 @@ import (
 )
 
 type signalAnswer struct {
-	ID     string       `json:"id"`
+	ID     string         `json:"id"`
 	Action agent.Behavior `json:"action"`
-	RunID  string       `json:"runId"`
+	RunID  string         `json:"runId"`
 	Error  struct {
 		Code string `json:"code"`
 	} `json:"error"`

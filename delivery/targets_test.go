@@ -210,9 +210,9 @@ func TestResendOnIdleThreadOpensNoRun(t *testing.T) {
 	k := inbox.ThreadKey{Agent: "coder", Resource: "r", Thread: "idle-resend"}
 	body := map[string]any{"signal": map[string]any{"id": "sig-wake", "type": "user", "contents": "hi"}}
 	type answer struct {
-		ID     string       `json:"id"`
+		ID     string         `json:"id"`
 		Action agent.Behavior `json:"action"`
-		RunID  string       `json:"runId"`
+		RunID  string         `json:"runId"`
 	}
 	var first answer
 	require.Equal(t, 200, env.Do("POST", env.ThreadURL(k, "/signals"), env.Token(k), body, &first))
@@ -274,7 +274,7 @@ func failedWakeClosesRun(t *testing.T, b storetest.Backend) {
 	fail.Store(false)
 	var again struct {
 		Action agent.Behavior `json:"action"`
-		RunID  string       `json:"runId"`
+		RunID  string         `json:"runId"`
 	}
 	require.Equal(t, http.StatusOK, env.Do("POST", env.ThreadURL(k, "/signals"), env.Token(k), body, &again))
 	require.Equal(t, agent.BehaviorWake, again.Action, "the thread is idle: the next signal wakes it")

@@ -73,7 +73,7 @@ type IfActive struct {
 
 // IfIdle is what a fire does when the thread is idle (Mastra's ifIdle).
 type IfIdle struct {
-	Behavior      agent.Behavior   `json:"behavior,omitempty" yaml:"behavior"` // wake (default), persist or discard
+	Behavior      agent.Behavior `json:"behavior,omitempty" yaml:"behavior"` // wake (default), persist or discard
 	StreamOptions map[string]any `json:"streamOptions,omitempty" yaml:"stream_options"`
 }
 
