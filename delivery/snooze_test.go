@@ -133,7 +133,12 @@ type replica struct {
 }
 
 func newReplica(t *testing.T, e *deliverytest.Env, b storetest.Backend, agents []agent.Config) *replica {
-	r := &replica{store: storetest.Open(t, b, store.WithClock(e.Now))}
+	// SQLite serves one process per database file: there a replica is another inbox and
+	// dispatcher over the same store.
+	r := &replica{store: e.Store}
+	if b.Config.Driver == store.DriverPostgres {
+		r.store = storetest.Open(t, b, store.WithClock(e.Now))
+	}
 	pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 	require.NoError(t, err)
 	r.inbox = inbox.NewService(r.store, pol, inbox.WithClock(e.Now), inbox.WithSnoozes(r.store))

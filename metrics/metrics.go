@@ -134,7 +134,7 @@ func New(stats StatsReader, log *slog.Logger, opts ...Option) *Metrics {
 		}, []string{"route", "method", "code"}),
 		retained: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "signalgate_retention_deleted_total",
-			Help: "Rows the retention cleaner deleted, by kind (events, records, net_states).",
+			Help: "Rows the retention cleaner deleted, by kind (events, records, net_states, silences, watches, replies).",
 		}, []string{"kind"}),
 		overBudget: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "signalgate_expression_budget_exceeded_total",

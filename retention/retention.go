@@ -1,6 +1,7 @@
-// Package retention keeps the database bounded: a cleaner deletes events and
-// terminal inbox records older than their configured age. Pending records are never
-// deleted, nor the events they came from.
+// Package retention keeps the database bounded: a cleaner deletes events, terminal inbox
+// records, ended silences and watches, and finished replies older than their configured
+// age. Pending records are never deleted, nor the events they came from, nor live
+// silences and watches, nor replies still to be sent or approved.
 package retention
 
 import (
@@ -14,8 +15,14 @@ import (
 
 // Defaults of the `retention:` section.
 const (
-	DefaultEvents   = 30 * 24 * time.Hour
-	DefaultRecords  = 30 * 24 * time.Hour
+	DefaultEvents  = 30 * 24 * time.Hour
+	DefaultRecords = 30 * 24 * time.Hour
+	// An ended silence or watch stays a week, to be read back (what held this, what
+	// watched that) over a weekend and the week after; a finished reply stays as long
+	// as the records it answered.
+	DefaultSilences = 7 * 24 * time.Hour
+	DefaultWatches  = 7 * 24 * time.Hour
+	DefaultReplies  = 30 * 24 * time.Hour
 	DefaultInterval = time.Hour
 	// batch bounds one delete transaction, so a large backlog never holds the
 	// (SQLite: single) writer for long.
@@ -31,6 +38,13 @@ type Config struct {
 	// archived, discarded, failed, superseded) are kept after their last change, and
 	// a thread's told state of a net-state lane after it was last told.
 	Records *time.Duration `yaml:"records"`
+	// Silences is how long a silence is kept after it ended (on time or expired early).
+	Silences *time.Duration `yaml:"silences"`
+	// Watches is how long a watch is kept after it ended.
+	Watches *time.Duration `yaml:"watches"`
+	// Replies is how long a finished reply (sent, failed, declined) is kept after its
+	// last change.
+	Replies *time.Duration `yaml:"replies"`
 	// Interval is the time between two cleaning passes; the first runs at start.
 	Interval time.Duration `yaml:"interval"`
 }
@@ -41,9 +55,14 @@ func (c Config) WithDefaults() Config {
 		d := DefaultEvents
 		c.Events = &d
 	}
-	if c.Records == nil {
-		d := DefaultRecords
-		c.Records = &d
+	for _, f := range []struct {
+		age **time.Duration
+		def time.Duration
+	}{{&c.Records, DefaultRecords}, {&c.Silences, DefaultSilences}, {&c.Watches, DefaultWatches}, {&c.Replies, DefaultReplies}} {
+		if *f.age == nil {
+			d := f.def
+			*f.age = &d
+		}
 	}
 	if c.Interval == 0 {
 		c.Interval = DefaultInterval
@@ -57,8 +76,13 @@ func (c Config) Validate() error {
 	if c.Events != nil && *c.Events < 0 {
 		errs = append(errs, errors.New("events: must not be negative (0s keeps events forever)"))
 	}
-	if c.Records != nil && *c.Records < 0 {
-		errs = append(errs, errors.New("records: must not be negative (0s keeps records forever)"))
+	for _, f := range []struct {
+		key string
+		age *time.Duration
+	}{{"records", c.Records}, {"silences", c.Silences}, {"watches", c.Watches}, {"replies", c.Replies}} {
+		if f.age != nil && *f.age < 0 {
+			errs = append(errs, fmt.Errorf("%s: must not be negative (0s keeps %s forever)", f.key, f.key))
+		}
 	}
 	if c.Interval < 0 || (c.Interval > 0 && c.Interval < time.Second) {
 		errs = append(errs, errors.New("interval: must be at least 1s"))
@@ -71,6 +95,9 @@ type Store interface {
 	DeleteEventsBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error)
 	DeleteTerminalRecordsBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error)
 	DeleteNetStatesBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error)
+	DeleteEndedSilencesBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error)
+	DeleteEndedWatchesBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error)
+	DeleteFinishedRepliesBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error)
 }
 
 // Result is what one pass deleted.
@@ -78,6 +105,9 @@ type Result struct {
 	Events    int64
 	Records   int64
 	NetStates int64 // told states of net-state lanes
+	Silences  int64 // ended silences
+	Watches   int64 // ended watches
+	Replies   int64 // finished replies
 }
 
 // Cleaner runs passes every interval in a goroutine it owns, between Start and Stop.
@@ -110,7 +140,8 @@ func WithWait(wait func(ctx context.Context, d time.Duration) bool) Option {
 	return func(c *Cleaner) { c.wait = wait }
 }
 
-// WithObserver is told how many rows of a kind (events, records, net_states) a pass deleted;
+// WithObserver is told how many rows of a kind (events, records, net_states, silences,
+// watches, replies) a pass deleted;
 // metrics count them.
 func WithObserver(fn func(kind string, n int64)) Option { return func(c *Cleaner) { c.deleted = fn } }
 
@@ -165,6 +196,25 @@ func (c *Cleaner) RunOnce(ctx context.Context) (Result, error) {
 	if age := *c.cfg.Events; age > 0 {
 		res.Events, err = drain(ctx, now.Add(-age), c.st.DeleteEventsBefore)
 		c.report("events", res.Events)
+		if err != nil {
+			return res, err
+		}
+	}
+	for _, k := range []struct {
+		kind string
+		age  time.Duration
+		n    *int64
+		del  func(context.Context, time.Time, int) (int64, error)
+	}{
+		{"silences", *c.cfg.Silences, &res.Silences, c.st.DeleteEndedSilencesBefore},
+		{"watches", *c.cfg.Watches, &res.Watches, c.st.DeleteEndedWatchesBefore},
+		{"replies", *c.cfg.Replies, &res.Replies, c.st.DeleteFinishedRepliesBefore},
+	} {
+		if k.age <= 0 {
+			continue
+		}
+		*k.n, err = drain(ctx, now.Add(-k.age), k.del)
+		c.report(k.kind, *k.n)
 		if err != nil {
 			return res, err
 		}

@@ -140,6 +140,18 @@ func (f *fakeStore) DeleteNetStatesBefore(context.Context, time.Time, int) (int6
 	return 0, nil
 }
 
+func (f *fakeStore) DeleteEndedSilencesBefore(context.Context, time.Time, int) (int64, error) {
+	return 0, nil
+}
+
+func (f *fakeStore) DeleteEndedWatchesBefore(context.Context, time.Time, int) (int64, error) {
+	return 0, nil
+}
+
+func (f *fakeStore) DeleteFinishedRepliesBefore(context.Context, time.Time, int) (int64, error) {
+	return 0, nil
+}
+
 func TestRunOnceDrainsInBatches(t *testing.T) {
 	st := &fakeStore{events: 2500}
 	c := retention.New(retention.Config{Events: dur(time.Hour)}, st, service.Base{Now: func() time.Time { return t0 }})
@@ -191,9 +203,16 @@ func TestConfig(t *testing.T) {
 	cfg := retention.Config{}.WithDefaults()
 	require.Equal(t, 720*time.Hour, *cfg.Events)
 	require.Equal(t, 720*time.Hour, *cfg.Records)
+	require.Equal(t, 168*time.Hour, *cfg.Silences)
+	require.Equal(t, 168*time.Hour, *cfg.Watches)
+	require.Equal(t, 720*time.Hour, *cfg.Replies)
 	require.Equal(t, time.Hour, cfg.Interval)
 	require.NoError(t, cfg.Validate())
-	bad := retention.Config{Events: dur(-time.Second), Records: dur(-time.Second), Interval: time.Millisecond}
+	bad := retention.Config{Events: dur(-time.Second), Records: dur(-time.Second), Silences: dur(-time.Second),
+		Watches: dur(-time.Second), Replies: dur(-time.Second), Interval: time.Millisecond}
 	require.EqualError(t, bad.Validate(), "events: must not be negative (0s keeps events forever)\n"+
-		"records: must not be negative (0s keeps records forever)\ninterval: must be at least 1s")
+		"records: must not be negative (0s keeps records forever)\n"+
+		"silences: must not be negative (0s keeps silences forever)\n"+
+		"watches: must not be negative (0s keeps watches forever)\n"+
+		"replies: must not be negative (0s keeps replies forever)\ninterval: must be at least 1s")
 }

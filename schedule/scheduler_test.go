@@ -265,6 +265,9 @@ func TestSchedulerAcrossDaylightSaving(t *testing.T) {
 			{"2026-03-27T12:00:00Z", "2026-03-31T12:00:00Z"},
 			{"2026-10-23T12:00:00Z", "2026-10-27T12:00:00Z"},
 		} {
+			if b.Name == store.DriverSQLite {
+				b.Config = storetest.SQLiteConfig(t) // a database of its own: the last one is still open
+			}
 			f := newFixture(t, b, utc(days[0]))
 			sp := spec("night-"+days[0][5:7], "30 2 * * *")
 			sp.Timezone = "Europe/Berlin"

@@ -102,6 +102,12 @@ type Store struct {
 	body    *bodyCodec // events.body compressed in, restored out
 	// bodyLimit bounds a stored body once decompressed (WithBodyLimit).
 	bodyLimit int64
+	// lock is the SQLite database's process lock (filelock.go); nil on PostgreSQL, in
+	// memory and when reading alongside.
+	lock *dbLock
+	// alongside: opened to read beside the process holding the SQLite database
+	// (ReadAlongside); it writes nothing.
+	alongside bool
 }
 
 // Option configures a Store.
@@ -116,6 +122,11 @@ func WithBodyLimit(n int64) Option {
 		}
 	}
 }
+
+// ReadAlongside opens a SQLite database to read it beside the gateway serving it, without
+// its lock: read-only commands (explain, check) use it. Such a store writes nothing: its
+// connections are query-only, and Migrate and TakeBackLeases refuse. PostgreSQL ignores it.
+func ReadAlongside() Option { return func(s *Store) { s.alongside = true } }
 
 // WithClock injects the clock used for presence checks and bookkeeping.
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
@@ -141,6 +152,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*S
 		err = s.openPostgres(cfg)
 	}
 	if err != nil {
+		s.Close()
 		return nil, err
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -159,9 +171,21 @@ func (s *Store) openSQLite(cfg Config) error {
 			return fmt.Errorf("open sqlite database %s: create directory: %w", path, err)
 		}
 	}
+	if !s.alongside && !inMemory(path, query) {
+		// Taken before the first connection: a refused process never touches the file.
+		l, err := lockDatabase(path, s.now())
+		if err != nil {
+			return err
+		}
+		s.lock = l
+	}
 	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)"
 	if query != "" {
 		pragmas = query + "&" + pragmas
+	}
+	writer := "&_pragma=synchronous(FULL)&_pragma=temp_store(2)&_pragma=wal_autocheckpoint(0)&_txlock=immediate"
+	if s.alongside {
+		writer += "&_pragma=query_only(1)"
 	}
 	base := "file:" + path + "?" + pragmas
 	// synchronous=FULL: every commit fsyncs the WAL before it returns, so a 2xx survives
@@ -170,7 +194,7 @@ func (s *Store) openSQLite(cfg Config) error {
 	// temp_store=MEMORY keeps each caller's savepoint journal in memory: past 64 KiB
 	// SQLite spills it to a temporary file, a write syscall per page. Checkpoints run
 	// on their own connection (checkpoint.go), not inside the committer's commits.
-	w, err := sqlx.Open("sqlite", base+"&_pragma=synchronous(FULL)&_pragma=temp_store(2)&_pragma=wal_autocheckpoint(0)&_txlock=immediate")
+	w, err := sqlx.Open("sqlite", base+writer)
 	if err != nil {
 		return fmt.Errorf("open sqlite database %s: %w", path, err)
 	}
@@ -217,7 +241,7 @@ func (s *Store) openPostgres(cfg Config) error {
 // Driver names the backend: sqlite or postgres.
 func (s *Store) Driver() string { return s.driver }
 
-// Close closes both pools.
+// Close closes both pools, then lets the database's process lock go.
 func (s *Store) Close() error {
 	if s.body != nil {
 		s.body.close()
@@ -235,6 +259,8 @@ func (s *Store) Close() error {
 	if s.w != nil {
 		errs = append(errs, s.w.Close())
 	}
+	errs = append(errs, s.lock.release())
+	s.lock = nil
 	return errors.Join(errs...)
 }
 
@@ -272,6 +298,9 @@ func (s *Store) providerOver(sub fs.FS) (*goose.Provider, error) {
 
 // Migrate applies pending migrations and returns the schema version.
 func (s *Store) Migrate(ctx context.Context) (int64, error) {
+	if err := s.writable("migrate"); err != nil {
+		return 0, err
+	}
 	p, err := s.provider()
 	if err != nil {
 		return 0, fmt.Errorf("prepare migrations: %w", err)
@@ -287,6 +316,14 @@ func (s *Store) Migrate(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	return p.GetDBVersion(ctx)
+}
+
+// writable refuses what would write through a store reading alongside another process.
+func (s *Store) writable(what string) error {
+	if s.alongside && s.driver == DriverSQLite {
+		return fmt.Errorf("%s: the sqlite database is open to read alongside the gateway, not to write", what)
+	}
+	return nil
 }
 
 // Ready reports nil when the database answers and no migration is pending.

@@ -72,7 +72,8 @@ func runConnectChecks(ctx context.Context, w io.Writer, checks []connectCheck, t
 }
 
 func checkDatabase(ctx context.Context, cfg *Config, log *slog.Logger) (string, error) {
-	st, err := store.Open(ctx, cfg.Storage, log)
+	// Alongside: checking a SQLite database a gateway serves must not be refused.
+	st, err := store.Open(ctx, cfg.Storage, log, store.ReadAlongside())
 	if err != nil {
 		return "", fmt.Errorf("%w: check storage.dsn and that the database server is running", err)
 	}

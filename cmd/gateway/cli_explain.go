@@ -164,7 +164,12 @@ func openExplainStore(ctx context.Context, cfg *Config, migrate bool, log *slog.
 			cfg.Storage.RedactedDSN())
 		return nil, false, exitOK
 	}
-	st, err := openStore(ctx, cfg, log)
+	// Reading goes alongside a gateway serving the database; migrating needs it alone.
+	var opts []store.Option
+	if !migrate {
+		opts = append(opts, store.ReadAlongside())
+	}
+	st, err := openStore(ctx, cfg, log, opts...)
 	if err != nil {
 		return fail(err)
 	}

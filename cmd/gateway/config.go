@@ -217,7 +217,8 @@ type RepliesConfig struct {
 	// MaxAge: a reply not sent this long after it was queued fails (default 24h).
 	MaxAge time.Duration `yaml:"max_age"`
 	// Lease: how long a claimed reply stays with the replica sending it; after a crash
-	// another replica (or the restarted one) takes it over once it lapses (default 2m).
+	// another replica takes it over once it lapses (default 2m); on SQLite the restarted
+	// process takes it back at start.
 	Lease time.Duration `yaml:"lease"`
 	// PollInterval bounds how long replies queued on other replicas, or behind a lapsed
 	// lease, wait to be claimed (default 30s).

@@ -131,8 +131,10 @@ func NewMain(cfg *Config, log *slog.Logger) *Main {
 	return &Main{Config: cfg, Log: log, Now: time.Now, Traces: telemetry.Off()}
 }
 
-func openStore(ctx context.Context, cfg *Config, log *slog.Logger) (*store.Store, error) {
-	return store.Open(ctx, cfg.Storage, log)
+// openStore opens the database for a command. On SQLite it holds the database's lock
+// (one process writes a database file) unless opts say ReadAlongside.
+func openStore(ctx context.Context, cfg *Config, log *slog.Logger, opts ...store.Option) (*store.Store, error) {
+	return store.Open(ctx, cfg.Storage, log, opts...)
 }
 
 // Open connects the database, migrates, wires every component and starts serving.
@@ -159,6 +161,16 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	st := m.Store
 	if _, err := st.Migrate(ctx); err != nil {
 		return err
+	}
+	// SQLite: this process holds the database alone, so whatever an earlier one (killed,
+	// crashed) leased goes out now rather than when its leases lapse.
+	back, err := st.TakeBackLeases(ctx)
+	if err != nil {
+		return err
+	}
+	if back.Total() > 0 {
+		m.Log.Warn("took back the leases of an earlier process", "component", "gateway",
+			"threads", back.Threads, "replies", back.Replies, "schedules", back.Schedules)
 	}
 	policy, err := cfg.newPolicy()
 	if err != nil {
