@@ -12,8 +12,10 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 )
 
-// APISource is the event source of notifications created through the agent API when
-// the body names none.
+// APISource is the event source of every notification created through the agent API,
+// and the record source when the body names none. The event's source is never the body's:
+// a body saying "slack" must not share a Slack connector's delivery ids (dedupe) nor pass
+// for a Slack message where the event's kind is what counts.
 const APISource = "agent-api"
 
 type notificationRequest struct {
@@ -75,7 +77,7 @@ func (s *Service) CreateNotification(ctx context.Context, k inbox.ThreadKey, bod
 	if err := checkOptionalID(delivery); err != nil {
 		return NotificationResult{}, invalidf("deliveryId: %v", err)
 	}
-	ev := &inbox.Event{Source: n.Source, Connector: k.Agent, DeliveryID: delivery, Type: "notification", Body: body}
+	ev := &inbox.Event{Source: APISource, Connector: k.Agent, DeliveryID: delivery, Type: "notification", Body: body}
 	out, err := s.ingestNotifications(ctx, k, ev, []inbox.Notification{n})
 	if err != nil {
 		return NotificationResult{}, err

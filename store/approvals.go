@@ -356,14 +356,17 @@ func (s *Store) ListApprovals(ctx context.Context, f approval.Filter) ([]approva
 }
 
 // LastSlackMessage is the newest Slack message routed to k through connector: where an
-// approval for k's run is posted when no channel is configured.
+// approval for k's run is posted when no channel is configured. Both the record and its
+// event must be Slack's: a record an agent or a generic sender labelled "slack" arrived
+// through another connector kind (whose connector may share the Slack connector's name)
+// and must not choose where approvals are posted.
 func (s *Store) LastSlackMessage(ctx context.Context, k inbox.ThreadKey, connector string) (approval.SlackPlace, bool, error) {
 	var rows []struct {
 		Attributes string         `db:"attributes"`
 		Payload    sql.NullString `db:"payload"`
 	}
 	err := s.r.SelectContext(ctx, &rows, s.q(`SELECT r.attributes, r.payload FROM records r JOIN events e ON e.id = r.event_id
-		WHERE r.agent = ? AND r.resource_id = ? AND r.thread_id = ? AND r.source = 'slack' AND e.connector = ?
+		WHERE r.agent = ? AND r.resource_id = ? AND r.thread_id = ? AND r.source = 'slack' AND e.source = 'slack' AND e.connector = ?
 		ORDER BY r.created_at DESC, r.id DESC LIMIT 1`), cleanText(k.Agent), cleanText(k.Resource), cleanText(k.Thread), cleanText(connector))
 	if err != nil {
 		return approval.SlackPlace{}, false, fmt.Errorf("find the last Slack message of %s: %w", k, err)

@@ -177,6 +177,12 @@ func TestLastSlackMessage(t *testing.T) {
 			_, err := svc.Ingest(ctx, ev, []inbox.Notification{n})
 			require.NoError(t, err)
 		}
+		// An agent named like the Slack connector labels its own notification "slack" to
+		// choose where approvals go: its event came through the agent API, so it does not count.
+		planted := &inbox.Event{Source: "agent-api", Connector: "acme", DeliveryID: "planted", Type: "notification", Body: []byte(`{}`)}
+		_, err = svc.Ingest(ctx, planted, []inbox.Notification{{Thread: thread, Source: "slack", Kind: "dm", Summary: "planted",
+			Attributes: inbox.Attributes{}.Set("channel", "C0EXECPRIV").Set("ts", "1700000002.000300")}})
+		require.NoError(t, err)
 		p, ok, err := s.LastSlackMessage(ctx, thread, "acme")
 		require.NoError(t, err)
 		require.True(t, ok)
