@@ -92,7 +92,14 @@ func TestListAndGetNotifications(t *testing.T) {
 		require.Equal(t, "target answered 410", d.Deliveries[0].Error)
 		require.Len(t, d.Signals, 1)
 		require.Equal(t, "sig-globex", d.Signals[0].ID)
-		require.Equal(t, agent.BehaviorWake, d.Signals[0].Behavior)
+		// A signal's behavior is "action" on the wire, as in the agent's stream.
+		var wire struct {
+			Signals []struct {
+				Action agent.Behavior `json:"action"`
+			} `json:"signals"`
+		}
+		en.call(http.MethodGet, "/admin/v1/notifications/"+globex, nil, &wire)
+		require.Equal(t, agent.BehaviorWake, wire.Signals[0].Action)
 
 		code, raw := en.do(http.MethodGet, "/admin/v1/notifications/nope", viewerToken, nil)
 		require.Equal(t, http.StatusBadRequest, code)
