@@ -15,6 +15,7 @@ import (
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/server"
 )
 
@@ -65,8 +66,11 @@ type Deps struct {
 	// Wakes is each agent's wake budget and cap, by agent id (explain shows them).
 	Wakes map[string]agent.WakeSettings
 	// Sources are the integration kinds' sources, in the gateway's order (the OpenAPI
-	// document's and explain's list of them).
+	// document's and explain's list of them); Places are the kinds that answer and
+	// Watchable the sources a watch may name (the document's replyTo and watch schemas).
 	Sources    []string
+	Places     reply.Places
+	Watchable  []string
 	Parsers    Parsers
 	Connectors []ConnectorRef
 	Pollers    []Poller
@@ -146,7 +150,7 @@ func New(cfg Config, d Deps) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := OpenAPI(d.Sources...)
+	doc, err := OpenAPI(Kinds{Sources: d.Sources, Places: d.Places, Watchable: d.Watchable})
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ const watchedMail = "From: Ann <ann@customer.example>\r\nTo: support@acme.exampl
 func TestExplainNamesTheWatch(t *testing.T) {
 	k := inbox.ThreadKey{Agent: "coder", Resource: "mail", Thread: "customer-1"}
 	ws := watchtest.NewMemory()
-	w := watch.Watch{ID: "w-1", Thread: k, Source: watch.SourceEmail, Connector: "support", Resource: "root@acme.example",
+	w := watch.Watch{ID: "w-1", Thread: k, Source: "email", Connector: "support", Resource: "root@acme.example",
 		CreatedAt: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), ExpiresAt: time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)}
 	_, _, err := ws.CreateWatch(context.Background(), w, 10)
 	require.NoError(t, err)
@@ -51,7 +51,7 @@ func TestExplainWatchedRoute(t *testing.T) {
 	require.Equal(t, []admin.RouteResult{{Route: "watched-mail", Item: 0, Thread: &k, Unwatched: true}}, x.Routes)
 	require.Empty(t, x.Notifications)
 
-	_, _, err := ws.CreateWatch(context.Background(), watch.Watch{ID: "w-2", Thread: k, Source: watch.SourceEmail, Connector: "support",
+	_, _, err := ws.CreateWatch(context.Background(), watch.Watch{ID: "w-2", Thread: k, Source: "email", Connector: "support",
 		Resource: "answer@acme.example", CreatedAt: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), ExpiresAt: time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)}, 10)
 	require.NoError(t, err)
 	x = admin.Explanation{}

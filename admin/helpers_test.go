@@ -19,6 +19,7 @@ import (
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/connectors/generic"
+	"github.com/signalgate/signalgate/connectors/kindstest"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
@@ -98,7 +99,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	require.NoError(t, err)
 	en.deps = admin.Deps{
 		Store: en.st, Inbox: en.inbox, Policy: pol, Router: router(t, o.routes), Agents: []string{"coder", "support"},
-		Sources:     []string{"github", "slack", "email", "generic"},
+		Sources: kindstest.Sources(), Places: kindstest.Places(), Watchable: kindstest.Resources().Sources(),
 		WatchLookup: o.watches,
 		Parsers:     admin.Parsers{"generic": en.generic, "email": email.NewParser([]email.Config{{Name: "support"}})},
 		Connectors:  []admin.ConnectorRef{{Source: "generic", Name: "billing"}, {Source: "email", Name: "support"}},
@@ -117,7 +118,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 // router compiles routes for the env's agents, as config loading does.
 func router(t testing.TB, routes []connectors.RouteConfig) *connectors.Router {
 	t.Helper()
-	r, err := connectors.NewRouter(routes, []string{"coder", "support"})
+	r, err := connectors.NewRouter(routes, []string{"coder", "support"}, connectors.WithWatchResources(kindstest.Resources()))
 	require.NoError(t, err)
 	return r
 }

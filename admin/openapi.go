@@ -7,14 +7,30 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/signalgate/signalgate/reply"
 )
+
+// Kinds are what the OpenAPI document says of the integration kinds (the kinds table).
+// Without them its source enums list none and replyTo has no place fields.
+type Kinds struct {
+	// Sources are every kind's sources, in the gateway's order (a sample's source).
+	Sources []string
+	// Places are the kinds that answer (replyTo's sources and fields).
+	Places reply.Places
+	// Watchable are the sources a watch may name.
+	Watchable []string
+}
 
 // OpenAPI returns the OpenAPI 3.1 document of everything the gateway serves over HTTP:
 // the admin API, the agent API, the ingest endpoints and operations. It is built in Go
 // (no generated file to keep in sync) and checked against the registered routes by the
-// tests of cmd/gateway. sources are the integration kinds' (the enum of a sample's
-// source; without them the schema lists none).
-func OpenAPI(sources ...string) ([]byte, error) {
+// tests of cmd/gateway. The schemas' source enums and replyTo's fields come from k.
+func OpenAPI(k Kinds) ([]byte, error) {
+	replies, err := replySchemas(k.Places)
+	if err != nil {
+		return nil, err
+	}
 	doc := obj{
 		"openapi": "3.1.0",
 		"info": obj{
@@ -43,7 +59,7 @@ func OpenAPI(sources ...string) ([]byte, error) {
 				"NotFound":     errorResponse("Unknown id or path."),
 				"Conflict":     errorResponse("The record's status does not allow the action."),
 			},
-			"schemas": withSchemas(withSchemas(withSchemas(withSchemas(schemas(sources), approvalSchemas()), messageSchemas()), replySchemas()), withSchemas(withSchemas(watchSchemas(), scheduleSchemas()), silenceSchemas())),
+			"schemas": withSchemas(withSchemas(withSchemas(withSchemas(schemas(k.Sources), approvalSchemas()), messageSchemas()), replies), withSchemas(withSchemas(watchSchemas(k.Watchable), scheduleSchemas()), silenceSchemas())),
 		},
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")
@@ -162,7 +178,7 @@ const consolePrefix = "/console"
 // describe; tests run it over everything registered on echo. Routes echo registers for
 // 404s (group middleware) are not endpoints and are skipped.
 func MissingFromOpenAPI(routes []*echo.Route) ([]string, error) {
-	raw, err := OpenAPI()
+	raw, err := OpenAPI(Kinds{})
 	if err != nil {
 		return nil, err
 	}

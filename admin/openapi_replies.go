@@ -1,5 +1,7 @@
 package admin
 
+import "github.com/signalgate/signalgate/reply"
+
 // replyPaths documents the reply outbox: the agent API's replies and the admin listing
 // and retry.
 func replyPaths() obj {
@@ -36,15 +38,18 @@ func replyPaths() obj {
 	}
 }
 
-func replySchemas() obj {
-	replyTo := object(obj{
-		"source": enum("Which platform.", "slack", "github", "email"), "connector": str("The connector's name."),
-		"team": str("Slack team."), "channel": str("Slack channel or DM."), "threadTs": str("Slack thread (empty: top level)."),
-		"repo": str("GitHub owner/name."), "number": integer("GitHub issue or PR number."),
-		"reviewCommentId": integer("GitHub review comment the answer replies to."),
-		"mailbox":         str("Email mailbox it arrived in."), "messageId": str("Email Message-ID answered."),
-		"references": array(obj{"type": "string"}), "from": str("Email sender."), "subject": str("Email subject."),
-	}, "source", "connector")
+// replySchemas are the reply outbox's schemas; replyTo has the sources and the place
+// fields of places.
+func replySchemas(places reply.Places) (obj, error) {
+	props := obj{"source": sourceEnum("Which platform.", places.Sources()), "connector": str("The connector's name.")}
+	fields, err := places.Fields()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fields {
+		props[f.Name] = fieldSchema(f)
+	}
+	replyTo := object(props, "source", "connector")
 	reply := object(obj{
 		"id": str("The agent's id."), "text": str("Markdown."), "replyTo": ref("ReplyTo"), "watch": boolean(""),
 		"status":   enum("queued: on disk, waiting to be sent or retried; sent; failed (lastError says why; retryable from the admin API); pending: waiting for an approver; declined.", "queued", "sent", "failed", "pending", "declined"),
@@ -67,5 +72,17 @@ func replySchemas() obj {
 		"Reply":      reply,
 		"AdminReply": admin,
 		"ReplyList":  object(obj{"replies": array(ref("AdminReply")), "nextCursor": str("")}, "replies"),
+	}, nil
+}
+
+// fieldSchema is a place field's schema.
+func fieldSchema(f reply.Field) obj {
+	if f.Type == "array" {
+		o := array(obj{"type": f.Items})
+		if f.Doc != "" {
+			o["description"] = f.Doc
+		}
+		return o
 	}
+	return obj{"type": f.Type, "description": f.Doc}
 }

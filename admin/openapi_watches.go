@@ -49,10 +49,11 @@ func watchPaths() obj {
 	}
 }
 
-func watchSchemas() obj {
+// watchSchemas are the watch schemas; sources are those a watch may name.
+func watchSchemas(sources []string) obj {
 	priority := enum("The priority of the records it makes (default: the event's).", "low", "medium", "high", "urgent")
 	w := object(obj{
-		"id": str("w- and a time-ordered UUID."), "source": enum("", "github", "slack", "email", "generic"),
+		"id": str("w- and a time-ordered UUID."), "source": sourceEnum("", sources),
 		"connector": str("The connector's name."),
 		"resource":  str("What is watched, canonical: GitHub owner/repo#number or owner/repo, Slack channel or channel/threadTs, an email Message-ID without angle brackets, a generic sourceId or netKey."),
 		"kinds":     array(str("A kind or a glob over kinds (pr-*).")), "priority": priority,
@@ -64,7 +65,7 @@ func watchSchemas() obj {
 	}, "id", "source", "connector", "resource", "createdAt", "expiresAt")
 	return obj{
 		"WatchRequest": object(obj{
-			"source":    enum("", "github", "slack", "email", "generic"),
+			"source":    sourceEnum("", sources),
 			"connector": str("The connector's name; may be left out when the agent may watch one connector of the source."),
 			"resource":  obj{"type": "string", "maxLength": 512, "description": "What to watch: GitHub owner/repo#number (an issue or pull request) or owner/repo (the connector needs watch_repositories: true); Slack channel or channel/threadTs; email a Message-ID; generic a sourceId or netKey."},
 			"kinds":     obj{"type": "array", "maxItems": 20, "items": obj{"type": "string", "maxLength": 100}, "description": "Only these item kinds (globs allowed); empty: all."},

@@ -10,6 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/connectors/kindstest"
+	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
@@ -43,8 +46,8 @@ func (en *env) withReplies(t *testing.T) []string {
 	ctx := context.Background()
 	coder := inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: "acme/api#7"}
 	support := inbox.ThreadKey{Agent: "support", Resource: "slack:T1", Thread: "dm:U1"}
-	dm := reply.To{Source: reply.SourceSlack, Connector: "acme", Channel: "D1"}
-	issue := reply.To{Source: reply.SourceGitHub, Connector: "gh", Repo: "acme/api", Number: 7}
+	dm := reply.NewTo("slack", "acme", slack.Place{Channel: "D1"})
+	issue := reply.NewTo("github", "gh", github.Place{Repo: "acme/api", Number: 7})
 	rows := []struct {
 		id     string
 		k      inbox.ThreadKey
@@ -66,7 +69,7 @@ func (en *env) withReplies(t *testing.T) []string {
 		require.True(t, created)
 		ids[i] = r.id
 	}
-	svc := reply.New(en.st, map[string]reply.Sender{}, service.Base{Now: en.clock.Now})
+	svc := reply.New(en.st, map[string]reply.Sender{}, service.Base{Now: en.clock.Now}, reply.WithPlaces(kindstest.Places()))
 	d := en.deps
 	d.Replies = svc
 	en.api = en.newAPI(d)
@@ -82,7 +85,7 @@ func TestListReplies(t *testing.T) {
 		require.Equal(t, "support", page.Replies[0].Agent, "each reply names its thread")
 		require.Equal(t, "slack:T1", page.Replies[0].ResourceID)
 		require.Equal(t, "dm:U1", page.Replies[0].ThreadID)
-		require.Equal(t, "D1", page.Replies[0].ReplyTo.Channel)
+		require.Equal(t, reply.NewTo("slack", "acme", slack.Place{Channel: "D1"}), page.Replies[0].ReplyTo)
 		seen := page.ids()
 		for page.NextCursor != "" {
 			next := page.NextCursor

@@ -75,10 +75,10 @@ func (en *env) withWatches(t *testing.T) ([]string, *ender) {
 		k                      inbox.ThreadKey
 		source, conn, resource string
 	}{
-		{coderPR, watch.SourceGitHub, "gh", "acme/api#7"},
-		{coderPR8, watch.SourceGitHub, "gh", "acme/api#8"},
-		{coderPR, watch.SourceSlack, "ops", "C0123/1712345678.000100"},
-		{supportDM, watch.SourceEmail, "support", "a1@mail.example"},
+		{coderPR, "github", "gh", "acme/api#7"},
+		{coderPR8, "github", "gh", "acme/api#8"},
+		{coderPR, "slack", "ops", "C0123/1712345678.000100"},
+		{supportDM, "email", "support", "a1@mail.example"},
 	}
 	ids := make([]string, len(rows))
 	for i, r := range rows {

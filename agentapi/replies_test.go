@@ -11,6 +11,8 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/agentapi"
+	"github.com/signalgate/signalgate/connectors/kindstest"
+	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
@@ -49,7 +51,7 @@ func (limited) Send(context.Context, reply.Reply) (reply.Sent, bool, error) {
 }
 
 // slackVouches: a Slack request signature vouches for a Slack place, as the kinds table says.
-var slackVouches = agent.ReplyProvenance{reply.SourceSlack: {"slack-v0"}}
+var slackVouches = agent.ReplyProvenance{"slack": {"slack-v0"}}
 
 type replyAnswer struct {
 	ID     string   `json:"id"`
@@ -64,11 +66,11 @@ type replyAnswer struct {
 func TestReplyAPI(t *testing.T) {
 	lazy := &lazyReplies{}
 	e := deliverytest.New(t, deliverytest.Config{API: []agentapi.Option{agentapi.WithReplies(lazy)}})
-	lazy.svc = reply.New(e.Store, map[string]reply.Sender{reply.SourceSlack: limited{}}, service.Base{Now: e.Now},
-		reply.WithProvenance(slackVouches))
+	lazy.svc = reply.New(e.Store, map[string]reply.Sender{"slack": limited{}}, service.Base{Now: e.Now},
+		reply.WithProvenance(slackVouches), reply.WithPlaces(kindstest.Places()))
 	k := coderThread
-	dm := reply.To{Source: reply.SourceSlack, Connector: "acme", Channel: "D1"}
-	bare := reply.To{Source: reply.SourceSlack, Connector: "bare", Channel: "D2"}
+	dm := reply.NewTo("slack", "acme", slack.Place{Channel: "D1"})
+	bare := reply.NewTo("slack", "bare", slack.Place{Channel: "D2"})
 	for i, to := range []reply.To{bare, dm} {
 		_, err := e.Inbox.Ingest(context.Background(), &inbox.Event{Source: "slack", Connector: to.Connector,
 			DeliveryID: fmt.Sprint("d", i), Type: "message", Body: []byte(`{}`)}, []inbox.Notification{{Thread: k,

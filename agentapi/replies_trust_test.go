@@ -8,6 +8,9 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/agentapi"
+	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/connectors/kindstest"
+	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
@@ -22,10 +25,10 @@ func trustedEnv(t *testing.T, b *storetest.Backend, opts ...reply.Option) *deliv
 	t.Helper()
 	lazy, watches := &lazyReplies{}, &lazyWatches{}
 	e := deliverytest.New(t, deliverytest.Config{Backend: b, API: []agentapi.Option{agentapi.WithReplies(lazy), agentapi.WithWatches(watches)}})
-	watches.Service = watch.NewService(watchStoreOf(e), watch.Config{}, watchScope, e.Inbox, service.Base{Now: e.Now})
-	vouches := agent.ReplyProvenance{reply.SourceSlack: {"slack-v0", "slack-socket-mode"}, reply.SourceGitHub: {"hmac-github"}}
-	lazy.svc = reply.New(e.Store, map[string]reply.Sender{reply.SourceSlack: limited{}, reply.SourceGitHub: limited{}},
-		service.Base{Now: e.Now}, append([]reply.Option{reply.WithProvenance(vouches), reply.WithWatches(watches.Service)}, opts...)...)
+	watches.Service = watch.NewService(watchStoreOf(e), watch.Config{}, kindstest.Resources(), watchScope, e.Inbox, service.Base{Now: e.Now})
+	vouches := agent.ReplyProvenance{"slack": {"slack-v0", "slack-socket-mode"}, "github": {"hmac-github"}}
+	lazy.svc = reply.New(e.Store, map[string]reply.Sender{"slack": limited{}, "github": limited{}},
+		service.Base{Now: e.Now}, append([]reply.Option{reply.WithProvenance(vouches), reply.WithWatches(watches.Service), reply.WithPlaces(kindstest.Places())}, opts...)...)
 	return e
 }
 
@@ -47,7 +50,7 @@ func TestAgentCannotPlantWhereAnswersGo(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			e := trustedEnv(t, &b)
 			k := coderThread
-			dm := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "D1"}
+			dm := reply.NewTo("slack", "acme", slack.Place{Team: "T1", Channel: "D1"})
 			exec := map[string]any{"source": "slack", "connector": "acme", "channel": "C0EXECPRIV"}
 			heard(e, k, dm, "slack-v0")
 
@@ -68,7 +71,7 @@ func TestAgentCannotPlantWhereAnswersGo(t *testing.T) {
 			require.Len(t, page.Notifications, 1, "nothing was stored")
 
 			// Records that name the channel without the Slack connector's word for it.
-			channel := reply.To{Source: reply.SourceSlack, Connector: "acme", Channel: "C0EXECPRIV"}
+			channel := reply.NewTo("slack", "acme", slack.Place{Channel: "C0EXECPRIV"})
 			for _, by := range []string{agent.VerifiedByAgentToken, "standard-webhooks", "hmac-github", "imap-login", "signalgate", ""} {
 				heard(e, k, channel, by)
 			}
@@ -91,7 +94,7 @@ func TestReplyWatchIsRefusedAsTheWatchAPIRefusesIt(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			e := trustedEnv(t, &b)
 			k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "acme/api#7"}
-			issue := reply.To{Source: reply.SourceGitHub, Connector: "gh", Repo: "acme/api", Number: 7}
+			issue := reply.NewTo("github", "gh", github.Place{Repo: "acme/api", Number: 7})
 			heard(e, k, issue, "hmac-github")
 
 			var api, out replyAnswer
@@ -118,7 +121,7 @@ func TestReplyApprovalWithoutApproversIsRefused(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			e := trustedEnv(t, &b)
 			k := coderThread
-			heard(e, k, reply.To{Source: reply.SourceSlack, Connector: "acme", Channel: "D1"}, "slack-v0")
+			heard(e, k, reply.NewTo("slack", "acme", slack.Place{Channel: "D1"}), "slack-v0")
 			var out replyAnswer
 			require.Equal(t, http.StatusConflict, e.Do(http.MethodPost, e.ThreadURL(k, "/replies"), e.Token(k),
 				map[string]any{"id": "a1", "text": "ship it?", "approval": true}, &out))

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/agentapi"
+	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/connectors/kindstest"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/service"
@@ -20,7 +22,7 @@ import (
 // watchScope: coder may watch GitHub through gh (which receives events of acme/api
 // only) and Slack through acme; support nothing.
 var watchScope = watchtest.Scope{Allowed: map[string][]string{"coder/github": {"gh"}, "coder/slack": {"acme"}},
-	Seen: map[string][]string{"gh": {"acme/api"}}}
+	Admits: map[string]watch.Admit{"github": github.AdmitWatch(nil, kindstest.Seen{"gh": {"acme/api"}})}}
 
 type lazyWatches struct{ *watch.Service }
 
@@ -36,7 +38,7 @@ func watchEnv(t *testing.T, b *storetest.Backend, cfg watch.Config) *deliverytes
 	t.Helper()
 	lazy := &lazyWatches{}
 	e := deliverytest.New(t, deliverytest.Config{Backend: b, API: []agentapi.Option{agentapi.WithWatches(lazy)}})
-	lazy.Service = watch.NewService(watchStoreOf(e), cfg, watchScope, e.Inbox, service.Base{Now: e.Now})
+	lazy.Service = watch.NewService(watchStoreOf(e), cfg, kindstest.Resources(), watchScope, e.Inbox, service.Base{Now: e.Now})
 	return e
 }
 

@@ -11,6 +11,8 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/approval"
+	"github.com/signalgate/signalgate/connectors/kindstest"
+	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/inbox"
 	replies "github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
@@ -42,7 +44,7 @@ func (p *poster) count(id string) int {
 }
 
 // slackVouches: a Slack request signature vouches for a Slack place, as the kinds table says.
-var slackVouches = agent.ReplyProvenance{replies.SourceSlack: {"slack-v0"}}
+var slackVouches = agent.ReplyProvenance{"slack": {"slack-v0"}}
 
 // replyEnv is the approvals service holding the drafts of a real outbox over one store.
 type replyEnv struct {
@@ -57,12 +59,12 @@ func newReplyEnv(t *testing.T, b storetest.Backend) *replyEnv {
 	e := newEnvOn(t, approval.Config{Channel: "C0APPROVE", ExpireAfter: time.Hour}, st)
 	p := &poster{posts: map[string]int{}}
 	now := func() time.Time { return e.now }
-	out := replies.New(st, map[string]replies.Sender{replies.SourceSlack: p}, service.Base{Now: now},
-		replies.WithApprovals(e.svc, func(string) bool { return true }), replies.WithProvenance(slackVouches))
+	out := replies.New(st, map[string]replies.Sender{"slack": p}, service.Base{Now: now},
+		replies.WithApprovals(e.svc, func(string) bool { return true }), replies.WithProvenance(slackVouches), replies.WithPlaces(kindstest.Places()))
 	pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 	require.NoError(t, err)
 	in := inbox.NewService(st, pol, inbox.WithClock(now))
-	to := replies.To{Source: replies.SourceSlack, Connector: "acme", Channel: "D1"}
+	to := replies.NewTo("slack", "acme", slack.Place{Channel: "D1"})
 	_, err = in.Ingest(context.Background(), &inbox.Event{Source: "slack", Connector: "acme", DeliveryID: "d1", Type: "message",
 		Body: []byte(`{}`)}, []inbox.Notification{{Thread: k, Source: "slack", Kind: "message", Summary: "hi",
 		Metadata: map[string]any{replies.MetadataKey: to, "verified_by": "slack-v0"}}})
@@ -162,11 +164,11 @@ func TestReplyApprovalNotRequested(t *testing.T) {
 	in := inbox.NewService(st, pol, inbox.WithClock(func() time.Time { return e.now }))
 	_, err = in.Ingest(context.Background(), &inbox.Event{Source: "slack", Connector: "acme", DeliveryID: "d1", Type: "message",
 		Body: []byte(`{}`)}, []inbox.Notification{{Thread: k, Source: "slack", Kind: "message", Summary: "hi",
-		Metadata: map[string]any{replies.MetadataKey: replies.To{Source: replies.SourceSlack, Connector: "acme", Channel: "D1"}, "verified_by": "slack-v0"}}})
+		Metadata: map[string]any{replies.MetadataKey: replies.NewTo("slack", "acme", slack.Place{Channel: "D1"}), "verified_by": "slack-v0"}}})
 	require.NoError(t, err)
-	out := replies.New(st, map[string]replies.Sender{replies.SourceSlack: &poster{posts: map[string]int{}}},
+	out := replies.New(st, map[string]replies.Sender{"slack": &poster{posts: map[string]int{}}},
 		service.Base{Now: func() time.Time { return e.now }}, replies.WithApprovals(failingApprover{}, func(string) bool { return true }),
-		replies.WithProvenance(slackVouches))
+		replies.WithProvenance(slackVouches), replies.WithPlaces(kindstest.Places()))
 	r, err := out.Queue(context.Background(), k, replies.Request{ID: "r1", Text: "draft"})
 	require.NoError(t, err, "the reply is on disk: its status says what became of it")
 	require.Equal(t, replies.StatusDeclined, r.Status)

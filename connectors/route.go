@@ -304,6 +304,8 @@ type Router struct {
 	fields  []field
 	limits  condition.Limits // what one event's `when`s may spend
 	sources []string         // the sources match.source may name
+	// resources read the sources' watch resources (WithWatchResources)
+	resources watch.Resources
 }
 
 // RouterOption configures a Router.

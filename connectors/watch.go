@@ -24,6 +24,13 @@ type WatchLookup interface {
 // not a route matches, and lets `watched: true` routes keep the threads that watch.
 func WithWatches(w WatchLookup) PipelineOption { return func(p *Pipeline) { p.watches = w } }
 
+// WithWatchResources says how each source's watch resources read (the kinds table's
+// parsers): an item is looked up by its WatchResources in their canonical form, and an
+// item of a source none of rs reads is a routing error, never silently unwatched.
+func WithWatchResources(rs watch.Resources) RouterOption {
+	return func(r *Router) { r.resources = rs }
+}
+
 // itemWatches is what watches do with one item.
 type itemWatches struct {
 	// hear are the watches the item reaches (live, baseline passed, kind wanted, agent
@@ -45,32 +52,37 @@ func before(at, created time.Time) bool {
 }
 
 // watchKeys are the lookup keys of it's watch resources, canonical, in its order;
-// own is the key of its first resource when that is not a whole repository (what Ends
-// ends).
-func watchKeys(it *Item) (keys []string, own string) {
+// own is the key of its first resource when that is not a whole one (what Ends ends).
+// A resource its source's kind refuses names nothing; a source that cannot be watched
+// at all is an error.
+func (r *Router) watchKeys(it *Item) (keys []string, own string, err error) {
 	src := it.Fields.Source
-	for i, r := range it.WatchResources[:min(len(it.WatchResources), MaxWatchResources)] {
-		c, whole, err := watch.Resource(src, r)
+	if len(it.WatchResources) > 0 && !r.resources.Known(src) {
+		return nil, "", fmt.Errorf("watches: source %q names watch resources but no integration kind reads them", src)
+	}
+	for i, res := range it.WatchResources[:min(len(it.WatchResources), MaxWatchResources)] {
+		c, err := r.resources.Resource(src, res)
 		if err != nil {
 			continue
 		}
-		k := watch.Key(src, it.Fields.Connector, c)
-		if i == 0 && !whole {
+		k := watch.Key(src, it.Fields.Connector, c.Canonical)
+		if i == 0 && !c.Whole {
 			own = k
 		}
 		if !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
 	}
-	return keys, own
+	return keys, own, nil
 }
 
 // matchWatches looks up, in one call for all items, the watches each item reaches or
-// ends at receivedAt. Skipped items match nothing.
-func (r *Router) matchWatches(ctx context.Context, w WatchLookup, items []Item, receivedAt time.Time) ([]itemWatches, error) {
-	out := make([]itemWatches, len(items))
+// ends at receivedAt. Skipped items match nothing; an item whose source cannot be
+// watched matches nothing and is one of errs.
+func (r *Router) matchWatches(ctx context.Context, w WatchLookup, items []Item, receivedAt time.Time) (out []itemWatches, errs []error, err error) {
+	out = make([]itemWatches, len(items))
 	if w == nil {
-		return out, nil
+		return out, nil, nil
 	}
 	keys := make([][]string, len(items))
 	owns := make([]string, len(items))
@@ -79,7 +91,11 @@ func (r *Router) matchWatches(ctx context.Context, w WatchLookup, items []Item, 
 		if items[j].Skip != "" {
 			continue
 		}
-		keys[j], owns[j] = watchKeys(&items[j])
+		var kerr error
+		if keys[j], owns[j], kerr = r.watchKeys(&items[j]); kerr != nil {
+			errs = append(errs, kerr)
+			continue
+		}
 		for _, k := range keys[j] {
 			if !slices.Contains(ask, k) {
 				ask = append(ask, k)
@@ -87,11 +103,11 @@ func (r *Router) matchWatches(ctx context.Context, w WatchLookup, items []Item, 
 		}
 	}
 	if len(ask) == 0 {
-		return out, nil
+		return out, errs, nil
 	}
 	found, err := w.LiveWatches(ctx, ask)
 	if err != nil {
-		return nil, fmt.Errorf("look up watches: %w", err)
+		return nil, nil, fmt.Errorf("look up watches: %w", err)
 	}
 	for j := range items {
 		it := &items[j]
@@ -124,7 +140,7 @@ func (r *Router) matchWatches(ctx context.Context, w WatchLookup, items []Item, 
 			}
 		}
 	}
-	return out, nil
+	return out, errs, nil
 }
 
 // watchOf is the watch among ws of thread k, if any.
@@ -142,11 +158,12 @@ func watchOf(ws []watch.Watch, k inbox.ThreadKey) (watch.Watch, bool) {
 // its terminal state ends its resource's watches (a watch.Ended notification each,
 // after the item's records).
 func (r *Router) RouteWatched(ctx context.Context, w WatchLookup, payload any, items []Item, receivedAt time.Time) (Routing, error) {
-	ws, err := r.matchWatches(ctx, w, items, receivedAt)
+	ws, errs, err := r.matchWatches(ctx, w, items, receivedAt)
 	if err != nil {
 		return Routing{}, err
 	}
 	rt := r.routeTraced(payload, items, ws)
+	rt.Errs = append(rt.Errs, errs...)
 	var ended []inbox.Notification
 	for j := range items {
 		var heard []inbox.ThreadKey

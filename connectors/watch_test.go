@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/connectors/kindstest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/watch"
 	"github.com/signalgate/signalgate/watch/watchtest"
@@ -42,7 +43,7 @@ func watchOn(id, thread, source, connector, resource string) watch.Watch {
 
 func routeWatched(t *testing.T, routes []connectors.RouteConfig, w connectors.WatchLookup, items ...connectors.Item) connectors.Routing {
 	t.Helper()
-	r, err := connectors.NewRouter(routes, []string{"coder"})
+	r, err := connectors.NewRouter(routes, []string{"coder"}, connectors.WithWatchResources(kindstest.Resources()))
 	require.NoError(t, err)
 	rt, err := r.RouteWatched(context.Background(), w, nil, items, receiveAt)
 	require.NoError(t, err)
@@ -61,10 +62,10 @@ func heard(ns []inbox.Notification) []string {
 // every message of the channel; another thread's watch hears nothing.
 func TestSlackWatches(t *testing.T) {
 	ws := newWatches(t,
-		watchOn("w1", "thread", watch.SourceSlack, "acme", "C1/1700000000.000100"),
-		watchOn("w2", "channel", watch.SourceSlack, "acme", "C1"),
-		watchOn("w3", "other", watch.SourceSlack, "acme", "C1/1700000099.000100"),
-		watchOn("w4", "elsewhere", watch.SourceSlack, "other-workspace", "C1"))
+		watchOn("w1", "thread", "slack", "acme", "C1/1700000000.000100"),
+		watchOn("w2", "channel", "slack", "acme", "C1"),
+		watchOn("w3", "other", "slack", "acme", "C1/1700000099.000100"),
+		watchOn("w4", "elsewhere", "slack", "other-workspace", "C1"))
 	reply := connectors.Item{Kind: "message", Fields: connectors.Fields{Source: "slack", Connector: "acme"},
 		WatchResources: []string{"c1/1700000000.000100", "C1"}}
 	rt := routeWatched(t, nil, ws, reply)
@@ -73,7 +74,7 @@ func TestSlackWatches(t *testing.T) {
 
 // An email watch on a Message-ID hears the conversation that references it.
 func TestEmailWatchHearsReferences(t *testing.T) {
-	ws := newWatches(t, watchOn("w1", "customer", watch.SourceEmail, "support", "root@acme.example"))
+	ws := newWatches(t, watchOn("w1", "customer", "email", "support", "root@acme.example"))
 	answer := connectors.Item{Kind: "email", Fields: connectors.Fields{Source: "email", Connector: "support"},
 		WatchResources: []string{"<third@customer.example>", "<second@acme.example>", "<root@acme.example>"}}
 	unrelated := connectors.Item{Kind: "email", Fields: connectors.Fields{Source: "email", Connector: "support"},
@@ -85,8 +86,8 @@ func TestEmailWatchHearsReferences(t *testing.T) {
 // A generic watch names a sourceId or a netKey.
 func TestGenericWatches(t *testing.T) {
 	ws := newWatches(t,
-		watchOn("w1", "by-id", watch.SourceGeneric, "billing", "invoice-9"),
-		watchOn("w2", "by-key", watch.SourceGeneric, "billing", "customer:42"))
+		watchOn("w1", "by-id", "generic", "billing", "invoice-9"),
+		watchOn("w2", "by-key", "generic", "billing", "customer:42"))
 	it := connectors.Item{Kind: "invoice-failed", SourceID: "invoice-9", NetKey: "customer:42",
 		Fields: connectors.Fields{Source: "generic", Connector: "billing"}, WatchResources: []string{"invoice-9", "customer:42"}}
 	rt := routeWatched(t, nil, ws, it)
@@ -96,9 +97,9 @@ func TestGenericWatches(t *testing.T) {
 // Skipped items, threads of agents no longer configured and items older than the
 // watch (OccurredAt before CreatedAt) match nothing; no OccurredAt: receivedAt counts.
 func TestWatchMatchingRules(t *testing.T) {
-	gone := watchOn("w2", "gone", watch.SourceGeneric, "billing", "x")
+	gone := watchOn("w2", "gone", "generic", "billing", "x")
 	gone.Thread.Agent = "retired"
-	ws := newWatches(t, watchOn("w1", "t", watch.SourceGeneric, "billing", "x"), gone)
+	ws := newWatches(t, watchOn("w1", "t", "generic", "billing", "x"), gone)
 	item := func(mut func(*connectors.Item)) connectors.Item {
 		it := connectors.Item{Kind: "k", Fields: connectors.Fields{Source: "generic", Connector: "billing"}, WatchResources: []string{"x"}}
 		mut(&it)
@@ -145,7 +146,7 @@ func TestWatchedRoute(t *testing.T) {
 		Name: "watched-prs", Watched: true, Match: connectors.RouteMatch{Source: inbox.StringList{"github"}},
 		Thread: connectors.ThreadConfig{Agent: "coder", Resource: "w", Thread: "pr-{{.Number}}"},
 	}}
-	w := watchOn("w7", "pr-7", watch.SourceGitHub, "acme", "acme/api#7")
+	w := watchOn("w7", "pr-7", "github", "acme", "acme/api#7")
 	w.Kinds = []string{"comment"}
 	ws := newWatches(t, w)
 	item := func(n int, kind string) connectors.Item {
@@ -175,8 +176,8 @@ func TestWatchedRoute(t *testing.T) {
 // an event without receivedAt is dated by the pipeline's clock (an expired watch is not
 // live then).
 func TestPipelineRoutesWatches(t *testing.T) {
-	ws := newWatches(t, watchOn("w1", "t", watch.SourceGeneric, "billing", "x"))
-	r, err := connectors.NewRouter(nil, []string{"coder"})
+	ws := newWatches(t, watchOn("w1", "t", "generic", "billing", "x"))
+	r, err := connectors.NewRouter(nil, []string{"coder"}, connectors.WithWatchResources(kindstest.Resources()))
 	require.NoError(t, err)
 	ing := &recordingIngester{}
 	late := func() time.Time { return watchT0.Add(25 * time.Hour) }
@@ -196,4 +197,24 @@ type recordingIngester struct{ ns []inbox.Notification }
 func (r *recordingIngester) Ingest(_ context.Context, _ *inbox.Event, ns []inbox.Notification) (inbox.IngestResult, error) {
 	r.ns = ns
 	return inbox.IngestResult{EventID: "ev"}, nil
+}
+
+// An item of a source no kind reads watch resources of is an error of its routing
+// (stored on the event, logged), never silently unwatched; one that names no watch
+// resources looks nothing up.
+func TestUnknownWatchSourceIsAnError(t *testing.T) {
+	ws := newWatches(t, watchOn("w1", "t", "jira", "acme", "PROJ-1"))
+	jira := connectors.Item{Kind: "issue", Fields: connectors.Fields{Source: "jira", Connector: "acme"}, WatchResources: []string{"PROJ-1"}}
+	rt := routeWatched(t, nil, ws, jira)
+	require.Len(t, rt.Errs, 1)
+	assert.EqualError(t, rt.Errs[0], `watches: source "jira" names watch resources but no integration kind reads them`)
+	assert.Empty(t, rt.Notifications)
+
+	r, err := connectors.NewRouter(nil, []string{"coder"})
+	require.NoError(t, err)
+	rt, err = r.RouteWatched(context.Background(), nil, nil, []connectors.Item{jira}, receiveAt)
+	require.NoError(t, err)
+	assert.Empty(t, rt.Errs, "without watches nothing is looked up")
+	jira.WatchResources = nil
+	assert.Empty(t, routeWatched(t, nil, ws, jira).Errs, "nothing to look up")
 }

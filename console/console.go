@@ -15,15 +15,17 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
-
-	"github.com/signalgate/signalgate/secret"
 
 	"github.com/gorilla/securecookie"
 	"github.com/labstack/echo/v4"
 
 	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
+	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/silence"
 )
 
@@ -117,8 +119,12 @@ type Deps struct {
 	// Agents and Connectors are configured ones, for filters and the explain form.
 	Agents     []string
 	Connectors []admin.ConnectorRef
-	Log        *slog.Logger
-	Now        func() time.Time
+	// Sources are the integration kinds' sources, in the gateway's order (the events
+	// filter), and Places say how the kinds that answer describe where (replies).
+	Sources []string
+	Places  reply.Places
+	Log     *slog.Logger
+	Now     func() time.Time
 }
 
 //go:embed templates/*.html
@@ -169,7 +175,12 @@ func New(cfg Config, d Deps) (*Console, error) {
 			return nil, errors.New("console: no randomness for a session key")
 		}
 	}
-	pages, err := parsePages()
+	pages, err := parsePages(template.FuncMap{
+		"place":   d.Places.Describe,
+		"replyTo": func(md map[string]any) string { return replyToOf(d.Places, md) },
+		// The sources an event filter offers: every integration kind's, and the agent API's.
+		"sources": func() []string { return append(slices.Clone(d.Sources), agent.APISource) },
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/approval"
+	"github.com/signalgate/signalgate/connectors/kindstest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/silence"
@@ -237,10 +238,14 @@ func newFixture(t *testing.T, tokens []admin.Token) *fixture {
 }
 
 // newFixtureOn serves a console over sessions (consoles given one store are replicas).
-func newFixtureOn(t *testing.T, tokens []admin.Token, sessions Sessions) *fixture {
+func newFixtureOn(t *testing.T, tokens []admin.Token, sessions Sessions, more ...func(*Deps)) *fixture {
 	f := &fixture{t: t, admin: &fakeAdmin{}, ticks: make(chan time.Time), checks: make(chan bool), now: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)}
-	c, err := New(Config{SessionKey: testKey, SessionTTL: time.Hour},
-		Deps{Admin: f.admin, Stream: fakeStream{}, Sessions: sessions, Tokens: tokens, Now: f.clock})
+	d := Deps{Admin: f.admin, Stream: fakeStream{}, Sessions: sessions, Tokens: tokens, Now: f.clock,
+		Sources: kindstest.Sources(), Places: kindstest.Places()}
+	for _, m := range more {
+		m(&d)
+	}
+	c, err := New(Config{SessionKey: testKey, SessionTTL: time.Hour}, d)
 	require.NoError(t, err)
 	c.streamTicks = func() (<-chan time.Time, func()) { return f.ticks, func() {} }
 	c.streamChecked = func(live bool) { f.checks <- live }
@@ -421,6 +426,14 @@ func TestPagesEscapeWhatTheyShow(t *testing.T) {
 	r := f.do(http.MethodGet, "/console/events?status=bogus", nil, ck, nil)
 	require.Equal(t, http.StatusBadRequest, r.status)
 	require.Contains(t, r.body, "status: unknown")
+}
+
+// The events page's source filter offers the integration kinds' sources (the kinds
+// table's, in its order) and the agent API's.
+func TestEventsFilterOffersTheKindsSources(t *testing.T) {
+	f := newFixtureOn(t, testTokens, storetest.OpenSQLite(t), func(d *Deps) { d.Sources = []string{"github", "fake"} })
+	body := f.do(http.MethodGet, "/console/events?source=fake", nil, f.signIn(opsToken), nil).body
+	require.Contains(t, body, `<option value="">any</option><option>github</option><option selected>fake</option><option>agent-api</option></select>`)
 }
 
 func TestLocalPath(t *testing.T) {

@@ -44,8 +44,6 @@ var funcs = template.FuncMap{
 	},
 	"list":    func(v ...string) []string { return v },
 	"excerpt": excerpt,
-	"place":   place,
-	"replyTo": replyToOf,
 	"matcher": matcherText,
 	"dict": func(kv ...any) map[string]any {
 		m := map[string]any{}
@@ -56,10 +54,11 @@ var funcs = template.FuncMap{
 	},
 }
 
-func parsePages() (map[string]*template.Template, error) {
+// parsePages parses every page with funcs and the console's own (more).
+func parsePages(more template.FuncMap) (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}
 	for _, name := range pageNames {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		t, err := template.New("layout.html").Funcs(funcs).Funcs(more).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("console: parse %s page: %w", name, err)
 		}

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 )
@@ -26,10 +28,10 @@ func adminReplyOf(id string, st reply.Status, text string, to reply.To) admin.Ad
 // a retry button, and only for a session that may write.
 func TestThreadPageShowsReplies(t *testing.T) {
 	f := newFixture(t, testTokens)
-	slackTo := reply.To{Source: reply.SourceSlack, Connector: "ops", Team: "T1", Channel: "C0123", ThreadTS: "1700000000.000100"}
+	slackTo := reply.NewTo("slack", "ops", slack.Place{Team: "T1", Channel: "C0123", ThreadTS: "1700000000.000100"})
 	sent := adminReplyOf("ans-1", reply.StatusSent, "Fixed in #8, **deployed**", slackTo)
 	sent.PlatformID, sent.URL = "C0123/1700000001.000200", "https://acme.slack.com/archives/C0123/p1700000001000200"
-	failed := adminReplyOf("ans-2", reply.StatusFailed, "Second answer", reply.To{Source: reply.SourceGitHub, Connector: "gh", Repo: "acme/api", Number: 7})
+	failed := adminReplyOf("ans-2", reply.StatusFailed, "Second answer", reply.NewTo("github", "gh", github.Place{Repo: "acme/api", Number: 7}))
 	failed.Attempts, failed.LastError = 1, "github: 404 Not Found"
 	queued := adminReplyOf("ans-3", reply.StatusQueued, strings.Repeat("long ", 200), slackTo)
 	f.admin.replies = []admin.AdminReply{sent, failed, queued}
@@ -75,7 +77,7 @@ func TestThreadPageShowsReplies(t *testing.T) {
 func TestThreadPageEscapesReplies(t *testing.T) {
 	f := newFixture(t, testTokens)
 	evil := `<script>alert(1)</script><img src=x onerror=alert(2)>`
-	to := reply.To{Source: reply.SourceSlack, Connector: evil, Channel: evil, ThreadTS: evil}
+	to := reply.NewTo("slack", evil, slack.Place{Channel: evil, ThreadTS: evil})
 	r := adminReplyOf("ans-1", reply.StatusFailed, evil, to)
 	r.LastError, r.PlatformID, r.URL = evil, evil, "javascript:alert(3)"
 	f.admin.replies = []admin.AdminReply{r}

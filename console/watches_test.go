@@ -26,11 +26,11 @@ func adminWatchOf(id, source, conn, resource string) admin.AdminWatch {
 // recently ended ones with their reason.
 func TestThreadPageShowsWatches(t *testing.T) {
 	f := newFixture(t, testTokens)
-	pr := adminWatchOf("w-pr", watch.SourceGitHub, "gh", "acme/api#7")
+	pr := adminWatchOf("w-pr", "github", "gh", "acme/api#7")
 	pr.Kinds, pr.Priority, pr.Forever = []string{"pr-*", "issue-comment"}, inbox.PriorityHigh, true
-	slack := adminWatchOf("w-slack", watch.SourceSlack, "ops", "C0123/1712345678.000100")
+	slack := adminWatchOf("w-slack", "slack", "ops", "C0123/1712345678.000100")
 	slack.ReplyID = "ans-1"
-	merged := adminWatchOf("w-old", watch.SourceGitHub, "gh", "acme/api#6")
+	merged := adminWatchOf("w-old", "github", "gh", "acme/api#6")
 	ended := time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
 	merged.EndedAt, merged.EndReason = &ended, watch.EndMerged
 	f.admin.watches = []admin.AdminWatch{pr, slack, merged}
@@ -112,9 +112,9 @@ func withAll(base url.Values, kv ...string) url.Values {
 func TestThreadPageEscapesWatches(t *testing.T) {
 	f := newFixture(t, testTokens)
 	evil := `<script>alert(1)</script><img src=x onerror=alert(2)>`
-	w := adminWatchOf("w-1", watch.SourceGeneric, "billing", evil)
+	w := adminWatchOf("w-1", "generic", "billing", evil)
 	w.Kinds, w.ReplyID = []string{evil}, evil
-	old := adminWatchOf("w-2", watch.SourceGeneric, "billing", evil)
+	old := adminWatchOf("w-2", "generic", "billing", evil)
 	at := time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
 	old.EndedAt, old.EndReason = &at, evil
 	f.admin.watches = []admin.AdminWatch{w, old}

@@ -66,7 +66,7 @@ func (s *Server) inboxTool(ctx context.Context, req *mcp.CallToolRequest, a inbo
 	case "list", "search":
 		var page agent.InboxToolPage
 		if page, err = s.inbox.InboxToolList(ctx, k, q, a.Action == "search"); err == nil {
-			out, err = projected(page)
+			out, err = s.projected(page)
 		}
 	case "read":
 		out, err = s.inbox.InboxToolReadRecords(ctx, k, a.ID, q)
@@ -85,7 +85,7 @@ func (s *Server) inboxTool(ctx context.Context, req *mcp.CallToolRequest, a inbo
 // projected is a page as Mastra's tool answers it: each record without its payload and
 // metadata (bookkeeping that can be kilobytes per record; read delivers the contents),
 // but with the metadata's replyTo, where an answer goes.
-func projected(p agent.InboxToolPage) (map[string]any, error) {
+func (s *Server) projected(p agent.InboxToolPage) (map[string]any, error) {
 	notes := make([]map[string]any, len(p.Notifications))
 	for i, r := range p.Notifications {
 		raw, err := json.Marshal(r)
@@ -97,7 +97,7 @@ func projected(p agent.InboxToolPage) (map[string]any, error) {
 		}
 		delete(notes[i], "payload")
 		delete(notes[i], "metadata")
-		if to := replyToOf(r); to != nil {
+		if to := s.replyToOf(r); to != nil {
 			notes[i]["replyTo"] = to
 		}
 	}

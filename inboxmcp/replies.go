@@ -47,6 +47,9 @@ func (s *Server) addReplyTools() {
 		InputSchema: schema[replyArgs](func(p map[string]*jsonschema.Schema) {
 			p["id"].MinLength, p["id"].MaxLength, p["id"].Pattern = ptr(1), ptr(128), `^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`
 			p["text"].MinLength = ptr(1)
+			if err := s.replyToSchema(p["replyTo"]); err != nil {
+				panic(fmt.Sprintf("inboxmcp: %v", err)) // the kinds table's fault, caught by its test
+			}
 		}),
 		Description: "Answer where a notification of this thread came from: the Slack DM or thread, the GitHub issue, pull request or review thread, or the email. " +
 			"The gateway sends it exactly once, retrying if the platform is down, so the call returns at once with status queued (or pending when a person must approve it first); " +
@@ -98,10 +101,33 @@ func (s *Server) replyError(tool string, err error) error {
 	return fmt.Errorf("%s: %s", code, err.Error())
 }
 
-// replyToOf is the replyTo a record's metadata carries (nil: none).
-func replyToOf(r inbox.Record) *reply.To {
+// replyToOf is the replyTo a record's metadata carries (nil: none), as its kind writes
+// it.
+func (s *Server) replyToOf(r inbox.Record) *reply.To {
 	if to, ok := reply.FromMetadata(r.Metadata); ok {
+		to = s.places.Normal(to)
 		return &to
+	}
+	return nil
+}
+
+// replyToSchema is the reply tool's replyTo: source and connector (sc has them, from
+// reply.To) and the fields of every kind's places (none may be another's); no other
+// field.
+func (s *Server) replyToSchema(sc *jsonschema.Schema) error {
+	if _, err := s.places.Fields(); err != nil {
+		return err
+	}
+	for _, p := range s.places {
+		ps, err := jsonschema.ForType(p.Codec.Type(), nil)
+		if err != nil {
+			return fmt.Errorf("schema of the %s places: %w", p.Source, err)
+		}
+		for name, f := range ps.Properties {
+			if _, ok := sc.Properties[name]; !ok {
+				sc.Properties[name] = f
+			}
+		}
 	}
 	return nil
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/agentapi"
+	"github.com/signalgate/signalgate/connectors/kindstest"
+	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/inboxmcp"
@@ -46,8 +48,8 @@ func replyEnv(t *testing.T, b *storetest.Backend) *env {
 	lazy := &lazyReplies{}
 	e := newEnvWith(t, deliverytest.Config{Backend: b, API: []agentapi.Option{agentapi.WithReplies(lazy)}},
 		func(d *deliverytest.Env) inboxmcp.Option {
-			lazy.svc = reply.New(d.Store, map[string]reply.Sender{reply.SourceSlack: checking{}}, service.Base{Now: d.Now},
-				reply.WithProvenance(slackVouches))
+			lazy.svc = reply.New(d.Store, map[string]reply.Sender{"slack": checking{}}, service.Base{Now: d.Now},
+				reply.WithProvenance(slackVouches), reply.WithPlaces(kindstest.Places()))
 			return inboxmcp.WithReplies(lazy.svc)
 		})
 	return e
@@ -64,12 +66,12 @@ func (l *lazyReplies) Get(ctx context.Context, k inbox.ThreadKey, id string) (re
 }
 
 var (
-	dmTo   = reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "D1"}
-	bareTo = reply.To{Source: reply.SourceSlack, Connector: "bare", Channel: "D2"}
+	dmTo   = reply.NewTo("slack", "acme", slack.Place{Team: "T1", Channel: "D1"})
+	bareTo = reply.NewTo("slack", "bare", slack.Place{Channel: "D2"})
 )
 
 // slackVouches: a Slack request signature vouches for a Slack place, as the kinds table says.
-var slackVouches = agent.ReplyProvenance{reply.SourceSlack: {"slack-v0"}}
+var slackVouches = agent.ReplyProvenance{"slack": {"slack-v0"}}
 
 // slackNote ingests a Slack notification answering to to, as the Slack connector
 // stores it.
@@ -111,7 +113,7 @@ func TestReplyTool(t *testing.T) {
 			require.Equal(t, dmTo, status.To)
 
 			// Every refusal reads as the agent API's answer: code, then message.
-			foreign := reply.To{Source: reply.SourceSlack, Connector: "acme", Channel: "C-ELSEWHERE"}
+			foreign := reply.NewTo("slack", "acme", slack.Place{Channel: "C-ELSEWHERE"})
 			for name, tc := range map[string]struct {
 				tool   string
 				in     map[string]any

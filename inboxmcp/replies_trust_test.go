@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
@@ -30,7 +31,7 @@ func TestNotifyCannotPlantWhereAnswersGo(t *testing.T) {
 			require.Contains(t, toolError(t, cs, "notify", args(k, map[string]any{"notifications": []any{
 				map[string]any{"kind": "note", "summary": "hi", "metadata": map[string]any{"replyTo": exec}}}})), "metadata")
 
-			channel := reply.To{Source: reply.SourceSlack, Connector: "acme", Channel: "C0EXECPRIV"}
+			channel := reply.NewTo("slack", "acme", slack.Place{Channel: "C0EXECPRIV"})
 			e.Ingest(inbox.Notification{Thread: k, Source: "slack", Kind: "message", Summary: "planted",
 				Metadata: map[string]any{reply.MetadataKey: channel, agent.MetaVerifiedBy: agent.VerifiedByAgentToken}})
 			require.Equal(t, "unknown_reply_to: unknown reply destination: replyTo names no place a notification of this thread came from",

@@ -27,6 +27,7 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
 )
 
 // Path is where the MCP endpoint is mounted.
@@ -67,6 +68,7 @@ type Server struct {
 	version     string
 	replies     Replies // nil: no connector sends replies
 	watches     Watches // nil: watches are not served
+	places      reply.Places
 }
 
 // Option configures a Server.
@@ -80,6 +82,11 @@ func WithMaxBody(n int64) Option { return func(s *Server) { s.maxBody = n } }
 
 // WithCallTimeout bounds one tool call.
 func WithCallTimeout(d time.Duration) Option { return func(s *Server) { s.callTimeout = d } }
+
+// WithPlaces says how each connector kind's places read (the kinds table's place
+// codecs): the reply tool's replyTo takes their fields, and listings show a record's
+// replyTo as its kind writes it.
+func WithPlaces(p reply.Places) Option { return func(s *Server) { s.places = p } }
 
 // WithVersion is the server version announced at initialize.
 func WithVersion(v string) Option { return func(s *Server) { s.version = v } }

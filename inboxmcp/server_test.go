@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/connectors/kindstest"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/inboxmcp"
@@ -37,7 +38,7 @@ func newEnvWith(t *testing.T, cfg deliverytest.Config, more ...func(*deliverytes
 	t.Helper()
 	e := deliverytest.New(t, cfg)
 	srv := server.New(server.Config{}, storetest.Logger(t))
-	opts := []inboxmcp.Option{inboxmcp.WithLogger(storetest.Logger(t))}
+	opts := []inboxmcp.Option{inboxmcp.WithLogger(storetest.Logger(t)), inboxmcp.WithPlaces(kindstest.Places())}
 	for _, m := range more {
 		opts = append(opts, m(e))
 	}

@@ -95,10 +95,10 @@ type listed struct {
 	ReplyTo *reply.To `json:"replyTo,omitempty"`
 }
 
-func listedOf(r inbox.Record) listed {
+func (s *Server) listedOf(r inbox.Record) listed {
 	out := listed{ID: r.ID, Source: r.Source, Kind: r.Kind, Priority: r.Priority, Status: r.Status, Summary: r.Summary,
 		Attributes: r.Attributes, CreatedAt: r.CreatedAt, DeliveredAt: r.DeliveredAt, SnoozedUntil: r.SnoozedUntil,
-		ReplyTo: replyToOf(r)}
+		ReplyTo: s.replyToOf(r)}
 	if r.CoalescedCount > 1 {
 		out.CoalescedCount = r.CoalescedCount
 	}
@@ -256,7 +256,7 @@ func (s *Server) list(ctx context.Context, req *mcp.CallToolRequest, tool string
 	}
 	out := page{Notifications: make([]listed, len(got.Notifications)), NextCursor: got.NextCursor}
 	for i, r := range got.Notifications {
-		out.Notifications[i] = listedOf(r)
+		out.Notifications[i] = s.listedOf(r)
 	}
 	return nil, out, nil
 }
@@ -298,7 +298,7 @@ func (s *Server) actTool(tool, action string) mcp.ToolHandlerFor[actArgs, any] {
 		if err != nil {
 			return nil, nil, s.toolError(tool, err)
 		}
-		return nil, listedOf(rec), nil
+		return nil, s.listedOf(rec), nil
 	}
 }
 
@@ -312,7 +312,7 @@ func (s *Server) snoozeTool(ctx context.Context, req *mcp.CallToolRequest, a sno
 	if err != nil {
 		return nil, nil, s.toolError("inbox_snooze", err)
 	}
-	return nil, listedOf(rec), nil
+	return nil, s.listedOf(rec), nil
 }
 
 func (s *Server) notifyTool(ctx context.Context, req *mcp.CallToolRequest, a notifyArgs) (*mcp.CallToolResult, any, error) {

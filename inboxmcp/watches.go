@@ -16,6 +16,8 @@ type Watches interface {
 	Create(ctx context.Context, k inbox.ThreadKey, req watch.Request) (watch.Watch, bool, error)
 	List(ctx context.Context, f watch.Filter) (watch.Page, error)
 	Delete(ctx context.Context, k inbox.ThreadKey, id string) (watch.Watch, error)
+	// Sources are the sources a watch may name (the watch tool's enum).
+	Sources() []string
 }
 
 // WithWatches offers the tools watch, unwatch and watches over w; without it they are
@@ -64,7 +66,9 @@ func (s *Server) addWatchTools() {
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "watch",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
 		InputSchema: schema[watchArgs](func(p map[string]*jsonschema.Schema) {
-			p["source"].Enum = []any{watch.SourceGitHub, watch.SourceSlack, watch.SourceEmail, watch.SourceGeneric}
+			for _, src := range s.watches.Sources() {
+				p["source"].Enum = append(p["source"].Enum, src)
+			}
 			p["resource"].MinLength, p["resource"].MaxLength = ptr(1), ptr(watch.MaxResourceBytes)
 			p["kinds"].MaxItems = ptr(watch.MaxKinds)
 			p["kinds"].Items.MinLength, p["kinds"].Items.MaxLength = ptr(1), ptr(watch.MaxKindBytes)

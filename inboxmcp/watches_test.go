@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/agentapi"
+	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/connectors/kindstest"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/inboxmcp"
@@ -22,7 +24,7 @@ import (
 // watchScope: coder may watch GitHub through gh (which receives events of acme/api
 // only) and Slack through acme; support nothing.
 var watchScope = watchtest.Scope{Allowed: map[string][]string{"coder/github": {"gh"}, "coder/slack": {"acme"}},
-	Seen: map[string][]string{"gh": {"acme/api"}}}
+	Admits: map[string]watch.Admit{"github": github.AdmitWatch(nil, kindstest.Seen{"gh": {"acme/api"}})}}
 
 type lazyWatches struct{ *watch.Service }
 
@@ -36,7 +38,7 @@ func watchEnv(t *testing.T, b *storetest.Backend) *env {
 			if s, ok := any(d.Store).(watch.Store); ok {
 				st = s
 			}
-			lazy.Service = watch.NewService(st, watch.Config{MaxPerAgent: 3}, watchScope, d.Inbox, service.Base{Now: d.Now})
+			lazy.Service = watch.NewService(st, watch.Config{MaxPerAgent: 3}, kindstest.Resources(), watchScope, d.Inbox, service.Base{Now: d.Now})
 			return inboxmcp.WithWatches(lazy)
 		})
 }

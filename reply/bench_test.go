@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signalgate/signalgate/connectors/kindstest"
 	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/connectors/slack/webapitest"
 	"github.com/signalgate/signalgate/inbox"
@@ -78,16 +79,16 @@ func newBenchRig(b *testing.B, want int) benchRig {
 	rig := benchRig{sender: &answered{Sender: slk, at: map[string]time.Time{}, want: want, done: make(chan struct{})}}
 	for i := range benchThreads {
 		k := inbox.ThreadKey{Agent: "support", Resource: "slack:T1", Thread: fmt.Sprintf("C%04d", i)}
-		to := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: k.Thread, ThreadTS: "1699999999.000100"}
-		n := inbox.Notification{Thread: k, Source: reply.SourceSlack, Kind: "message", Summary: "hi",
+		to := reply.NewTo("slack", "acme", slack.Place{Team: "T1", Channel: k.Thread, ThreadTS: "1699999999.000100"})
+		n := inbox.Notification{Thread: k, Source: "slack", Kind: "message", Summary: "hi",
 			Metadata: verified(to)}
-		if _, err := in.Ingest(ctx, &inbox.Event{Source: reply.SourceSlack, Connector: "acme", DeliveryID: k.Thread,
+		if _, err := in.Ingest(ctx, &inbox.Event{Source: "slack", Connector: "acme", DeliveryID: k.Thread,
 			Type: "message", Body: []byte(`{}`)}, []inbox.Notification{n}); err != nil {
 			b.Fatal(err)
 		}
 		rig.threads = append(rig.threads, k)
 	}
-	rig.svc = reply.New(st, map[string]reply.Sender{reply.SourceSlack: rig.sender}, service.Base{}, reply.WithProvenance(trust))
+	rig.svc = reply.New(st, map[string]reply.Sender{"slack": rig.sender}, service.Base{}, reply.WithProvenance(trust), reply.WithPlaces(kindstest.Places()))
 	if err := rig.svc.Start(ctx); err != nil {
 		b.Fatal(err)
 	}

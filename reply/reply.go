@@ -5,11 +5,13 @@
 package reply
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
-	"strings"
+	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/signalgate/signalgate/agent"
@@ -17,36 +19,141 @@ import (
 	"github.com/signalgate/signalgate/watch"
 )
 
-// Sources a reply can go to (the connector kinds that answer).
-const (
-	SourceSlack  = "slack"
-	SourceGitHub = "github"
-	SourceEmail  = "email"
-)
-
 // To is where an answer goes: the replyTo a connector puts in a notification's metadata
-// (metadata.replyTo), and a reply's destination. Source and Connector say which sender
-// and which of its connectors; the rest is the platform's place.
+// (metadata.replyTo), and a reply's destination. Source and Connector say which
+// connector kind and which of its connectors; Place is the rest, the kind's own fields
+// (a Slack DM or thread, a GitHub issue or review thread, an email), which only that
+// kind's place codec reads (Places).
+//
+// On the wire a To is one flat object: {"source", "connector", and the place's fields}.
+// The place's fields are kept in one canonical form (by name, compact), so two Tos of
+// the same place are equal however they were written.
 type To struct {
 	Source    string `json:"source"`
 	Connector string `json:"connector"`
+	// Place is the place's fields as one JSON object, without source and connector
+	// (NewTo writes it from the kind's place type).
+	Place json.RawMessage `json:"-"`
+}
 
-	// Slack: the DM or channel, and the thread of the message (empty: top level).
-	Team     string `json:"team,omitempty"`
-	Channel  string `json:"channel,omitempty"`
-	ThreadTS string `json:"threadTs,omitempty"`
+// MarshalJSON writes t flat: source, connector, then the place's fields.
+func (t To) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"source":`)
+	src, _ := json.Marshal(t.Source)
+	b.Write(src)
+	b.WriteString(`,"connector":`)
+	conn, _ := json.Marshal(t.Connector)
+	b.Write(conn)
+	fields, err := placeFields(t.Place)
+	if err != nil {
+		return nil, fmt.Errorf("encode the place of replyTo: %w", err)
+	}
+	for _, f := range fields {
+		if f.name == "source" || f.name == "connector" {
+			continue
+		}
+		name, _ := json.Marshal(f.name)
+		b.WriteByte(',')
+		b.Write(name)
+		b.WriteByte(':')
+		b.Write(f.value)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
 
-	// GitHub: the issue or PR, and for a review comment the comment the answer replies to.
-	Repo            string `json:"repo,omitempty"` // owner/name
-	Number          int    `json:"number,omitempty"`
-	ReviewCommentID int64  `json:"reviewCommentId,omitempty"`
+// UnmarshalJSON reads a flat replyTo: source and connector, and every other field as
+// the place (which its kind's codec reads).
+func (t *To) UnmarshalJSON(data []byte) error {
+	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		return nil
+	}
+	var head struct {
+		Source    string `json:"source"`
+		Connector string `json:"connector"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return err
+	}
+	place, err := canonicalPlace(data)
+	if err != nil {
+		return err
+	}
+	*t = To{Source: head.Source, Connector: head.Connector, Place: place}
+	return nil
+}
 
-	// Email: the mailbox it arrived in and what a reply needs to thread.
-	Mailbox    string   `json:"mailbox,omitempty"`
-	MessageID  string   `json:"messageId,omitempty"`
-	References []string `json:"references,omitempty"`
-	From       string   `json:"from,omitempty"`
-	Subject    string   `json:"subject,omitempty"`
+// canonicalPlace is the place fields of the JSON object obj (all but source and
+// connector) in their canonical form: by name, each once (the last, as decoding reads
+// it), compact.
+func canonicalPlace(obj []byte) (json.RawMessage, error) {
+	fields, err := placeFields(obj)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string][]byte{}
+	for _, f := range fields {
+		if f.name != "source" && f.name != "connector" {
+			byName[f.name] = f.value
+		}
+	}
+	names := slices.Sorted(maps.Keys(byName))
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, n := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(n)
+		b.Write(name)
+		b.WriteByte(':')
+		b.Write(byName[n])
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+type placeField struct {
+	name  string
+	value []byte // compact JSON
+}
+
+// placeFields are the members of a JSON object in their order, each value compacted
+// (nil or empty: none).
+func placeFields(obj []byte) ([]placeField, error) {
+	if len(bytes.TrimSpace(obj)) == 0 {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, fmt.Errorf("want a JSON object, got %v", tok)
+	}
+	var out []placeField
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		name, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		var c bytes.Buffer
+		if err := json.Compact(&c, v); err != nil {
+			return nil, err
+		}
+		out = append(out, placeField{name: name, value: c.Bytes()})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // MetadataKey is the notification metadata key connectors put a To under.
@@ -211,36 +318,3 @@ func Code(err error) (code string, ok bool) {
 // NotFoundMessage is what the fronts say of a reply another thread's agent asked for (or
 // none): the same as of one that does not exist.
 const NotFoundMessage = "no such reply in this thread"
-
-// WatchResource is the conversation a reply's place belongs to, as a watch of its source
-// and connector names it (watch.Resource): the Slack thread (or the channel or DM of a
-// top-level message) "C123/1712345678.000100", the GitHub issue or pull request
-// "owner/repo#7" (whatever review thread), the email thread's root Message-ID (the first
-// References entry, else the Message-ID). ok is false when the place names none.
-func (t To) WatchResource() (resource string, ok bool) {
-	switch t.Source {
-	case SourceSlack:
-		if t.Channel == "" {
-			return "", false
-		}
-		if t.ThreadTS == "" {
-			return t.Channel, true
-		}
-		return t.Channel + "/" + t.ThreadTS, true
-	case SourceGitHub:
-		if t.Repo == "" || t.Number <= 0 {
-			return "", false
-		}
-		return strings.ToLower(t.Repo) + "#" + strconv.Itoa(t.Number), true
-	case SourceEmail:
-		root := t.MessageID
-		if len(t.References) > 0 && strings.Trim(t.References[0], "<> ") != "" {
-			root = t.References[0]
-		}
-		if root = strings.Trim(strings.TrimSpace(root), "<>"); root == "" {
-			return "", false
-		}
-		return root, true
-	}
-	return "", false
-}

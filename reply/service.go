@@ -162,6 +162,7 @@ type Service struct {
 	senders  map[string]Sender // by source
 	approver Approver
 	watches  Watches
+	places   Places
 	trust    agent.ReplyProvenance
 	approval func(agent string) bool // agents[].replies.approval: required
 	log      *slog.Logger
@@ -225,6 +226,12 @@ func WithApprovals(a Approver, required func(agent string) bool) Option {
 // verified_by p vouches for, for the source its replyTo names. Without it no record
 // names a place and every reply is refused.
 func WithProvenance(p agent.ReplyProvenance) Option { return func(s *Service) { s.trust = p } }
+
+// WithPlaces says how each connector kind's places read (the kinds table's place
+// codecs): an agent's replyTo is matched to the thread's origins, and a reply's
+// conversation watched, through them. A replyTo of a source none of p reads names no
+// place.
+func WithPlaces(p Places) Option { return func(s *Service) { s.places = p } }
 
 // WithWatches records the watches of replies sent with watch: true in w.
 func WithWatches(w Watches) Option { return func(s *Service) { s.watches = w } }
@@ -305,7 +312,7 @@ func (s *Service) Queue(ctx context.Context, k inbox.ThreadKey, req Request) (Re
 		return Reply{}, err
 	}
 	if req.Watch && s.watches != nil {
-		if resource, ok := to.WatchResource(); ok {
+		if resource, ok := s.places.WatchResource(to); ok {
 			if err := s.watches.CheckConversation(ctx, k, to.Source, to.Connector, resource); err != nil {
 				return Reply{}, fmt.Errorf("watch: %w", err)
 			}
@@ -354,7 +361,8 @@ func same(r Reply, k inbox.ThreadKey, text string) (Reply, error) {
 // destination is the asked replyTo when the thread's notifications came from that
 // place (the thread's record of it, so the agent cannot change a sender or subject),
 // else the thread's most recent origin when none is asked. Only records the connector
-// kind of the place verified count (WithProvenance).
+// kind of the place verified count (WithProvenance); places compare by their kind's key
+// (WithPlaces).
 func (s *Service) destination(ctx context.Context, k inbox.ThreadKey, asked *To) (To, error) {
 	all, err := s.store.ThreadOrigins(ctx, k, threadOrigins)
 	if err != nil {
@@ -363,7 +371,7 @@ func (s *Service) destination(ctx context.Context, k inbox.ThreadKey, asked *To)
 	origins := make([]To, 0, len(all))
 	for _, o := range all {
 		if s.trust.Vouches(o.To.Source, o.VerifiedBy) {
-			origins = append(origins, o.To)
+			origins = append(origins, s.places.Normal(o.To))
 		}
 	}
 	if asked == nil {
@@ -372,20 +380,24 @@ func (s *Service) destination(ctx context.Context, k inbox.ThreadKey, asked *To)
 		}
 		return origins[0], nil
 	}
-	key := asked.place()
-	for _, o := range origins {
-		if o.place() == key {
-			return o, nil
+	// A source no kind answers for names no place of the thread; an agent's place may
+	// only hold fields places have, of their types.
+	key, err := s.places.key(*asked)
+	switch {
+	case errors.Is(err, ErrUnknownPlace):
+	case err != nil:
+		return To{}, err
+	default:
+		if err := s.places.check(*asked); err != nil {
+			return To{}, err
+		}
+		for _, o := range origins {
+			if got, err := s.places.key(o); err == nil && got == key {
+				return o, nil
+			}
 		}
 	}
 	return To{}, fmt.Errorf("%w: replyTo names no place a notification of this thread came from", ErrUnknownPlace)
-}
-
-// place is what identifies where a To answers; the rest (email's sender, subject,
-// references) comes from the thread's record.
-func (t To) place() string {
-	return fmt.Sprintf("%q %q %q %q %q %q %d %d %q %q", t.Source, t.Connector, t.Team, t.Channel, t.ThreadTS,
-		t.Repo, t.Number, t.ReviewCommentID, t.Mailbox, t.MessageID)
 }
 
 // Get reads a reply of thread k; another thread's is inbox.ErrNotFound.
@@ -518,7 +530,7 @@ func (s *Service) attempt(ctx context.Context, r Reply, claimed time.Time) error
 // next attempt finds the post by its marker and records both.
 func (s *Service) sent(ctx context.Context, r Reply, sent Sent) error {
 	if r.Watch && s.watches != nil {
-		resource, ok := r.To.WatchResource()
+		resource, ok := s.places.WatchResource(r.To)
 		if !ok {
 			s.log.WarnContext(ctx, "reply sent without its watch: its place names no conversation", "reply_id", r.ID)
 			return s.finish(ctx, r, Outcome{Status: StatusSent, Sent: sent})

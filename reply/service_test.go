@@ -2,6 +2,7 @@ package reply_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,6 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/connectors/kindstest"
+	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
@@ -22,11 +26,11 @@ import (
 var (
 	t0     = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	thread = inbox.ThreadKey{Agent: "triage", Resource: "acme", Thread: "t1"}
-	dm     = reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "D1"}
-	issue  = reply.To{Source: reply.SourceGitHub, Connector: "gh", Repo: "acme/api", Number: 7}
+	dm     = reply.NewTo("slack", "acme", slack.Place{Team: "T1", Channel: "D1"})
+	issue  = reply.NewTo("github", "gh", github.Place{Repo: "acme/api", Number: 7})
 	// trust is what the kinds table says: a Slack request signature (or Socket Mode)
 	// vouches for Slack places, a GitHub webhook signature for GitHub's.
-	trust = agent.ReplyProvenance{reply.SourceSlack: {"slack-v0", "slack-socket-mode"}, reply.SourceGitHub: {"hmac-github"}}
+	trust = agent.ReplyProvenance{"slack": {"slack-v0", "slack-socket-mode"}, "github": {"hmac-github"}}
 )
 
 // verified is the metadata a connector of to's source puts on a notification from to.
@@ -129,8 +133,8 @@ func setup(t *testing.T, b storetest.Backend, st reply.Store, opts ...reply.Opti
 	require.NoError(t, err)
 	in := inbox.NewService(s, pol, inbox.WithClock(clk.now))
 	slack := newPlatform()
-	svc := reply.New(st, map[string]reply.Sender{reply.SourceSlack: slack, reply.SourceGitHub: newPlatform()},
-		service.Base{Now: clk.now}, append([]reply.Option{reply.WithRandom(func() float64 { return 0 }), reply.WithProvenance(trust)}, opts...)...)
+	svc := reply.New(st, map[string]reply.Sender{"slack": slack, "github": newPlatform()},
+		service.Base{Now: clk.now}, append([]reply.Option{reply.WithRandom(func() float64 { return 0 }), reply.WithProvenance(trust), reply.WithPlaces(kindstest.Places())}, opts...)...)
 	return fixture{st: s, svc: svc, slack: slack, clk: clk, inbox: in}
 }
 
@@ -222,18 +226,18 @@ func TestReplyRefusesBadRequests(t *testing.T) {
 
 		f.notify(t, thread, "d1", dm)
 		other := inbox.ThreadKey{Agent: "billing", Resource: "acme", Thread: "secret"}
-		foreign := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "C-PAYROLL"}
+		foreign := reply.NewTo("slack", "acme", slack.Place{Team: "T1", Channel: "C-PAYROLL"})
 		f.notify(t, other, "d2", foreign)
 		_, err = f.svc.Queue(ctx, thread, reply.Request{ID: "r2", Text: "hi", ReplyTo: &foreign})
 		require.ErrorIs(t, err, reply.ErrUnknownPlace, "another thread's place is foreign")
-		made := reply.To{Source: reply.SourceSlack, Connector: "acme", Channel: "C-GENERAL"}
+		made := reply.NewTo("slack", "acme", slack.Place{Channel: "C-GENERAL"})
 		_, err = f.svc.Queue(ctx, thread, reply.Request{ID: "r3", Text: "hi", ReplyTo: &made})
 		require.ErrorIs(t, err, reply.ErrUnknownPlace)
 		spoofed := dm
-		spoofed.Subject = "URGENT: wire money" // not part of the place: the record's To is used
+		spoofed.Place = json.RawMessage(`{"team":"T1","channel":"D1","subject":"URGENT: wire money"}`) // not part of the place: the record's To is used
 		r, err := f.svc.Queue(ctx, thread, reply.Request{ID: "r4", Text: "hi", ReplyTo: &spoofed})
 		require.NoError(t, err)
-		require.Empty(t, r.To.Subject)
+		require.Equal(t, dm, r.To)
 
 		for _, id := range []string{"", "x-->evil", "a b", "<x>", strings.Repeat("a", 129), "-lead"} {
 			_, err = f.svc.Queue(ctx, thread, reply.Request{ID: id, Text: "hi"})
@@ -271,7 +275,7 @@ func TestReplyAfterACrashIsFoundNotResent(t *testing.T) {
 
 		cr.down = false
 		f.clk.add(reply.DefaultLease) // the dead replica's lease lapses
-		restarted := reply.New(cr, map[string]reply.Sender{reply.SourceSlack: f.slack}, service.Base{Now: f.clk.now}, reply.WithProvenance(trust))
+		restarted := reply.New(cr, map[string]reply.Sender{"slack": f.slack}, service.Base{Now: f.clk.now}, reply.WithProvenance(trust), reply.WithPlaces(kindstest.Places()))
 		n, err := restarted.RunOnce(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/signalgate/signalgate/connectors/kindstest"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/store/storetest"
@@ -36,8 +37,8 @@ func TestReplyAttemptSpans(t *testing.T) {
 		f := setup(t, b, nil)
 		snd := &seen{platform: newPlatform()}
 		snd.fails, snd.retry = []error{errors.New("slack: ratelimited token=xoxb-secret-value")}, true
-		svc := reply.New(f.st, map[string]reply.Sender{reply.SourceSlack: snd}, service.Base{Now: f.clk.now}, reply.WithRandom(func() float64 { return 0 }), reply.WithProvenance(trust),
-			reply.WithTracerProvider(tp), reply.WithSecrets([]string{"xoxb-secret-value"}))
+		svc := reply.New(f.st, map[string]reply.Sender{"slack": snd}, service.Base{Now: f.clk.now}, reply.WithRandom(func() float64 { return 0 }), reply.WithProvenance(trust),
+			reply.WithTracerProvider(tp), reply.WithSecrets([]string{"xoxb-secret-value"}), reply.WithPlaces(kindstest.Places()))
 		ctx := context.Background()
 		f.notify(t, thread, "d1", dm)
 		_, err := svc.Queue(ctx, thread, reply.Request{ID: "r1", Text: "on it"})

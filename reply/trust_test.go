@@ -8,6 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/connectors/kindstest"
+	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
@@ -33,8 +36,8 @@ func TestReplyPlacesNeedTheirOwnConnectorsProvenance(t *testing.T) {
 		ctx := context.Background()
 		f := setup(t, b, nil)
 		f.notify(t, thread, "d0", dm)
-		exec := reply.To{Source: reply.SourceSlack, Connector: "acme", Channel: "C0EXECPRIV"}
-		secret := reply.To{Source: reply.SourceGitHub, Connector: "gh", Repo: "acme/secret", Number: 1}
+		exec := reply.NewTo("slack", "acme", slack.Place{Channel: "C0EXECPRIV"})
+		secret := reply.NewTo("github", "gh", github.Place{Repo: "acme/secret", Number: 1})
 		for i, p := range []struct {
 			to reply.To
 			by string
@@ -59,7 +62,7 @@ func TestReplyPlacesNeedTheirOwnConnectorsProvenance(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, issue, r.To, "a GitHub place GitHub's signature vouched for")
 
-		bare := reply.New(f.st, map[string]reply.Sender{reply.SourceSlack: f.slack}, service.Base{Now: f.clk.now})
+		bare := reply.New(f.st, map[string]reply.Sender{"slack": f.slack}, service.Base{Now: f.clk.now}, reply.WithPlaces(kindstest.Places()))
 		_, err = bare.Queue(ctx, thread, reply.Request{ID: "r3", Text: "on it"})
 		require.ErrorIs(t, err, reply.ErrUnknownPlace, "without a provenance table no record names a place")
 	})

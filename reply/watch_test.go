@@ -9,6 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/connectors/kindstest"
+	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
@@ -20,11 +23,11 @@ import (
 // replyScope: triage may watch Slack through acme, and GitHub through gh (which receives
 // events of acme/api).
 var replyScope = watchtest.Scope{Allowed: map[string][]string{"triage/slack": {"acme"}, "triage/github": {"gh"}},
-	Seen: map[string][]string{"gh": {"acme/api"}}}
+	Admits: map[string]watch.Admit{"github": github.AdmitWatch(nil, kindstest.Seen{"gh": {"acme/api"}})}}
 
 // watches is the watch service over f's store, as the gateway wires it.
 func (f fixture) watches() *watch.Service {
-	return watch.NewService(f.st, watch.Config{}.WithDefaults(), replyScope, f.inbox, service.Base{Now: f.clk.now})
+	return watch.NewService(f.st, watch.Config{}.WithDefaults(), kindstest.Resources(), replyScope, f.inbox, service.Base{Now: f.clk.now})
 }
 
 // slackItem is a further Slack message as the connector maps it: its replyTo names its
@@ -32,8 +35,8 @@ func (f fixture) watches() *watch.Service {
 func slackItem(channel, threadTS, skip string, at time.Time) connectors.Item {
 	return connectors.Item{Kind: "message", Summary: "and another thing", Skip: skip, OccurredAt: at,
 		WatchResources: []string{channel + "/" + threadTS, channel},
-		Fields:         connectors.Fields{Source: reply.SourceSlack, Connector: "acme", Channel: channel, ThreadTS: threadTS},
-		Metadata:       verified(reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: channel, ThreadTS: threadTS})}
+		Fields:         connectors.Fields{Source: "slack", Connector: "acme", Channel: channel, ThreadTS: threadTS},
+		Metadata:       verified(reply.NewTo("slack", "acme", slack.Place{Team: "T1", Channel: channel, ThreadTS: threadTS}))}
 }
 
 // A reply sent with watch: true makes its thread hear further messages of that Slack
@@ -44,9 +47,9 @@ func TestWatchedReplyHearsTheConversation(t *testing.T) {
 	each(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		f := setup(t, b, nil)
-		svc := reply.New(f.st, map[string]reply.Sender{reply.SourceSlack: f.slack}, service.Base{Now: f.clk.now}, reply.WithWatches(f.watches()),
-			reply.WithProvenance(trust))
-		place := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "C1", ThreadTS: "1.000100"}
+		svc := reply.New(f.st, map[string]reply.Sender{"slack": f.slack}, service.Base{Now: f.clk.now}, reply.WithWatches(f.watches()),
+			reply.WithProvenance(trust), reply.WithPlaces(kindstest.Places()))
+		place := reply.NewTo("slack", "acme", slack.Place{Team: "T1", Channel: "C1", ThreadTS: "1.000100"})
 		quiet := inbox.ThreadKey{Agent: "triage", Resource: "acme", Thread: "quiet"}
 		f.notify(t, thread, "d1", place)
 		f.notify(t, quiet, "d2", place)
@@ -60,12 +63,13 @@ func TestWatchedReplyHearsTheConversation(t *testing.T) {
 
 		noRoute, err := connectors.NewRouter([]connectors.RouteConfig{{Name: "ci",
 			Match:  connectors.RouteMatch{Kind: inbox.StringList{"ci-failure"}},
-			Thread: connectors.ThreadConfig{Agent: "triage", Resource: "acme", Thread: "ci"}}}, []string{"triage"})
+			Thread: connectors.ThreadConfig{Agent: "triage", Resource: "acme", Thread: "ci"}}}, []string{"triage"},
+			connectors.WithWatchResources(kindstest.Resources()))
 		require.NoError(t, err)
 		p := connectors.NewPipeline(noRoute, f.inbox, nil, connectors.WithWatches(f.st), connectors.WithClock(f.clk.now))
 		ingest := func(p *connectors.Pipeline, delivery string, it connectors.Item) connectors.Outcome {
 			t.Helper()
-			out, err := p.Ingest(ctx, &inbox.Event{Source: reply.SourceSlack, Connector: "acme", DeliveryID: delivery, Type: "message", Body: []byte(`{}`)},
+			out, err := p.Ingest(ctx, &inbox.Event{Source: "slack", Connector: "acme", DeliveryID: delivery, Type: "message", Body: []byte(`{}`)},
 				[]connectors.Item{it})
 			require.NoError(t, err)
 			return out
@@ -90,8 +94,9 @@ func TestWatchedReplyHearsTheConversation(t *testing.T) {
 
 		// A route feeding the same thread: one record for the item.
 		same, err := connectors.NewRouter([]connectors.RouteConfig{{Name: "slack",
-			Match:  connectors.RouteMatch{Source: inbox.StringList{reply.SourceSlack}},
-			Thread: connectors.ThreadConfig{Agent: thread.Agent, Resource: thread.Resource, Thread: thread.Thread}}}, []string{"triage"})
+			Match:  connectors.RouteMatch{Source: inbox.StringList{"slack"}},
+			Thread: connectors.ThreadConfig{Agent: thread.Agent, Resource: thread.Resource, Thread: thread.Thread}}}, []string{"triage"},
+			connectors.WithWatchResources(kindstest.Resources()))
 		require.NoError(t, err)
 		out = ingest(connectors.NewPipeline(same, f.inbox, nil, connectors.WithWatches(f.st), connectors.WithClock(f.clk.now)), "e4", slackItem("C1", "1.000100", "", f.clk.now()))
 		require.Equal(t, 1, out.Records, "one record, not two")
@@ -118,8 +123,8 @@ func TestReplyWatchNotRecordedIsRetried(t *testing.T) {
 		ctx := context.Background()
 		f := setup(t, b, nil)
 		w := &flakyWatches{Watches: f.watches(), down: true}
-		svc := reply.New(f.st, map[string]reply.Sender{reply.SourceSlack: f.slack}, service.Base{Now: f.clk.now}, reply.WithProvenance(trust),
-			reply.WithWatches(w), reply.WithRandom(func() float64 { return 0 }))
+		svc := reply.New(f.st, map[string]reply.Sender{"slack": f.slack}, service.Base{Now: f.clk.now}, reply.WithProvenance(trust),
+			reply.WithWatches(w), reply.WithRandom(func() float64 { return 0 }), reply.WithPlaces(kindstest.Places()))
 		f.notify(t, thread, "d1", dm)
 		_, err := svc.Queue(ctx, thread, reply.Request{ID: "w1", Text: "looking", Watch: true})
 		require.NoError(t, err)
@@ -138,7 +143,7 @@ func TestReplyWatchNotRecordedIsRetried(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, reply.StatusSent, got.Status)
 		require.Equal(t, 1, f.slack.count("w1"), "found, not posted again")
-		resource, _ := dm.WatchResource()
+		resource, _ := kindstest.Places().WatchResource(dm)
 		live, err := f.st.LiveWatches(ctx, []string{watch.Key(dm.Source, dm.Connector, resource)})
 		require.NoError(t, err)
 		require.Len(t, live, 1)
@@ -155,11 +160,11 @@ func TestReplyWatchGoesThroughTheWatchScope(t *testing.T) {
 		ctx := context.Background()
 		f := setup(t, b, nil)
 		ws := f.watches()
-		svc := reply.New(f.st, map[string]reply.Sender{reply.SourceSlack: f.slack, reply.SourceGitHub: f.slack}, service.Base{Now: f.clk.now},
-			reply.WithWatches(ws), reply.WithProvenance(trust))
+		svc := reply.New(f.st, map[string]reply.Sender{"slack": f.slack, "github": f.slack}, service.Base{Now: f.clk.now},
+			reply.WithWatches(ws), reply.WithProvenance(trust), reply.WithPlaces(kindstest.Places()))
 		support := inbox.ThreadKey{Agent: "support", Resource: "acme", Thread: "t1"} // may watch nothing
 		f.notify(t, support, "d1", issue)
-		resource, _ := issue.WatchResource()
+		resource, _ := kindstest.Places().WatchResource(issue)
 		_, _, api := ws.Create(ctx, support, watch.Request{Source: issue.Source, Connector: issue.Connector, Resource: resource})
 		require.ErrorIs(t, api, watch.ErrForbidden, "the watch API refuses it")
 

@@ -14,6 +14,8 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/agentapi"
+	"github.com/signalgate/signalgate/connectors/kindstest"
+	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
@@ -130,10 +132,10 @@ func TestReplySkillScript(t *testing.T) {
 	}
 	lazy := &lazyReplies{}
 	e := deliverytest.New(t, deliverytest.Config{API: []agentapi.Option{agentapi.WithReplies(lazy)}})
-	lazy.svc = reply.New(e.Store, map[string]reply.Sender{reply.SourceSlack: anySender{}}, service.Base{Now: e.Now},
-		reply.WithProvenance(agent.ReplyProvenance{reply.SourceSlack: {"slack-v0"}}))
+	lazy.svc = reply.New(e.Store, map[string]reply.Sender{"slack": anySender{}}, service.Base{Now: e.Now},
+		reply.WithProvenance(agent.ReplyProvenance{"slack": {"slack-v0"}}), reply.WithPlaces(kindstest.Places()))
 	k := inbox.ThreadKey{Agent: "support", Resource: "slack:T1", Thread: "dm:U1"}
-	dm := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "D1"}
+	dm := reply.NewTo("slack", "acme", slack.Place{Team: "T1", Channel: "D1"})
 	e.Ingest(inbox.Notification{Thread: k, Source: "slack", Kind: "message", Priority: inbox.PriorityLow, Summary: "Jane: is it fixed?",
 		Metadata: map[string]any{reply.MetadataKey: dm, agent.MetaVerifiedBy: "slack-v0"}})
 

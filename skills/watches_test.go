@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/agentapi"
+	"github.com/signalgate/signalgate/connectors/kindstest"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/service"
@@ -51,7 +52,7 @@ func TestWatchSkillScripts(t *testing.T) {
 	}
 	lazy := &lazyWatches{}
 	e := deliverytest.New(t, deliverytest.Config{API: []agentapi.Option{agentapi.WithWatches(lazy)}})
-	lazy.svc.Store(watch.NewService(watchtest.NewMemory(), watch.Config{}, watchtest.Scope{Allowed: map[string][]string{"*/slack": {"acme"}}}, e.Inbox, service.Base{Now: e.Now}))
+	lazy.svc.Store(watch.NewService(watchtest.NewMemory(), watch.Config{}, kindstest.Resources(), watchtest.Scope{Allowed: map[string][]string{"*/slack": {"acme"}}}, e.Inbox, service.Base{Now: e.Now}))
 	k := inbox.ThreadKey{Agent: "support", Resource: "slack:T1", Thread: "dm:U1"}
 	scripts := filepath.Join("signalgate-inbox", "scripts")
 	run := func(name string, args ...string) (string, string, error) {

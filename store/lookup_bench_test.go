@@ -31,7 +31,7 @@ func BenchmarkOwnReply(b *testing.B) {
 			}
 			i := 0
 			loopCPU(b, func() error {
-				_, err := s.OwnReply(ctx, reply.SourceSlack, "acme", fmt.Sprintf("p%d", i%2000))
+				_, err := s.OwnReply(ctx, "slack", "acme", fmt.Sprintf("p%d", i%2000))
 				i++
 				return err
 			})

@@ -8,12 +8,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/store"
 )
 
-var slackTo = reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "C1", ThreadTS: "1.000100"}
+var slackTo = reply.NewTo("slack", "acme", slack.Place{Team: "T1", Channel: "C1", ThreadTS: "1.000100"})
 
 func newReply(id string, at time.Time) reply.Reply {
 	return reply.Reply{ID: id, Thread: thread, Text: "on it", To: slackTo, Status: reply.StatusQueued,
@@ -81,13 +83,13 @@ func TestReplyOutboxLifecycle(t *testing.T) {
 		require.Equal(t, retryAt, *r.SentAt)
 		require.Nil(t, r.NextAttemptAt)
 
-		own, err := s.OwnReply(ctx, reply.SourceSlack, "acme", "C1/2.000200")
+		own, err := s.OwnReply(ctx, "slack", "acme", "C1/2.000200")
 		require.NoError(t, err)
 		require.True(t, own)
-		own, err = s.OwnReply(ctx, reply.SourceSlack, "other", "C1/2.000200")
+		own, err = s.OwnReply(ctx, "slack", "other", "C1/2.000200")
 		require.NoError(t, err)
 		require.False(t, own, "another connector's post")
-		own, err = s.OwnReply(ctx, reply.SourceSlack, "acme", "")
+		own, err = s.OwnReply(ctx, "slack", "acme", "")
 		require.NoError(t, err)
 		require.False(t, own)
 
@@ -144,7 +146,7 @@ func TestReplyRequeueAndDecline(t *testing.T) {
 		require.Len(t, rest, 1)
 		require.Empty(t, next)
 		require.NotEqual(t, all[0].ID, rest[0].ID)
-		declined, _, err := s.ListReplies(ctx, reply.Filter{Status: []reply.Status{reply.StatusDeclined}, Source: reply.SourceSlack})
+		declined, _, err := s.ListReplies(ctx, reply.Filter{Status: []reply.Status{reply.StatusDeclined}, Source: "slack"})
 		require.NoError(t, err)
 		require.Len(t, declined, 1)
 		require.Equal(t, "p1", declined[0].ID)
@@ -214,9 +216,9 @@ func TestThreadOriginsNewestFirst(t *testing.T) {
 		got, err := s.ThreadOrigins(ctx, thread, 100)
 		require.NoError(t, err)
 		require.Equal(t, []reply.Origin{
-			{To: reply.To{Source: "slack", Connector: "acme", Channel: "D1"}, VerifiedBy: "slack-v0"},
-			{To: reply.To{Source: "slack", Connector: "acme", Channel: "D1"}, VerifiedBy: "agent-token"},
-			{To: reply.To{Source: "github", Connector: "acme", Repo: "acme/api", Number: 7}, VerifiedBy: "hmac-github"}}, got)
+			{To: reply.NewTo("slack", "acme", slack.Place{Channel: "D1"}), VerifiedBy: "slack-v0"},
+			{To: reply.NewTo("slack", "acme", slack.Place{Channel: "D1"}), VerifiedBy: "agent-token"},
+			{To: reply.NewTo("github", "acme", github.Place{Repo: "acme/api", Number: 7}), VerifiedBy: "hmac-github"}}, got)
 		other, err := s.ThreadOrigins(ctx, inbox.ThreadKey{Agent: thread.Agent, Resource: "x", Thread: "y"}, 100)
 		require.NoError(t, err)
 		require.Empty(t, other)

@@ -7,6 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/connectors/email"
+	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/connectors/kindstest"
+	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/store"
@@ -27,10 +31,10 @@ func TestReplyWatchesBecomeWatches(t *testing.T) {
 			require.NoError(t, s.MigrateOnly(ctx, func(v int64) bool { return v <= 26 }))
 			const made = int64(1_700_000_000_000_000) // µs
 			places := map[string]reply.To{
-				"r-slack":  {Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "C1", ThreadTS: "1.000100"},
-				"r-dm":     {Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "D9"},
-				"r-github": {Source: reply.SourceGitHub, Connector: "gh", Repo: "Acme/API", Number: 7, ReviewCommentID: 5},
-				"r-email":  {Source: reply.SourceEmail, Connector: "support", Mailbox: "INBOX", MessageID: "<re@y>", References: []string{"<root@x>", "<re1@y>"}},
+				"r-slack":  reply.NewTo("slack", "acme", slack.Place{Team: "T1", Channel: "C1", ThreadTS: "1.000100"}),
+				"r-dm":     reply.NewTo("slack", "acme", slack.Place{Team: "T1", Channel: "D9"}),
+				"r-github": reply.NewTo("github", "gh", github.Place{Repo: "Acme/API", Number: 7, ReviewCommentID: 5}),
+				"r-email":  reply.NewTo("email", "support", email.Place{Mailbox: "INBOX", MessageID: "<re@y>", References: []string{"<root@x>", "<re1@y>"}}),
 			}
 			k := inbox.ThreadKey{Agent: "coder", Resource: "r", Thread: "t"}
 			w := s.Writer()
@@ -49,7 +53,7 @@ func TestReplyWatchesBecomeWatches(t *testing.T) {
 			require.NoError(t, err)
 
 			for id, to := range places {
-				resource, ok := to.WatchResource()
+				resource, ok := kindstest.Places().WatchResource(to)
 				require.True(t, ok)
 				live, err := s.LiveWatches(ctx, []string{watch.Key(to.Source, to.Connector, resource)})
 				require.NoError(t, err)

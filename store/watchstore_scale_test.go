@@ -22,7 +22,7 @@ func seedWatches(tb testing.TB, s *store.Store, n int) {
 	for i := range ws {
 		ws[i] = watch.Watch{ID: fmt.Sprintf("w-%09d", i),
 			Thread: inbox.ThreadKey{Agent: fmt.Sprintf("agent%d", i%1000), Resource: "res", Thread: fmt.Sprintf("t%d", i)},
-			Source: watch.SourceGitHub, Connector: "gh", Resource: fmt.Sprintf("acme/repo%d#%d", i/200, i/2),
+			Source: "github", Connector: "gh", Resource: fmt.Sprintf("acme/repo%d#%d", i/200, i/2),
 			CreatedAt: t0, ExpiresAt: t0.Add(time.Duration(i%5000) * time.Minute)}
 	}
 	require.NoError(tb, s.SeedWatches(context.Background(), ws))
@@ -32,10 +32,10 @@ func seedWatches(tb testing.TB, s *store.Store, n int) {
 // repository, and two keys no watch holds (another connector's, an email thread's).
 func eventKeys(i int) []string {
 	return []string{
-		watch.Key(watch.SourceGitHub, "gh", fmt.Sprintf("acme/repo%d#%d", i/200, i/2)),
-		watch.Key(watch.SourceGitHub, "gh", fmt.Sprintf("acme/repo%d", i/200)),
-		watch.Key(watch.SourceGitHub, "other", fmt.Sprintf("acme/repo%d#%d", i/200, i/2)),
-		watch.Key(watch.SourceEmail, "mail", fmt.Sprintf("m%d@example.com", i)),
+		watch.Key("github", "gh", fmt.Sprintf("acme/repo%d#%d", i/200, i/2)),
+		watch.Key("github", "gh", fmt.Sprintf("acme/repo%d", i/200)),
+		watch.Key("github", "other", fmt.Sprintf("acme/repo%d#%d", i/200, i/2)),
+		watch.Key("email", "mail", fmt.Sprintf("m%d@example.com", i)),
 	}
 }
 

@@ -42,7 +42,7 @@ func openFresh(t *testing.T, backend string) *store.Store {
 func TestCreateWatchRefusesOverlongValues(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		ok := watch.Watch{ID: "w-1", Thread: thread, Source: watch.SourceGitHub, Connector: "gh", Resource: "acme/api#7",
+		ok := watch.Watch{ID: "w-1", Thread: thread, Source: "github", Connector: "gh", Resource: "acme/api#7",
 			CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
 		for name, edit := range map[string]func(w *watch.Watch){
 			"resource":   func(w *watch.Watch) { w.Resource = strings.Repeat("r", watch.MaxResourceBytes+1) },
@@ -75,7 +75,7 @@ func TestCreateWatchRefusesOverlongValues(t *testing.T) {
 func TestIngestEndsWatchOnce(t *testing.T) {
 	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
 		ctx := context.Background()
-		w, _, err := s.CreateWatch(ctx, watch.Watch{ID: "w-1", Thread: thread, Source: watch.SourceGitHub, Connector: "acme",
+		w, _, err := s.CreateWatch(ctx, watch.Watch{ID: "w-1", Thread: thread, Source: "github", Connector: "acme",
 			Resource: "acme/api#7", CreatedAt: t0.Add(-time.Hour), ExpiresAt: t0}, 10)
 		require.NoError(t, err)
 

@@ -19,12 +19,9 @@ type Scope interface {
 	// Connectors are the connectors of source the agent may watch through: those its
 	// routes admit and agents[].watch_connectors.
 	Connectors(agent, source string) []string
-	// WholeRepositories reports whether GitHub connector allows watches of a whole
-	// repository (connectors.github[].watch_repositories).
-	WholeRepositories(connector string) bool
-	// RepoSeen reports whether GitHub connector has received events for repo
-	// (lower-case owner/repo).
-	RepoSeen(ctx context.Context, connector, repo string) (bool, error)
+	// Admit applies the rule of source's kind to what its connector may watch (the
+	// kind's Admit; nil when it has none).
+	Admit(ctx context.Context, source, connector string, r Resource) error
 }
 
 // Ingester stores an event and its notifications (inbox.Service): a watch's end is
@@ -60,15 +57,20 @@ func EndedDeliveryID(id string) string { return "watch-ended:" + id }
 type Service struct {
 	store Store
 	cfg   Config
+	res   Resources
 	scope Scope
 	in    Ingester
 	base  service.Base
 }
 
-// NewService builds the service; cfg gets its defaults.
-func NewService(st Store, cfg Config, scope Scope, in Ingester, base service.Base) *Service {
-	return &Service{store: st, cfg: cfg.WithDefaults(), scope: scope, in: in, base: base.Component("watches")}
+// NewService builds the service; cfg gets its defaults. rs are the sources a watch may
+// name and how each reads its resources.
+func NewService(st Store, cfg Config, rs Resources, scope Scope, in Ingester, base service.Base) *Service {
+	return &Service{store: st, cfg: cfg.WithDefaults(), res: rs, scope: scope, in: in, base: base.Component("watches")}
 }
+
+// Sources are the sources a watch may name, in the kinds table's order.
+func (s *Service) Sources() []string { return s.res.Sources() }
 
 // Config is the service's configuration with defaults filled.
 func (s *Service) Config() Config { return s.cfg }
@@ -108,17 +110,17 @@ func (s *Service) WatchConversation(ctx context.Context, k inbox.ThreadKey, sour
 // conversation checks a conversation watch as check does a requested one, and answers
 // its canonical resource.
 func (s *Service) conversation(ctx context.Context, k inbox.ThreadKey, source, connector, resource string) (string, error) {
-	canonical, whole, err := Resource(source, resource)
+	r, err := s.res.Resource(source, resource)
 	if err != nil {
 		return "", err
 	}
 	if err := checkName("connector", connector); err != nil {
 		return "", err
 	}
-	if _, err := s.admit(ctx, k.Agent, source, connector, canonical, whole); err != nil {
+	if _, err := s.admit(ctx, k.Agent, source, connector, r); err != nil {
 		return "", err
 	}
-	return canonical, nil
+	return r.Canonical, nil
 }
 
 func (s *Service) create(ctx context.Context, w Watch) (Watch, bool, error) {
@@ -139,14 +141,13 @@ func (s *Service) create(ctx context.Context, w Watch) (Watch, bool, error) {
 
 // check validates req, naming the field at fault, and builds the watch.
 func (s *Service) check(ctx context.Context, k inbox.ThreadKey, req Request, now time.Time) (Watch, error) {
-	switch req.Source {
-	case SourceGitHub, SourceSlack, SourceEmail, SourceGeneric:
-	case "":
-		return Watch{}, fmt.Errorf("%w: source: required (github, slack, email or generic)", ErrInvalid)
-	default:
-		return Watch{}, fmt.Errorf("%w: source: unknown %q (want github, slack, email or generic)", ErrInvalid, clip(req.Source))
+	switch {
+	case req.Source == "":
+		return Watch{}, fmt.Errorf("%w: source: required (%s)", ErrInvalid, strings.TrimPrefix(s.res.want(), "want "))
+	case !s.res.Known(req.Source):
+		return Watch{}, fmt.Errorf("%w: source: unknown %q (%s)", ErrInvalid, clip(req.Source), s.res.want())
 	}
-	resource, whole, err := Resource(req.Source, req.Resource)
+	resource, err := s.res.Resource(req.Source, req.Resource)
 	if err != nil {
 		return Watch{}, err
 	}
@@ -161,35 +162,24 @@ func (s *Service) check(ctx context.Context, k inbox.ThreadKey, req Request, now
 	if err != nil {
 		return Watch{}, err
 	}
-	conn, err := s.admit(ctx, k.Agent, req.Source, req.Connector, resource, whole)
+	conn, err := s.admit(ctx, k.Agent, req.Source, req.Connector, resource)
 	if err != nil {
 		return Watch{}, err
 	}
-	return Watch{ID: NewID(), Thread: k, Source: req.Source, Connector: conn, Resource: resource, Kinds: kinds,
+	return Watch{ID: NewID(), Thread: k, Source: req.Source, Connector: conn, Resource: resource.Canonical, Kinds: kinds,
 		Priority: req.Priority, Forever: forever, CreatedAt: now, ExpiresAt: expires}, nil
 }
 
 // admit is the scope check of every watch: the connector (asked, or the agent's only
-// one of source) the agent may watch through, and for GitHub a repository it receives
-// events for, whole only where the connector allows it.
-func (s *Service) admit(ctx context.Context, agent, source, asked, resource string, whole bool) (string, error) {
+// one of source) the agent may watch through, and the rule of source's kind (a GitHub
+// repository the connector receives events for, whole only where it allows that).
+func (s *Service) admit(ctx context.Context, agent, source, asked string, r Resource) (string, error) {
 	conn, err := s.connector(agent, source, asked)
 	if err != nil {
 		return "", err
 	}
-	if source == SourceGitHub {
-		repo, _, _ := strings.Cut(resource, "#")
-		if whole && !s.scope.WholeRepositories(conn) {
-			return "", fmt.Errorf("%w: resource: connector %q does not allow watching a whole repository "+
-				"(connectors.github[].watch_repositories); name an issue or pull request as owner/repo#number", ErrInvalid, conn)
-		}
-		seen, err := s.scope.RepoSeen(ctx, conn, repo)
-		if err != nil {
-			return "", fmt.Errorf("look up the repositories of connector %q: %w", conn, err)
-		}
-		if !seen {
-			return "", fmt.Errorf("%w: resource: connector %q receives no events for repository %s", ErrUnknown, conn, repo)
-		}
+	if err := s.scope.Admit(ctx, source, conn, r); err != nil {
+		return "", err
 	}
 	return conn, nil
 }

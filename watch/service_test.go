@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/connectors/kindstest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/watch"
@@ -21,7 +23,8 @@ import (
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
 // scope: coder may watch github through gh (whole repositories allowed) and gh2, slack
-// through acme only; support nothing. gh receives events for acme/api only.
+// through acme only; support nothing. gh receives events for acme/api only (GitHub's
+// own rule, as its row gives it).
 type scope struct{}
 
 func (scope) Connectors(agent, source string) []string {
@@ -29,21 +32,29 @@ func (scope) Connectors(agent, source string) []string {
 		return nil
 	}
 	switch source {
-	case watch.SourceGitHub:
+	case "github":
 		return []string{"gh", "gh2"}
-	case watch.SourceSlack:
+	case "slack":
 		return []string{"acme"}
-	case watch.SourceEmail:
+	case "email":
 		return []string{"mail"}
-	case watch.SourceGeneric:
+	case "generic":
 		return []string{"hooks"}
 	}
 	return nil
 }
 
-func (scope) WholeRepositories(connector string) bool { return connector == "gh" }
+func (scope) Admit(ctx context.Context, source, connector string, r watch.Resource) error {
+	if source != "github" {
+		return nil
+	}
+	return github.AdmitWatch([]github.Config{{Name: "gh", WatchRepositories: true}, {Name: "gh2"}, {Name: "broken"}}, repos{})(ctx, connector, r)
+}
 
-func (scope) RepoSeen(_ context.Context, connector, repo string) (bool, error) {
+// repos: gh and gh2 receive events for acme/api; broken's lookup fails.
+type repos struct{}
+
+func (repos) RepoSeen(_ context.Context, connector, repo string) (bool, error) {
 	if connector == "broken" {
 		return false, errors.New("db down")
 	}
@@ -114,7 +125,7 @@ func newFixture(t *testing.T, cfg watch.Config) *fixture {
 	t.Helper()
 	f := &fixture{mem: watchtest.NewMemory(), now: t0}
 	f.in = &ingester{mem: f.mem, now: f.clock, seen: map[string]bool{}, apply: true}
-	f.svc = watch.NewService(f.mem, cfg, scope{}, f.in, service.Base{Now: f.clock})
+	f.svc = watch.NewService(f.mem, cfg, kindstest.Resources(), scope{}, f.in, service.Base{Now: f.clock})
 	return f
 }
 

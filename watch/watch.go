@@ -7,24 +7,12 @@ package watch
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path"
-	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/signalgate/signalgate/inbox"
-)
-
-// Sources a watch can name.
-const (
-	SourceGitHub  = "github"
-	SourceSlack   = "slack"
-	SourceEmail   = "email"
-	SourceGeneric = "generic"
 )
 
 // Kind is the kind of the notification announcing a watch's end.
@@ -76,9 +64,10 @@ type Watch struct {
 	Thread    inbox.ThreadKey `json:"-"`
 	Source    string          `json:"source"`
 	Connector string          `json:"connector"`
-	// Resource is the canonical name of what is watched (Resource normalises it):
-	// GitHub "owner/repo#7" or "owner/repo", Slack "C123" or "C123/1712345678.000100",
-	// email a Message-ID without angle brackets, generic a sourceId or netKey.
+	// Resource is the canonical name of what is watched, as its source's kind reads it
+	// (Resources): GitHub "owner/repo#7" or "owner/repo", Slack "C123" or
+	// "C123/1712345678.000100", email a Message-ID without angle brackets, generic a
+	// sourceId or netKey.
 	Resource string         `json:"resource"`
 	Kinds    []string       `json:"kinds,omitempty"` // path.Match patterns over the item kind; empty: all
 	Priority inbox.Priority `json:"priority,omitempty"`
@@ -117,69 +106,6 @@ func (w Watch) WantsKind(kind string) bool {
 func Key(source, connector, resource string) string {
 	return source + "\x1f" + connector + "\x1f" + resource
 }
-
-var (
-	githubRepo  = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
-	slackID     = regexp.MustCompile(`^[A-Z0-9]{2,32}$`)
-	slackTS     = regexp.MustCompile(`^[0-9]{1,12}\.[0-9]{1,9}$`)
-	maxIssueNum = 1 << 31
-)
-
-// Resource checks a requested resource of source and answers its canonical form:
-// GitHub repositories lower-cased, a Slack channel upper-cased, angle brackets around a
-// Message-ID dropped. whole is true for a GitHub repository without a number (which a
-// connector must allow).
-func Resource(source, resource string) (canonical string, whole bool, err error) {
-	r := strings.TrimSpace(resource)
-	if r == "" {
-		return "", false, fmt.Errorf("%w: resource: required", ErrInvalid)
-	}
-	if len(r) > MaxResourceBytes {
-		return "", false, fmt.Errorf("%w: resource: at most %d bytes", ErrInvalid, MaxResourceBytes)
-	}
-	if err := inbox.CheckText(r, MaxResourceBytes); err != nil || strings.ContainsAny(r, "\x1f\r\n\t") {
-		return "", false, fmt.Errorf("%w: resource: must be printable text", ErrInvalid)
-	}
-	switch source {
-	case SourceGitHub:
-		repo, num, hasNum := strings.Cut(r, "#")
-		if !githubRepo.MatchString(repo) {
-			return "", false, fmt.Errorf("%w: resource: want owner/repo#number or owner/repo", ErrInvalid)
-		}
-		repo = strings.ToLower(repo)
-		if !hasNum {
-			return repo, true, nil
-		}
-		n, err := strconv.Atoi(num)
-		if err != nil || n <= 0 || n >= maxIssueNum {
-			return "", false, fmt.Errorf("%w: resource: %q is not an issue or pull request number", ErrInvalid, num)
-		}
-		return repo + "#" + strconv.Itoa(n), false, nil
-	case SourceSlack:
-		ch, ts, hasTS := strings.Cut(r, "/")
-		ch = strings.ToUpper(ch)
-		if !slackID.MatchString(ch) || (hasTS && !slackTS.MatchString(ts)) {
-			return "", false, fmt.Errorf("%w: resource: want a channel id (C0123ABC) or channel/threadTs", ErrInvalid)
-		}
-		if !hasTS {
-			return ch, false, nil
-		}
-		return ch + "/" + ts, false, nil
-	case SourceEmail:
-		id := MessageID(r)
-		if id == "" || strings.ContainsAny(id, " <>") {
-			return "", false, fmt.Errorf("%w: resource: want a Message-ID", ErrInvalid)
-		}
-		return id, false, nil
-	case SourceGeneric:
-		return r, false, nil
-	}
-	return "", false, fmt.Errorf("%w: source: want github, slack, email or generic", ErrInvalid)
-}
-
-// MessageID is an email Message-ID without surrounding space and angle brackets: the
-// form email resources and an item's Message-ID keys compare in.
-func MessageID(s string) string { return strings.Trim(strings.TrimSpace(s), "<>") }
 
 // Config is the `watches:` section of config.yaml.
 type Config struct {

@@ -92,6 +92,9 @@ func ParseConfig(path string, raw []byte, lookup func(string) (string, bool)) (*
 
 // parseConfig is ParseConfig with the integration kinds the connectors section holds.
 func parseConfig(path string, raw []byte, lookup func(string) (string, bool), kinds []integration) (*Config, error) {
+	if err := checkKinds(kinds); err != nil {
+		return nil, fmt.Errorf("the table of integration kinds: %w", err)
+	}
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
@@ -206,7 +209,7 @@ func (c *Config) Validate() []string {
 	add("watches.", c.Watches.Validate())
 	add("silences.", c.Silences.Validate())
 	add("telemetry.", c.Telemetry.Validate())
-	add("", c.validateWatchConnectors())
+	add("", c.validateWatchScope())
 	add("", c.validateSchedules())
 	add("", c.replyApprovals())
 	return append(out, c.credentialProblems()...)
@@ -286,7 +289,8 @@ func (c *Config) Router() (*connectors.Router, error) {
 
 // newRouter compiles the routes against the agents and the kinds' sources.
 func (c *Config) newRouter() (*connectors.Router, error) {
-	return connectors.NewRouter(c.Routes, c.AgentIDs(), connectors.WithSources(c.sources()...))
+	return connectors.NewRouter(c.Routes, c.AgentIDs(), connectors.WithSources(c.sources()...),
+		connectors.WithWatchResources(c.watchResources()))
 }
 
 // AgentIDs lists the configured agents.

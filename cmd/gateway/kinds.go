@@ -24,6 +24,7 @@ import (
 	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/watch"
 )
 
 // builtinKinds is the table of integration kinds: one row per connector package. Its
@@ -33,7 +34,11 @@ import (
 // To add a kind: write its package with a config type (connectors.Config, credentials
 // typed secret.Secret, an optional WithDefaults) and a parse step (admin.Parser; a
 // Mount(*echo.Echo) method if it serves HTTP, its endpoints documented in admin's
-// OpenAPI paths), then add its row here.
+// OpenAPI paths), then add its row here. A kind that answers adds its place codec, its
+// reply sender and the provenance that vouches for its places (Place, Replier,
+// VerifiedBy); a kind that can be watched adds its watch resource parser (Watch) and,
+// if it has one, its rule of what a connector may watch (WatchAdmit). Replies, watches,
+// their API schemas and enums, MCP's and the console's follow from the row.
 func builtinKinds() []integration {
 	return []integration{
 		Kind[github.Config]{
@@ -49,8 +54,11 @@ func builtinKinds() []integration {
 				}
 				return github.NewHandler(cs, b.pipeline, b.log, b.now, opts...)
 			},
+			Place:      github.PlaceCodec,
 			Replier:    func(cs []github.Config, b build) (reply.Sender, error) { return github.NewReplier(cs, b.now) },
 			VerifiedBy: []string{github.VerifiedBy},
+			Watch:      github.WatchResource,
+			WatchAdmit: func(cs []github.Config, b build) watch.Admit { return github.AdmitWatch(cs, b.repos) },
 		},
 		Kind[slack.Config]{
 			Source: slack.Source,
@@ -76,8 +84,10 @@ func builtinKinds() []integration {
 				}
 				return slack.NewHandler(cs, b.pipeline, b.log, b.now, opts...)
 			},
+			Place:      slack.PlaceCodec,
 			Replier:    func(cs []slack.Config, b build) (reply.Sender, error) { return slack.NewReplier(cs, b.log, b.now) },
 			VerifiedBy: []string{slack.VerifiedBySignature, slack.VerifiedBySocketMode},
+			Watch:      slack.WatchResource,
 			Serve: func(_ *Main, _ []slack.Config, p admin.Parser, _ *connectors.Pipeline) ([]background, error) {
 				var out []background
 				for _, c := range p.(*slack.Handler).SocketClients() {
@@ -94,10 +104,12 @@ func builtinKinds() []integration {
 			},
 			Parser: func(cs []email.Config, _ build) (admin.Parser, error) { return email.NewParser(cs), nil },
 			Serve:  (*Main).emailPollers,
+			Place:  email.PlaceCodec,
 			Replier: func(cs []email.Config, b build) (reply.Sender, error) {
 				return email.NewReplier(cs, service.Base{Logger: b.log, Now: b.now}), nil
 			},
 			VerifiedBy: []string{email.VerifiedBy},
+			Watch:      email.WatchResource,
 			Connect: func(c email.Config, key string, _ *http.Client) []connectCheck {
 				return []connectCheck{{email.Source + "/" + c.Name, func(ctx context.Context) (string, error) { return checkIMAP(ctx, c, key) }}}
 			},
@@ -113,6 +125,7 @@ func builtinKinds() []integration {
 				h.TrustProxy = b.trustProxy
 				return h, nil
 			},
+			Watch: generic.WatchResource,
 		},
 	}
 }
@@ -135,6 +148,14 @@ type integration interface {
 	// vouches are the provenances that vouch for a replyTo naming the kind's source:
 	// its VerifiedBy when it has a Replier, else none.
 	vouches() []string
+	// place is the kind's place codec when it answers (nil: it does not).
+	place() reply.PlaceCodec
+	// watchResource reads the kind's watch resources (nil: it cannot be watched).
+	watchResource() func(string) (watch.Resource, error)
+	// watchAdmit is the kind's rule of what its connectors may watch (nil: none).
+	watchAdmit(list any, b build) watch.Admit
+	// check reports a row that cannot work (a Replier without a Place).
+	check() error
 }
 
 // Kind is one integration kind: its package's config type C and what the gateway does
@@ -158,6 +179,18 @@ type Kind[C connectors.Config] struct {
 	// connectors stamp on what they verified and put a replyTo in: only a record with
 	// one of them names a place the kind's sender posts answers to.
 	VerifiedBy []string
+	// Place, with a Replier, reads the kind's places: the fields its connectors put in a
+	// replyTo besides source and connector (reply.Codec of its place type). The outbox
+	// compares and watches places, the console describes them and the API documents list
+	// their fields through it.
+	Place reply.PlaceCodec
+	// Watch, if set, reads the kind's watch resources: a watch may name its source (the
+	// API documents' and MCP's enums list it), and its items are looked up by their
+	// WatchResources in the form it answers.
+	Watch func(resource string) (watch.Resource, error)
+	// WatchAdmit, if set, is the kind's rule of what its connectors may watch beyond an
+	// agent's scope, over all its entries.
+	WatchAdmit func(cs []C, b build) watch.Admit
 }
 
 func (k Kind[C]) source() string { return k.Source }
@@ -219,6 +252,36 @@ func (k Kind[C]) vouches() []string {
 	return k.VerifiedBy
 }
 
+func (k Kind[C]) place() reply.PlaceCodec {
+	if k.Replier == nil {
+		return nil
+	}
+	return k.Place
+}
+
+func (k Kind[C]) watchResource() func(string) (watch.Resource, error) { return k.Watch }
+
+func (k Kind[C]) watchAdmit(l any, b build) watch.Admit {
+	if k.Watch == nil || k.WatchAdmit == nil {
+		return nil
+	}
+	return k.WatchAdmit(k.list(l), b)
+}
+
+func (k Kind[C]) check() error {
+	switch {
+	case k.Replier != nil && k.Place == nil:
+		return fmt.Errorf("kind %s: a Replier needs the Place its replyTo reads with", k.Source)
+	case k.Replier != nil && len(k.VerifiedBy) == 0:
+		return fmt.Errorf("kind %s: a Replier needs the VerifiedBy that vouch for its places", k.Source)
+	case k.Replier == nil && (k.Place != nil || len(k.VerifiedBy) > 0):
+		return fmt.Errorf("kind %s: Place and VerifiedBy belong to a kind with a Replier", k.Source)
+	case k.WatchAdmit != nil && k.Watch == nil:
+		return fmt.Errorf("kind %s: WatchAdmit needs the Watch resource parser", k.Source)
+	}
+	return nil
+}
+
 func (k Kind[C]) connect(l any, hc *http.Client) []connectCheck {
 	var out []connectCheck
 	for i, c := range k.list(l) {
@@ -247,6 +310,9 @@ type build struct {
 	// trustProxy is server.trust_proxy: a URL-signing sender's URL is rebuilt from the
 	// proxy's forwarded headers.
 	trustProxy bool
+	// repos tells which repositories GitHub connectors receive events for (the store; a
+	// GitHub watch's rule).
+	repos github.RepoSeer
 }
 
 // hasLookups reports a connector whose parse step calls an outside API: a Slack
@@ -385,6 +451,63 @@ func (c *Config) replyProvenance() agent.ReplyProvenance {
 		}
 	})
 	return out
+}
+
+// places are how the kinds that answer read their places, in table order.
+func (c *Config) places() reply.Places {
+	var out reply.Places
+	c.Connectors.each(func(k integration, _ any) {
+		if p := k.place(); p != nil {
+			out = append(out, reply.PlaceKind{Source: k.source(), Codec: p})
+		}
+	})
+	return out
+}
+
+// watchResources are how the kinds that can be watched read their resources, in table
+// order.
+func (c *Config) watchResources() watch.Resources {
+	var out watch.Resources
+	c.Connectors.each(func(k integration, _ any) {
+		if w := k.watchResource(); w != nil {
+			out = append(out, watch.ResourceKind{Source: k.source(), Parse: w})
+		}
+	})
+	return out
+}
+
+// watchAdmits are the kinds' rules of what their connectors may watch, by source.
+func (c *Config) watchAdmits(b build) map[string]watch.Admit {
+	out := map[string]watch.Admit{}
+	c.Connectors.each(func(k integration, l any) {
+		if a := k.watchAdmit(l, b); a != nil {
+			out[k.source()] = a
+		}
+	})
+	return out
+}
+
+// checkKinds reports rows of the table that cannot work, and sources named twice.
+func checkKinds(kinds []integration) error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, k := range kinds {
+		if seen[k.source()] {
+			errs = append(errs, fmt.Errorf("kind %s: listed twice", k.source()))
+		}
+		seen[k.source()] = true
+		errs = append(errs, k.check())
+	}
+	var places reply.Places
+	for _, k := range kinds {
+		if p := k.place(); p != nil {
+			places = append(places, reply.PlaceKind{Source: k.source(), Codec: p})
+		}
+	}
+	if _, err := places.Fields(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // buildParsers builds every kind's parse step once: serve passes its pipeline, explain none.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/inbox"
-	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/store/storetest"
 	"github.com/signalgate/signalgate/watch"
 )
@@ -40,9 +40,9 @@ routes:
 	require.NoError(t, m.Open(context.Background()))
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
 	k := inbox.ThreadKey{Agent: "coder", Resource: "slack", Thread: "conv"}
-	resource, ok := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "C1", ThreadTS: "1.2"}.WatchResource()
+	resource, ok := slack.Place{Team: "T1", Channel: "C1", ThreadTS: "1.2"}.WatchResource()
 	require.True(t, ok)
-	_, added, err := m.Watches.WatchConversation(context.Background(), k, reply.SourceSlack, "acme", resource, "r1")
+	_, added, err := m.Watches.WatchConversation(context.Background(), k, "slack", "acme", resource, "r1")
 	require.NoError(t, err)
 	require.True(t, added)
 	// Slack's ts is when the message was posted: after the watch, or the watch's silent

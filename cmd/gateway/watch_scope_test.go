@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/watch"
 )
 
 const watchScopeConfig = `
@@ -36,16 +38,18 @@ routes:
 func TestWatchScopeFromConfig(t *testing.T) {
 	cfg, err := ParseConfig("c.yaml", []byte(watchScopeConfig), noEnv)
 	require.NoError(t, err)
-	s := cfg.watchScope(seenRepos{"main/acme/api": true})
+	s := cfg.watchScope(build{repos: seenRepos{"main/acme/api": true}})
 	require.Equal(t, []string{"main"}, s.Connectors("coder", "github"))
 	require.Equal(t, []string{"team"}, s.Connectors("coder", "slack"))
 	require.Empty(t, s.Connectors("triage", "github"))
 	require.Empty(t, s.Connectors("nobody", "github"))
-	require.True(t, s.WholeRepositories("main"))
-	require.False(t, s.WholeRepositories("other"))
-	seen, err := s.RepoSeen(context.Background(), "main", "acme/api")
-	require.NoError(t, err)
-	require.True(t, seen)
+	// The GitHub row's rule: watch_repositories allows a whole repository, and only one
+	// the connector receives events for; Slack's row has none.
+	ctx := context.Background()
+	require.NoError(t, s.Admit(ctx, "github", "main", watch.Resource{Canonical: "acme/api", Whole: true}))
+	require.ErrorIs(t, s.Admit(ctx, "github", "other", watch.Resource{Canonical: "acme/api", Whole: true}), watch.ErrInvalid)
+	require.ErrorIs(t, s.Admit(ctx, "github", "main", watch.Resource{Canonical: "evil/x#1"}), watch.ErrUnknown)
+	require.NoError(t, s.Admit(ctx, "slack", "team", watch.Resource{Canonical: "C1"}))
 }
 
 func TestWatchConnectorsMustBeConfigured(t *testing.T) {

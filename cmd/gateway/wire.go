@@ -279,7 +279,7 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 	}
 
 	// Watches: what agents subscribe to at runtime; the sweep ends expired ones.
-	g.Watches = watch.NewService(st, cfg.Watches, cfg.watchScope(st), g.Metrics.WrapIngester(g.Inbox), g.base())
+	g.Watches = watch.NewService(st, cfg.Watches, cfg.watchResources(), cfg.watchScope(build{repos: st}), g.Metrics.WrapIngester(g.Inbox), g.base())
 	g.services = append(g.services, watch.NewSweep(st, g.Watches, cfg.Watches, g.base()))
 
 	if err := g.openReplies(); err != nil {
@@ -309,7 +309,7 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 		apiOpts = append(apiOpts, agentapi.WithStreamsOf(m.api))
 	}
 	mcpOpts := []inboxmcp.Option{inboxmcp.WithLogger(g.Log), inboxmcp.WithVersion(version),
-		inboxmcp.WithCallTimeout(cfg.Server.WithDefaults().RequestTimeout), inboxmcp.WithWatches(g.Watches)}
+		inboxmcp.WithCallTimeout(cfg.Server.WithDefaults().RequestTimeout), inboxmcp.WithWatches(g.Watches), inboxmcp.WithPlaces(cfg.places())}
 	apiOpts = append(apiOpts, agentapi.WithWatches(g.Watches))
 	if g.Replies != nil {
 		apiOpts = append(apiOpts, agentapi.WithReplies(g.Replies))
@@ -345,7 +345,7 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 	adm.Mount(e)
 	e.POST(admin.ReloadPath, adm.Guard(admin.ScopeWrite, m.serveReload))
 	con, err := console.New(m.consoleConfig(cfg), console.Deps{Admin: adm, Stream: g.api, Sessions: st, Tokens: cfg.Admin.Tokens,
-		Agents: cfg.AgentIDs(), Connectors: deps.Connectors, Log: g.Log, Now: g.Now})
+		Agents: cfg.AgentIDs(), Connectors: deps.Connectors, Sources: deps.Sources, Places: deps.Places, Log: g.Log, Now: g.Now})
 	if err != nil {
 		return nil, err
 	}
@@ -393,7 +393,7 @@ func (m *Main) openReplies() error {
 		return nil
 	}
 	opts := []reply.Option{reply.WithMaxAge(cfg.Replies.MaxAge), reply.WithSecrets(cfg.Secrets()), reply.WithWatches(m.Watches),
-		reply.WithTracerProvider(m.Traces), reply.WithProvenance(cfg.replyProvenance())}
+		reply.WithTracerProvider(m.Traces), reply.WithProvenance(cfg.replyProvenance()), reply.WithPlaces(cfg.places())}
 	if cfg.Replies.Lease > 0 {
 		opts = append(opts, reply.WithLease(cfg.Replies.Lease))
 	}

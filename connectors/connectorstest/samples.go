@@ -18,6 +18,7 @@ import (
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
+	"github.com/signalgate/signalgate/watch"
 )
 
 // SampleAgent is the agent whose thread every sample is routed to.
@@ -77,6 +78,9 @@ type SampleConnector struct {
 	// connector's check that explain (package admin, above this one) shows the decision
 	// the gateway made.
 	Explain func(t *testing.T, g *Gateway, ev inbox.Event, records []inbox.Record)
+	// WatchResource is the kind's watch resource parser (its row's Watch); nil when the
+	// kind cannot be watched.
+	WatchResource func(resource string) (watch.Resource, error)
 }
 
 // Gateway is the ingest half of a real gateway on one store backend: the server
@@ -104,7 +108,11 @@ func StartGateway(t *testing.T, b storetest.Backend, c SampleConnector) *Gateway
 	policy, err := inbox.NewPolicy(inbox.PolicyConfig{Rules: rules})
 	require.NoError(t, err)
 	svc := inbox.NewService(st, policy, inbox.WithClock(now), inbox.WithSnoozes(st), inbox.WithHeldRecords(st))
-	router, err := connectors.NewRouter(routes, []string{SampleAgent})
+	var resources watch.Resources
+	if c.WatchResource != nil {
+		resources = watch.Resources{{Source: c.Source, Parse: c.WatchResource}}
+	}
+	router, err := connectors.NewRouter(routes, []string{SampleAgent}, connectors.WithWatchResources(resources))
 	require.NoError(t, err)
 	pipeline := connectors.NewPipeline(router, svc, log, connectors.WithWatches(st), connectors.WithClock(now))
 

@@ -123,7 +123,7 @@ func TestRealSMTP(t *testing.T) {
 			"reject-temporary@example.com": true,
 		} {
 			rp := testReply("answers-" + randomSuffix())
-			rp.To.From = addr
+			editPlace(&rp.To, func(p *Place) { p.From = addr })
 			sent, retry, err := r.Send(ctx, rp)
 			require.Error(t, err, addr)
 			assert.Equal(t, wantRetry, retry, "%s: %v", addr, err)

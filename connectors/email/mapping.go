@@ -65,10 +65,8 @@ func (c Config) item(m *message, mailbox string, uid uint32, deliveryID string) 
 	}
 	if addr != "" {
 		// Where an answer goes: to the sender, threaded under this message.
-		meta[reply.MetadataKey] = reply.To{
-			Source: reply.SourceEmail, Connector: c.Name, Mailbox: mailbox,
-			MessageID: m.MessageID, References: first(m.References), From: addr, Subject: m.Subject,
-		}
+		meta[reply.MetadataKey] = reply.NewTo(Source, c.Name, Place{Mailbox: mailbox,
+			MessageID: m.MessageID, References: first(m.References), From: addr, Subject: m.Subject})
 	}
 
 	it := connectors.Item{

@@ -81,10 +81,7 @@ func TestItemCarriesReplyTo(t *testing.T) {
 	require.Len(t, items, 1)
 	to, ok := reply.FromMetadata(items[0].Metadata)
 	require.True(t, ok)
-	assert.Equal(t, reply.To{
-		Source: reply.SourceEmail, Connector: cfg.Name, Mailbox: "Support", MessageID: "q2@example.com",
-		References: []string{"q0@example.com", "q1@example.com"}, From: "jane@example.com", Subject: "Re: Printer",
-	}, to)
+	assert.Equal(t, reply.NewTo("email", cfg.Name, Place{Mailbox: "Support", MessageID: "q2@example.com", References: []string{"q0@example.com", "q1@example.com"}, From: "jane@example.com", Subject: "Re: Printer"}), to)
 
 	// Without a sender there is no one to answer.
 	items, err = Items(cfg, &inbox.Event{Connector: cfg.Name, Body: []byte(crlf("Subject: anonymous\n\nHi.\n"))})

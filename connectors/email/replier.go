@@ -81,40 +81,44 @@ func NewReplier(cfgs []Config, base service.Base, opts ...ReplierOption) *Replie
 // connector without smtp, a replyTo without a usable address or with ids that would
 // break the headers, text over MaxReplyBytes.
 func (r *Replier) Check(to reply.To, text string) error {
-	_, err := r.place(to, text)
+	_, _, err := r.place(to, text)
 	return err
 }
 
-func (r *Replier) place(to reply.To, text string) (replyConn, error) {
-	if to.Source != reply.SourceEmail {
-		return replyConn{}, fmt.Errorf("%w: source %q is not email", reply.ErrUnknownPlace, to.Source)
+func (r *Replier) place(to reply.To, text string) (replyConn, Place, error) {
+	if to.Source != Source {
+		return replyConn{}, Place{}, fmt.Errorf("%w: source %q is not email", reply.ErrUnknownPlace, to.Source)
 	}
 	c, ok := r.conns[to.Connector]
 	if !ok {
-		return replyConn{}, fmt.Errorf("%w: no email connector %q", reply.ErrUnknownPlace, to.Connector)
+		return replyConn{}, Place{}, fmt.Errorf("%w: no email connector %q", reply.ErrUnknownPlace, to.Connector)
 	}
 	if c.cfg.SMTP == nil {
-		return replyConn{}, fmt.Errorf("%w: connectors.email[%d].smtp is not set (connector %q)",
+		return replyConn{}, Place{}, fmt.Errorf("%w: connectors.email[%d].smtp is not set (connector %q)",
 			reply.ErrNoCredentials, c.index, to.Connector)
 	}
-	if a, err := mail.ParseAddress(to.From); err != nil || a.Address != strings.TrimSpace(to.From) {
-		return replyConn{}, fmt.Errorf("%w: replyTo.from %q is not an address", reply.ErrUnknownPlace, to.From)
+	p, err := reply.PlaceOf[Place](to)
+	if err != nil {
+		return replyConn{}, Place{}, fmt.Errorf("%w: %w", reply.ErrUnknownPlace, err)
 	}
-	if to.MessageID != "" && !validMsgID(to.MessageID) {
-		return replyConn{}, fmt.Errorf("%w: replyTo.messageId %q is not a Message-ID", reply.ErrUnknownPlace, cut(to.MessageID, 80))
+	if a, err := mail.ParseAddress(p.From); err != nil || a.Address != strings.TrimSpace(p.From) {
+		return replyConn{}, Place{}, fmt.Errorf("%w: replyTo.from %q is not an address", reply.ErrUnknownPlace, p.From)
 	}
-	for i, id := range to.References {
+	if p.MessageID != "" && !validMsgID(p.MessageID) {
+		return replyConn{}, Place{}, fmt.Errorf("%w: replyTo.messageId %q is not a Message-ID", reply.ErrUnknownPlace, cut(p.MessageID, 80))
+	}
+	for i, id := range p.References {
 		if !validMsgID(id) {
-			return replyConn{}, fmt.Errorf("%w: replyTo.references[%d] %q is not a Message-ID", reply.ErrUnknownPlace, i, cut(id, 80))
+			return replyConn{}, Place{}, fmt.Errorf("%w: replyTo.references[%d] %q is not a Message-ID", reply.ErrUnknownPlace, i, cut(id, 80))
 		}
 	}
 	if text = reply.NeutralizeMarkers(text); len(text) > MaxReplyBytes {
-		return replyConn{}, fmt.Errorf("%w: %d bytes, email replies take at most %d", reply.ErrTooLong, len(text), MaxReplyBytes)
+		return replyConn{}, Place{}, fmt.Errorf("%w: %d bytes, email replies take at most %d", reply.ErrTooLong, len(text), MaxReplyBytes)
 	}
 	if !utf8.ValidString(text) {
-		return replyConn{}, fmt.Errorf("%w: the text is not UTF-8", reply.ErrUnknownPlace)
+		return replyConn{}, Place{}, fmt.Errorf("%w: the text is not UTF-8", reply.ErrUnknownPlace)
 	}
-	return c, nil
+	return c, p, nil
 }
 
 // validMsgID accepts the id-left@id-right of a Message-ID without its angle
@@ -179,7 +183,7 @@ func (c *Config) markedOwn(messageID, fromRaw string) bool {
 // folder. SMTP 5xx answers are permanent (retry false); 4xx and connection errors
 // are worth retrying. A failed copy does not fail the reply: it was sent.
 func (r *Replier) Send(ctx context.Context, rp reply.Reply) (reply.Sent, bool, error) {
-	c, err := r.place(rp.To, rp.Text)
+	c, p, err := r.place(rp.To, rp.Text)
 	if err != nil {
 		return reply.Sent{}, false, err
 	}
@@ -188,11 +192,11 @@ func (r *Replier) Send(ctx context.Context, rp reply.Reply) (reply.Sent, bool, e
 		return reply.Sent{}, false, fmt.Errorf("connectors.email[%d].smtp.from: %w", c.index, err)
 	}
 	id := MessageID(rp, from.Address)
-	raw, err := composeReply(rp, from, id, r.now())
+	raw, err := composeReply(rp, p, from, id, r.now())
 	if err != nil {
 		return reply.Sent{}, false, fmt.Errorf("compose the reply: %w", err)
 	}
-	if err := r.submit(ctx, c.cfg, from.Address, rp.To.From, raw); err != nil {
+	if err := r.submit(ctx, c.cfg, from.Address, p.From, raw); err != nil {
 		return reply.Sent{}, retryable(err), fmt.Errorf("submit the reply over SMTP to %s: %w", c.cfg.SMTP.Addr, err)
 	}
 	sent := reply.Sent{PlatformID: id}
@@ -209,7 +213,7 @@ func (r *Replier) Send(ctx context.Context, rp reply.Reply) (reply.Sent, bool, e
 // nowhere to look: found is false, and the service sends again (with the same
 // Message-ID, which mail clients show once).
 func (r *Replier) Find(ctx context.Context, rp reply.Reply) (reply.Sent, bool, error) {
-	c, err := r.place(rp.To, rp.Text)
+	c, _, err := r.place(rp.To, rp.Text)
 	if err != nil {
 		return reply.Sent{}, false, err
 	}
@@ -300,16 +304,16 @@ func (r *Replier) tlsConfig(addr string, insecure bool) *tls.Config {
 
 // composeReply writes the reply as a text/plain message threaded under the one it
 // answers: In-Reply-To its Message-ID, References its references plus it.
-func composeReply(rp reply.Reply, from *mail.Address, id string, now time.Time) ([]byte, error) {
+func composeReply(rp reply.Reply, to Place, from *mail.Address, id string, now time.Time) ([]byte, error) {
 	var h mail.Header
 	h.SetDate(now)
 	h.SetAddressList("From", []*mail.Address{from})
-	h.SetAddressList("To", []*mail.Address{{Address: strings.TrimSpace(rp.To.From)}})
-	h.SetSubject(replySubject(rp.To.Subject))
+	h.SetAddressList("To", []*mail.Address{{Address: strings.TrimSpace(to.From)}})
+	h.SetSubject(replySubject(to.Subject))
 	h.SetMessageID(id)
-	if m := rp.To.MessageID; m != "" {
+	if m := to.MessageID; m != "" {
 		h.SetMsgIDList("In-Reply-To", []string{m})
-		h.SetMsgIDList("References", references(rp.To.References, m))
+		h.SetMsgIDList("References", references(to.References, m))
 	}
 	h.SetContentType("text/plain", map[string]string{"charset": "utf-8"})
 	h.Set("Content-Transfer-Encoding", "quoted-printable")

@@ -106,11 +106,7 @@ func testReply(id string) reply.Reply {
 		ID:     id,
 		Thread: inbox.ThreadKey{Agent: "support", Resource: "mail:support", Thread: "jane@example.com"},
 		Text:   "Thanks, Jane — it is fixed.\n\nA long line " + strings.Repeat("é", 100) + "\n",
-		To: reply.To{
-			Source: reply.SourceEmail, Connector: "support", Mailbox: "INBOX",
-			MessageID: "q-2@example.com", References: []string{"q-1@example.com"},
-			From: "jane@example.com", Subject: "Printer on fire",
-		},
+		To:     reply.NewTo("email", "support", Place{Mailbox: "INBOX", MessageID: "q-2@example.com", References: []string{"q-1@example.com"}, From: "jane@example.com", Subject: "Printer on fire"}),
 	}
 }
 
@@ -137,12 +133,16 @@ func TestReplierCheck(t *testing.T) {
 		"another source":                 {with(func(to *reply.To) { to.Source = "slack" }), "x", reply.ErrUnknownPlace, `source "slack"`},
 		"unknown connector":              {with(func(to *reply.To) { to.Connector = "nope" }), "x", reply.ErrUnknownPlace, `"nope"`},
 		"no smtp":                        {with(func(to *reply.To) { to.Connector = "listen" }), "x", reply.ErrNoCredentials, "connectors.email[1].smtp"},
-		"no address":                     {with(func(to *reply.To) { to.From = "" }), "x", reply.ErrUnknownPlace, "replyTo.from"},
-		"a second recipient smuggled in": {with(func(to *reply.To) { to.From = "jane@example.com, boss@example.com" }), "x", reply.ErrUnknownPlace, "replyTo.from"},
-		"header injection in messageId":  {with(func(to *reply.To) { to.MessageID = "q@example.com>\r\nBcc: victim@example.com" }), "x", reply.ErrUnknownPlace, "replyTo.messageId"},
-		"bad reference":                  {with(func(to *reply.To) { to.References = []string{"ok@example.com", "no id"} }), "x", reply.ErrUnknownPlace, "replyTo.references[1]"},
-		"too long":                       {ok, strings.Repeat("a", MaxReplyBytes+1), reply.ErrTooLong, "at most"},
-		"not UTF-8":                      {ok, "\xff\xfe", reply.ErrUnknownPlace, "UTF-8"},
+		"no address":                     {with(func(to *reply.To) { editPlace(to, func(p *Place) { p.From = "" }) }), "x", reply.ErrUnknownPlace, "replyTo.from"},
+		"a second recipient smuggled in": {with(func(to *reply.To) { editPlace(to, func(p *Place) { p.From = "jane@example.com, boss@example.com" }) }), "x", reply.ErrUnknownPlace, "replyTo.from"},
+		"header injection in messageId": {with(func(to *reply.To) {
+			editPlace(to, func(p *Place) { p.MessageID = "q@example.com>\r\nBcc: victim@example.com" })
+		}), "x", reply.ErrUnknownPlace, "replyTo.messageId"},
+		"bad reference": {with(func(to *reply.To) {
+			editPlace(to, func(p *Place) { p.References = []string{"ok@example.com", "no id"} })
+		}), "x", reply.ErrUnknownPlace, "replyTo.references[1]"},
+		"too long":  {ok, strings.Repeat("a", MaxReplyBytes+1), reply.ErrTooLong, "at most"},
+		"not UTF-8": {ok, "\xff\xfe", reply.ErrUnknownPlace, "UTF-8"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := r.Check(tc.to, tc.text)
@@ -163,7 +163,7 @@ func TestReplierSendsThreadedReply(t *testing.T) {
 	r := newTestReplier(replyConfig(box.addr))
 	rp := testReply("r1")
 	// A subject carrying a header of its own stays one Subject field.
-	rp.To.Subject = "Printer on fire\r\nBcc: victim@example.com"
+	editPlace(&rp.To, func(p *Place) { p.Subject = "Printer on fire\r\nBcc: victim@example.com" })
 	sent, retry, err := r.Send(context.Background(), rp)
 	require.NoError(t, err)
 	assert.False(t, retry)
@@ -242,7 +242,7 @@ func TestReplierSMTPAnswers(t *testing.T) {
 		"reject-temporary@example.com": true,
 	} {
 		rp := testReply("r-" + addr)
-		rp.To.From = addr
+		editPlace(&rp.To, func(p *Place) { p.From = addr })
 		_, retry, err := r.Send(context.Background(), rp)
 		require.Error(t, err)
 		var se *smtp.SMTPError

@@ -230,7 +230,7 @@ func TestConformanceSamples(t *testing.T) {
 		assert.True(t, covered[p], "preset %q has no documented sample here", p)
 	}
 	connectorstest.ExerciseSamples(t, connectorstest.SampleConnector{
-		Source: Source, Start: testNow, Samples: cases,
+		Source: Source, Start: testNow, Samples: cases, WatchResource: WatchResource,
 		Mount: func(t *testing.T, e *echo.Echo, p *connectors.Pipeline, now func() time.Time) connectorstest.Parser {
 			h, err := NewHandler(cfgs, p, nil, now)
 			require.NoError(t, err)

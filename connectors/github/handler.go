@@ -283,7 +283,7 @@ func (h *Handler) ownReply(ctx context.Context, cfg *Config, eventType string, d
 		}
 	}
 	id := strconv.FormatInt(c.ID, 10)
-	own, err := h.own.OwnReply(ctx, reply.SourceGitHub, cfg.Name, id)
+	own, err := h.own.OwnReply(ctx, Source, cfg.Name, id)
 	if err != nil {
 		return false, fmt.Errorf("check whether comment %s is an own reply: %w", id, err)
 	}

@@ -170,8 +170,7 @@ func (m *mapper) item(s *spec) connectors.Item {
 		meta["delivery_id"] = m.delivery
 	}
 	if s.repo != "" && s.number > 0 {
-		meta[reply.MetadataKey] = reply.To{Source: reply.SourceGitHub, Connector: m.cfg.Name, Repo: s.repo,
-			Number: s.number, ReviewCommentID: s.reviewComment}
+		meta[reply.MetadataKey] = reply.NewTo(Source, m.cfg.Name, Place{Repo: s.repo, Number: s.number, ReviewCommentID: s.reviewComment})
 	}
 
 	scope := s.where

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
@@ -68,8 +69,9 @@ func newTwoAgents(t *testing.T, b storetest.Backend, f *fakeGitHub) *twoAgents {
 	handler, err := NewHandler([]Config{cfg}, connectors.NewPipeline(router, in, log), log, fixedNow)
 	require.NoError(t, err)
 	handler.Mount(srv.Echo())
-	out := reply.New(st, map[string]reply.Sender{reply.SourceGitHub: newTestReplier(t, cfg)},
-		service.Base{Now: clk.now}, reply.WithRandom(func() float64 { return 0 }))
+	out := reply.New(st, map[string]reply.Sender{"github": newTestReplier(t, cfg)},
+		service.Base{Now: clk.now}, reply.WithRandom(func() float64 { return 0 }), reply.WithPlaces(reply.Places{{Source: Source, Codec: PlaceCodec}}),
+		reply.WithProvenance(agent.ReplyProvenance{Source: {VerifiedBy}}))
 	return &twoAgents{h: &harness{t: t, e: srv.Echo(), ing: in}, inbox: in, out: out, clk: clk}
 }
 
@@ -188,7 +190,7 @@ func TestReplierFindCountsOnlyTheMarkerABodyEndsWith(t *testing.T) {
 	ctx := context.Background()
 	root := f.addReviewComment("octo-org/hello#7", "alice", "Why a map here?", time.Now())
 	inThread := issueReply("r-1", "x")
-	inThread.To.ReviewCommentID = root
+	editPlace(&inThread.To, func(p *Place) { p.ReviewCommentID = root })
 	for _, body := range []string{
 		"<!-- signalgate:reply:r-1 --> quoted first",
 		"<!-- signalgate:reply:r-1 -->\n\n<!-- signalgate:reply:other -->",
@@ -201,7 +203,7 @@ func TestReplierFindCountsOnlyTheMarkerABodyEndsWith(t *testing.T) {
 	for _, rp := range []reply.Reply{issueReply("r-1", "x"), inThread} {
 		_, ok, err := r.Find(ctx, rp)
 		require.NoError(t, err)
-		assert.False(t, ok, "review thread: %v", rp.To.ReviewCommentID != 0)
+		assert.False(t, ok, "review thread: %v", placeOf(rp.To).ReviewCommentID != 0)
 	}
 
 	// What the gateway posts is found, also with trailing whitespace after the marker.

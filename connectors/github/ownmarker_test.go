@@ -178,7 +178,7 @@ func TestMarkedReplyOfTheTokensUserIgnoredBeforeRecorded(t *testing.T) {
 
 	root := f.addReviewComment("octo-org/hello#7", "alice", "Why a map here?", time.Now())
 	rp := issueReply("r-2", "Lookups by id.")
-	rp.To.ReviewCommentID = root
+	editPlace(&rp.To, func(p *Place) { p.ReviewCommentID = root })
 	_, _, err = r.Send(ctx, rp)
 	require.NoError(t, err)
 	recs = proxy.delivered()

@@ -123,7 +123,7 @@ func newReplyConn(c Config) (replyConn, error) {
 // without credentials, text over GitHub's limit (counted as posted: markers in it
 // neutralised).
 func (r *Replier) Check(to reply.To, text string) error {
-	_, _, _, err := r.place(to)
+	_, _, _, _, err := r.place(to)
 	if err != nil {
 		return err
 	}
@@ -134,30 +134,34 @@ func (r *Replier) Check(to reply.To, text string) error {
 	return nil
 }
 
-// place resolves a To to its connector's client and the repository's owner and name.
-func (r *Replier) place(to reply.To) (c replyConn, owner, name string, err error) {
-	if to.Source != reply.SourceGitHub {
-		return c, "", "", fmt.Errorf("%w: source %q is not github", reply.ErrUnknownPlace, to.Source)
+// place resolves a To to its connector's client, its place and the repository's owner
+// and name.
+func (r *Replier) place(to reply.To) (c replyConn, p Place, owner, name string, err error) {
+	if to.Source != Source {
+		return c, p, "", "", fmt.Errorf("%w: source %q is not github", reply.ErrUnknownPlace, to.Source)
 	}
 	c, ok := r.conns[to.Connector]
 	if !ok {
-		return c, "", "", fmt.Errorf("%w: no github connector named %q", reply.ErrUnknownPlace, to.Connector)
+		return c, p, "", "", fmt.Errorf("%w: no github connector named %q", reply.ErrUnknownPlace, to.Connector)
 	}
-	owner, name, ok = strings.Cut(to.Repo, "/")
+	if p, err = reply.PlaceOf[Place](to); err != nil {
+		return c, p, "", "", fmt.Errorf("%w: %w", reply.ErrUnknownPlace, err)
+	}
+	owner, name, ok = strings.Cut(p.Repo, "/")
 	if !ok || owner == "" || name == "" || strings.ContainsAny(name, "/?#") || strings.ContainsAny(owner, "?#") {
-		return c, "", "", fmt.Errorf("%w: repo %q is not owner/name", reply.ErrUnknownPlace, to.Repo)
+		return c, p, "", "", fmt.Errorf("%w: repo %q is not owner/name", reply.ErrUnknownPlace, p.Repo)
 	}
-	if to.Number <= 0 {
-		return c, "", "", fmt.Errorf("%w: number must be an issue or pull request number", reply.ErrUnknownPlace)
+	if p.Number <= 0 {
+		return c, p, "", "", fmt.Errorf("%w: number must be an issue or pull request number", reply.ErrUnknownPlace)
 	}
-	if to.ReviewCommentID < 0 {
-		return c, "", "", fmt.Errorf("%w: reviewCommentId must be positive", reply.ErrUnknownPlace)
+	if p.ReviewCommentID < 0 {
+		return c, p, "", "", fmt.Errorf("%w: reviewCommentId must be positive", reply.ErrUnknownPlace)
 	}
 	if c.client == nil {
-		return c, "", "", fmt.Errorf("%w: connectors.github[] %q needs token or app (id, private_key, installation_id)",
+		return c, p, "", "", fmt.Errorf("%w: connectors.github[] %q needs token or app (id, private_key, installation_id)",
 			reply.ErrNoCredentials, to.Connector)
 	}
-	return c, owner, name, nil
+	return c, p, owner, name, nil
 }
 
 // marker is the hidden line that finds a reply again after a crash. Only ids the outbox
@@ -194,18 +198,18 @@ func (r *Replier) Send(ctx context.Context, rp reply.Reply) (reply.Sent, bool, e
 	if err := r.Check(rp.To, rp.Text); err != nil {
 		return reply.Sent{}, false, err
 	}
-	c, owner, name, _ := r.place(rp.To)
+	c, p, owner, name, _ := r.place(rp.To)
 	mark, err := marker(rp.ID)
 	if err != nil {
 		return reply.Sent{}, false, err
 	}
 	// Markers in the text are neutralised: the body's only marker is the one it ends with.
 	body := reply.NeutralizeMarkers(rp.Text) + "\n\n" + mark
-	if rp.To.ReviewCommentID > 0 {
+	if p.ReviewCommentID > 0 {
 		// The documented replies endpoint: POST …/pulls/{n}/comments with in_reply_to
 		// (go-github's CreateCommentInReplyTo) is described as requiring commit_id and path.
 		u := fmt.Sprintf("repos/%s/%s/pulls/%d/comments/%d/replies", url.PathEscape(owner), url.PathEscape(name),
-			rp.To.Number, rp.To.ReviewCommentID)
+			p.Number, p.ReviewCommentID)
 		req, err := c.client.NewRequest(http.MethodPost, u, &gh.PullRequestComment{Body: &body})
 		if err != nil {
 			return reply.Sent{}, false, fmt.Errorf("build review reply request: %w", err)
@@ -217,7 +221,7 @@ func (r *Replier) Send(ctx context.Context, rp reply.Reply) (reply.Sent, bool, e
 		}
 		return reply.Sent{PlatformID: strconv.FormatInt(out.GetID(), 10), URL: out.GetHTMLURL()}, false, nil
 	}
-	out, _, err := c.client.Issues.CreateComment(ctx, owner, name, rp.To.Number, &gh.IssueComment{Body: &body})
+	out, _, err := c.client.Issues.CreateComment(ctx, owner, name, p.Number, &gh.IssueComment{Body: &body})
 	if err != nil {
 		retry, err := r.classify(err, "comment")
 		return reply.Sent{}, retry, err
@@ -295,7 +299,7 @@ func redactURL(err error) error {
 // are posted as: neither anyone else's comment nor another reply quoting r's marker may
 // stop r from being posted.
 func (r *Replier) Find(ctx context.Context, rp reply.Reply) (reply.Sent, bool, error) {
-	c, owner, name, err := r.place(rp.To)
+	c, p, owner, name, err := r.place(rp.To)
 	if err != nil {
 		return reply.Sent{}, false, err
 	}
@@ -316,10 +320,10 @@ func (r *Replier) Find(ctx context.Context, rp reply.Reply) (reply.Sent, bool, e
 		id, marked := markedID(body)
 		return marked && id == rp.ID && user.GetLogin() != "" && botName(user.GetLogin()) == botName(login)
 	}
-	if rp.To.ReviewCommentID > 0 {
-		return findReviewReply(ctx, c.client, owner, name, rp.To.Number, since, ours)
+	if p.ReviewCommentID > 0 {
+		return findReviewReply(ctx, c.client, owner, name, p.Number, since, ours)
 	}
-	return findIssueComment(ctx, c.client, owner, name, rp.To.Number, since, ours)
+	return findIssueComment(ctx, c.client, owner, name, p.Number, since, ours)
 }
 
 // login is the account c posts replies as: bot_login when set, else the token's user

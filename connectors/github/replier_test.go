@@ -37,7 +37,7 @@ func newTestReplier(t *testing.T, cfgs ...Config) *Replier {
 
 func issueReply(id, text string) reply.Reply {
 	return reply.Reply{ID: id, Text: text, CreatedAt: time.Now(),
-		To: reply.To{Source: reply.SourceGitHub, Connector: "acme", Repo: "octo-org/hello", Number: 7}}
+		To: reply.NewTo("github", "acme", Place{Repo: "octo-org/hello", Number: 7})}
 }
 
 func TestReplierPostsIssueCommentWithMarker(t *testing.T) {
@@ -60,7 +60,7 @@ func TestReplierRepliesInReviewThread(t *testing.T) {
 	root := f.addReviewComment("octo-org/hello#7", "alice", "Why a map here?", time.Now())
 	r := newTestReplier(t, replyConfig(f))
 	rp := issueReply("r-2", "Lookups by id; a slice would be O(n).")
-	rp.To.ReviewCommentID = root
+	editPlace(&rp.To, func(p *Place) { p.ReviewCommentID = root })
 	sent, _, err := r.Send(context.Background(), rp)
 	require.NoError(t, err)
 
@@ -185,10 +185,10 @@ func TestReplierCheck(t *testing.T) {
 		want error
 	}{
 		"unknown connector": {bad(func(t *reply.To) { t.Connector = "nope" }), reply.ErrUnknownPlace},
-		"other source":      {bad(func(t *reply.To) { t.Source = reply.SourceSlack }), reply.ErrUnknownPlace},
-		"repo not o/n":      {bad(func(t *reply.To) { t.Repo = "hello" }), reply.ErrUnknownPlace},
-		"repo with a path":  {bad(func(t *reply.To) { t.Repo = "o/r/../../x" }), reply.ErrUnknownPlace},
-		"no number":         {bad(func(t *reply.To) { t.Number = 0 }), reply.ErrUnknownPlace},
+		"other source":      {bad(func(t *reply.To) { t.Source = "slack" }), reply.ErrUnknownPlace},
+		"repo not o/n":      {bad(func(t *reply.To) { editPlace(t, func(p *Place) { p.Repo = "hello" }) }), reply.ErrUnknownPlace},
+		"repo with a path":  {bad(func(t *reply.To) { editPlace(t, func(p *Place) { p.Repo = "o/r/../../x" }) }), reply.ErrUnknownPlace},
+		"no number":         {bad(func(t *reply.To) { editPlace(t, func(p *Place) { p.Number = 0 }) }), reply.ErrUnknownPlace},
 		"no credentials":    {bad(func(t *reply.To) { t.Connector = "readonly" }), reply.ErrNoCredentials},
 	} {
 		err := r.Check(tc.to, "hi")

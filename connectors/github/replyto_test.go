@@ -39,7 +39,7 @@ func TestRecordsCarryReplyTo(t *testing.T) {
 	ic := pick(t, ex, "issue_comment", "created", nil)
 	require.Equal(t, http.StatusOK, h.deliver("issue_comment", "d-1", encode(t, ic)).Code)
 	num, _ := strconv.Atoi(get(ic, "issue.number").(json.Number).String())
-	assert.Equal(t, reply.To{Source: "github", Connector: "acme", Repo: get(ic, "repository.full_name").(string), Number: num},
+	assert.Equal(t, reply.NewTo("github", "acme", Place{Repo: get(ic, "repository.full_name").(string), Number: num}),
 		replyToOf(t, h))
 
 	// A review comment: the answer goes into its thread, whose first comment GitHub
@@ -48,18 +48,18 @@ func TestRecordsCarryReplyTo(t *testing.T) {
 	set(rc, "comment.in_reply_to_id", nil)
 	require.Equal(t, http.StatusOK, h.deliver("pull_request_review_comment", "d-2", encode(t, rc)).Code)
 	to := replyToOf(t, h)
-	assert.Equal(t, get(rc, "comment.id").(json.Number).String(), strconv.FormatInt(to.ReviewCommentID, 10))
-	assert.NotZero(t, to.Number)
+	assert.Equal(t, get(rc, "comment.id").(json.Number).String(), strconv.FormatInt(placeOf(to).ReviewCommentID, 10))
+	assert.NotZero(t, placeOf(to).Number)
 
 	set(rc, "comment.id", json.Number("991"))
 	set(rc, "comment.in_reply_to_id", json.Number("990"))
 	require.Equal(t, http.StatusOK, h.deliver("pull_request_review_comment", "d-3", encode(t, rc)).Code)
-	assert.Equal(t, int64(990), replyToOf(t, h).ReviewCommentID, "a reply in a thread answers the thread")
+	assert.Equal(t, int64(990), placeOf(replyToOf(t, h)).ReviewCommentID, "a reply in a thread answers the thread")
 
 	pr := pick(t, ex, "pull_request", "opened", nil)
 	require.Equal(t, http.StatusOK, h.deliver("pull_request", "d-4", encode(t, pr)).Code)
 	to = replyToOf(t, h)
-	assert.Zero(t, to.ReviewCommentID)
+	assert.Zero(t, placeOf(to).ReviewCommentID)
 	assert.Equal(t, "acme", to.Connector)
 }
 

@@ -41,7 +41,8 @@ func newWatchHarness(t *testing.T, routes []connectors.RouteConfig, mutate func(
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	srv := server.New(server.Config{}, log)
-	router, err := connectors.NewRouter(routes, []string{"coder", "reviewer"})
+	router, err := connectors.NewRouter(routes, []string{"coder", "reviewer"},
+		connectors.WithWatchResources(watch.Resources{{Source: Source, Parse: WatchResource}}))
 	require.NoError(t, err)
 	mem, fake, seen := watchtest.NewMemory(), connectorstest.NewIngester(), &fakeSeenRepos{}
 	cfg := testConfig()
@@ -59,7 +60,7 @@ func newWatchHarness(t *testing.T, routes []connectors.RouteConfig, mutate func(
 func (h *watchHarness) watch(thread, resource string, opts ...func(*watch.Watch)) watch.Watch {
 	h.t.Helper()
 	w := watch.Watch{ID: "w-" + thread + "-" + resource, Thread: inbox.ThreadKey{Agent: "coder", Resource: "gh", Thread: thread},
-		Source: watch.SourceGitHub, Connector: "acme", Resource: resource, CreatedAt: watchCreated, ExpiresAt: watchCreated.Add(7 * 24 * time.Hour)}
+		Source: "github", Connector: "acme", Resource: resource, CreatedAt: watchCreated, ExpiresAt: watchCreated.Add(7 * 24 * time.Hour)}
 	for _, o := range opts {
 		o(&w)
 	}

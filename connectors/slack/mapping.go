@@ -333,7 +333,7 @@ func (mp *mapping) replyTo(m *message, channelType string) reply.To {
 	if thread == "" && channelType != "im" && channelType != "mpim" {
 		thread = m.ts
 	}
-	return reply.To{Source: reply.SourceSlack, Connector: mp.c.cfg.Name, Team: mp.team, Channel: m.channel, ThreadTS: thread}
+	return reply.NewTo(Source, mp.c.cfg.Name, Place{Team: mp.team, Channel: m.channel, ThreadTS: thread})
 }
 
 // tsTime is the time a Slack ts ("1712345678.000100": seconds and microseconds) names;

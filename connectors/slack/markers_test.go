@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/slack/webapitest"
 	"github.com/signalgate/signalgate/inbox"
@@ -59,8 +60,9 @@ func TestReplyQuotingAnotherRepliesMarkerDoesNotSuppressIt(t *testing.T) {
 			alpha := inbox.ThreadKey{Agent: "alpha", Resource: "slack:" + testTeam, Thread: "C0001"}
 			beta := inbox.ThreadKey{Agent: "beta", Resource: "slack:" + testTeam, Thread: "C0001"}
 
-			out := reply.New(st, map[string]reply.Sender{reply.SourceSlack: newTestReplier(t, cfg)},
-				service.Base{Now: clk.Now}, reply.WithRandom(func() float64 { return 0 }))
+			out := reply.New(st, map[string]reply.Sender{"slack": newTestReplier(t, cfg)},
+				service.Base{Now: clk.Now}, reply.WithRandom(func() float64 { return 0 }), reply.WithPlaces(reply.Places{{Source: Source, Codec: PlaceCodec}}),
+				reply.WithProvenance(agent.ReplyProvenance{Source: {VerifiedBySignature}}))
 			run := func() {
 				_, err := out.RunOnce(ctx)
 				require.NoError(t, err)

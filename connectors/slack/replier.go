@@ -97,24 +97,28 @@ func NewReplier(cfgs []Config, log *slog.Logger, now func() time.Time, opts ...R
 }
 
 // conn returns the connector a reply goes through, refusing what can never be posted.
-func (r *Replier) conn(to reply.To) (*replyConn, error) {
-	if to.Source != reply.SourceSlack {
-		return nil, fmt.Errorf("replyTo.source %q is not slack: %w", to.Source, reply.ErrUnknownPlace)
+func (r *Replier) conn(to reply.To) (*replyConn, Place, error) {
+	if to.Source != Source {
+		return nil, Place{}, fmt.Errorf("replyTo.source %q is not slack: %w", to.Source, reply.ErrUnknownPlace)
 	}
 	c, ok := r.conns[to.Connector]
 	if !ok {
-		return nil, fmt.Errorf("no slack connector named %q: %w", to.Connector, reply.ErrUnknownPlace)
+		return nil, Place{}, fmt.Errorf("no slack connector named %q: %w", to.Connector, reply.ErrUnknownPlace)
 	}
 	if c.api == nil {
-		return nil, fmt.Errorf("slack connector %q has no bot_token (connectors.slack[].bot_token): %w", to.Connector, reply.ErrNoCredentials)
+		return nil, Place{}, fmt.Errorf("slack connector %q has no bot_token (connectors.slack[].bot_token): %w", to.Connector, reply.ErrNoCredentials)
 	}
-	if !isSlackID(to.Channel) {
-		return nil, fmt.Errorf("replyTo.channel %q is not a Slack conversation id (like C0123ABCD or D0123ABCD): %w", to.Channel, reply.ErrUnknownPlace)
+	p, err := reply.PlaceOf[Place](to)
+	if err != nil {
+		return nil, Place{}, fmt.Errorf("%w: %w", reply.ErrUnknownPlace, err)
 	}
-	if to.ThreadTS != "" && !isSlackTS(to.ThreadTS) {
-		return nil, fmt.Errorf("replyTo.threadTs %q is not a Slack message ts (like 1700000000.000100): %w", to.ThreadTS, reply.ErrUnknownPlace)
+	if !isSlackID(p.Channel) {
+		return nil, Place{}, fmt.Errorf("replyTo.channel %q is not a Slack conversation id (like C0123ABCD or D0123ABCD): %w", p.Channel, reply.ErrUnknownPlace)
 	}
-	return c, nil
+	if p.ThreadTS != "" && !isSlackTS(p.ThreadTS) {
+		return nil, Place{}, fmt.Errorf("replyTo.threadTs %q is not a Slack message ts (like 1700000000.000100): %w", p.ThreadTS, reply.ErrUnknownPlace)
+	}
+	return c, p, nil
 }
 
 // isSlackTS reports a message timestamp: seconds, a dot, microseconds.
@@ -134,7 +138,7 @@ func digits(s string) bool {
 
 // Check refuses a reply Slack could never take: see reply.Sender.
 func (r *Replier) Check(to reply.To, text string) error {
-	c, err := r.conn(to)
+	c, _, err := r.conn(to)
 	if err != nil {
 		return err
 	}
@@ -158,7 +162,7 @@ func tooLong(text string) error {
 
 // Send posts rp into its DM or thread, with its marker in the message metadata.
 func (r *Replier) Send(ctx context.Context, rp reply.Reply) (reply.Sent, bool, error) {
-	c, err := r.conn(rp.To)
+	c, p, err := r.conn(rp.To)
 	if err != nil {
 		return reply.Sent{}, false, err
 	}
@@ -172,23 +176,23 @@ func (r *Replier) Send(ctx context.Context, rp reply.Reply) (reply.Sent, bool, e
 		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: ReplyEventType,
 			EventPayload: map[string]any{ReplyIDKey: rp.ID}}),
 	}
-	if rp.To.ThreadTS != "" {
-		opts = append(opts, slack.MsgOptionTS(rp.To.ThreadTS))
+	if p.ThreadTS != "" {
+		opts = append(opts, slack.MsgOptionTS(p.ThreadTS))
 	}
-	ch, ts, err := c.api.PostMessageContext(ctx, rp.To.Channel, opts...)
+	ch, ts, err := c.api.PostMessageContext(ctx, p.Channel, opts...)
 	if err != nil {
 		retry, err := classify("chat.postMessage", err)
 		return reply.Sent{}, retry, err
 	}
 	if ch == "" {
-		ch = rp.To.Channel
+		ch = p.Channel
 	}
-	return c.sent(ctx, rp.To, ch, ts), false, nil
+	return c.sent(ctx, p, ch, ts), false, nil
 }
 
 // sent is where a posted message is: "<channel>/<ts>" (what reply.Own matches) and its
 // link when the workspace URL is known.
-func (c *replyConn) sent(ctx context.Context, to reply.To, channel, ts string) reply.Sent {
+func (c *replyConn) sent(ctx context.Context, to Place, channel, ts string) reply.Sent {
 	s := reply.Sent{PlatformID: ownPlatformID(channel, ts)}
 	if ws := c.resolver.workspaceURL(ctx, to.Team); ws != "" {
 		s.URL = permalink(ws, channel, ts, to.ThreadTS)
@@ -200,7 +204,7 @@ func (c *replyConn) sent(ctx context.Context, to reply.To, channel, ts string) r
 // for a top-level reply, the conversation's messages (conversations.history) since rp
 // was created.
 func (r *Replier) Find(ctx context.Context, rp reply.Reply) (reply.Sent, bool, error) {
-	c, err := r.conn(rp.To)
+	c, p, err := r.conn(rp.To)
 	if err != nil {
 		return reply.Sent{}, false, err
 	}
@@ -219,9 +223,9 @@ func (r *Replier) Find(ctx context.Context, rp reply.Reply) (reply.Sent, bool, e
 	for range findMaxPages {
 		var msgs []slack.Message
 		var next string
-		if rp.To.ThreadTS != "" {
+		if p.ThreadTS != "" {
 			msgs, _, next, err = c.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
-				ChannelID: rp.To.Channel, Timestamp: rp.To.ThreadTS, Cursor: cursor, Limit: findPage,
+				ChannelID: p.Channel, Timestamp: p.ThreadTS, Cursor: cursor, Limit: findPage,
 				Oldest: oldest, Inclusive: true, IncludeAllMetadata: true,
 			})
 			if err != nil {
@@ -230,7 +234,7 @@ func (r *Replier) Find(ctx context.Context, rp reply.Reply) (reply.Sent, bool, e
 			}
 		} else {
 			h, herr := c.api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{
-				ChannelID: rp.To.Channel, Cursor: cursor, Limit: findPage,
+				ChannelID: p.Channel, Cursor: cursor, Limit: findPage,
 				Oldest: oldest, Inclusive: true, IncludeAllMetadata: true,
 			})
 			if herr != nil {
@@ -240,14 +244,14 @@ func (r *Replier) Find(ctx context.Context, rp reply.Reply) (reply.Sent, bool, e
 			msgs, next = h.Messages, h.ResponseMetaData.NextCursor
 		}
 		if i := slices.IndexFunc(msgs, func(m slack.Message) bool { return m.BotID == bot && carries(m, rp.ID) }); i >= 0 {
-			return c.sent(ctx, rp.To, rp.To.Channel, msgs[i].Timestamp), true, nil
+			return c.sent(ctx, p, p.Channel, msgs[i].Timestamp), true, nil
 		}
 		if next == "" {
 			return reply.Sent{}, false, nil
 		}
 		cursor = next
 	}
-	return reply.Sent{}, false, fmt.Errorf("slack conversation %s has over %d messages since the reply was created; not searched further", rp.To.Channel, findPage*findMaxPages)
+	return reply.Sent{}, false, fmt.Errorf("slack conversation %s has over %d messages since the reply was created; not searched further", p.Channel, findPage*findMaxPages)
 }
 
 // carries reports whether m is marked as the reply with id.

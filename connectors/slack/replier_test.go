@@ -36,12 +36,12 @@ func replyConfig(api *webapitest.Server) Config {
 
 func threadReply(id, text string) reply.Reply {
 	return reply.Reply{ID: id, Text: text, CreatedAt: fakeEpoch,
-		To: reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T024BE7LD", Channel: "C0001", ThreadTS: "1699999999.000100"}}
+		To: reply.NewTo("slack", "acme", Place{Team: "T024BE7LD", Channel: "C0001", ThreadTS: "1699999999.000100"})}
 }
 
 func dmReply(id, text string) reply.Reply {
 	return reply.Reply{ID: id, Text: text, CreatedAt: fakeEpoch,
-		To: reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T024BE7LD", Channel: "D0001"}}
+		To: reply.NewTo("slack", "acme", Place{Team: "T024BE7LD", Channel: "D0001"})}
 }
 
 func TestReplierPostsIntoTheThreadWithItsMarker(t *testing.T) {
@@ -113,7 +113,7 @@ func TestReplierFindsItsMarkerAfterACrash(t *testing.T) {
 
 		found, ok, err := r.Find(ctx, target)
 		require.NoError(t, err)
-		require.True(t, ok, "the marker of %s is not found", target.To.Channel)
+		require.True(t, ok, "the marker of %s is not found", placeOf(target.To).Channel)
 		assert.Equal(t, sent.PlatformID, found.PlatformID)
 		assert.Equal(t, sent.URL, found.URL)
 
@@ -144,7 +144,7 @@ func TestReplierFindTrustsOnlyItsOwnBot(t *testing.T) {
 	r := newTestReplier(t, replyConfig(api))
 	ctx := context.Background()
 	target := threadReply("r-guessed", "the answer")
-	api.Seed("C0001", webapitest.Message{TS: "1700000000.500000", ThreadTS: target.To.ThreadTS, Text: "gotcha",
+	api.Seed("C0001", webapitest.Message{TS: "1700000000.500000", ThreadTS: placeOf(target.To).ThreadTS, Text: "gotcha",
 		BotID: "B0OTHERAPP", Metadata: json.RawMessage(`{"event_type":"` + ReplyEventType + `","event_payload":{"` + ReplyIDKey + `":"r-guessed"}}`)})
 	_, ok, err := r.Find(ctx, target)
 	require.NoError(t, err)
@@ -206,9 +206,9 @@ func TestReplierCheckRefusesWhatSlackCannotTake(t *testing.T) {
 		"github source":     {set(func(to *reply.To) { to.Source = "github" }), "hi", reply.ErrUnknownPlace},
 		"unknown":           {set(func(to *reply.To) { to.Connector = "nope" }), "hi", reply.ErrUnknownPlace},
 		"no bot_token":      {set(func(to *reply.To) { to.Connector = "events-only" }), "hi", reply.ErrNoCredentials},
-		"no channel":        {set(func(to *reply.To) { to.Channel = "" }), "hi", reply.ErrUnknownPlace},
-		"markup channel":    {set(func(to *reply.To) { to.Channel = "<!channel>" }), "hi", reply.ErrUnknownPlace},
-		"bad thread":        {set(func(to *reply.To) { to.ThreadTS = "yesterday" }), "hi", reply.ErrUnknownPlace},
+		"no channel":        {set(func(to *reply.To) { editPlace(to, func(p *Place) { p.Channel = "" }) }), "hi", reply.ErrUnknownPlace},
+		"markup channel":    {set(func(to *reply.To) { editPlace(to, func(p *Place) { p.Channel = "<!channel>" }) }), "hi", reply.ErrUnknownPlace},
+		"bad thread":        {set(func(to *reply.To) { editPlace(to, func(p *Place) { p.ThreadTS = "yesterday" }) }), "hi", reply.ErrUnknownPlace},
 		"too long":          {ok, strings.Repeat("x", MaxReplyChars+1), reply.ErrTooLong},
 		"long once escaped": {ok, strings.Repeat("&", MaxReplyChars/4), reply.ErrTooLong},
 	} {

@@ -19,7 +19,7 @@ import (
 func TestRecordsCarryReplyTo(t *testing.T) {
 	const ts, parent = "1700000000.000100", "1700000000.000050"
 	to := func(channel, thread string) reply.To {
-		return reply.To{Source: "slack", Connector: "acme", Team: testTeam, Channel: channel, ThreadTS: thread}
+		return reply.NewTo("slack", "acme", Place{Team: testTeam, Channel: channel, ThreadTS: thread})
 	}
 	for name, tc := range map[string]struct {
 		event map[string]any

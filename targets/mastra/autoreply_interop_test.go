@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/connectors/kindstest"
+	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
@@ -52,7 +54,7 @@ func (q *queued) of(k inbox.ThreadKey) []reply.Request {
 }
 
 // slackVouches: a Slack request signature vouches for a Slack place, as the kinds table says.
-var slackVouches = agent.ReplyProvenance{reply.SourceSlack: {"slack-v0"}}
+var slackVouches = agent.ReplyProvenance{"slack": {"slack-v0"}}
 
 // slackOrigin is the metadata the Slack connector puts on a message from to.
 func slackOrigin(to reply.To) map[string]any {
@@ -82,7 +84,7 @@ func newAutoEnv(t *testing.T, delay time.Duration, replyMode string, outbox ...b
 		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
 			if len(outbox) > 0 && outbox[0] {
 				a.sender = &sender{posts: map[string][]string{}}
-				a.outbox = reply.New(e.Store, map[string]reply.Sender{reply.SourceSlack: a.sender}, service.Base{}, reply.WithProvenance(slackVouches))
+				a.outbox = reply.New(e.Store, map[string]reply.Sender{"slack": a.sender}, service.Base{}, reply.WithProvenance(slackVouches), reply.WithPlaces(kindstest.Places()))
 				replier = a.outbox
 			}
 			a.follower = a.newFollower(e.Runs, e.Notify, replier)
@@ -220,8 +222,8 @@ func TestRealMastraAutoReplyThroughTheOutbox(t *testing.T) {
 	a := newAutoEnv(t, 200*time.Millisecond, agent.ReplyAuto, true)
 	ctx := context.Background()
 	k := inbox.ThreadKey{Agent: "support", Resource: "acme", Thread: "dm"}
-	dm := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "D1"}
-	a.env.Ingest(inbox.Notification{Thread: k, Source: reply.SourceSlack, Kind: "message", Priority: inbox.PriorityUrgent,
+	dm := reply.NewTo("slack", "acme", slack.Place{Team: "T1", Channel: "D1"})
+	a.env.Ingest(inbox.Notification{Thread: k, Source: "slack", Kind: "message", Priority: inbox.PriorityUrgent,
 		Summary: "is the API down?", Metadata: slackOrigin(dm)})
 	waitFor(t, a.follower, k, "finish")
 	rs, _, err := a.outbox.List(ctx, reply.Filter{Agent: k.Agent, Thread: k.Thread})
@@ -250,12 +252,12 @@ func TestRealMastraAutoReplyAnswersTheWakingNotification(t *testing.T) {
 	a := newAutoEnv(t, 1500*time.Millisecond, agent.ReplyAuto, true)
 	ctx := context.Background()
 	k := inbox.ThreadKey{Agent: "support", Resource: "acme", Thread: "two-places"}
-	dm := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "D1"}
-	channel := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "C2", ThreadTS: "1700000000.000100"}
-	a.env.Ingest(inbox.Notification{Thread: k, Source: reply.SourceSlack, Kind: "message", Priority: inbox.PriorityUrgent,
+	dm := reply.NewTo("slack", "acme", slack.Place{Team: "T1", Channel: "D1"})
+	channel := reply.NewTo("slack", "acme", slack.Place{Team: "T1", Channel: "C2", ThreadTS: "1700000000.000100"})
+	a.env.Ingest(inbox.Notification{Thread: k, Source: "slack", Kind: "message", Priority: inbox.PriorityUrgent,
 		Summary: "is the API down?", Metadata: slackOrigin(dm)})
 	waitFor(t, a.follower, k, "start")
-	a.env.Ingest(inbox.Notification{Thread: k, Source: reply.SourceSlack, Kind: "message", Priority: inbox.PriorityUrgent,
+	a.env.Ingest(inbox.Notification{Thread: k, Source: "slack", Kind: "message", Priority: inbox.PriorityUrgent,
 		Summary: "deploy is blocked", Metadata: slackOrigin(channel)})
 	waitFor(t, a.follower, k, "finish")
 	rs, _, err := a.outbox.List(ctx, reply.Filter{Agent: k.Agent, Thread: k.Thread})
@@ -274,7 +276,7 @@ func TestRealMastraAutoReplyRecalledAfterAStop(t *testing.T) {
 	cfg := agent.Config{ID: "support", Token: deliverytest.SupportToken,
 		Target: agent.TargetConfig{Kind: agent.TargetMastra, URL: base, AgentID: "interopAgent", Timeout: 20 * time.Second, Reply: agent.ReplyAuto}}
 	require.NoError(t, cfg.Validate())
-	slack := &sender{posts: map[string][]string{}}
+	slackPosts := &sender{posts: map[string][]string{}}
 	var (
 		outbox *reply.Service
 		runs   closings
@@ -288,7 +290,7 @@ func TestRealMastraAutoReplyRecalledAfterAStop(t *testing.T) {
 	e := deliverytest.New(t, deliverytest.Config{RealClock: true, Agents: []agent.Config{cfg},
 		Dispatch: []delivery.Option{delivery.WithReplyProvenance(slackVouches)},
 		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
-			outbox = reply.New(e.Store, map[string]reply.Sender{reply.SourceSlack: slack}, service.Base{}, reply.WithProvenance(slackVouches))
+			outbox = reply.New(e.Store, map[string]reply.Sender{"slack": slackPosts}, service.Base{}, reply.WithProvenance(slackVouches), reply.WithPlaces(kindstest.Places()))
 			runs = closings{Runs: e.Runs, closed: make(chan string, 4)}
 			g = &gate{next: outbox, down: true, tried: make(chan struct{}, 1)}
 			first = newFollower()
@@ -299,8 +301,8 @@ func TestRealMastraAutoReplyRecalledAfterAStop(t *testing.T) {
 	require.NoError(t, first.Start(ctx))
 	t.Cleanup(func() { _ = first.Stop(context.Background()) })
 	k := inbox.ThreadKey{Agent: "support", Resource: "acme", Thread: "recalled"}
-	dm := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "D1"}
-	e.Ingest(inbox.Notification{Thread: k, Source: reply.SourceSlack, Kind: "message", Priority: inbox.PriorityUrgent,
+	dm := reply.NewTo("slack", "acme", slack.Place{Team: "T1", Channel: "D1"})
+	e.Ingest(inbox.Notification{Thread: k, Source: "slack", Kind: "message", Priority: inbox.PriorityUrgent,
 		Summary: "is the API down?", Metadata: slackOrigin(dm)})
 	e.Pass()
 	woken, err := e.Runs.Live(ctx, k)
@@ -327,7 +329,7 @@ func TestRealMastraAutoReplyRecalledAfterAStop(t *testing.T) {
 	require.Equal(t, dm, rs[0].To)
 	_, err = outbox.RunOnce(ctx)
 	require.NoError(t, err)
-	slack.mu.Lock()
-	defer slack.mu.Unlock()
-	require.Equal(t, map[string][]string{rs[0].ID: {rs[0].Text}}, slack.posts)
+	slackPosts.mu.Lock()
+	defer slackPosts.mu.Unlock()
+	require.Equal(t, map[string][]string{rs[0].ID: {rs[0].Text}}, slackPosts.posts)
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/connectors/kindstest"
+	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
@@ -203,7 +205,7 @@ func autoReplyAcrossAStop(t *testing.T, b storetest.Backend, lost bool) {
 	cfg := agent.Config{ID: "support", Token: deliverytest.SupportToken,
 		Target: agent.TargetConfig{Kind: agent.TargetMastra, URL: mm.URL, AgentID: "supportAgent", Timeout: 5 * time.Second, Reply: agent.ReplyAuto}}
 	require.NoError(t, cfg.Validate())
-	slack := &sender{posts: map[string][]string{}}
+	slackPosts := &sender{posts: map[string][]string{}}
 	var (
 		outbox *reply.Service
 		runs   closings
@@ -217,7 +219,7 @@ func autoReplyAcrossAStop(t *testing.T, b storetest.Backend, lost bool) {
 	e := deliverytest.New(t, deliverytest.Config{Backend: &b, RealClock: true, Agents: []agent.Config{cfg},
 		Dispatch: []delivery.Option{delivery.WithReplyProvenance(slackVouches)},
 		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
-			outbox = reply.New(e.Store, map[string]reply.Sender{reply.SourceSlack: slack}, service.Base{}, reply.WithProvenance(slackVouches))
+			outbox = reply.New(e.Store, map[string]reply.Sender{"slack": slackPosts}, service.Base{}, reply.WithProvenance(slackVouches), reply.WithPlaces(kindstest.Places()))
 			runs = closings{Runs: e.Runs, closed: make(chan string, 4)}
 			g = &gate{next: outbox, down: true, lost: lost, tried: make(chan struct{}, 1)}
 			first = newFollower()
@@ -229,8 +231,8 @@ func autoReplyAcrossAStop(t *testing.T, b storetest.Backend, lost bool) {
 	t.Cleanup(func() { _ = first.Stop(context.Background()) })
 
 	k := inbox.ThreadKey{Agent: "support", Resource: "acme", Thread: "dm"}
-	dm := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "D1"}
-	e.Ingest(inbox.Notification{Thread: k, Source: reply.SourceSlack, Kind: "message", Priority: inbox.PriorityUrgent,
+	dm := reply.NewTo("slack", "acme", slack.Place{Team: "T1", Channel: "D1"})
+	e.Ingest(inbox.Notification{Thread: k, Source: "slack", Kind: "message", Priority: inbox.PriorityUrgent,
 		Summary: "is the API down?", Metadata: slackOrigin(dm)})
 	e.Pass()
 	woken, err := e.Runs.Live(ctx, k)
@@ -276,9 +278,9 @@ func autoReplyAcrossAStop(t *testing.T, b storetest.Backend, lost bool) {
 	require.NoError(t, again.Stop(ctx))
 	_, err = outbox.RunOnce(ctx)
 	require.NoError(t, err)
-	slack.mu.Lock()
-	defer slack.mu.Unlock()
-	require.Equal(t, map[string][]string{rs[0].ID: {"the API is up again"}}, slack.posts, "posted exactly once")
+	slackPosts.mu.Lock()
+	defer slackPosts.mu.Unlock()
+	require.Equal(t, map[string][]string{rs[0].ID: {"the API is up again"}}, slackPosts.posts, "posted exactly once")
 	mm.mu.Lock()
 	defer mm.mu.Unlock()
 	require.Equal(t, 1, mm.recalls, "read back once, by the start that found the run open")

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
@@ -112,7 +114,7 @@ func nextTry(t *testing.T, q *flaky) reply.Request {
 // A run's answer the outbox failed to take (the store was busy) is not lost: it is
 // queued again, under the same id, until the outbox has it.
 func TestAutoReplyRetriedWhenQueueingFails(t *testing.T) {
-	dm := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "D1"}
+	dm := reply.NewTo("slack", "acme", slack.Place{Team: "T1", Channel: "D1"})
 	p := &presence{live: "run-w", origin: agent.OriginWake}
 	q := &flaky{fail: 2, tries: make(chan reply.Request, 10), held: map[string]reply.Request{}}
 	_, tg := autoFollower(t, wakeMastra(t, 1, "on it"), p, q)
@@ -132,7 +134,7 @@ func TestAutoReplyRetriedWhenQueueingFails(t *testing.T) {
 // newer notification that went into the run meanwhile (the thread's latest origin).
 func TestAutoReplyAnswersTheWakesPlace(t *testing.T) {
 	first := map[string]any{"source": "slack", "connector": "acme", "team": "T1", "channel": "D1"} // as stored
-	second := reply.To{Source: reply.SourceGitHub, Connector: "gh", Repo: "acme/api", Number: 7}
+	second := reply.NewTo("github", "gh", github.Place{Repo: "acme/api", Number: 7})
 	p := &presence{live: "run-w", origin: agent.OriginWake}
 	q := &flaky{tries: make(chan reply.Request, 10), held: map[string]reply.Request{}}
 	_, tg := autoFollower(t, wakeMastra(t, 2, "done"), p, q)
@@ -143,5 +145,6 @@ func TestAutoReplyAnswersTheWakesPlace(t *testing.T) {
 	require.NoError(t, err)
 
 	got := nextTry(t, q)
-	require.Equal(t, &reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "D1"}, got.ReplyTo)
+	want := reply.NewTo("slack", "acme", slack.Place{Team: "T1", Channel: "D1"})
+	require.Equal(t, &want, got.ReplyTo)
 }

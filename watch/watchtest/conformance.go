@@ -40,7 +40,7 @@ func (g *ids) next() string { return fmt.Sprintf("w-%06d", g.n.Add(1)) }
 // newWatch is a live watch of a GitHub pull request by a thread of agent.
 func newWatch(id, agent, thread, resource string) watch.Watch {
 	return watch.Watch{ID: id, Thread: inbox.ThreadKey{Agent: agent, Resource: "res", Thread: thread},
-		Source: watch.SourceGitHub, Connector: "gh", Resource: resource, CreatedAt: T0, ExpiresAt: T0.Add(time.Hour)}
+		Source: "github", Connector: "gh", Resource: resource, CreatedAt: T0, ExpiresAt: T0.Add(time.Hour)}
 }
 
 func create(t *testing.T, s watch.Store, w watch.Watch, maxPerAgent int) watch.Watch {
@@ -195,7 +195,7 @@ func list(t *testing.T, s watch.Store) {
 	pr("w-3", "a", "t2", "acme/api#1", "gh2")
 	pr("w-4", "b", "t1", "acme/api#1", "gh")
 	slack := newWatch("w-5", "b", "t3", "C123/1712345678.000100")
-	slack.Source, slack.Connector = watch.SourceSlack, "sl"
+	slack.Source, slack.Connector = "slack", "sl"
 	create(t, s, slack, 100)
 	_, _, err := s.EndWatch(ctx, "w-2", watch.EndMerged, T0)
 	require.NoError(t, err)
@@ -209,7 +209,7 @@ func list(t *testing.T, s watch.Store) {
 		{"all, newest first", watch.Filter{}, []string{"w-5", "w-4", "w-3", "w-2", "w-1"}},
 		{"thread", watch.Filter{Thread: &t1}, []string{"w-2", "w-1"}},
 		{"agent", watch.Filter{Agent: "a"}, []string{"w-3", "w-2", "w-1"}},
-		{"source", watch.Filter{Source: watch.SourceSlack}, []string{"w-5"}},
+		{"source", watch.Filter{Source: "slack"}, []string{"w-5"}},
 		{"connector", watch.Filter{Connector: "gh2"}, []string{"w-3"}},
 		{"resource", watch.Filter{Resource: "acme/api#1"}, []string{"w-4", "w-3", "w-1"}},
 		{"live", watch.Filter{Status: watch.StatusLive}, []string{"w-5", "w-4", "w-3", "w-1"}},
@@ -293,9 +293,9 @@ func live(t *testing.T, s watch.Store) {
 	require.NoError(t, err)
 	create(t, s, newWatch("w-6", "a", "t1", "acme/other#1"), 10)
 
-	key := watch.Key(watch.SourceGitHub, "gh", "acme/api#7")
-	repo := watch.Key(watch.SourceGitHub, "gh", "acme/api")
-	got, err := s.LiveWatches(ctx, []string{key, repo, key, watch.Key(watch.SourceGitHub, "other", "acme/api#7")})
+	key := watch.Key("github", "gh", "acme/api#7")
+	repo := watch.Key("github", "gh", "acme/api")
+	got, err := s.LiveWatches(ctx, []string{key, repo, key, watch.Key("github", "other", "acme/api#7")})
 	require.NoError(t, err)
 	require.ElementsMatch(t, []watch.Watch{a, b, c, expired}, got,
 		"the key's and the repository's, expired ones too (the caller's clock decides), ended ones not, each once")
@@ -307,7 +307,7 @@ func live(t *testing.T, s watch.Store) {
 	// More keys than one lookup takes.
 	keys := make([]string, 0, 1201)
 	for i := range 1200 {
-		keys = append(keys, watch.Key(watch.SourceGitHub, "gh", fmt.Sprintf("acme/none#%d", i)))
+		keys = append(keys, watch.Key("github", "gh", fmt.Sprintf("acme/none#%d", i)))
 	}
 	keys = append(keys, key)
 	got, err = s.LiveWatches(ctx, keys)

@@ -2,7 +2,8 @@ package watchtest
 
 import (
 	"context"
-	"slices"
+
+	"github.com/signalgate/signalgate/watch"
 )
 
 // Scope is a watch.Scope from fixed tables, for tests of the watch fronts.
@@ -10,10 +11,9 @@ type Scope struct {
 	// Allowed are the connectors an agent may watch through, by "agent/source";
 	// "*/source" applies to every agent.
 	Allowed map[string][]string
-	// Whole are the GitHub connectors that allow whole-repository watches.
-	Whole []string
-	// Seen are the repositories each GitHub connector has received events for.
-	Seen map[string][]string
+	// Admits are kinds' own rules of what their connectors may watch, by source (none:
+	// the kind has no rule).
+	Admits map[string]watch.Admit
 }
 
 func (s Scope) Connectors(agent, source string) []string {
@@ -23,8 +23,9 @@ func (s Scope) Connectors(agent, source string) []string {
 	return s.Allowed["*/"+source]
 }
 
-func (s Scope) WholeRepositories(connector string) bool { return slices.Contains(s.Whole, connector) }
-
-func (s Scope) RepoSeen(_ context.Context, connector, repo string) (bool, error) {
-	return slices.Contains(s.Seen[connector], repo), nil
+func (s Scope) Admit(ctx context.Context, source, connector string, r watch.Resource) error {
+	if a := s.Admits[source]; a != nil {
+		return a(ctx, connector, r)
+	}
+	return nil
 }
