@@ -21,13 +21,13 @@ const (
 
 // IfActive says what to do with a signal when its thread's agent is running.
 type IfActive struct {
-	Behavior   Behavior           `json:"behavior,omitempty"` // deliver (default), persist or discard
+	Behavior   Behavior         `json:"behavior,omitempty"` // deliver (default), persist or discard
 	Attributes inbox.Attributes `json:"attributes,omitempty"`
 }
 
 // IfIdle says what to do with a signal when its thread is idle.
 type IfIdle struct {
-	Behavior   Behavior           `json:"behavior,omitempty"` // wake (default), persist or discard
+	Behavior   Behavior         `json:"behavior,omitempty"` // wake (default), persist or discard
 	Attributes inbox.Attributes `json:"attributes,omitempty"`
 	// StreamOptions (Mastra's name) are passed to a target that starts runs itself (Mastra)
 	// when the signal wakes the thread.

@@ -128,14 +128,14 @@ type SignalBody struct {
 // discard, as Mastra answers) and the signal, with the gateway's id and action beside.
 // A state signal skipped as unchanged answers skipped, reason and its lane's version.
 type SignalResult struct {
-	Accepted bool    `json:"accepted"`
-	ID       string  `json:"id,omitempty"`
-	Action   Behavior  `json:"action"`
-	RunID    string  `json:"runId,omitempty"`
-	Signal   *Signal `json:"signal,omitempty"`
-	Skipped  bool    `json:"skipped,omitempty"`
-	Reason   string  `json:"reason,omitempty"`
-	Version  int     `json:"version,omitempty"` // state signals: the lane's version
+	Accepted bool     `json:"accepted"`
+	ID       string   `json:"id,omitempty"`
+	Action   Behavior `json:"action"`
+	RunID    string   `json:"runId,omitempty"`
+	Signal   *Signal  `json:"signal,omitempty"`
+	Skipped  bool     `json:"skipped,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
+	Version  int      `json:"version,omitempty"` // state signals: the lane's version
 }
 
 // answered is the result of sig sent with action into run (Mastra's runId rule).

@@ -2,6 +2,7 @@ package retention_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -52,7 +53,7 @@ func seedEnded(t *testing.T, s *store.Store) time.Time {
 	_, _, err = s.EndWatch(ctx, "w-recent", watch.EndMerged, recent)
 	require.NoError(t, err)
 
-	to := reply.To{Source: reply.SourceSlack, Connector: "acme", Team: "T1", Channel: "C1"}
+	to := reply.To{Source: "slack", Connector: "acme", Place: json.RawMessage(`{"channel":"C1","team":"T1"}`)}
 	rep := func(id string, status reply.Status, at time.Time) {
 		_, _, err := s.CreateReply(ctx, reply.Reply{ID: id, Thread: th, Text: id, To: to, Status: status,
 			QueuedAt: t0, CreatedAt: t0, UpdatedAt: at})

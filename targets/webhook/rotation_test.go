@@ -78,7 +78,7 @@ func TestRotationSignsWithBothSecrets(t *testing.T) {
 	deliver := func(tg *webhook.Target) error {
 		n++
 		_, err := tg.Deliver(context.Background(), agent.Handoff{Thread: inbox.ThreadKey{Agent: "coder", Resource: "r", Thread: "t"},
-			Signal: agent.Signal{ID: "sig_" + strings.Repeat("x", n), Type: agent.TypeNotification, TagName: "notification"},
+			Signal:   agent.Signal{ID: "sig_" + strings.Repeat("x", n), Type: agent.TypeNotification, TagName: "notification"},
 			Behavior: agent.BehaviorPersist, Attempt: 1})
 		return err
 	}

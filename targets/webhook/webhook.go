@@ -76,17 +76,17 @@ func New(cfg agent.Config, opts ...Option) (*Target, error) {
 
 // Payload is the JSON body of a delivery.
 type Payload struct {
-	Type       string       `json:"type"` // always "signal"
-	Agent      string       `json:"agent"`
-	ResourceID string       `json:"resourceId"`
-	ThreadID   string       `json:"threadId"`
-	RunID      *string      `json:"runId"`
+	Type       string         `json:"type"` // always "signal"
+	Agent      string         `json:"agent"`
+	ResourceID string         `json:"resourceId"`
+	ThreadID   string         `json:"threadId"`
+	RunID      *string        `json:"runId"`
 	Action     agent.Behavior `json:"action"`
-	DeliverAs  string       `json:"deliverAs,omitempty"`
-	Attempt    int          `json:"attempt"`
-	RecordIDs  []string     `json:"recordIds"`
-	Signal     agent.Signal `json:"signal"`
-	XML        string       `json:"xml"`
+	DeliverAs  string         `json:"deliverAs,omitempty"`
+	Attempt    int            `json:"attempt"`
+	RecordIDs  []string       `json:"recordIds"`
+	Signal     agent.Signal   `json:"signal"`
+	XML        string         `json:"xml"`
 }
 
 // NewPayload builds the body of d.
