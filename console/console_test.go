@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/connectors/kindstest"
 	"github.com/signalgate/signalgate/inbox"
@@ -487,4 +488,17 @@ func TestSigninWithoutTokens(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status)
 	require.Contains(t, r.body, "No admin tokens are configured")
 	require.NotContains(t, newFixture(t, testTokens).do(http.MethodGet, "/console/signin", nil, nil, nil).body, "No admin tokens")
+}
+
+// A record's page shows each signal that carried it, with how it was handed to the agent
+// (the page is a template: a field it names that the frame lacks only fails when drawn).
+func TestRecordPageShowsItsSignals(t *testing.T) {
+	f := newFixture(t, testTokens)
+	f.admin.detail = recordDetail()
+	f.admin.detail.Signals = []agent.Frame{{Event: agent.EventSignal, ID: "sig-1", Seq: 7, Behavior: agent.BehaviorWake,
+		XML: `<notification kind="ci-failure">CI failed on main</notification>`, CreatedAt: f.now}}
+	r := f.do(http.MethodGet, "/console/notifications/r1", nil, f.signIn(opsToken), nil)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.Contains(t, r.body, "<b>#7</b> wake")
+	require.Contains(t, r.body, "&lt;notification kind=&#34;ci-failure&#34;&gt;CI failed on main&lt;/notification&gt;")
 }
