@@ -60,8 +60,10 @@ type Deps struct {
 	// Router is the configured routes, compiled once (nil: no routes).
 	Router *connectors.Router
 	Agents []string
-	// TargetKinds is each agent's target kind (stream, mastra, webhook), by agent id.
+	// TargetKinds is each agent's target kind, by agent id.
 	TargetKinds map[string]string
+	// Targets are the target kinds, in the gateway's order (the OpenAPI document's enum).
+	Targets []string
 	// Wakes is each agent's wake budget and cap, by agent id (explain shows them).
 	Wakes map[string]agent.WakeSettings
 	// Sources are the integration kinds' sources, in the gateway's order (the OpenAPI
@@ -146,7 +148,7 @@ func New(cfg Config, d Deps) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := OpenAPI(d.Sources...)
+	doc, err := OpenAPI(Enums{Sources: d.Sources, Targets: d.Targets})
 	if err != nil {
 		return nil, err
 	}

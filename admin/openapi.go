@@ -12,9 +12,9 @@ import (
 // OpenAPI returns the OpenAPI 3.1 document of everything the gateway serves over HTTP:
 // the admin API, the agent API, the ingest endpoints and operations. It is built in Go
 // (no generated file to keep in sync) and checked against the registered routes by the
-// tests of cmd/gateway. sources are the integration kinds' (the enum of a sample's
-// source; without them the schema lists none).
-func OpenAPI(sources ...string) ([]byte, error) {
+// tests of cmd/gateway. Its enums of sources and target kinds come from the gateway's
+// tables (without them the schema lists none).
+func OpenAPI(e Enums) ([]byte, error) {
 	doc := obj{
 		"openapi": "3.1.0",
 		"info": obj{
@@ -43,7 +43,7 @@ func OpenAPI(sources ...string) ([]byte, error) {
 				"NotFound":     errorResponse("Unknown id or path."),
 				"Conflict":     errorResponse("The record's status does not allow the action."),
 			},
-			"schemas": withSchemas(withSchemas(withSchemas(withSchemas(schemas(sources), approvalSchemas()), messageSchemas()), replySchemas()), withSchemas(withSchemas(watchSchemas(), scheduleSchemas()), silenceSchemas())),
+			"schemas": withSchemas(withSchemas(withSchemas(withSchemas(schemas(e), approvalSchemas()), messageSchemas()), replySchemas()), withSchemas(withSchemas(watchSchemas(), scheduleSchemas()), silenceSchemas())),
 		},
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")
@@ -51,6 +51,14 @@ func OpenAPI(sources ...string) ([]byte, error) {
 		return nil, fmt.Errorf("encode openapi document: %w", err)
 	}
 	return b, nil
+}
+
+// Enums are the values of the document's enums that the gateway's tables give.
+type Enums struct {
+	// Sources are the integration kinds' (a sample's source).
+	Sources []string
+	// Targets are the target kinds (an attempt's target, a target status's kind).
+	Targets []string
 }
 
 // obj is a JSON object of the document.
@@ -73,11 +81,14 @@ func enum(desc string, values ...string) obj {
 }
 
 // sourceEnum is a source field: one of sources when they are known.
-func sourceEnum(desc string, sources []string) obj {
-	if len(sources) == 0 {
+func sourceEnum(desc string, sources []string) obj { return enumOf(desc, sources) }
+
+// enumOf is a string field, one of values when they are known.
+func enumOf(desc string, values []string) obj {
+	if len(values) == 0 {
 		return str(desc)
 	}
-	return enum(desc, sources...)
+	return enum(desc, values...)
 }
 
 func integer(desc string) obj { return obj{"type": "integer", "description": desc} }
@@ -162,7 +173,7 @@ const consolePrefix = "/console"
 // describe; tests run it over everything registered on echo. Routes echo registers for
 // 404s (group middleware) are not endpoints and are skipped.
 func MissingFromOpenAPI(routes []*echo.Route) ([]string, error) {
-	raw, err := OpenAPI()
+	raw, err := OpenAPI(Enums{})
 	if err != nil {
 		return nil, err
 	}

@@ -44,7 +44,7 @@ func TestOpenAPICoversAdminAndAgentRoutes(t *testing.T) {
 // TestOpenAPIDocumentIsConsistent: 3.1, every $ref resolves, every path template's
 // parameters are declared, every operation has an id and responses.
 func TestOpenAPIDocumentIsConsistent(t *testing.T) {
-	raw, err := admin.OpenAPI("github", "slack", "email", "generic")
+	raw, err := admin.OpenAPI(admin.Enums{Sources: []string{"github", "slack", "email", "generic"}})
 	require.NoError(t, err)
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(raw, &doc))
@@ -115,7 +115,7 @@ func TestOpenAPIServed(t *testing.T) {
 	en := newEnv(t, envOpts{})
 	code, raw := en.do(http.MethodGet, "/openapi.json", "", nil)
 	require.Equal(t, http.StatusOK, code, "the document needs no token")
-	want, err := admin.OpenAPI("github", "slack", "email", "generic")
+	want, err := admin.OpenAPI(admin.Enums{Sources: []string{"github", "slack", "email", "generic"}})
 	require.NoError(t, err)
 	require.Equal(t, string(want), string(raw))
 }

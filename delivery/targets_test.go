@@ -60,8 +60,8 @@ func TestStuckTargetDoesNotSlowOthers(t *testing.T) {
 				return stream.Deliver(ctx, d)
 			})
 			return map[string]delivery.Route{
-				"coder":   {Kind: agent.TargetWebhook, Target: bad, Concurrency: 1},
-				"support": {Kind: agent.TargetWebhook, Target: good, Concurrency: 1},
+				"coder":   {Kind: "webhook", Target: bad, Concurrency: 1},
+				"support": {Kind: "webhook", Target: good, Concurrency: 1},
 			}
 		},
 		Dispatch: []delivery.Option{delivery.WithBatch(16, 2)},
@@ -172,7 +172,7 @@ func TestRepeatedSignalIDIsNotResent(t *testing.T) {
 	var sent []string
 	env := deliverytest.New(t, deliverytest.Config{
 		Routes: func(stream delivery.Target) map[string]delivery.Route {
-			return map[string]delivery.Route{"coder": {Kind: agent.TargetMastra, Target: delivery.TargetFunc(
+			return map[string]delivery.Route{"coder": {Kind: "mastra", Target: delivery.TargetFunc(
 				func(ctx context.Context, d agent.Handoff) (agent.Result, error) {
 					mu.Lock()
 					sent = append(sent, d.Signal.ID)
@@ -198,7 +198,7 @@ func TestResendOnIdleThreadOpensNoRun(t *testing.T) {
 	var sent []string
 	env := deliverytest.New(t, deliverytest.Config{
 		Routes: func(stream delivery.Target) map[string]delivery.Route {
-			return map[string]delivery.Route{"coder": {Kind: agent.TargetMastra, Target: delivery.TargetFunc(
+			return map[string]delivery.Route{"coder": {Kind: "mastra", Target: delivery.TargetFunc(
 				func(ctx context.Context, d agent.Handoff) (agent.Result, error) {
 					mu.Lock()
 					sent = append(sent, d.Signal.ID)
@@ -210,9 +210,9 @@ func TestResendOnIdleThreadOpensNoRun(t *testing.T) {
 	k := inbox.ThreadKey{Agent: "coder", Resource: "r", Thread: "idle-resend"}
 	body := map[string]any{"signal": map[string]any{"id": "sig-wake", "type": "user", "contents": "hi"}}
 	type answer struct {
-		ID     string       `json:"id"`
+		ID     string         `json:"id"`
 		Action agent.Behavior `json:"action"`
-		RunID  string       `json:"runId"`
+		RunID  string         `json:"runId"`
 	}
 	var first answer
 	require.Equal(t, 200, env.Do("POST", env.ThreadURL(k, "/signals"), env.Token(k), body, &first))
@@ -248,7 +248,7 @@ func failedWakeClosesRun(t *testing.T, b storetest.Backend) {
 	env := deliverytest.New(t, deliverytest.Config{
 		Backend: &b,
 		Routes: func(stream delivery.Target) map[string]delivery.Route {
-			return map[string]delivery.Route{"coder": {Kind: agent.TargetWebhook, Target: delivery.TargetFunc(
+			return map[string]delivery.Route{"coder": {Kind: "webhook", Target: delivery.TargetFunc(
 				func(ctx context.Context, d agent.Handoff) (agent.Result, error) {
 					if fail.Load() {
 						return agent.Result{}, errors.New("POST http://hook/…: HTTP 404: Cannot POST …")
@@ -274,7 +274,7 @@ func failedWakeClosesRun(t *testing.T, b storetest.Backend) {
 	fail.Store(false)
 	var again struct {
 		Action agent.Behavior `json:"action"`
-		RunID  string       `json:"runId"`
+		RunID  string         `json:"runId"`
 	}
 	require.Equal(t, http.StatusOK, env.Do("POST", env.ThreadURL(k, "/signals"), env.Token(k), body, &again))
 	require.Equal(t, agent.BehaviorWake, again.Action, "the thread is idle: the next signal wakes it")

@@ -102,6 +102,9 @@ type Store struct {
 	body    *bodyCodec // events.body compressed in, restored out
 	// bodyLimit bounds a stored body once decompressed (WithBodyLimit).
 	bodyLimit int64
+	// keptBy are the target kinds whose runtime keeps the signals it accepted
+	// (WithRecoveryRules), sorted.
+	keptBy []string
 }
 
 // Option configures a Store.

@@ -27,7 +27,7 @@ connectors:
 	require.NoError(t, err)
 	require.Empty(t, missing, "routes the OpenAPI document does not describe")
 
-	raw, err := admin.OpenAPI()
+	raw, err := admin.OpenAPI(admin.Enums{})
 	require.NoError(t, err)
 	var doc struct {
 		Paths map[string]map[string]any `json:"paths"`
