@@ -61,8 +61,10 @@ type Deps struct {
 	// Router is the configured routes, compiled once (nil: no routes).
 	Router *connectors.Router
 	Agents []string
-	// TargetKinds is each agent's target kind (stream, mastra, webhook), by agent id.
+	// TargetKinds is each agent's target kind, by agent id.
 	TargetKinds map[string]string
+	// Targets are the target kinds, in the gateway's order (the OpenAPI document's enum).
+	Targets []string
 	// Wakes is each agent's wake budget and cap, by agent id (explain shows them).
 	Wakes map[string]agent.WakeSettings
 	// Sources are the integration kinds' sources, in the gateway's order (the OpenAPI
@@ -150,7 +152,7 @@ func New(cfg Config, d Deps) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := OpenAPI(Kinds{Sources: d.Sources, Places: d.Places, Watchable: d.Watchable})
+	doc, err := OpenAPI(Kinds{Sources: d.Sources, Places: d.Places, Watchable: d.Watchable, Targets: d.Targets})
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,8 @@ type Kinds struct {
 	Places reply.Places
 	// Watchable are the sources a watch may name.
 	Watchable []string
+	// Targets are the target kinds (an attempt's target, a target status's kind).
+	Targets []string
 }
 
 // OpenAPI returns the OpenAPI 3.1 document of everything the gateway serves over HTTP:
@@ -59,7 +61,7 @@ func OpenAPI(k Kinds) ([]byte, error) {
 				"NotFound":     errorResponse("Unknown id or path."),
 				"Conflict":     errorResponse("The record's status does not allow the action."),
 			},
-			"schemas": withSchemas(withSchemas(withSchemas(withSchemas(schemas(k.Sources), approvalSchemas()), messageSchemas()), replies), withSchemas(withSchemas(watchSchemas(k.Watchable), scheduleSchemas()), silenceSchemas())),
+			"schemas": withSchemas(withSchemas(withSchemas(withSchemas(schemas(k), approvalSchemas()), messageSchemas()), replies), withSchemas(withSchemas(watchSchemas(k.Watchable), scheduleSchemas()), silenceSchemas())),
 		},
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")
@@ -89,11 +91,14 @@ func enum(desc string, values ...string) obj {
 }
 
 // sourceEnum is a source field: one of sources when they are known.
-func sourceEnum(desc string, sources []string) obj {
-	if len(sources) == 0 {
+func sourceEnum(desc string, sources []string) obj { return enumOf(desc, sources) }
+
+// enumOf is a string field, one of values when they are known.
+func enumOf(desc string, values []string) obj {
+	if len(values) == 0 {
 		return str(desc)
 	}
-	return enum(desc, sources...)
+	return enum(desc, values...)
 }
 
 func integer(desc string) obj { return obj{"type": "integer", "description": desc} }

@@ -1,6 +1,6 @@
 package admin
 
-func schemas(sources []string) obj {
+func schemas(e Kinds) obj {
 	attrs := obj{"type": "object", "description": "Attributes in insertion order; values are strings, numbers or booleans."}
 	meta := obj{"type": "object", "description": "Free-form metadata; never shown to the model."}
 	priority := enum("", "low", "medium", "high", "urgent")
@@ -89,7 +89,7 @@ func schemas(sources []string) obj {
 		"EventRef": object(obj{"id": str(""), "type": str(""), "status": eventStatus, "error": str(""), "receivedAt": timestamp("")},
 			"id", "type", "status", "receivedAt"),
 		"Attempt": object(obj{
-			"id": integer(""), "thread": ref("ThreadKey"), "target": enum("", "stream", "mastra", "webhook"), "signalId": str(""),
+			"id": integer(""), "thread": ref("ThreadKey"), "target": enumOf("", e.Targets), "signalId": str(""),
 			"recordIds": array(obj{"type": "string"}), "attempt": integer(""), "outcome": enum("", "delivered", "retry", "failed"),
 			"statusCode": integer("HTTP status of the target, when it answered."), "error": str(""),
 			"durationNs": integer(""), "at": timestamp(""),
@@ -117,7 +117,7 @@ func schemas(sources []string) obj {
 			"lastErrorAt": timestamp(""), "uidValidity": integer(""), "lastUid": integer("The cursor."), "stored": integer(""), "reconnects": integer(""),
 		}, "mailbox", "state", "connected", "idleActive", "stored", "reconnects"),
 		"TargetStatus": object(obj{
-			"agent": str(""), "kind": enum("", "stream", "mastra", "webhook"),
+			"agent": str(""), "kind": enumOf("", e.Targets),
 			"state":               enum("After target.failure_threshold consecutive failed attempts the target is down: its records wait, one probe per target.probe_interval.", "up", "down"),
 			"since":               timestamp("When the target entered its state; absent for a target that never failed."),
 			"consecutiveFailures": integer(""), "lastError": str("The last failure, credentials redacted."),
@@ -130,7 +130,7 @@ func schemas(sources []string) obj {
 			"cursors": obj{"type": "object", "additionalProperties": obj{"type": "string"}, "description": "Stored mailbox cursors, uidvalidity:uid."},
 		}, "source", "name", "lastEvent", "lastError"),
 		"Sample": object(obj{
-			"eventId": str("A stored event; or give the sample fields below."), "source": sourceEnum("", sources),
+			"eventId": str("A stored event; or give the sample fields below."), "source": sourceEnum("", e.Sources),
 			"connector": str("The configured connector name."), "type": str("Event type; else read from the headers."),
 			"deliveryId": str("Else read from the headers or body."), "headers": obj{"type": "object", "additionalProperties": obj{"type": "string"}},
 			"body":       obj{"description": "The raw body as a JSON string, or the JSON document itself."},

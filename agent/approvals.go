@@ -80,13 +80,14 @@ func (s *Service) RequestApproval(ctx context.Context, k inbox.ThreadKey, req Ap
 }
 
 // ApprovalsFor says whether thread k's agent may ask for approvals here: not when
-// approvals are not configured, nor for a Mastra agent (Mastra asks itself).
+// approvals are not configured, nor for an agent whose runtime reports its runs (it asks
+// for approvals itself, and the gateway relays them).
 func (s *Service) ApprovalsFor(k inbox.ThreadKey) error {
 	if s.Approvals == nil {
 		return notFoundf("approvals are not configured (approvals.slack_connector)")
 	}
-	if s.agents[k.Agent].Target.Kind == TargetMastra {
-		return invalidf("agent %q is a mastra agent: its tools ask for approval through Mastra (requireApproval)", k.Agent)
+	if t := s.agents[k.Agent].Target; t.Presence == PresenceRuntime {
+		return invalidf("agent %q is a %s agent: its tools ask for approval through its runtime (the gateway relays those to Slack)", k.Agent, t.Kind)
 	}
 	return nil
 }

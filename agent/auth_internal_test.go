@@ -11,7 +11,7 @@ import (
 func TestTokenlessAgentHasNoDigest(t *testing.T) {
 	s, err := NewService([]Config{
 		{ID: "coder", Token: "coder-token-0123456789"},
-		{ID: "support", Target: TargetConfig{Kind: TargetMastra, URL: "http://127.0.0.1:4111", AgentID: "supportAgent"}},
+		{ID: "support", Target: TargetConfig{Kind: "mastra", Presence: PresenceRuntime}},
 	}, Deps{})
 	require.NoError(t, err)
 	require.Equal(t, 1, s.tokens.Len())

@@ -1,23 +1,34 @@
 package agent
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
-	"net/url"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/signalgate/signalgate/bytesize"
-	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/secret"
 )
 
-// Target kinds: how a thread's agent is reached.
+// TargetStream is the built-in target kind, and the default: the agent subscribes to
+// its threads over SSE and the gateway's log append is the delivery. Every other kind
+// is a row of the gateway's target table, named there.
+const TargetStream = "stream"
+
+// Presence is where a target kind's presence comes from: who says when a thread's run
+// starts and ends.
+type Presence int
+
 const (
-	TargetStream  = "stream"  // the agent subscribes over SSE
-	TargetMastra  = "mastra"  // a Mastra server's HTTP API
-	TargetWebhook = "webhook" // a signed HTTP POST
+	// PresenceRuns: the gateway infers it from the runs the agent opens and finishes
+	// through the agent API and the runs its wakes open. The agent needs a token.
+	PresenceRuns Presence = iota
+	// PresenceRuntime: the runtime reports its runs (over a stream the gateway follows,
+	// or webhooks it posts), so the agent needs a token only to use the agent API. Such
+	// a runtime also asks for tool approvals itself (the gateway relays them), and
+	// aborting its run through the agent API aborts the runtime's run first.
+	PresenceRuntime
 )
 
 // Config is one entry of the `agents:` list of config.yaml.
@@ -57,17 +68,11 @@ type RepliesConfig struct {
 // ApprovalRequired reports agents[].replies.approval: required.
 func (c RepliesConfig) ApprovalRequired() bool { return c.Approval == "required" }
 
-// TargetConfig says how signals reach the agent.
+// TargetConfig says how signals reach the agent: its kind, the delivery keys every
+// kind shares, and the kind's own keys (Settings).
 type TargetConfig struct {
 	Kind    string        `yaml:"kind"`
-	URL     string        `yaml:"url"`      // mastra: server base URL; webhook: POST URL
-	AgentID string        `yaml:"agent_id"` // mastra: the agent's id on that server
-	Secret  secret.Secret `yaml:"secret"`   // webhook: Standard Webhooks secret (whsec_…)
-	// Secrets replaces Secret while a rotation overlaps: [new, old]; every delivery
-	// carries a signature by each, so a receiver holding either verifies it.
-	Secrets []secret.Secret          `yaml:"secrets"`
-	Headers map[string]secret.Secret `yaml:"headers"` // extra request headers (e.g. Authorization for Mastra)
-	Timeout time.Duration            `yaml:"timeout"` // per request (default 10s)
+	Timeout time.Duration `yaml:"timeout"` // per request (default 10s)
 	// Concurrency bounds in-flight requests to this target (default 4).
 	Concurrency int `yaml:"concurrency"`
 	// MaxAttempts optionally caps attempts per record before it is failed (dead letter);
@@ -80,17 +85,17 @@ type TargetConfig struct {
 	FailureThreshold int `yaml:"failure_threshold"`
 	// ProbeInterval paces the probes of a down target (default 30s; a Retry-After wins).
 	ProbeInterval time.Duration `yaml:"probe_interval"`
-	// MaxFollowed caps the Mastra threads whose streams are followed at once (default
-	// 1024); the least recently active is let go first.
-	MaxFollowed int `yaml:"max_followed"`
-	// StreamOptions (mastra) go as ifIdle.streamOptions with every wake whose stream
-	// options neither the notification nor a policy rule gives (e.g. requestContext
-	// selecting the model).
-	StreamOptions map[string]any `yaml:"stream_options"`
-	// Reply (mastra): ReplyAuto queues the final assistant text of each run the gateway
-	// woke as a reply to the thread's most recent origin; "" or "none" leaves answering
-	// to the agent.
+	// Reply: ReplyAuto queues the final answer of each run the gateway woke as a reply
+	// to the thread's most recent origin, for a kind whose runtime answers by itself; ""
+	// or "none" leaves answering to the agent.
 	Reply string `yaml:"reply"`
+
+	// Settings are the kind's own keys: its package's config type, decoded from the
+	// same mapping by the gateway's target table (nil for a kind without keys). This
+	// package never looks inside; a Validate method on them is called by Validate.
+	Settings any `yaml:"-"`
+	// Presence is the kind's presence source, set from its row with Settings.
+	Presence Presence `yaml:"-"`
 }
 
 // ReplyAuto is target.reply: auto.
@@ -107,7 +112,6 @@ const (
 	// DefaultMaxStreams and DefaultMaxStreamsPerThread bound an agent's open streams.
 	DefaultMaxStreams          = 1024
 	DefaultMaxStreamsPerThread = 8
-	DefaultMaxFollowed         = 1024
 )
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
@@ -119,9 +123,6 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxContents == 0 {
 		c.MaxContents = DefaultMaxContents
-	}
-	if c.Target.MaxFollowed == 0 {
-		c.Target.MaxFollowed = DefaultMaxFollowed
 	}
 	if c.MaxStreams == 0 {
 		c.MaxStreams = DefaultMaxStreams
@@ -160,9 +161,9 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("id: %q may hold only letters, digits, '_', '.' and '-'", c.ID))
 	}
 	switch {
-	case c.Token == "" && c.Target.Kind != TargetMastra:
-		// Stream and webhook agents open runs through the agent API; a Mastra agent's
-		// presence comes from its server, so it needs a token only to use the API.
+	case c.Token == "" && c.Target.Presence != PresenceRuntime:
+		// Agents whose presence the gateway infers open runs through the agent API; a
+		// runtime that reports its runs needs a token only to use the API.
 		errs = append(errs, errors.New("token: required (the agent API's bearer token)"))
 	case c.Token != "" && len(c.Token) < 12:
 		errs = append(errs, errors.New("token: must be at least 12 characters"))
@@ -172,9 +173,6 @@ func (c Config) Validate() error {
 	}
 	if a := c.Replies.Approval; a != "" && a != "none" && a != "required" {
 		errs = append(errs, fmt.Errorf("replies.approval: %q is not one of required, none", a))
-	}
-	if c.Target.MaxFollowed < 0 {
-		errs = append(errs, errors.New("target.max_followed: must not be negative"))
 	}
 	if c.MaxStreams < 0 || c.MaxStreamsPerThread < 0 {
 		errs = append(errs, errors.New("max_streams, max_streams_per_thread: must not be negative"))
@@ -189,38 +187,13 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("max_concurrent_wakes: must be between 0 (no cap) and %d", MaxConcurrentWakesLimit))
 	}
 	t := c.Target
-	switch t.Kind {
-	case "", TargetStream:
-	case TargetMastra, TargetWebhook:
-		if t.URL == "" {
-			errs = append(errs, fmt.Errorf("target.url: required for kind %s", t.Kind))
-		} else if u, err := url.Parse(t.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("target.url: want an http(s) URL"))
-		}
-		if t.Kind == TargetMastra && t.AgentID == "" {
-			errs = append(errs, errors.New("target.agent_id: required for kind mastra"))
-		}
-		if t.Kind == TargetWebhook {
-			keys, problems := secret.Rotated("target.secret", t.Secret, t.Secrets, nil)
-			errs = append(errs, problems...)
-			if len(keys) == 0 && len(problems) == 0 {
-				errs = append(errs, errors.New("target.secret: required for kind webhook (deliveries are always signed)"))
-			}
-		}
-	default:
-		errs = append(errs, fmt.Errorf("target.kind: unknown %q (want stream, mastra or webhook)", t.Kind))
-	}
-	if t.StreamOptions != nil && t.Kind != TargetMastra {
-		errs = append(errs, fmt.Errorf("target.stream_options: only a mastra target takes them (kind is %s)", cmp.Or(t.Kind, TargetStream)))
-	} else if err := inbox.CheckStreamOptions(t.StreamOptions); err != nil {
-		errs = append(errs, fmt.Errorf("target.stream_options: %w", err))
-	}
-	switch {
-	case t.Reply == "" || t.Reply == "none":
-	case t.Reply != ReplyAuto:
+	if t.Reply != "" && t.Reply != "none" && t.Reply != ReplyAuto {
 		errs = append(errs, fmt.Errorf("target.reply: %q is not one of auto, none", t.Reply))
-	case t.Kind != TargetMastra:
-		errs = append(errs, fmt.Errorf("target.reply: only a mastra target answers by itself (kind is %s); other agents post replies through the agent API", cmp.Or(t.Kind, TargetStream)))
+	}
+	if v, ok := t.Settings.(interface{ Validate() error }); ok {
+		for _, err := range unjoin(v.Validate()) {
+			errs = append(errs, underKey("target.", err))
+		}
 	}
 	if t.Timeout < 0 || t.Concurrency < 0 || t.MaxAttempts < 0 {
 		errs = append(errs, errors.New("target: timeout, concurrency and max_attempts must not be negative"))
@@ -235,4 +208,33 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("target.probe_interval: must be at least 1s"))
 	}
 	return errors.Join(errs...)
+}
+
+// underKey puts a problem named by keys relative to a section ("url: …", "secret,
+// secrets: …") under the section's key.
+func underKey(prefix string, err error) error {
+	keys, rest, ok := strings.Cut(err.Error(), ": ")
+	if !ok {
+		return fmt.Errorf("%s%w", prefix, err)
+	}
+	list := strings.Split(keys, ", ")
+	for i := range list {
+		list[i] = prefix + list[i]
+	}
+	return errors.New(strings.Join(list, ", ") + ": " + rest)
+}
+
+// unjoin is err's list when it joins several (errors.Join), else err alone.
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, unjoin(e)...)
+		}
+		return out
+	}
+	return []error{err}
 }

@@ -35,12 +35,11 @@ const (
 	CauseCrashed = "crashed"
 )
 
-// Run origins: who opened the run.
+// Run origins: who opened the run. A run the gateway learned of from a runtime that
+// reports its runs (PresenceRuntime) has the runtime's target kind as its origin.
 const (
 	OriginAgent = "agent" // the agent runtime, through the agent API
 	OriginWake  = "wake"  // the gateway, waking an idle thread
-	// OriginMastra is a run the gateway learned of from a Mastra server's thread stream.
-	OriginMastra = "mastra"
 )
 
 // Errors of the run lifecycle.

@@ -34,8 +34,9 @@ func (s *Service) Heartbeat(ctx context.Context, k inbox.ThreadKey, id string) (
 // FinishRequest is the body of POST …/runs/{runId}/finish.
 type FinishRequest struct {
 	Status string `json:"status,omitempty"`
-	// ClearPendingSignals, with status aborted on a mastra agent, asks Mastra to drop the
-	// signals queued behind the run it aborts (Mastra's abortThreadStream option).
+	// ClearPendingSignals, with status aborted on an agent whose runtime reports its runs,
+	// asks the runtime to drop the signals queued behind the run it aborts (Mastra's
+	// abortThreadStream option).
 	ClearPendingSignals *bool `json:"clearPendingSignals,omitempty"`
 }
 
@@ -45,13 +46,14 @@ func (s *Service) FinishRun(ctx context.Context, k inbox.ThreadKey, id, status s
 	return s.Finish(ctx, k, id, FinishRequest{Status: status})
 }
 
-// ErrAbortFailed is Finish's answer when the Mastra server did not take the abort: the
+// ErrAbortFailed is Finish's answer when the agent's runtime did not take the abort: the
 // run stays open, and the finish may be sent again.
-var ErrAbortFailed = errors.New("the agent's Mastra server did not take the abort (the cause is logged); the run stays open: send the finish again")
+var ErrAbortFailed = errors.New("the agent's runtime did not take the abort (the cause is logged); the run stays open: send the finish again")
 
-// Finish is FinishRun with Mastra's abort options. Aborting the live run of a mastra
-// agent aborts Mastra's run of the thread first (so Mastra, not only the gateway, stops
-// it); when Mastra cannot be reached the gateway run stays open and the answer is 502.
+// Finish is FinishRun with Mastra's abort options. Aborting the live run of an agent
+// whose runtime reports its runs (PresenceRuntime) aborts the runtime's run of the
+// thread first (so the runtime, not only the gateway, stops it); when the runtime cannot
+// be reached the gateway run stays open and the answer is 502.
 func (s *Service) Finish(ctx context.Context, k inbox.ThreadKey, id string, req FinishRequest) (Run, error) {
 	status := req.Status
 	if status != "" && status != RunFinished && status != RunAborted {
@@ -60,17 +62,17 @@ func (s *Service) Finish(ctx context.Context, k inbox.ThreadKey, id string, req 
 	if req.ClearPendingSignals != nil && status != RunAborted {
 		return Run{}, invalidf("clearPendingSignals: only with status aborted")
 	}
-	if status == RunAborted && s.Aborter != nil && s.agents[k.Agent].Target.Kind == TargetMastra {
+	if status == RunAborted && s.Aborter != nil && s.agents[k.Agent].Target.Presence == PresenceRuntime {
 		live, err := s.Runs.Live(ctx, k)
 		if err != nil {
 			return Run{}, err
 		}
-		// Only the thread's live run is Mastra's current one: aborting after it closed
-		// would abort whatever Mastra runs now.
+		// Only the thread's live run is the runtime's current one: aborting after it
+		// closed would abort whatever the runtime runs now.
 		if live != nil && live.ID == id {
 			clear := req.ClearPendingSignals != nil && *req.ClearPendingSignals
 			if err := s.Aborter.AbortThread(ctx, k, clear); err != nil {
-				s.log.Error("abort the Mastra run", "thread", k.String(), "run_id", id, "error", err.Error())
+				s.log.Error("abort the runtime's run", "thread", k.String(), "run_id", id, "error", err.Error())
 				return Run{}, ErrAbortFailed
 			}
 		}

@@ -62,14 +62,15 @@ type Deps struct {
 	Notify func([]inbox.ThreadKey)
 	// Approvals takes approval requests; nil: approvals are not configured.
 	Approvals Approvals
-	// Aborter aborts a mastra agent's own run when its gateway run is finished as
-	// aborted; nil: runs are closed in the gateway only.
+	// Aborter aborts the runtime's own run of an agent whose runtime reports its runs
+	// (PresenceRuntime) when its gateway run is finished as aborted; nil: runs are closed
+	// in the gateway only.
 	Aborter ThreadAborter
 	Log     *slog.Logger
 }
 
 // ThreadAborter aborts the active run a runtime holds on a thread (Mastra's
-// POST /agents/:agentId/threads/abort).
+// POST /agents/:agentId/threads/abort). A runtime that holds no run of its own answers nil.
 type ThreadAborter interface {
 	AbortThread(ctx context.Context, k inbox.ThreadKey, clearPendingSignals bool) error
 }

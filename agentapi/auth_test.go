@@ -11,11 +11,11 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 )
 
-// The design's own agents example: a mastra agent needs no token; stream and webhook
-// agents, which drive runs through the agent API, do.
+// The design's own agents example: a mastra agent (its runtime reports its runs) needs
+// no token; stream and webhook agents, which drive runs through the agent API, do.
 func TestConfigTokenByTargetKind(t *testing.T) {
-	mastra := agent.TargetConfig{Kind: agent.TargetMastra, URL: "http://127.0.0.1:4111", AgentID: "supportAgent"}
-	webhook := agent.TargetConfig{Kind: agent.TargetWebhook, URL: "https://agent.example/hook", Secret: "whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ="}
+	mastra := agent.TargetConfig{Kind: "mastra", Presence: agent.PresenceRuntime}
+	webhook := agent.TargetConfig{Kind: "webhook", Presence: agent.PresenceRuns}
 	require.NoError(t, agent.Config{ID: "support", Target: mastra}.Validate())
 	require.NoError(t, agent.Config{ID: "support", Token: "support-token-0123456789", Target: mastra}.Validate())
 	require.ErrorContains(t, agent.Config{ID: "support", Token: "short", Target: mastra}.Validate(), "at least 12")
@@ -30,7 +30,7 @@ func TestConfigTokenByTargetKind(t *testing.T) {
 func TestAuthAgentWithoutToken(t *testing.T) {
 	e := deliverytest.New(t, deliverytest.Config{Agents: []agent.Config{
 		{ID: "coder", Token: deliverytest.CoderToken},
-		{ID: "support", Target: agent.TargetConfig{Kind: agent.TargetMastra, URL: "http://127.0.0.1:4111", AgentID: "supportAgent"}},
+		{ID: "support", Target: agent.TargetConfig{Kind: "mastra", Presence: agent.PresenceRuntime}},
 	}})
 	k := inbox.ThreadKey{Agent: "support", Resource: "slack:T1", Thread: "dm:U1"}
 	for _, header := range []string{"", "Bearer", "Bearer ", "Bearer  ", "Bearer \t", "bearer ", `Bearer ""`, "Bearer x"} {

@@ -28,7 +28,7 @@ func (f *failingAborter) AbortThread(_ context.Context, _ inbox.ThreadKey, clear
 func TestFinishAbortedReachesMastraFirst(t *testing.T) {
 	ab := &failingAborter{}
 	e := deliverytest.New(t, deliverytest.Config{Aborter: ab, Agents: []agent.Config{{ID: "support", Token: deliverytest.SupportToken,
-		Target: agent.TargetConfig{Kind: agent.TargetMastra, URL: "http://mastra.invalid", AgentID: "a"}}}})
+		Target: agent.TargetConfig{Kind: "mastra", Presence: agent.PresenceRuntime}}}})
 	k := inbox.ThreadKey{Agent: "support", Resource: "r", Thread: "t"}
 	run := e.OpenRun(k)
 	finish := func(body map[string]any) (int, map[string]any) {

@@ -24,7 +24,7 @@ import (
 func TestAgentAPIApproval(t *testing.T) {
 	e := deliverytest.New(t, deliverytest.Config{Agents: []agent.Config{
 		{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{Kind: agent.TargetStream}},
-		{ID: "support", Token: deliverytest.SupportToken, Target: agent.TargetConfig{Kind: agent.TargetMastra, URL: "http://127.0.0.1:1", AgentID: "a"}},
+		{ID: "support", Token: deliverytest.SupportToken, Target: agent.TargetConfig{Kind: "mastra", Presence: agent.PresenceRuntime}},
 	}})
 	k := inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: "deploy-7"}
 	url := e.ThreadURL(k, "/approvals")

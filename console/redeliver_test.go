@@ -38,7 +38,7 @@ func redeliveredRecord(t *testing.T, b storetest.Backend) {
 	env := deliverytest.New(t, deliverytest.Config{
 		Backend: &b,
 		Routes: func(delivery.Target) map[string]delivery.Route {
-			return map[string]delivery.Route{"coder": {Kind: agent.TargetWebhook, MaxAttempts: 2, MaxAge: 24 * time.Hour,
+			return map[string]delivery.Route{"coder": {Kind: "webhook", MaxAttempts: 2, MaxAge: 24 * time.Hour,
 				Target: delivery.TargetFunc(func(context.Context, agent.Handoff) (agent.Result, error) {
 					calls.Add(1)
 					return agent.Result{}, &agent.DeliveryError{Err: errors.New("target answered 503"), Retry: true}

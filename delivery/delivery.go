@@ -30,7 +30,7 @@ func (f TargetFunc) Deliver(ctx context.Context, d agent.Handoff) (agent.Result,
 
 // Route is how the dispatcher reaches one agent.
 type Route struct {
-	Kind   string // target kind, for the attempt log: stream, mastra, webhook
+	Kind   string // target kind, for the attempt log and the metrics' target label
 	Target Target
 	// MaxAttempts optionally caps a record's attempts (0: no cap); MaxAge fails a record
 	// once that long has passed since its first attempt (0: agent.DefaultMaxAge).
@@ -45,15 +45,26 @@ type Route struct {
 	// failing target cannot starve the others.
 	Concurrency int
 	// StreamOptions go with every wake to this agent that nothing else gives stream
-	// options to (agents[].target.stream_options).
+	// options to (its kind's default: StreamOptionsDefault).
 	StreamOptions map[string]any
 }
 
-// RouteOf is the route of agent c through t: its retry, give-up and health settings.
+// StreamOptionsDefault is implemented by a target kind's settings that give every wake
+// default stream options (a mastra target's stream_options).
+type StreamOptionsDefault interface {
+	WakeStreamOptions() map[string]any
+}
+
+// RouteOf is the route of agent c through t: its retry, give-up and health settings,
+// and its kind's default stream options. The concurrency bound is the caller's.
 func RouteOf(c agent.Config, t Target) Route {
 	c = c.WithDefaults()
-	return Route{Kind: c.Target.Kind, Target: t, MaxAttempts: c.Target.MaxAttempts, MaxAge: c.Target.MaxAge,
-		FailureThreshold: c.Target.FailureThreshold, ProbeInterval: c.Target.ProbeInterval, StreamOptions: c.Target.StreamOptions}
+	r := Route{Kind: c.Target.Kind, Target: t, MaxAttempts: c.Target.MaxAttempts, MaxAge: c.Target.MaxAge,
+		FailureThreshold: c.Target.FailureThreshold, ProbeInterval: c.Target.ProbeInterval}
+	if s, ok := c.Target.Settings.(StreamOptionsDefault); ok {
+		r.StreamOptions = s.WakeStreamOptions()
+	}
+	return r
 }
 
 // withDefaults fills the zero settings of a route built by hand.

@@ -100,7 +100,7 @@ func outageEnv(t *testing.T, b storetest.Backend, o *outage, log *slog.Logger) *
 		Backend: &b,
 		Routes: func(stream delivery.Target) map[string]delivery.Route {
 			o.next = stream
-			r := delivery.RouteOf(agent.Config{ID: "coder", Target: agent.TargetConfig{Kind: agent.TargetWebhook}}, o)
+			r := delivery.RouteOf(agent.Config{ID: "coder", Target: agent.TargetConfig{Kind: "webhook"}}, o)
 			r.Concurrency = 4
 			return map[string]delivery.Route{"coder": r}
 		},
@@ -324,7 +324,7 @@ func TestReplicasShareProbes(t *testing.T) {
 			o := &outage{down: true, perRecord: map[string]int{}}
 			e := outageEnv(t, b, o, nil)
 			routes := map[string]delivery.Route{"coder": delivery.RouteOf(agent.Config{ID: "coder",
-				Target: agent.TargetConfig{Kind: agent.TargetWebhook}}, o)}
+				Target: agent.TargetConfig{Kind: "webhook"}}, o)}
 			other := delivery.New(e.Store, e.Runs, e.Broker, routes, service.Base{Logger: storetest.Logger(t), Now: e.Now},
 				delivery.WithHealth(e.Store), delivery.WithRandom(func() float64 { return 0.5 }))
 			for i := range 10 {

@@ -23,6 +23,22 @@ type Recovery struct {
 	Cause string
 }
 
+// RecoveryRule is what a target kind's in-flight signals become when the run they went
+// into ends unfinished (lease expiry, abort, a crashed runtime): a row of the target
+// table says it, and the store applies it when it closes the run.
+type RecoveryRule int
+
+const (
+	// RedeliverInFlight: every signal woken with or delivered into the run is delivered
+	// again into the thread's next run, marked recovered (stream, webhook: the agent may
+	// never have acted on them).
+	RedeliverInFlight RecoveryRule = iota
+	// RuntimeKeepsAccepted: a signal the kind's runtime accepted is not sent again: the
+	// runtime holds it (its thread memory, its own queue), so sending it again would show
+	// it twice. What it did not accept is delivered again as above.
+	RuntimeKeepsAccepted
+)
+
 // RunOpens tells of newly opened runs (agent.Runs).
 type RunOpens interface {
 	OnOpen(agent.OpenHook)
@@ -45,9 +61,8 @@ const MetaRecoveredCause = "recoveredCause"
 // Recover delivers into a newly opened run the signals that were in flight when the
 // thread's previous run ended by lease expiry or abort, in their original order and
 // marked recovered="true" (metadata recoveredCause says why the run ended), so the
-// agent's next turn has the context it lost. Signals a Mastra server accepted are not
-// among them (Mastra holds them). Each is a
-// new signal (its id derives from the original and the new run, so a repeat within the
+// agent's next turn has the context it lost. Signals a runtime accepted are not among
+// them when its kind's RecoveryRule is RuntimeKeepsAccepted. Each is a new signal (its id derives from the original and the new run, so a repeat within the
 // run is logged once); logging it closes the original's recovery in one transaction. On
 // the first failure the rest wait for the next run. It is agent.Runs' open hook (see
 // WithRecovery), so it also wakes the loop: the new run's lease end is a time the loop

@@ -17,7 +17,7 @@ import (
 func TestDeliveryReplyToNeedsTheConnectorsProvenance(t *testing.T) {
 	target := &captured{}
 	coder := agent.Config{ID: "coder", Token: deliverytest.CoderToken,
-		Target: agent.TargetConfig{Kind: agent.TargetMastra, URL: "http://mastra.invalid", AgentID: "coder"}}
+		Target: agent.TargetConfig{Kind: "mastra"}}
 	cfg := deliverytest.Config{
 		Agents:   []agent.Config{coder},
 		Dispatch: []delivery.Option{delivery.WithReplyProvenance(agent.ReplyProvenance{"slack": {"slack-v0"}})},

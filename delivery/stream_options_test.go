@@ -47,7 +47,7 @@ func model(name string) map[string]any {
 func TestStreamOptionsReachEveryWake(t *testing.T) {
 	target := &captured{}
 	coder := agent.Config{ID: "coder", Token: deliverytest.CoderToken,
-		Target: agent.TargetConfig{Kind: agent.TargetMastra, URL: "http://mastra.invalid", AgentID: "coder", StreamOptions: model("from-target")}}
+		Target: agent.TargetConfig{Kind: "mastra"}}
 	cfg := deliverytest.Config{
 		Agents: []agent.Config{coder},
 		Policy: inbox.PolicyConfig{Rules: []inbox.Rule{
@@ -58,7 +58,9 @@ func TestStreamOptionsReachEveryWake(t *testing.T) {
 				ActionSpec: inbox.ActionSpec{Action: inbox.ActionDeliver}},
 		}},
 		Routes: func(delivery.Target) map[string]delivery.Route {
-			return map[string]delivery.Route{"coder": delivery.RouteOf(coder, target)}
+			r := delivery.RouteOf(coder, target)
+			r.StreamOptions = model("from-target") // the kind's default (a mastra target's stream_options)
+			return map[string]delivery.Route{"coder": r}
 		},
 	}
 	forBackends(t, cfg, func(t *testing.T, e *deliverytest.Env) {

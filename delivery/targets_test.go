@@ -60,8 +60,8 @@ func TestStuckTargetDoesNotSlowOthers(t *testing.T) {
 				return stream.Deliver(ctx, d)
 			})
 			return map[string]delivery.Route{
-				"coder":   {Kind: agent.TargetWebhook, Target: bad, Concurrency: 1},
-				"support": {Kind: agent.TargetWebhook, Target: good, Concurrency: 1},
+				"coder":   {Kind: "webhook", Target: bad, Concurrency: 1},
+				"support": {Kind: "webhook", Target: good, Concurrency: 1},
 			}
 		},
 		Dispatch: []delivery.Option{delivery.WithBatch(16, 2)},
@@ -172,7 +172,7 @@ func TestRepeatedSignalIDIsNotResent(t *testing.T) {
 	var sent []string
 	env := deliverytest.New(t, deliverytest.Config{
 		Routes: func(stream delivery.Target) map[string]delivery.Route {
-			return map[string]delivery.Route{"coder": {Kind: agent.TargetMastra, Target: delivery.TargetFunc(
+			return map[string]delivery.Route{"coder": {Kind: "mastra", Target: delivery.TargetFunc(
 				func(ctx context.Context, d agent.Handoff) (agent.Result, error) {
 					mu.Lock()
 					sent = append(sent, d.Signal.ID)
@@ -198,7 +198,7 @@ func TestResendOnIdleThreadOpensNoRun(t *testing.T) {
 	var sent []string
 	env := deliverytest.New(t, deliverytest.Config{
 		Routes: func(stream delivery.Target) map[string]delivery.Route {
-			return map[string]delivery.Route{"coder": {Kind: agent.TargetMastra, Target: delivery.TargetFunc(
+			return map[string]delivery.Route{"coder": {Kind: "mastra", Target: delivery.TargetFunc(
 				func(ctx context.Context, d agent.Handoff) (agent.Result, error) {
 					mu.Lock()
 					sent = append(sent, d.Signal.ID)
@@ -248,7 +248,7 @@ func failedWakeClosesRun(t *testing.T, b storetest.Backend) {
 	env := deliverytest.New(t, deliverytest.Config{
 		Backend: &b,
 		Routes: func(stream delivery.Target) map[string]delivery.Route {
-			return map[string]delivery.Route{"coder": {Kind: agent.TargetWebhook, Target: delivery.TargetFunc(
+			return map[string]delivery.Route{"coder": {Kind: "webhook", Target: delivery.TargetFunc(
 				func(ctx context.Context, d agent.Handoff) (agent.Result, error) {
 					if fail.Load() {
 						return agent.Result{}, errors.New("POST http://hook/…: HTTP 404: Cannot POST …")

@@ -255,7 +255,7 @@ func TestTraceFailedAttemptRetried(t *testing.T) {
 			down := delivery.TargetFunc(func(context.Context, agent.Handoff) (agent.Result, error) {
 				return agent.Result{}, &agent.DeliveryError{Err: errors.New("HTTP 503"), Status: http.StatusServiceUnavailable, Retry: true}
 			})
-			return map[string]delivery.Route{"coder": {Kind: agent.TargetWebhook, Target: down}}
+			return map[string]delivery.Route{"coder": {Kind: "webhook", Target: down}}
 		},
 	})
 	evTP, ev := eventTrace(t)
@@ -304,8 +304,7 @@ func TestTraceWebhookRequestCarriesTraceparent(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	u := strings.Replace(srv.URL, "http://", "http://hookuser:hookpass@", 1) + "/hook/tok-s3cret?token=q-s3cret"
-	cfg := agent.Config{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{Kind: agent.TargetWebhook, URL: u,
-		Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}
+	cfg := webhook.Agent("coder", deliverytest.CoderToken, webhook.Config{URL: u, Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"})
 	e := deliverytest.New(t, deliverytest.Config{
 		Agents:   []agent.Config{cfg},
 		Dispatch: []delivery.Option{delivery.WithTracerProvider(tp)},

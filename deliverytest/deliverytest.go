@@ -63,7 +63,10 @@ const (
 
 // Config tunes an Env.
 type Config struct {
-	Backend   *storetest.Backend // default: a fresh SQLite file
+	Backend *storetest.Backend // default: a fresh SQLite file
+	// Recovery are the target kinds' rules for a crashed run's in-flight signals, as
+	// the gateway's target table gives them to the store (default: every kind redelivers).
+	Recovery  map[string]delivery.RecoveryRule
 	Policy    inbox.PolicyConfig
 	Agents    []agent.Config // default: stream agents coder and support
 	RealClock bool
@@ -118,7 +121,7 @@ func New(t testing.TB, cfg Config) *Env {
 	if cfg.Backend != nil {
 		b = *cfg.Backend
 	}
-	e.Store = storetest.Open(t, b, store.WithClock(e.Now))
+	e.Store = storetest.Open(t, b, store.WithClock(e.Now), store.WithRecoveryRules(cfg.Recovery))
 	if cfg.Agents == nil {
 		cfg.Agents = []agent.Config{
 			{ID: "coder", Token: CoderToken, Target: agent.TargetConfig{Kind: agent.TargetStream}},

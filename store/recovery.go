@@ -3,32 +3,54 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
 )
 
+// WithRecoveryRules gives each target kind's rule for the in-flight signals of a run
+// that ends unfinished (the target table's rows): a kind whose runtime keeps what it
+// accepted has those signals left out of recovery. A kind not given redelivers them all.
+func WithRecoveryRules(rules map[string]delivery.RecoveryRule) Option {
+	return func(s *Store) {
+		s.keptBy = nil
+		for kind, r := range rules {
+			if r == delivery.RuntimeKeepsAccepted {
+				s.keptBy = append(s.keptBy, kind)
+			}
+		}
+		slices.Sort(s.keptBy)
+	}
+}
+
 // markInFlightTx lists the signals delivered into run (woken with or delivered into it,
 // not persisted) for recovery, with why the run ended: the run ended without finishing,
-// so the agent may never have acted on them. A signal a Mastra server accepted is left
-// out: Mastra holds it (in the thread's memory or its own queue, which an abort keeps
-// unless told to clear), so sending it again would show it twice. Called in the
-// transaction that closes the run.
+// so the agent may never have acted on them. A signal a target of a kind whose runtime
+// keeps what it accepted (WithRecoveryRules) took is left out: sending it again would
+// show it twice. Called in the transaction that closes the run.
 func (s *Store) markInFlightTx(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, runID, cause string, now time.Time) error {
+	args := []any{cause, micros(now), runID, k.Agent, k.Resource, k.Thread}
+	kept := ""
+	if len(s.keptBy) > 0 {
+		kept = `AND NOT EXISTS (SELECT 1 FROM delivery_attempts a
+			WHERE a.signal_id = s.id AND a.agent = s.agent AND a.resource_id = s.resource_id AND a.thread_id = s.thread_id
+			  AND a.target IN (` + strings.TrimSuffix(strings.Repeat("?, ", len(s.keptBy)), ", ") + `) AND a.outcome = ?)`
+		for _, kind := range s.keptBy {
+			args = append(args, kind)
+		}
+		args = append(args, delivery.OutcomeDelivered)
+	}
 	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO recoveries (signal_id, agent, resource_id, thread_id, run_id, cause, created_at)
 		SELECT id, agent, resource_id, thread_id, run_id, ?, ? FROM signals s
 		WHERE run_id = ? AND agent = ? AND resource_id = ? AND thread_id = ? AND event = 'signal'
 		  AND action IN ('wake', 'deliver')
-		  AND NOT EXISTS (SELECT 1 FROM delivery_attempts a
-			WHERE a.signal_id = s.id AND a.agent = s.agent AND a.resource_id = s.resource_id AND a.thread_id = s.thread_id
-			  AND a.target = ? AND a.outcome = ?)
-		ON CONFLICT (agent, resource_id, thread_id, signal_id) DO NOTHING`),
-		cause, micros(now), runID, k.Agent, k.Resource, k.Thread, string(agent.TargetMastra), delivery.OutcomeDelivered)
+		  `+kept+`
+		ON CONFLICT (agent, resource_id, thread_id, signal_id) DO NOTHING`), args...)
 	if err != nil {
 		return fmt.Errorf("list in-flight signals of run %s: %w", runID, err)
 	}

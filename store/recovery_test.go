@@ -11,6 +11,7 @@ import (
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/store"
+	"github.com/signalgate/signalgate/store/storetest"
 )
 
 func logSignal(t *testing.T, s *store.Store, id, runID string, action agent.Behavior, at time.Time) {
@@ -126,49 +127,74 @@ func TestOpenRunExpiresLapsedRun(t *testing.T) {
 	})
 }
 
-// A signal a Mastra server accepted (a delivered attempt by the mastra target) is never
-// recovered, whatever ended its run: Mastra holds it, and sending it again would show it
-// twice. A signal another target took, or one Mastra's attempt failed for and another
-// delivered, is. Each recovery carries why its run ended.
-func TestRecoveriesLeaveOutWhatMastraAccepted(t *testing.T) {
+// A signal a runtime that keeps what it accepted took (a delivered attempt by a target
+// of a kind whose rule is RuntimeKeepsAccepted) is never recovered, whatever ended its
+// run: the runtime holds it, and sending it again would show it twice. A signal another
+// kind took, or one the keeping runtime's attempt failed for and another delivered, is.
+// Each recovery carries why its run ended. The rule is data: with no kind keeping, every
+// in-flight signal is recovered.
+func TestRecoveriesLeaveOutWhatTheRuntimeKept(t *testing.T) {
+	ctx := context.Background()
+	const keeps, redelivers = "runtime", "webhook"
+	for _, b := range storetest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			s := storetest.Open(t, b, store.WithRecoveryRules(map[string]delivery.RecoveryRule{
+				keeps: delivery.RuntimeKeepsAccepted, redelivers: delivery.RedeliverInFlight}))
+			logVia := func(id, runID, target, outcome string, at time.Time) {
+				t.Helper()
+				d := agent.Handoff{Thread: thread, Behavior: agent.BehaviorDeliver, RunID: runID,
+					Signal: agent.Signal{ID: id, Type: agent.TypeReactive, TagName: "note", Contents: id}}
+				require.NoError(t, s.CompleteThread(ctx, "", delivery.Outcome{Thread: thread, Now: at,
+					Frames:   []agent.Frame{agent.SignalFrame(d, at)},
+					Attempts: []delivery.Attempt{{Thread: thread, Target: target, SignalID: id, Attempt: 1, Outcome: outcome, At: at}}}))
+			}
+			_, _, err := s.OpenRun(ctx, newRun("run-1", t0, 5*time.Minute))
+			require.NoError(t, err)
+			logVia("s-kept", "run-1", keeps, delivery.OutcomeDelivered, t0)
+			logVia("s-webhook", "run-1", redelivers, delivery.OutcomeDelivered, t0)
+			logVia("s-failed", "run-1", keeps, delivery.OutcomeFailed, t0)
+			_, _, _, err = s.CloseRun(ctx, thread, "run-1", agent.RunAborted, agent.CauseCrashed, t0.Add(time.Minute))
+			require.NoError(t, err)
+			require.Equal(t, []string{"s-webhook", "s-failed"}, pendingIDs(t, s))
+
+			_, _, err = s.OpenRun(ctx, newRun("run-2", t0.Add(2*time.Minute), time.Minute))
+			require.NoError(t, err)
+			logVia("s-lapsed", "run-2", redelivers, delivery.OutcomeDelivered, t0.Add(2*time.Minute))
+			logVia("s-lapsed-kept", "run-2", keeps, delivery.OutcomeDelivered, t0.Add(2*time.Minute))
+			_, _, err = s.ExpireRuns(ctx, t0.Add(4*time.Minute))
+			require.NoError(t, err)
+			_, _, err = s.OpenRun(ctx, newRun("run-3", t0.Add(5*time.Minute), time.Minute))
+			require.NoError(t, err)
+			logVia("s-aborted", "run-3", redelivers, delivery.OutcomeDelivered, t0.Add(5*time.Minute))
+			_, _, _, err = s.CloseRun(ctx, thread, "run-3", agent.RunAborted, "", t0.Add(6*time.Minute))
+			require.NoError(t, err)
+
+			recs, err := s.PendingRecoveries(ctx, thread, 100)
+			require.NoError(t, err)
+			causes := map[string]string{}
+			for _, r := range recs {
+				causes[r.Frame.ID] = r.Cause
+			}
+			require.Equal(t, map[string]string{"s-webhook": agent.CauseCrashed, "s-failed": agent.CauseCrashed,
+				"s-lapsed": agent.CauseLeaseExpired, "s-aborted": agent.CauseAborted}, causes)
+
+		})
+	}
+}
+
+// Without a rule that keeps them, what any runtime accepted is recovered like the rest.
+func TestRecoveriesWithoutRulesRecoverAll(t *testing.T) {
 	ctx := context.Background()
 	forEachStore(t, func(t *testing.T, s *store.Store) {
-		logVia := func(id, runID, target, outcome string, at time.Time) {
-			t.Helper()
-			d := agent.Handoff{Thread: thread, Behavior: agent.BehaviorDeliver, RunID: runID,
-				Signal: agent.Signal{ID: id, Type: agent.TypeReactive, TagName: "note", Contents: id}}
-			require.NoError(t, s.CompleteThread(ctx, "", delivery.Outcome{Thread: thread, Now: at,
-				Frames:   []agent.Frame{agent.SignalFrame(d, at)},
-				Attempts: []delivery.Attempt{{Thread: thread, Target: target, SignalID: id, Attempt: 1, Outcome: outcome, At: at}}}))
-		}
 		_, _, err := s.OpenRun(ctx, newRun("run-1", t0, 5*time.Minute))
 		require.NoError(t, err)
-		logVia("s-mastra", "run-1", string(agent.TargetMastra), delivery.OutcomeDelivered, t0)
-		logVia("s-webhook", "run-1", string(agent.TargetWebhook), delivery.OutcomeDelivered, t0)
-		logVia("s-failed", "run-1", string(agent.TargetMastra), delivery.OutcomeFailed, t0)
-		_, _, _, err = s.CloseRun(ctx, thread, "run-1", agent.RunAborted, agent.CauseCrashed, t0.Add(time.Minute))
+		d := agent.Handoff{Thread: thread, Behavior: agent.BehaviorDeliver, RunID: "run-1",
+			Signal: agent.Signal{ID: "s-accepted", Type: agent.TypeReactive, TagName: "note", Contents: "x"}}
+		require.NoError(t, s.CompleteThread(ctx, "", delivery.Outcome{Thread: thread, Now: t0,
+			Frames:   []agent.Frame{agent.SignalFrame(d, t0)},
+			Attempts: []delivery.Attempt{{Thread: thread, Target: "runtime", SignalID: d.Signal.ID, Attempt: 1, Outcome: delivery.OutcomeDelivered, At: t0}}}))
+		_, _, _, err = s.CloseRun(ctx, thread, "run-1", agent.RunAborted, "", t0.Add(time.Minute))
 		require.NoError(t, err)
-		require.Equal(t, []string{"s-webhook", "s-failed"}, pendingIDs(t, s))
-
-		_, _, err = s.OpenRun(ctx, newRun("run-2", t0.Add(2*time.Minute), time.Minute))
-		require.NoError(t, err)
-		logVia("s-lapsed", "run-2", string(agent.TargetWebhook), delivery.OutcomeDelivered, t0.Add(2*time.Minute))
-		logVia("s-lapsed-mastra", "run-2", string(agent.TargetMastra), delivery.OutcomeDelivered, t0.Add(2*time.Minute))
-		_, _, err = s.ExpireRuns(ctx, t0.Add(4*time.Minute))
-		require.NoError(t, err)
-		_, _, err = s.OpenRun(ctx, newRun("run-3", t0.Add(5*time.Minute), time.Minute))
-		require.NoError(t, err)
-		logVia("s-aborted", "run-3", string(agent.TargetWebhook), delivery.OutcomeDelivered, t0.Add(5*time.Minute))
-		_, _, _, err = s.CloseRun(ctx, thread, "run-3", agent.RunAborted, "", t0.Add(6*time.Minute))
-		require.NoError(t, err)
-
-		recs, err := s.PendingRecoveries(ctx, thread, 100)
-		require.NoError(t, err)
-		causes := map[string]string{}
-		for _, r := range recs {
-			causes[r.Frame.ID] = r.Cause
-		}
-		require.Equal(t, map[string]string{"s-webhook": agent.CauseCrashed, "s-failed": agent.CauseCrashed,
-			"s-lapsed": agent.CauseLeaseExpired, "s-aborted": agent.CauseAborted}, causes)
+		require.Equal(t, []string{"s-accepted"}, pendingIDs(t, s))
 	})
 }

@@ -108,6 +108,9 @@ type Store struct {
 	// alongside: opened to read beside the process holding the SQLite database
 	// (ReadAlongside); it writes nothing.
 	alongside bool
+	// keptBy are the target kinds whose runtime keeps the signals it accepted
+	// (WithRecoveryRules), sorted.
+	keptBy []string
 }
 
 // Option configures a Store.

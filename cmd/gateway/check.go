@@ -14,7 +14,6 @@ import (
 
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/connectors"
-	"github.com/signalgate/signalgate/targets/httptarget"
 	"github.com/signalgate/signalgate/telemetry"
 )
 
@@ -89,14 +88,7 @@ func describe(w io.Writer, path string, cfg *Config) {
 	p("console:  /console, sign-ins last %s, %s", cfg.Console.SessionTTL, key)
 	p("agents:   %d", len(cfg.Agents))
 	for _, a := range cfg.Agents {
-		target := a.Target.Kind
-		if a.Target.URL != "" {
-			target += " " + httptarget.SafeURL(a.Target.URL)
-		}
-		if a.Target.AgentID != "" {
-			target += " agent " + a.Target.AgentID
-		}
-		p("  - %s → %s (run lease %s)", a.ID, target, a.RunLease)
+		p("  - %s → %s (run lease %s)", a.ID, cfg.describeTarget(a), a.RunLease)
 	}
 	refs := cfg.connectorRefs()
 	if len(refs) == 0 {

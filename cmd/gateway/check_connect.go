@@ -12,10 +12,7 @@ import (
 
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/connectors/slack"
-	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/store"
-	"github.com/signalgate/signalgate/targets/httptarget"
-	"github.com/signalgate/signalgate/targets/mastra"
 )
 
 // connectCheck is one outside dependency tried by `check --connect`.
@@ -25,28 +22,15 @@ type connectCheck struct {
 }
 
 // connectChecks lists every outside dependency of cfg, in config order: the
-// database, each connector's (by kind: Slack tokens, IMAP logins), each Mastra agent,
-// each webhook target.
+// database, each connector's (by kind: Slack tokens, IMAP logins), each agent's target
+// whose kind has a probe.
 func connectChecks(cfg *Config, hc *http.Client, log *slog.Logger) []connectCheck {
 	var out []connectCheck
 	out = append(out, connectCheck{"database", func(ctx context.Context) (string, error) {
 		return checkDatabase(ctx, cfg, log)
 	}})
 	cfg.Connectors.each(func(k integration, l any) { out = append(out, k.connect(l, hc)...) })
-	for i, a := range cfg.Agents {
-		a = a.WithDefaults()
-		key := fmt.Sprintf("agents[%d].target", i)
-		switch a.Target.Kind {
-		case "mastra":
-			out = append(out, connectCheck{"agent " + a.ID + " (mastra)", func(ctx context.Context) (string, error) {
-				return checkMastra(ctx, hc, a.Target.URL, a.Target.AgentID, secret.RevealMap(a.Target.Headers), a.Target.Timeout, key)
-			}})
-		case "webhook":
-			out = append(out, connectCheck{"agent " + a.ID + " (webhook)", func(ctx context.Context) (string, error) {
-				return checkWebhook(ctx, hc, a.Target.URL, secret.RevealMap(a.Target.Headers), a.Target.Timeout, key)
-			}})
-		}
-	}
+	out = append(out, cfg.targetChecks(hc)...)
 	return out
 }
 
@@ -154,42 +138,4 @@ func checkSlackSocket(ctx context.Context, c slack.Config, hc *http.Client, key 
 
 func unreachableSlack(err error, key string) error {
 	return fmt.Errorf("%w: Slack's Web API did not answer: check network access to slack.com (or %s.api_url)", err, key)
-}
-
-func checkMastra(ctx context.Context, hc *http.Client, base, agentID string, headers map[string]string, timeout time.Duration, key string) (string, error) {
-	u := mastra.AgentURL(base, agentID)
-	status, err := httptarget.Ask(ctx, hc, http.MethodGet, u, headers, timeout)
-	shown := httptarget.SafeURL(base)
-	switch {
-	case err != nil:
-		return "", fmt.Errorf("%w: check %s.url and that the Mastra server is running", err, key)
-	case status == http.StatusOK:
-		return fmt.Sprintf("agent %s answers at %s", agentID, shown), nil
-	case status == http.StatusNotFound:
-		return "", fmt.Errorf("%s has no agent %q (GET /api/agents/%s: 404): check %s.agent_id", shown, agentID, agentID, key)
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return "", fmt.Errorf("%s refused GET /api/agents/%s (HTTP %d): check %s.headers", shown, agentID, status, key)
-	}
-	return "", fmt.Errorf("GET %s/api/agents/%s answered HTTP %d: check %s.url", shown, agentID, status, key)
-}
-
-// checkWebhook asks the target with HEAD, then OPTIONS when HEAD is not allowed: any
-// answer below 500 means something listens there (a receiver may take POSTs only).
-func checkWebhook(ctx context.Context, hc *http.Client, u string, headers map[string]string, timeout time.Duration, key string) (string, error) {
-	shown := httptarget.SafeURL(u)
-	method := http.MethodHead
-	status, err := httptarget.Ask(ctx, hc, method, u, headers, timeout)
-	if err == nil && (status == http.StatusMethodNotAllowed || status == http.StatusNotImplemented) {
-		method = http.MethodOptions
-		status, err = httptarget.Ask(ctx, hc, method, u, headers, timeout)
-	}
-	switch {
-	case err != nil:
-		return "", fmt.Errorf("%w: check %s.url and that the receiver is running", err, key)
-	case status >= 300 && status < 400:
-		return "", fmt.Errorf("%s %s answered a redirect (HTTP %d), which deliveries never follow: set %s.url to the final URL", method, shown, status, key)
-	case status >= 500:
-		return "", fmt.Errorf("%s %s answered HTTP %d: the receiver is failing", method, shown, status)
-	}
-	return fmt.Sprintf("%s %s answered HTTP %d", method, shown, status), nil
 }

@@ -37,7 +37,7 @@ func adminDeps(cfg *Config, st *store.Store, policy *inbox.Policy, parsers admin
 		wakes[a.ID] = agent.WakeSettings{Budget: a.WakeBudget, Limit: a.MaxConcurrentWakes}
 	}
 	deps := admin.Deps{Store: st, Policy: policy, Router: router, Agents: cfg.AgentIDs(), TargetKinds: kinds, Wakes: wakes,
-		Sources: cfg.sources(), Places: cfg.places(), Watchable: cfg.watchResources().Sources(), Parsers: parsers, Connectors: cfg.connectorRefs(), Log: log, Now: now,
+		Sources: cfg.sources(), Places: cfg.places(), Watchable: cfg.watchResources().Sources(), Targets: cfg.targetKindNames(), Parsers: parsers, Connectors: cfg.connectorRefs(), Log: log, Now: now,
 		Inbox: live.Inbox, Pollers: live.Pollers, Notify: live.Notify, TraceURL: cfg.Telemetry.TraceURL}
 	if st != nil {
 		deps.WatchLookup = st // explain without a database knows no watches

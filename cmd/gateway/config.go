@@ -58,6 +58,8 @@ type Config struct {
 
 	// router is Routes compiled by Validate; serving and explain use it as it is.
 	router *connectors.Router
+	// targets is the table of target kinds the agents' targets were decoded with.
+	targets []targetKind
 }
 
 // LogConfig is the `log:` section.
@@ -92,6 +94,11 @@ func ParseConfig(path string, raw []byte, lookup func(string) (string, bool)) (*
 
 // parseConfig is ParseConfig with the integration kinds the connectors section holds.
 func parseConfig(path string, raw []byte, lookup func(string) (string, bool), kinds []integration) (*Config, error) {
+	return parseConfigOf(path, raw, lookup, kinds, builtinTargets())
+}
+
+// parseConfigOf is parseConfig with the target kinds agents' targets may be.
+func parseConfigOf(path string, raw []byte, lookup func(string) (string, bool), kinds []integration, targets []targetKind) (*Config, error) {
 	if err := checkKinds(kinds); err != nil {
 		return nil, fmt.Errorf("the table of integration kinds: %w", err)
 	}
@@ -103,14 +110,15 @@ func parseConfig(path string, raw []byte, lookup func(string) (string, bool), ki
 	// Every stage runs, so one pass reports every problem; a key already named by an
 	// earlier stage (an unset variable, a bad value) is not reported again.
 	var problems []string
-	var cfg Config
+	cfg := Config{targets: targets}
 	if len(root.Content) > 0 {
 		doc := root.Content[0]
 		problems = append(problems, interpolate(doc, "", lookup)...)
 		decodeErr := doc.Decode(&cfg)
 		kindsErr := cfg.Connectors.decodeKinds(kinds)
+		targetsErr := cfg.decodeTargets(doc, targets)
 		problems = append(problems, unknownKeys(doc, &cfg)...)
-		for _, err := range []error{decodeErr, kindsErr} {
+		for _, err := range []error{decodeErr, kindsErr, targetsErr} {
 			if err != nil {
 				problems = append(problems, typeErrors(err, keyLines(doc, "", map[int]string{}))...)
 			}
@@ -183,6 +191,7 @@ func (c *Config) Validate() []string {
 	for i, a := range c.Agents {
 		p := fmt.Sprintf("agents[%d].", i)
 		add(p, a.Validate())
+		add(p, c.validateTarget(a))
 		if ids[a.ID] && a.ID != "" {
 			out = append(out, fmt.Sprintf("%sid: duplicate agent %q", p, a.ID))
 		}
@@ -212,7 +221,8 @@ func (c *Config) Validate() []string {
 	add("", c.validateWatchScope())
 	add("", c.validateSchedules())
 	add("", c.replyApprovals())
-	return append(out, c.credentialProblems()...)
+	out = append(out, c.credentialProblems()...)
+	return append(out, c.targetCredentials()...)
 }
 
 // RepliesConfig is the `replies:` section: the reply outbox.
@@ -268,7 +278,7 @@ func (c *Config) approvalConnectors() map[string]bool {
 // Secrets lists every configured secret (every secret.Secret the config walk reaches),
 // so stored delivery errors and check's lines can be redacted.
 func (c *Config) Secrets() []string {
-	var w configWalk
+	w := configWalk{targets: c.targetKinds()}
 	w.walk(reflect.ValueOf(c).Elem(), nil, "")
 	return w.secrets
 }
@@ -360,6 +370,7 @@ var (
 	// The yaml v2 form, which v3 still calls: Alertmanager's time interval types use it.
 	obsoleteUnmarshaler = reflect.TypeOf((*interface{ UnmarshalYAML(func(any) error) error })(nil)).Elem()
 	secretType          = reflect.TypeOf(secret.Secret(""))
+	targetConfigType    = reflect.TypeOf(agent.TargetConfig{})
 )
 
 // decodesItself: values of t decode themselves from YAML, so their keys are theirs to
@@ -371,7 +382,7 @@ func decodesItself(t reflect.Type) bool {
 
 // unknownKeys names every key of the document that would be ignored, by its full path.
 func unknownKeys(doc *yaml.Node, cfg *Config) []string {
-	var w configWalk
+	w := configWalk{targets: cfg.targetKinds()}
 	w.walk(reflect.ValueOf(cfg).Elem(), doc, "")
 	return w.unknown
 }
@@ -395,6 +406,9 @@ type configWalk struct {
 	// docs/configuration.md, is checked against it.
 	listKeys bool
 	keys     []string
+	// targets are the target kinds whose keys a target mapping takes (nil: the
+	// built-in table).
+	targets []targetKind
 }
 
 func (w *configWalk) walk(v reflect.Value, n *yaml.Node, path string) {
@@ -415,6 +429,10 @@ func (w *configWalk) walk(v reflect.Value, n *yaml.Node, path string) {
 	}
 	if k, ok := v.Interface().(keyed); ok {
 		w.walkKeyed(k.sections(), n, path)
+		return
+	}
+	if t == targetConfigType {
+		w.walkTarget(v, n, path)
 		return
 	}
 	if decodesItself(t) {
@@ -484,6 +502,27 @@ func (w *configWalk) walk(v reflect.Value, n *yaml.Node, path string) {
 func (w *configWalk) leaf(path string) {
 	if w.listKeys {
 		w.keys = append(w.keys, path)
+	}
+}
+
+// walkTarget walks agents[].target: the common keys and its kind's (the target table's).
+func (w *configWalk) walkTarget(v reflect.Value, n *yaml.Node, path string) {
+	kinds := w.targets
+	if kinds == nil {
+		kinds = builtinTargets()
+	}
+	sections, unknown := targetSections(v, kinds, n == nil && w.listKeys)
+	if n == nil || n.Kind != yaml.MappingNode {
+		w.walkKeyed(sections, n, path)
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key := n.Content[i].Value
+		if fv, ok := sections[key]; ok {
+			w.walk(fv, n.Content[i+1], join(path, key))
+		} else {
+			w.unknown = append(w.unknown, unknown(join(path, key), n.Content[i].Line))
+		}
 	}
 }
 

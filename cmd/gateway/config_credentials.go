@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/server"
-	"github.com/signalgate/signalgate/stdwebhooks"
 )
 
 // devTokenPrefix marks the shipped config's try-it-out tokens. They are public (they are
@@ -15,8 +13,8 @@ const devTokenPrefix = "dev-only-"
 
 // credentialProblems checks what no single section can: that publicly known tokens are
 // not served beyond this machine, that no two bearer tokens share a value (a token must
-// name one caller), and that webhook targets sign with a long enough secret. Values are
-// never printed, only the keys holding them.
+// name one caller). Values are never printed, only the keys holding them. The targets'
+// own credentials (a signing secret's strength) are their kinds' (targetCredentials).
 func (c *Config) credentialProblems() []string {
 	type token struct{ key, value string }
 	var tokens []token
@@ -42,20 +40,6 @@ func (c *Config) credentialProblems() []string {
 			continue
 		}
 		seen[t.value] = t.key
-	}
-	for i, a := range c.Agents {
-		if a.Target.Kind != agent.TargetWebhook {
-			continue
-		}
-		// A missing, doubled or empty secret is reported by the agent's own validation.
-		if err := stdwebhooks.CheckSecret(a.Target.Secret); err != nil && a.Target.Secret != "" {
-			out = append(out, fmt.Sprintf("agents[%d].target.secret: %v", i, err))
-		}
-		for j, s := range a.Target.Secrets {
-			if err := stdwebhooks.CheckSecret(s); err != nil && s != "" {
-				out = append(out, fmt.Sprintf("agents[%d].target.secrets[%d]: %v", i, j, err))
-			}
-		}
 	}
 	return out
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/targets/mastra"
 )
 
 // configKeys is every key the config takes, as the config walk sees the structs:
@@ -113,7 +115,7 @@ func TestDocStreamOptionsExampleLoads(t *testing.T) {
 	require.True(t, ok)
 	cfg, err := ParseConfig("targets.yaml", []byte(block), env("CODER_TOKEN", "a-long-enough-token"))
 	require.NoError(t, err)
-	require.Equal(t, map[string]any{"model": "fast"}, cfg.Agents[0].Target.StreamOptions["requestContext"])
+	require.Equal(t, map[string]any{"model": "fast"}, cfg.Agents[0].Target.Settings.(mastra.Config).StreamOptions["requestContext"])
 	require.Equal(t, map[string]any{"model": "careful"}, cfg.Policy.Rules[0].StreamOptions["requestContext"])
 }
 

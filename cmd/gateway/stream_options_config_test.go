@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/targets/mastra"
 )
 
 // agents[].target.stream_options and policy.rules[].stream_options are JSON objects
@@ -22,7 +24,7 @@ policy:
       stream_options: { requestContext: { model: careful } }
 `), noEnv)
 	require.NoError(t, err)
-	require.Equal(t, map[string]any{"requestContext": map[string]any{"model": "fast"}, "maxSteps": 5}, cfg.Agents[0].Target.StreamOptions)
+	require.Equal(t, map[string]any{"requestContext": map[string]any{"model": "fast"}, "maxSteps": 5}, cfg.Agents[0].Target.Settings.(mastra.Config).StreamOptions)
 	require.Equal(t, map[string]any{"requestContext": map[string]any{"model": "careful"}}, cfg.Policy.Rules[0].StreamOptions)
 
 	got := problems(t, `
@@ -38,7 +40,7 @@ policy:
       stream_options: { requestContext: { 2: two } }
 `, noEnv)
 	require.Len(t, got, 3, got)
-	require.Contains(t, got[0], "agents[0].target.stream_options: only a mastra target takes them (kind is stream)")
+	require.Contains(t, got[0], "agents[0].target.stream_options: only a mastra target takes this key (kind is stream")
 	require.Contains(t, got[1], "agents[1].target.stream_options: not a JSON object")
 	require.Contains(t, got[2], "policy.rules[0].stream_options: not a JSON object")
 }

@@ -34,9 +34,7 @@ import (
 	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/silence"
 	"github.com/signalgate/signalgate/store"
-	"github.com/signalgate/signalgate/targets"
 	"github.com/signalgate/signalgate/targets/httptarget"
-	"github.com/signalgate/signalgate/targets/mastra"
 	"github.com/signalgate/signalgate/telemetry"
 	"github.com/signalgate/signalgate/watch"
 )
@@ -98,7 +96,7 @@ type Main struct {
 	slots      *slotHub
 	// The generation in force: its services start in order (front before the
 	// dispatcher), its router serves, its routes and policy feed the dispatcher.
-	front    []background // presence followers: start before the dispatcher, stop after it
+	front    []background // what runs beside the targets (presence followers): start before the dispatcher, stop after it
 	services []background
 	routes   map[string]delivery.Route
 	policy   *inbox.Policy
@@ -155,7 +153,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	// A stored body decompresses to at most what a request may carry, and never less
 	// than the default: lowering body_limit must not make older events unreadable.
 	bodyLimit := store.WithBodyLimit(max(int64(cfg.Server.BodyLimit), store.DefaultBodyLimit))
-	if m.Store, err = store.Open(ctx, cfg.Storage, m.Log, store.WithClock(m.Now), bodyLimit, store.WithTracing(m.Traces)); err != nil {
+	if m.Store, err = store.Open(ctx, cfg.Storage, m.Log, store.WithClock(m.Now), bodyLimit, store.WithTracing(m.Traces),
+		store.WithRecoveryRules(cfg.recoveryRules())); err != nil {
 		return err
 	}
 	st := m.Store
@@ -234,36 +233,34 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 		Store: m.Store, Inbox: m.Inbox, Silences: m.Silences, Metrics: m.Metrics, Broker: m.Broker, Runs: m.Runs, Dispatcher: m.Dispatcher,
 		kick: m.kick, slots: m.slots, policy: policy, Traces: m.Traces}
 	st, kick := g.Store, g.kick
-	// Mastra followers report tool approvals through a relay the approvals service,
-	// built once the parts it sends through exist, subscribes to.
-	var follow []mastra.FollowerOption
+	// Runtimes that report tool approvals (Mastra followers) do so through a relay the
+	// approvals service, built once the parts it sends through exist, subscribes to.
 	var relay *approval.Relay
 	if cfg.Approvals.Enabled() {
 		relay = approval.NewRelay()
-		follow = append(follow, mastra.WithApprovals(relay))
 	}
 	// target.reply: auto queues runs' answers into the outbox, built further down.
 	auto := &autoReplies{}
-	follow = append(follow, mastra.WithReplies(auto))
-	routes, targetServices, err := targets.Routes(cfg.Agents, g.Runs, agent.NewStreamTarget(), kick.Notify, g.Log, g.Traces, follow...)
+	built, err := cfg.buildTargets(targetBuild{runs: g.Runs, notify: kick.Notify, stream: agent.NewStreamTarget(),
+		approvals: relay, replies: auto, log: g.Log, traces: g.Traces})
 	if err != nil {
 		return nil, fmt.Errorf("agents: %w", err)
 	}
-	g.routes = routes
+	g.routes = built.routes
 	if g.Dispatcher == nil {
 		// The dispatcher subscribes to run opens to hand a new run the previous run's
 		// unfinished signals (in-flight recovery).
-		g.Dispatcher = delivery.New(st, g.Runs, g.Broker, routes, g.base(), cfg.Dispatch.options(
+		g.Dispatcher = delivery.New(st, g.Runs, g.Broker, g.routes, g.base(), cfg.Dispatch.options(
 			delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithDetailedSummaries(policy.SummaryFormat() == inbox.SummaryFormatDetailed),
 			delivery.WithSecrets(cfg.Secrets()), delivery.WithObserver(g.Metrics), delivery.WithHealth(st),
 			delivery.WithKick(kick), delivery.WithRecovery(g.Runs), delivery.WithStreamOptions(policy), delivery.WithSnoozes(g.Inbox),
 			delivery.WithHolds(g.Inbox, g.holders()), delivery.WithTracerProvider(g.Traces),
 			delivery.WithReplyProvenance(cfg.replyProvenance()))...)
 	}
-	// Mastra presence followers start before the dispatcher and stop after it.
-	for _, s := range targetServices {
-		g.front = append(g.front, s)
-	}
+	// What runs beside the targets (presence followers) starts before the dispatcher and
+	// stops after it.
+	g.front = append(g.front, built.services...)
+	runtimes := cfg.runtimeClients(httptarget.Traced(nil, g.Traces))
 
 	// Approvals: sends decisions through an emitter on presence and the dispatcher and
 	// posts through the Slack connectors' bot clients; it subscribes to the followers'
@@ -272,7 +269,7 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 		slots := &genSlots{}
 		g.Approvals = approval.New(cfg.Approvals, approval.Deps{Store: st, Places: st,
 			Slack:   slack.NewMessenger(entries[slack.Config](cfg.Connectors, slack.Source), cfg.Approvals.GroupCacheTTL, g.Log, g.Now),
-			Resumer: mastra.NewToolApprovals(cfg.Agents, httptarget.Traced(nil, g.Traces)), Emitter: agent.NewEmitter(st, g.Runs, g.Dispatcher, g.Now),
+			Resumer: runtimes, Emitter: agent.NewEmitter(st, g.Runs, g.Dispatcher, g.Now),
 			Relay: relay, Slots: slots, Base: g.base(), Traces: g.Traces})
 		g.slotFreed = slots.h
 		g.services = append(g.services, g.Approvals)
@@ -290,11 +287,15 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 	e := m.Server.NewRouter()
 	g.Server = m.Server
 	e.GET("/metrics", echo.WrapHandler(g.Metrics.Handler()))
+	// Runtimes post their own webhooks (presence, questions) to what their kinds mount.
+	for _, p := range built.mounts {
+		p.Mount(e)
+	}
 
 	agentDeps := agent.Deps{
 		Frames: st, Runs: g.Runs, Inbox: g.Metrics.WrapIngester(g.Inbox),
 		Records: st, States: st, Deliverer: g.Dispatcher, Notify: kick.Notify, Log: g.Log,
-		Aborter: mastra.NewClient(cfg.Agents, httptarget.Traced(nil, g.Traces)),
+		Aborter: runtimes,
 	}
 	if g.Approvals != nil {
 		agentDeps.Approvals = g.Approvals
@@ -490,8 +491,9 @@ func (m *Main) closeStore() error {
 	return err
 }
 
-// autoReplies hands Mastra followers the outbox, which is built after them (it needs the
-// approvals service, which needs the dispatcher, which needs the followers' targets).
+// autoReplies hands the runtimes that answer by themselves (target.reply: auto) the
+// outbox, which is built after them (it needs the approvals service, which needs the
+// dispatcher, which needs their targets).
 type autoReplies struct{ s *reply.Service }
 
 func (a *autoReplies) Queue(ctx context.Context, k inbox.ThreadKey, req reply.Request) (reply.Reply, error) {

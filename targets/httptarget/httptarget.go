@@ -145,3 +145,15 @@ func scrub(msg, full, shown string) string {
 	}
 	return msg
 }
+
+// CheckURL is the check of an HTTP target's URL under key: required for kind, and an
+// http(s) URL with a host.
+func CheckURL(key, u, kind string) error {
+	if u == "" {
+		return fmt.Errorf("%s: required for kind %s", key, kind)
+	}
+	if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		return fmt.Errorf("%s: want an http(s) URL", key)
+	}
+	return nil
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/approval"
@@ -83,7 +84,8 @@ func (f *Follower) reconcile(ctx context.Context) {
 		return
 	}
 	defer f.reconciling.Store(false)
-	runs, err := NewClient([]agent.Config{{ID: f.id, Target: f.cfg}}, f.client).SuspendedRuns(ctx, f.id)
+	c := &Client{agents: map[string]server{f.id: f.cfg}, client: f.client, now: time.Now}
+	runs, err := c.SuspendedRuns(ctx, f.id)
 	if err != nil {
 		f.log.Warn("list Mastra's suspended runs to reconcile approvals", "error", err.Error())
 		return

@@ -25,7 +25,7 @@ import (
 // stale approval; a Mastra that is down is not.
 func TestToolApprovalsAnswers(t *testing.T) {
 	base := mastraServer(t, 100*time.Millisecond)
-	cfg := agent.Config{ID: "support", Target: agent.TargetConfig{Kind: agent.TargetMastra, URL: base, AgentID: "interopAgent"}}
+	cfg := agent.Config{ID: "support", Target: agent.TargetConfig{Kind: mastra.Kind, Presence: mastra.PresenceSource, Settings: mastra.Config{URL: base, AgentID: "interopAgent"}}}
 	ta := mastra.NewToolApprovals([]agent.Config{cfg, {ID: "coder", Target: agent.TargetConfig{Kind: agent.TargetStream}}}, nil)
 	ctx := context.Background()
 	k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "nothing-waits"}
@@ -39,7 +39,7 @@ func TestToolApprovalsAnswers(t *testing.T) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(down.Close)
-	cfg.Target.URL, cfg.Target.Headers = down.URL, map[string]secret.Secret{"Authorization": "Bearer mk-0123456"}
+	cfg.Target.Settings = mastra.Config{URL: down.URL, AgentID: "interopAgent", Headers: map[string]secret.Secret{"Authorization": "Bearer mk-0123456"}}
 	err = mastra.NewToolApprovals([]agent.Config{cfg}, nil).SendToolApproval(ctx, k, "call-1", false)
 	require.Error(t, err)
 	require.False(t, errors.Is(err, approval.ErrStale), "a Mastra that is down keeps the approval pending")

@@ -77,9 +77,9 @@ func newAutoEnv(t *testing.T, delay time.Duration, replyMode string, outbox ...b
 	a := &autoEnv{base: mastraServer(t, delay), replies: &queued{}}
 	var replier mastra.Replier = a.replies
 	a.cfg = agent.Config{ID: "support", Token: deliverytest.SupportToken,
-		Target: agent.TargetConfig{Kind: agent.TargetMastra, URL: a.base, AgentID: "interopAgent", Timeout: 20 * time.Second, Reply: replyMode}}
+		Target: agent.TargetConfig{Kind: mastra.Kind, Presence: mastra.PresenceSource, Timeout: 20 * time.Second, Reply: replyMode, Settings: mastra.Config{URL: a.base, AgentID: "interopAgent"}}}
 	require.NoError(t, a.cfg.Validate())
-	a.env = deliverytest.New(t, deliverytest.Config{RealClock: true, Agents: []agent.Config{a.cfg},
+	a.env = deliverytest.New(t, deliverytest.Config{Recovery: kept, RealClock: true, Agents: []agent.Config{a.cfg},
 		Dispatch: []delivery.Option{delivery.WithReplyProvenance(slackVouches)},
 		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
 			if len(outbox) > 0 && outbox[0] {
@@ -90,7 +90,7 @@ func newAutoEnv(t *testing.T, delay time.Duration, replyMode string, outbox ...b
 			a.follower = a.newFollower(e.Runs, e.Notify, replier)
 			tg, err := mastra.New(a.cfg, mastra.WithFollower(a.follower))
 			require.NoError(t, err)
-			return map[string]delivery.Route{"support": {Kind: agent.TargetMastra, Target: tg, Concurrency: 4}}
+			return map[string]delivery.Route{"support": {Kind: mastra.Kind, Target: tg, Concurrency: 4}}
 		}})
 	ctx := context.Background()
 	require.NoError(t, a.follower.Start(ctx))
@@ -274,7 +274,7 @@ func TestRealMastraAutoReplyRecalledAfterAStop(t *testing.T) {
 	base := mastraServer(t, 200*time.Millisecond)
 	ctx := context.Background()
 	cfg := agent.Config{ID: "support", Token: deliverytest.SupportToken,
-		Target: agent.TargetConfig{Kind: agent.TargetMastra, URL: base, AgentID: "interopAgent", Timeout: 20 * time.Second, Reply: agent.ReplyAuto}}
+		Target: agent.TargetConfig{Kind: mastra.Kind, Presence: mastra.PresenceSource, Timeout: 20 * time.Second, Reply: agent.ReplyAuto, Settings: mastra.Config{URL: base, AgentID: "interopAgent"}}}
 	require.NoError(t, cfg.Validate())
 	slackPosts := &sender{posts: map[string][]string{}}
 	var (
@@ -287,7 +287,7 @@ func TestRealMastraAutoReplyRecalledAfterAStop(t *testing.T) {
 		return mastra.NewFollower(cfg, runs, func([]inbox.ThreadKey) {}, service.Base{},
 			mastra.WithBackoff(20*time.Millisecond, 200*time.Millisecond), mastra.WithResyncWait(500*time.Millisecond), mastra.WithReplies(g))
 	}
-	e := deliverytest.New(t, deliverytest.Config{RealClock: true, Agents: []agent.Config{cfg},
+	e := deliverytest.New(t, deliverytest.Config{Recovery: kept, RealClock: true, Agents: []agent.Config{cfg},
 		Dispatch: []delivery.Option{delivery.WithReplyProvenance(slackVouches)},
 		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
 			outbox = reply.New(e.Store, map[string]reply.Sender{"slack": slackPosts}, service.Base{}, reply.WithProvenance(slackVouches), reply.WithPlaces(kindstest.Places()))
@@ -296,7 +296,7 @@ func TestRealMastraAutoReplyRecalledAfterAStop(t *testing.T) {
 			first = newFollower()
 			tg, err := mastra.New(cfg, mastra.WithFollower(first))
 			require.NoError(t, err)
-			return map[string]delivery.Route{"support": {Kind: agent.TargetMastra, Target: tg, Concurrency: 4}}
+			return map[string]delivery.Route{"support": {Kind: mastra.Kind, Target: tg, Concurrency: 4}}
 		}})
 	require.NoError(t, first.Start(ctx))
 	t.Cleanup(func() { _ = first.Stop(context.Background()) })

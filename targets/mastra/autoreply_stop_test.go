@@ -203,7 +203,7 @@ func autoReplyAcrossAStop(t *testing.T, b storetest.Backend, lost bool) {
 	ctx := context.Background()
 	mm := newMemoryMastra(t, "the API is up again")
 	cfg := agent.Config{ID: "support", Token: deliverytest.SupportToken,
-		Target: agent.TargetConfig{Kind: agent.TargetMastra, URL: mm.URL, AgentID: "supportAgent", Timeout: 5 * time.Second, Reply: agent.ReplyAuto}}
+		Target: agent.TargetConfig{Kind: mastra.Kind, Presence: mastra.PresenceSource, Timeout: 5 * time.Second, Reply: agent.ReplyAuto, Settings: mastra.Config{URL: mm.URL, AgentID: "supportAgent"}}}
 	require.NoError(t, cfg.Validate())
 	slackPosts := &sender{posts: map[string][]string{}}
 	var (
@@ -216,7 +216,7 @@ func autoReplyAcrossAStop(t *testing.T, b storetest.Backend, lost bool) {
 		return mastra.NewFollower(cfg, runs, func([]inbox.ThreadKey) {}, service.Base{Logger: storetest.Logger(t)},
 			mastra.WithBackoff(5*time.Millisecond, 50*time.Millisecond), mastra.WithResyncWait(20*time.Millisecond), mastra.WithReplies(g))
 	}
-	e := deliverytest.New(t, deliverytest.Config{Backend: &b, RealClock: true, Agents: []agent.Config{cfg},
+	e := deliverytest.New(t, deliverytest.Config{Recovery: kept, Backend: &b, RealClock: true, Agents: []agent.Config{cfg},
 		Dispatch: []delivery.Option{delivery.WithReplyProvenance(slackVouches)},
 		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
 			outbox = reply.New(e.Store, map[string]reply.Sender{"slack": slackPosts}, service.Base{}, reply.WithProvenance(slackVouches), reply.WithPlaces(kindstest.Places()))
@@ -225,7 +225,7 @@ func autoReplyAcrossAStop(t *testing.T, b storetest.Backend, lost bool) {
 			first = newFollower()
 			tg, err := mastra.New(cfg, mastra.WithFollower(first))
 			require.NoError(t, err)
-			return map[string]delivery.Route{"support": {Kind: agent.TargetMastra, Target: tg, Concurrency: 4}}
+			return map[string]delivery.Route{"support": {Kind: mastra.Kind, Target: tg, Concurrency: 4}}
 		}})
 	require.NoError(t, first.Start(ctx))
 	t.Cleanup(func() { _ = first.Stop(context.Background()) })

@@ -17,31 +17,31 @@ import (
 // Client calls the agent routes of Mastra servers (tool approvals, thread aborts,
 // suspended runs) for every configured mastra agent.
 type Client struct {
-	agents map[string]agent.TargetConfig
+	agents map[string]server
 	client *http.Client
 	now    func() time.Time
 }
 
 var _ agent.ThreadAborter = (*Client)(nil)
 
-// NewClient builds the client for the configured agents (others are skipped).
+// NewClient builds the client for the configured mastra agents (others are skipped).
 func NewClient(cfgs []agent.Config, client *http.Client) *Client {
-	c := &Client{agents: map[string]agent.TargetConfig{}, client: client, now: time.Now}
+	c := &Client{agents: map[string]server{}, client: client, now: time.Now}
 	if c.client == nil {
 		c.client = &http.Client{}
 	}
 	for _, cfg := range cfgs {
-		if cfg = cfg.WithDefaults(); cfg.Target.Kind == agent.TargetMastra {
-			c.agents[cfg.ID] = cfg.Target
+		if srv, err := serverOf(cfg); err == nil {
+			c.agents[cfg.ID] = srv
 		}
 	}
 	return c
 }
 
-func (c *Client) target(agentID string) (agent.TargetConfig, error) {
+func (c *Client) target(agentID string) (server, error) {
 	cfg, ok := c.agents[agentID]
 	if !ok {
-		return agent.TargetConfig{}, fmt.Errorf("agent %q is not a mastra agent", agentID)
+		return server{}, fmt.Errorf("agent %q is not a mastra agent", agentID)
 	}
 	return cfg, nil
 }
@@ -56,7 +56,7 @@ func (c *Client) post(ctx context.Context, agentID, route string, body any) ([]b
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := httptarget.Post(ctx, c.client, agentBase(cfg)+route, secret.RevealMap(cfg.Headers), raw, cfg.Timeout, c.now)
+	out, _, err := httptarget.Post(ctx, c.client, agentBase(cfg.Config)+route, secret.RevealMap(cfg.Headers), raw, cfg.Timeout, c.now)
 	return out, err
 }
 
@@ -109,7 +109,7 @@ func (c *Client) SuspendedRuns(ctx context.Context, agentID string) ([]Suspended
 	var out []SuspendedRun
 	for page := 0; page < suspendedPages; page++ {
 		q := url.Values{"perPage": {fmt.Sprint(suspendedPage)}, "page": {fmt.Sprint(page)}}
-		raw, _, err := httptarget.Get(ctx, c.client, agentBase(cfg)+"/suspended-runs?"+q.Encode(), secret.RevealMap(cfg.Headers), cfg.Timeout, c.now)
+		raw, _, err := httptarget.Get(ctx, c.client, agentBase(cfg.Config)+"/suspended-runs?"+q.Encode(), secret.RevealMap(cfg.Headers), cfg.Timeout, c.now)
 		if err != nil {
 			return nil, fmt.Errorf("list suspended runs of %s: %w", agentID, err)
 		}

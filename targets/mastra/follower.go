@@ -61,7 +61,7 @@ type Follower struct {
 	TestSignals FollowerSignals
 
 	id       string
-	cfg      agent.TargetConfig
+	cfg      server
 	base     string
 	runs     Presence
 	notify   func([]inbox.ThreadKey)
@@ -81,6 +81,9 @@ type Follower struct {
 	maxFollowed int
 	// replies queues the answers of target.reply: auto; nil: none.
 	replies Replier
+	// err is why the agent's config cannot be followed (not a mastra target): Start
+	// answers it.
+	err error
 
 	service.StartStop
 	mu      sync.Mutex
@@ -150,13 +153,14 @@ func signalled(chunkType string) bool {
 // NewFollower builds the follower of one mastra agent. notify receives threads that
 // turned idle (the dispatcher's Notify).
 func NewFollower(cfg agent.Config, runs Presence, notify func([]inbox.ThreadKey), base service.Base, opts ...FollowerOption) *Follower {
+	srv, err := serverOf(cfg)
 	cfg = cfg.WithDefaults()
 	base = base.Component("mastra_follower", "agent", cfg.ID)
-	f := &Follower{id: cfg.ID, cfg: cfg.Target, base: agentBase(cfg.Target), runs: runs, notify: notify, client: &http.Client{},
+	f := &Follower{id: cfg.ID, cfg: srv, base: agentBase(srv.Config), runs: runs, notify: notify, client: &http.Client{},
 		log: base.Logger, now: base.Now, min: DefaultMinBackoff, max: DefaultMaxBackoff,
 		threads: map[inbox.ThreadKey]*followed{},
 		idle:    2 * cfg.RunLease, after: time.After, resync: DefaultResyncWait,
-		maxFollowed: cfg.Target.MaxFollowed}
+		maxFollowed: srv.MaxFollowed, err: err}
 	for _, o := range opts {
 		o(f)
 	}
@@ -170,6 +174,9 @@ func (f *Follower) Name() string { return "mastra follower " + f.id }
 func (f *Follower) Start(ctx context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.err != nil {
+		return fmt.Errorf("mastra follower: %w", f.err)
+	}
 	if err := f.StartStop.Start(ctx); err != nil {
 		return fmt.Errorf("mastra follower: %w", err)
 	}
@@ -568,7 +575,7 @@ func (f *Follower) handle(ctx context.Context, st *threadState, data string) {
 	}
 	switch c.Type {
 	case "start":
-		run, _, err := f.runs.Open(ctx, st.k, agent.OriginMastra)
+		run, _, err := f.runs.Open(ctx, st.k, Kind)
 		if err != nil {
 			f.log.Error("open run", "thread", st.k.String(), "error", err.Error())
 			return
@@ -657,7 +664,7 @@ func (f *Follower) beat(ctx context.Context, st *threadState) {
 		f.log.Warn("renew run", "thread", st.k.String(), "run_id", st.runID, "error", err.Error())
 		if errors.Is(err, agent.ErrRunClosed) || errors.Is(err, agent.ErrRunNotFound) {
 			// The lease lapsed while Mastra still runs: adopt a fresh run.
-			if run, _, oerr := f.runs.Open(ctx, st.k, agent.OriginMastra); oerr == nil {
+			if run, _, oerr := f.runs.Open(ctx, st.k, Kind); oerr == nil {
 				st.runID, st.openedAt = run.ID, run.OpenedAt
 			}
 		}

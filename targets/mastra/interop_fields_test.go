@@ -48,9 +48,9 @@ func storedMessage(t *testing.T, base string, k inbox.ThreadKey, id string) map[
 func TestRealMastraSignalFields(t *testing.T) {
 	base := mastraServer(t, 100*time.Millisecond)
 	cfg := agent.Config{ID: "support", Token: deliverytest.SupportToken,
-		Target: agent.TargetConfig{Kind: agent.TargetMastra, URL: base, AgentID: "interopAgent", Timeout: 20 * time.Second}}
+		Target: agent.TargetConfig{Kind: mastra.Kind, Presence: mastra.PresenceSource, Timeout: 20 * time.Second, Settings: mastra.Config{URL: base, AgentID: "interopAgent"}}}
 	var follower *mastra.Follower
-	env := deliverytest.New(t, deliverytest.Config{
+	env := deliverytest.New(t, deliverytest.Config{Recovery: kept,
 		RealClock: true,
 		Agents:    []agent.Config{cfg},
 		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
@@ -58,7 +58,7 @@ func TestRealMastraSignalFields(t *testing.T) {
 			follower.TestSignals.Chunk.Init()
 			tg, err := mastra.New(cfg, mastra.WithFollower(follower))
 			require.NoError(t, err)
-			return map[string]delivery.Route{"support": {Kind: agent.TargetMastra, Target: tg, Concurrency: 4}}
+			return map[string]delivery.Route{"support": {Kind: mastra.Kind, Target: tg, Concurrency: 4}}
 		},
 	})
 	require.NoError(t, follower.Start(context.Background()))

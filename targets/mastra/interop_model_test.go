@@ -27,12 +27,10 @@ func TestRealMastraModelPerRequest(t *testing.T) {
 		return map[string]any{"requestContext": map[string]any{"model": model}}
 	}
 	// support has target.stream_options; coder (the same Mastra agent) has none.
-	support := agent.Config{ID: "support", Token: deliverytest.SupportToken, Target: agent.TargetConfig{Kind: agent.TargetMastra,
-		URL: base, AgentID: "modelAgent", Timeout: 20 * time.Second, StreamOptions: rc("mock-target")}}
-	coder := agent.Config{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{Kind: agent.TargetMastra,
-		URL: base, AgentID: "modelAgent", Timeout: 20 * time.Second}}
+	support := agent.Config{ID: "support", Token: deliverytest.SupportToken, Target: agent.TargetConfig{Kind: mastra.Kind, Presence: mastra.PresenceSource, Timeout: 20 * time.Second, Settings: mastra.Config{URL: base, AgentID: "modelAgent", StreamOptions: rc("mock-target")}}}
+	coder := agent.Config{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{Kind: mastra.Kind, Presence: mastra.PresenceSource, Timeout: 20 * time.Second, Settings: mastra.Config{URL: base, AgentID: "modelAgent"}}}
 	var follower *mastra.Follower
-	env := deliverytest.New(t, deliverytest.Config{
+	env := deliverytest.New(t, deliverytest.Config{Recovery: kept,
 		Agents: []agent.Config{support, coder},
 		Policy: inbox.PolicyConfig{Rules: []inbox.Rule{
 			{Match: inbox.RuleMatch{Source: inbox.StringList{"ci"}}, StreamOptions: rc("mock-rule"), ActionSpec: inbox.ActionSpec{Action: inbox.ActionDeliver}},

@@ -107,9 +107,9 @@ func approve(t *testing.T, base string, k inbox.ThreadKey, toolCallID string, re
 func TestRealMastraInterop(t *testing.T) {
 	base := mastraServer(t, 2500*time.Millisecond)
 	cfg := agent.Config{ID: "support", Token: deliverytest.SupportToken,
-		Target: agent.TargetConfig{Kind: agent.TargetMastra, URL: base, AgentID: "interopAgent", Timeout: 20 * time.Second}}
+		Target: agent.TargetConfig{Kind: mastra.Kind, Presence: mastra.PresenceSource, Timeout: 20 * time.Second, Settings: mastra.Config{URL: base, AgentID: "interopAgent"}}}
 	var follower *mastra.Follower
-	env := deliverytest.New(t, deliverytest.Config{
+	env := deliverytest.New(t, deliverytest.Config{Recovery: kept,
 		RealClock: true,
 		// Short pacing, so a low-only summary goes out while a Mastra turn is running.
 		Policy:  inbox.PolicyConfig{SummaryInterval: 300 * time.Millisecond},
@@ -120,7 +120,7 @@ func TestRealMastraInterop(t *testing.T) {
 			follower.TestSignals.Chunk.Init()
 			tg, err := mastra.New(cfg, mastra.WithFollower(follower))
 			require.NoError(t, err)
-			return map[string]delivery.Route{"support": {Kind: agent.TargetMastra, Target: tg, Concurrency: 4}}
+			return map[string]delivery.Route{"support": {Kind: mastra.Kind, Target: tg, Concurrency: 4}}
 		},
 	})
 	ctx := context.Background()

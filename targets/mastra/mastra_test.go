@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/service"
@@ -23,9 +24,12 @@ import (
 
 var thread = inbox.ThreadKey{Agent: "support", Resource: "slack:T1", Thread: "dm:U1"}
 
+// kept is the recovery rule the gateway's target table gives the store for mastra
+// targets: what Mastra accepted is not sent again.
+var kept = map[string]delivery.RecoveryRule{mastra.Kind: mastra.Recovery}
+
 func config(u string) agent.Config {
-	return agent.Config{ID: "support", Token: "support-token-0123456789", Target: agent.TargetConfig{
-		Kind: agent.TargetMastra, URL: u, AgentID: "supportAgent", Headers: map[string]secret.Secret{"Authorization": "Bearer mastra-key-123"}}}
+	return agent.Config{ID: "support", Token: "support-token-0123456789", Target: agent.TargetConfig{Kind: mastra.Kind, Presence: mastra.PresenceSource, Settings: mastra.Config{URL: u, AgentID: "supportAgent", Headers: map[string]secret.Secret{"Authorization": "Bearer mastra-key-123"}}}}
 }
 
 type call struct {

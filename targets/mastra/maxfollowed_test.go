@@ -35,7 +35,9 @@ func TestFollowerCapsFollowedThreads(t *testing.T) {
 	now := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); now = now.Add(time.Second); return now }
 	cfg := config(srv.URL)
-	cfg.Target.MaxFollowed = 2
+	settings := cfg.Target.Settings.(mastra.Config)
+	settings.MaxFollowed = 2
+	cfg.Target.Settings = settings
 	f := mastra.NewFollower(cfg, &presence{}, func([]inbox.ThreadKey) {}, service.Base{Now: clock}, mastra.WithIdleUnfollow(0))
 	require.NoError(t, f.Start(context.Background()))
 	defer func() { require.NoError(t, f.Stop(context.Background())) }()

@@ -44,17 +44,17 @@ func (noEmit) Emit(context.Context, inbox.ThreadKey, agent.Signal) error { retur
 func TestRealMastraQuestionAnsweredFromSlack(t *testing.T) {
 	base := mastraServer(t, 200*time.Millisecond)
 	cfg := agent.Config{ID: "support", Token: deliverytest.SupportToken,
-		Target: agent.TargetConfig{Kind: agent.TargetMastra, URL: base, AgentID: "interopAgent", Timeout: 20 * time.Second}}
+		Target: agent.TargetConfig{Kind: mastra.Kind, Presence: mastra.PresenceSource, Timeout: 20 * time.Second, Settings: mastra.Config{URL: base, AgentID: "interopAgent"}}}
 	relay := approval.NewRelay()
 	var f *mastra.Follower
-	env := deliverytest.New(t, deliverytest.Config{RealClock: true, Agents: []agent.Config{cfg},
+	env := deliverytest.New(t, deliverytest.Config{Recovery: kept, RealClock: true, Agents: []agent.Config{cfg},
 		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
 			f = mastra.NewFollower(cfg, e.Runs, e.Notify, service.Base{}, mastra.WithBackoff(50*time.Millisecond, time.Second),
 				mastra.WithApprovals(relay))
 			f.TestSignals.Chunk.Init()
 			tg, err := mastra.New(cfg, mastra.WithFollower(f))
 			require.NoError(t, err)
-			return map[string]delivery.Route{"support": {Kind: agent.TargetMastra, Target: tg, Concurrency: 4}}
+			return map[string]delivery.Route{"support": {Kind: mastra.Kind, Target: tg, Concurrency: 4}}
 		}})
 	slack := postedSlack{updates: make(chan approval.Approval, 4)}
 	svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE", "U0BOB"}},

@@ -78,7 +78,9 @@ func TestEchoedCredentialsStayOutOfErrors(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	cfg := config(srv.URL + "/gw-PREFIXSENTINEL")
-	cfg.Target.Headers = map[string]secret.Secret{"Authorization": "Bearer KEYSENTINEL-0a9f"}
+	settings := cfg.Target.Settings.(mastra.Config)
+	settings.Headers = map[string]secret.Secret{"Authorization": "Bearer KEYSENTINEL-0a9f"}
+	cfg.Target.Settings = settings
 	target, err := mastra.New(cfg)
 	require.NoError(t, err)
 	_, err = target.Deliver(context.Background(), agent.Handoff{Thread: thread, Behavior: agent.BehaviorDeliver,

@@ -28,7 +28,7 @@ import (
 
 // Target delivers to one Mastra agent.
 type Target struct {
-	cfg      agent.TargetConfig
+	cfg      server
 	base     string // {url}/api/agents/{agent_id}
 	client   *http.Client
 	now      func() time.Time
@@ -55,11 +55,11 @@ func WithTracerProvider(tp trace.TracerProvider) Option { return func(t *Target)
 
 // New builds the target of one mastra agent.
 func New(cfg agent.Config, opts ...Option) (*Target, error) {
-	cfg = cfg.WithDefaults()
-	if cfg.Target.Kind != agent.TargetMastra {
-		return nil, fmt.Errorf("agent %q: target kind is %q, not mastra", cfg.ID, cfg.Target.Kind)
+	srv, err := serverOf(cfg)
+	if err != nil {
+		return nil, err
 	}
-	t := &Target{cfg: cfg.Target, base: agentBase(cfg.Target), client: &http.Client{}, now: time.Now}
+	t := &Target{cfg: srv, base: agentBase(srv.Config), client: &http.Client{}, now: time.Now}
 	for _, o := range opts {
 		o(t)
 	}
@@ -67,7 +67,7 @@ func New(cfg agent.Config, opts ...Option) (*Target, error) {
 	return t, nil
 }
 
-func agentBase(t agent.TargetConfig) string {
+func agentBase(t Config) string {
 	return strings.TrimRight(t.URL, "/") + "/api/agents/" + url.PathEscape(t.AgentID)
 }
 

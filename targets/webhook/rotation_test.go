@@ -69,8 +69,7 @@ func TestRotationSignsWithBothSecrets(t *testing.T) {
 	srv := httptest.NewServer(rc)
 	t.Cleanup(srv.Close)
 	target := func(one sgsecret.Secret, many ...sgsecret.Secret) *webhook.Target {
-		tg, err := webhook.New(agent.Config{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{
-			Kind: agent.TargetWebhook, URL: srv.URL, Secret: one, Secrets: many}})
+		tg, err := webhook.New(agent.Config{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{Kind: webhook.Kind, Presence: webhook.PresenceSource, Settings: webhook.Config{URL: srv.URL, Secret: one, Secrets: many}}})
 		require.NoError(t, err)
 		return tg
 	}
@@ -126,16 +125,14 @@ func TestRotationConfigErrorsNameKeysOnly(t *testing.T) {
 		{"", []sgsecret.Secret{newTargetSecret, secret, "whsec_dGhpcmQtcmVjZWl2ZXItc2VjcmV0LTAxMjM="}, "target.secrets: at most 2"},
 		{"", []sgsecret.Secret{newTargetSecret, "whsec_not*base64"}, "target.secrets[1]: the part after whsec_ is not valid base64"},
 	} {
-		_, err := webhook.New(agent.Config{ID: "coder", Target: agent.TargetConfig{
-			Kind: agent.TargetWebhook, URL: "http://127.0.0.1:1/hook", Secret: c.one, Secrets: c.many}})
+		_, err := webhook.New(agent.Config{ID: "coder", Target: agent.TargetConfig{Kind: webhook.Kind, Presence: webhook.PresenceSource, Settings: webhook.Config{URL: "http://127.0.0.1:1/hook", Secret: c.one, Secrets: c.many}}})
 		require.ErrorContains(t, err, c.want)
 		for _, s := range append(c.many, c.one) {
 			if s != "" {
 				require.NotContains(t, err.Error(), strings.TrimPrefix(string(s), "whsec_"))
 			}
 		}
-		cfg := agent.Config{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{
-			Kind: agent.TargetWebhook, URL: "http://127.0.0.1:1/hook", Secret: c.one, Secrets: c.many}}
+		cfg := agent.Config{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{Kind: webhook.Kind, Presence: webhook.PresenceSource, Settings: webhook.Config{URL: "http://127.0.0.1:1/hook", Secret: c.one, Secrets: c.many}}}
 		if verr := cfg.Validate(); verr != nil {
 			for _, s := range append(c.many, c.one) {
 				if s != "" {

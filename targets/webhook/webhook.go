@@ -25,9 +25,69 @@ import (
 	"github.com/signalgate/signalgate/targets/httptarget"
 )
 
+// Kind is the target kind (agents[].target.kind: webhook).
+const Kind = "webhook"
+
+// PresenceSource: a webhook receiver reports presence through the agent API's runs, as
+// a stream agent does; the gateway infers the rest from its wakes.
+const PresenceSource = agent.PresenceRuns
+
+// Recovery: a receiver's acceptance says nothing about what the agent did with a
+// signal, so every in-flight signal of a crashed run is delivered again, marked
+// recovered.
+const Recovery = delivery.RedeliverInFlight
+
+// Config is a webhook target's own keys under agents[].target.
+type Config struct {
+	URL    string        `yaml:"url"`    // the POST URL
+	Secret secret.Secret `yaml:"secret"` // Standard Webhooks secret (whsec_…)
+	// Secrets replaces Secret while a rotation overlaps: [new, old]; every delivery
+	// carries a signature by each, so a receiver holding either verifies it.
+	Secrets []secret.Secret          `yaml:"secrets"`
+	Headers map[string]secret.Secret `yaml:"headers"` // extra request headers
+}
+
+// Validate reports problems by key, relative to agents[].target. How strong each
+// secret is, CheckCredentials says.
+func (c Config) Validate() error {
+	errs := []error{httptarget.CheckURL("url", c.URL, Kind)}
+	keys, problems := secret.Rotated("secret", c.Secret, c.Secrets, nil)
+	errs = append(errs, problems...)
+	if len(keys) == 0 && len(problems) == 0 {
+		errs = append(errs, errors.New("secret: required for kind webhook (deliveries are always signed)"))
+	}
+	return errors.Join(errs...)
+}
+
+// CheckCredentials reports each secret too weak to sign with, by key (checked with the
+// gateway's other credentials, after every section). A missing, doubled or empty secret
+// is Validate's.
+func (c Config) CheckCredentials() error {
+	var errs []error
+	if err := stdwebhooks.CheckSecret(c.Secret); err != nil && c.Secret != "" {
+		errs = append(errs, fmt.Errorf("secret: %w", err))
+	}
+	for j, s := range c.Secrets {
+		if err := stdwebhooks.CheckSecret(s); err != nil && s != "" {
+			errs = append(errs, fmt.Errorf("secrets[%d]: %w", j, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Describe is `check`'s summary of the target: where it points, without its secrets.
+func (c Config) Describe() string { return httptarget.SafeURL(c.URL) }
+
+// Agent is a webhook agent's config for code that builds one (tests, tools): kind,
+// presence and settings as the gateway's target table decodes them.
+func Agent(id string, token secret.Secret, c Config) agent.Config {
+	return agent.Config{ID: id, Token: token, Target: agent.TargetConfig{Kind: Kind, Presence: PresenceSource, Settings: c}}
+}
+
 // Target posts signals to one agent's webhook URL.
 type Target struct {
-	cfg     agent.TargetConfig
+	cfg     Config
+	timeout time.Duration
 	secrets [][]byte // new first; both sign while a rotation overlaps
 	client  *http.Client
 	now     func() time.Time
@@ -52,17 +112,18 @@ func WithTracerProvider(tp trace.TracerProvider) Option { return func(t *Target)
 // New builds the target of one webhook agent.
 func New(cfg agent.Config, opts ...Option) (*Target, error) {
 	cfg = cfg.WithDefaults()
-	if cfg.Target.Kind != agent.TargetWebhook {
+	c, ok := cfg.Target.Settings.(Config)
+	if cfg.Target.Kind != Kind || !ok {
 		return nil, fmt.Errorf("agent %q: target kind is %q, not webhook", cfg.ID, cfg.Target.Kind)
 	}
-	list, problems := secret.Rotated("target.secret", cfg.Target.Secret, cfg.Target.Secrets, stdwebhooks.CheckSecret)
+	list, problems := secret.Rotated("target.secret", c.Secret, c.Secrets, stdwebhooks.CheckSecret)
 	if err := errors.Join(problems...); err != nil {
 		return nil, fmt.Errorf("agent %q: %w", cfg.ID, err)
 	}
 	if len(list) == 0 {
 		return nil, fmt.Errorf("agent %q: target.secret: required", cfg.ID)
 	}
-	t := &Target{cfg: cfg.Target, client: &http.Client{}, now: time.Now}
+	t := &Target{cfg: c, timeout: cfg.Target.Timeout, client: &http.Client{}, now: time.Now}
 	for _, s := range list {
 		key, _ := stdwebhooks.ParseSecret(s.Reveal()) // checked above
 		t.secrets = append(t.secrets, key)
@@ -128,6 +189,29 @@ func (t *Target) Deliver(ctx context.Context, d agent.Handoff) (agent.Result, er
 		sigs[i] = stdwebhooks.Sign(key, d.Signal.ID, ts, body)
 	}
 	headers[stdwebhooks.HeaderSignature] = strings.Join(sigs, " ")
-	_, res, err := httptarget.Post(ctx, t.client, t.cfg.URL, headers, body, t.cfg.Timeout, t.now)
+	_, res, err := httptarget.Post(ctx, t.client, t.cfg.URL, headers, body, t.timeout, t.now)
 	return res, err
+}
+
+// Probe is `check --connect`'s try of a webhook target: HEAD, then OPTIONS when HEAD is
+// not allowed; any answer below 500 means something listens there (a receiver may take
+// POSTs only). key is the target's config path, named in what to fix.
+func Probe(ctx context.Context, hc *http.Client, c Config, timeout time.Duration, key string) (string, error) {
+	headers := secret.RevealMap(c.Headers)
+	shown := httptarget.SafeURL(c.URL)
+	method := http.MethodHead
+	status, err := httptarget.Ask(ctx, hc, method, c.URL, headers, timeout)
+	if err == nil && (status == http.StatusMethodNotAllowed || status == http.StatusNotImplemented) {
+		method = http.MethodOptions
+		status, err = httptarget.Ask(ctx, hc, method, c.URL, headers, timeout)
+	}
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%w: check %s.url and that the receiver is running", err, key)
+	case status >= 300 && status < 400:
+		return "", fmt.Errorf("%s %s answered a redirect (HTTP %d), which deliveries never follow: set %s.url to the final URL", method, shown, status, key)
+	case status >= 500:
+		return "", fmt.Errorf("%s %s answered HTTP %d: the receiver is failing", method, shown, status)
+	}
+	return fmt.Sprintf("%s %s answered HTTP %d", method, shown, status), nil
 }

@@ -100,15 +100,13 @@ func newEnv(t *testing.T, rc *receiver, urlSuffix string, maxAttempts int) (*del
 	srv := httptest.NewServer(rc)
 	t.Cleanup(srv.Close)
 	u := strings.Replace(srv.URL, "http://", "http://hookuser:hookpass@", 1) + "/hook" + urlSuffix
-	cfg := agent.Config{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{
-		Kind: agent.TargetWebhook, URL: u, Secret: secret, MaxAttempts: maxAttempts,
-		Headers: map[string]sgsecret.Secret{"X-Api-Key": "k-0123456789"}}}
+	cfg := agent.Config{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{Kind: webhook.Kind, Presence: webhook.PresenceSource, MaxAttempts: maxAttempts, Settings: webhook.Config{URL: u, Secret: secret, Headers: map[string]sgsecret.Secret{"X-Api-Key": "k-0123456789"}}}}
 	env := deliverytest.New(t, deliverytest.Config{
 		Agents: []agent.Config{cfg},
 		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
 			tg, err := webhook.New(cfg, webhook.WithClock(e.Now))
 			require.NoError(t, err)
-			return map[string]delivery.Route{"coder": {Kind: agent.TargetWebhook, Target: tg, MaxAttempts: maxAttempts, Concurrency: 2}}
+			return map[string]delivery.Route{"coder": {Kind: webhook.Kind, Target: tg, MaxAttempts: maxAttempts, Concurrency: 2}}
 		},
 		Dispatch: []delivery.Option{delivery.WithSecrets([]string{"k-0123456789"})},
 	})
@@ -233,8 +231,7 @@ func TestWebhookTimeoutRetried(t *testing.T) {
 		}
 	}))
 	t.Cleanup(func() { close(release); srv.Close() })
-	tg, err := webhook.New(agent.Config{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{
-		Kind: agent.TargetWebhook, URL: srv.URL, Secret: secret, Timeout: 50 * time.Millisecond}})
+	tg, err := webhook.New(agent.Config{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{Kind: webhook.Kind, Presence: webhook.PresenceSource, Timeout: 50 * time.Millisecond, Settings: webhook.Config{URL: srv.URL, Secret: secret}}})
 	require.NoError(t, err)
 	_, err = tg.Deliver(context.Background(), agent.Handoff{Thread: inbox.ThreadKey{Agent: "coder", Resource: "r", Thread: "t"},
 		Signal: agent.Signal{ID: "s1", Type: agent.TypeNotification, TagName: "notification"}, Behavior: agent.BehaviorPersist, Attempt: 1})
@@ -245,6 +242,6 @@ func TestWebhookTimeoutRetried(t *testing.T) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
-	_, err := webhook.New(agent.Config{ID: "x", Target: agent.TargetConfig{Kind: agent.TargetMastra}})
+	_, err := webhook.New(agent.Config{ID: "x", Target: agent.TargetConfig{Kind: "mastra"}})
 	require.Error(t, err)
 }

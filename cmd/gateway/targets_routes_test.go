@@ -1,4 +1,4 @@
-package targets_test
+package main
 
 import (
 	"testing"
@@ -8,23 +8,24 @@ import (
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/secret"
-	"github.com/signalgate/signalgate/targets"
 	"github.com/signalgate/signalgate/targets/mastra"
 	"github.com/signalgate/signalgate/targets/webhook"
 )
 
-func TestRoutes(t *testing.T) {
+// Each agent's route comes from its kind's row: the stream agents share the stream
+// target unbounded, the others get their own target bounded by target.concurrency, with
+// the common delivery keys and their defaults; a runtime's follower runs beside it.
+func TestTargetRoutes(t *testing.T) {
 	cfgs := []agent.Config{
 		{ID: "coder", Token: "coder-token-0123456789"},
-		{ID: "support", Token: "support-token-0123456789", Target: agent.TargetConfig{Kind: agent.TargetMastra,
-			URL: "http://127.0.0.1:4111", AgentID: "supportAgent", Headers: map[string]secret.Secret{"Authorization": "Bearer mk-0123456"}}},
-		{ID: "hooks", Token: "hooks-token-0123456789", Target: agent.TargetConfig{Kind: agent.TargetWebhook,
-			URL: "https://example.com/hook", Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Concurrency: 2, MaxAttempts: 3}},
+		{ID: "support", Token: "support-token-0123456789", Target: agent.TargetConfig{Kind: mastra.Kind, Presence: mastra.PresenceSource, Settings: mastra.Config{URL: "http://127.0.0.1:4111", AgentID: "supportAgent", Headers: map[string]secret.Secret{"Authorization": "Bearer mk-0123456"}}}},
+		{ID: "hooks", Token: "hooks-token-0123456789", Target: agent.TargetConfig{Kind: webhook.Kind, Presence: webhook.PresenceSource, Concurrency: 2, MaxAttempts: 3, Settings: webhook.Config{URL: "https://example.com/hook", Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}},
 	}
 	stream := agent.NewStreamTarget()
 	runs := agent.NewRuns(nil, nil, cfgs)
-	routes, services, err := targets.Routes(cfgs, runs, stream, func([]inbox.ThreadKey) {}, nil, nil)
+	built, err := (&Config{Agents: cfgs}).buildTargets(targetBuild{runs: runs, notify: func([]inbox.ThreadKey) {}, stream: stream})
 	require.NoError(t, err)
+	routes, services := built.routes, built.services
 	require.Len(t, routes, 3)
 	require.Equal(t, agent.TargetStream, routes["coder"].Kind)
 	require.Same(t, stream, routes["coder"].Target)

@@ -1,4 +1,4 @@
-package targets_test
+package main
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/secret"
-	"github.com/signalgate/signalgate/targets"
 	"github.com/signalgate/signalgate/targets/httptarget"
 	"github.com/signalgate/signalgate/targets/mastra"
+	"github.com/signalgate/signalgate/targets/webhook"
 	"github.com/signalgate/signalgate/telemetry"
 	"github.com/signalgate/signalgate/telemetry/otlptest"
 )
@@ -55,17 +55,17 @@ func TestTargetSpansHideTheURLsSecrets(t *testing.T) {
 	defer agentSrv.Close()
 	withUser := strings.Replace(agentSrv.URL, "http://", "http://admin:"+userSecret+"@", 1)
 	cfgs := []agent.Config{
-		{ID: "support", Token: "support-token-0123456789", Target: agent.TargetConfig{Kind: agent.TargetMastra,
-			URL: withUser + "/" + pathSecret, AgentID: "supportAgent", Timeout: 5 * time.Second}},
-		{ID: "hooks", Token: "hooks-token-0123456789", Target: agent.TargetConfig{Kind: agent.TargetWebhook,
-			URL: withUser + "/hooks/" + pathSecret + "?token=" + querySecret, Secret: secret.Secret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"),
-			Timeout: 5 * time.Second}},
+		{ID: "support", Token: "support-token-0123456789", Target: agent.TargetConfig{Kind: mastra.Kind, Presence: mastra.PresenceSource, Timeout: 5 * time.Second, Settings: mastra.Config{URL: withUser + "/" + pathSecret, AgentID: "supportAgent"}}},
+		{ID: "hooks", Token: "hooks-token-0123456789", Target: agent.TargetConfig{Kind: webhook.Kind, Presence: webhook.PresenceSource, Timeout: 5 * time.Second, Settings: webhook.Config{URL: withUser + "/hooks/" + pathSecret + "?token=" + querySecret, Secret: secret.Secret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")}}},
 	}
 	for i := range cfgs {
 		require.NoError(t, cfgs[i].Validate())
 	}
-	routes, _, err := targets.Routes(cfgs, agent.NewRuns(nil, nil, cfgs), agent.NewStreamTarget(), func([]inbox.ThreadKey) {}, nil, tr.Provider)
+	cfg := &Config{Agents: cfgs}
+	built, err := cfg.buildTargets(targetBuild{runs: agent.NewRuns(nil, nil, cfgs), notify: func([]inbox.ThreadKey) {},
+		stream: agent.NewStreamTarget(), traces: tr.Provider})
 	require.NoError(t, err)
+	routes := built.routes
 	ctx := context.Background()
 	d := func(k inbox.ThreadKey) agent.Handoff {
 		return agent.Handoff{Thread: k, Behavior: agent.BehaviorWake, Attempt: 1,
@@ -76,12 +76,13 @@ func TestTargetSpansHideTheURLsSecrets(t *testing.T) {
 	require.NoError(t, err)
 	_, err = routes["hooks"].Target.Deliver(ctx, d(inbox.ThreadKey{Agent: "hooks", Resource: "acme", Thread: "t1"}))
 	require.NoError(t, err)
-	// The agent operations' clients, built as the gateway builds them.
-	client := mastra.NewClient(cfgs, httptarget.Traced(nil, tr.Provider))
-	require.Error(t, client.AbortThread(ctx, mk, false))
-	_, err = client.SuspendedRuns(ctx, "support")
+	// The agent operations' clients, built as the gateway builds them, and the list of
+	// suspended runs a follower reconciles approvals with.
+	runtimes := cfg.runtimeClients(httptarget.Traced(nil, tr.Provider))
+	require.Error(t, runtimes.AbortThread(ctx, mk, false))
+	_, err = mastra.NewClient(cfgs, httptarget.Traced(nil, tr.Provider)).SuspendedRuns(ctx, "support")
 	require.NoError(t, err)
-	require.NoError(t, mastra.NewToolApprovals(cfgs, httptarget.Traced(nil, tr.Provider)).SendToolApproval(ctx, mk, "call-1", true))
+	require.NoError(t, runtimes.SendToolApproval(ctx, mk, "call-1", true))
 	require.NoError(t, tr.Shutdown(ctx)) // flushes every span to the collector
 
 	var clients []otlptest.Span
