@@ -22,7 +22,7 @@ type ExplainStore interface {
 	NetLane(ctx context.Context, k inbox.ThreadKey, netKey string) (inbox.NetLane, error)
 }
 
-// Store is the database behind the admin API (*store.Store).
+// Store is the database behind the admin API (*store.Admin).
 type Store interface {
 	ExplainStore
 	ListEvents(ctx context.Context, f inbox.EventFilter) ([]inbox.Event, string, error)

@@ -19,7 +19,7 @@ import (
 // Ingest stores the event and creates or merges its records in one transaction.
 // A (source, connector, delivery id) seen before is reported as a duplicate and
 // nothing changes.
-func (s *Store) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notification, decide inbox.DecideFunc, newID func() string) (inbox.IngestResult, error) {
+func (s *Inbox) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notification, decide inbox.DecideFunc, newID func() string) (inbox.IngestResult, error) {
 	var res inbox.IngestResult
 	ns = storable(ev, ns)
 	// Compressed outside the transaction: the writer is shared.
@@ -71,7 +71,7 @@ func (s *Store) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notifica
 // answers the notifications to store: an announcement whose watch had ended already (a
 // terminal event and the expiry sweep both saw it live) is dropped, so a thread hears of
 // each end once. The event row then counts only the kept ones.
-func (s *Store) endWatches(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, ns []inbox.Notification) ([]inbox.Notification, error) {
+func (s *Inbox) endWatches(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, ns []inbox.Notification) ([]inbox.Notification, error) {
 	if !slices.ContainsFunc(ns, func(n inbox.Notification) bool { return n.EndsWatch != nil }) {
 		return ns, nil
 	}
@@ -102,7 +102,7 @@ func (s *Store) endWatches(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, ns
 	return kept, nil
 }
 
-func (s *Store) insertEvent(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, body []byte, bodyEnc string) (bool, error) {
+func (s *Inbox) insertEvent(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, body []byte, bodyEnc string) (bool, error) {
 	headers, err := json.Marshal(ev.Headers)
 	if err != nil {
 		return false, fmt.Errorf("encode event headers: %w", err)
@@ -133,7 +133,7 @@ func (s *Store) insertEvent(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, b
 
 // redelivered counts a redelivery on the event that made ev a duplicate (same
 // delivery id, else same body digest) and sets id to that event's.
-func (s *Store) redelivered(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, id *string) error {
+func (s *Inbox) redelivered(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, id *string) error {
 	q := s.writeTx(tx)
 	err := q.get(ctx, id, qRedelivered, micros(ev.ReceivedAt), ev.Source, ev.Connector, ev.DeliveryID)
 	if errors.Is(err, sql.ErrNoRows) && ev.BodyDigest != "" {
@@ -145,7 +145,7 @@ func (s *Store) redelivered(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, i
 	return nil
 }
 
-func (s *Store) ingestOne(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, n inbox.Notification, decide inbox.DecideFunc, newID func() string) (inbox.RecordOutcome, error) {
+func (s *Inbox) ingestOne(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, n inbox.Notification, decide inbox.DecideFunc, newID func() string) (inbox.RecordOutcome, error) {
 	now := ev.ReceivedAt
 	// Serialise merges per (thread, source, kind) across transactions and replicas:
 	// "equal dedupeKey OR equal coalesceKey" cannot be one unique index.
@@ -196,7 +196,7 @@ func (s *Store) ingestOne(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, n i
 	return inbox.RecordOutcome{RecordID: r.ID, Thread: n.Thread, Decision: d}, nil
 }
 
-func (s *Store) touchThread(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) error {
+func (s *Inbox) touchThread(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) error {
 	_, err := s.writeTx(tx).exec(ctx, qTouchThread, k.Agent, k.Resource, k.Thread, micros(now), micros(now))
 	if err != nil {
 		return fmt.Errorf("record thread %s: %w", k, err)
@@ -205,7 +205,7 @@ func (s *Store) touchThread(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey,
 }
 
 // presence is active when the thread has an open run whose lease has not expired.
-func (s *Store) presence(ctx context.Context, q txq, k inbox.ThreadKey, now time.Time) (inbox.Presence, error) {
+func (s *Inbox) presence(ctx context.Context, q txq, k inbox.ThreadKey, now time.Time) (inbox.Presence, error) {
 	var n int
 	err := q.get(ctx, &n, qPresence, k.Agent, k.Resource, k.Thread, micros(now))
 	if err != nil {
@@ -217,7 +217,7 @@ func (s *Store) presence(ctx context.Context, q txq, k inbox.ThreadKey, now time
 	return inbox.PresenceIdle, nil
 }
 
-func (s *Store) findMergeable(ctx context.Context, q txq, n inbox.Notification) (*inbox.Record, error) {
+func (s *core) findMergeable(ctx context.Context, q txq, n inbox.Notification) (*inbox.Record, error) {
 	if n.DedupeKey == "" && n.CoalesceKey == "" {
 		return nil, nil
 	}

@@ -216,7 +216,7 @@ func recordArgs(r *inbox.Record) ([]any, error) {
 		cleanText(r.HeldBy), nullMicros(r.HeldUntil), r.TraceParent, strings.Join(r.TraceLinks, " ")}, nil
 }
 
-func (s *Store) insertRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) error {
+func (s *core) insertRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) error {
 	var err error
 	if r.HeldUntil, err = s.capSilenceHold(ctx, tx, r.HeldBy, r.HeldUntil); err != nil {
 		return err
@@ -234,7 +234,7 @@ func (s *Store) insertRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) 
 }
 
 // updateRecord writes every mutable column of r.
-func (s *Store) updateRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) error {
+func (s *core) updateRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) error {
 	var err error
 	if r.HeldUntil, err = s.capSilenceHold(ctx, tx, r.HeldBy, r.HeldUntil); err != nil {
 		return err
@@ -253,7 +253,7 @@ func (s *Store) updateRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) 
 }
 
 // GetRecord returns one record or inbox.ErrNotFound.
-func (s *Store) GetRecord(ctx context.Context, id string) (inbox.Record, error) {
+func (s *Admin) GetRecord(ctx context.Context, id string) (inbox.Record, error) {
 	var row recordRow
 	err := s.r.GetContext(ctx, &row, s.q(`SELECT `+recordReadColumns+` FROM records WHERE id = ?`), id)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -266,7 +266,7 @@ func (s *Store) GetRecord(ctx context.Context, id string) (inbox.Record, error) 
 }
 
 // ThreadRecords lists a thread's records, oldest first, optionally by status.
-func (s *Store) ThreadRecords(ctx context.Context, k inbox.ThreadKey, statuses ...inbox.Status) ([]inbox.Record, error) {
+func (s *Records) ThreadRecords(ctx context.Context, k inbox.ThreadKey, statuses ...inbox.Status) ([]inbox.Record, error) {
 	query := `SELECT ` + recordColumns + ` FROM records WHERE agent = ? AND resource_id = ? AND thread_id = ?`
 	args := []any{k.Agent, k.Resource, k.Thread}
 	if len(statuses) > 0 {
@@ -280,7 +280,7 @@ func (s *Store) ThreadRecords(ctx context.Context, k inbox.ThreadKey, statuses .
 	return s.selectRecords(ctx, s.r, query+` ORDER BY created_at, id`, args...)
 }
 
-func (s *Store) selectRecords(ctx context.Context, q sqlx.QueryerContext, query string, args ...any) ([]inbox.Record, error) {
+func (s *core) selectRecords(ctx context.Context, q sqlx.QueryerContext, query string, args ...any) ([]inbox.Record, error) {
 	var rows []recordRow
 	if err := sqlx.SelectContext(ctx, q, &rows, s.q(query), args...); err != nil {
 		return nil, fmt.Errorf("list records: %w", err)
@@ -303,7 +303,7 @@ func recordsOf(rows []recordRow) ([]inbox.Record, error) {
 
 // SetRecordStatus moves a record to status (seen, dismissed, archived, delivered…),
 // clearing its schedule when the status is terminal.
-func (s *Store) SetRecordStatus(ctx context.Context, id string, status inbox.Status, now time.Time) error {
+func (s *Records) SetRecordStatus(ctx context.Context, id string, status inbox.Status, now time.Time) error {
 	if !status.Valid() {
 		return fmt.Errorf("set record %s status: unknown status %q", id, status)
 	}
