@@ -14,11 +14,12 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 )
 
-// EventByDelivery finds the event stored under a provider delivery id.
+// EventByDelivery finds the event stored under a provider delivery id, each value as the
+// inbox stores it (clean text; the id inbox.StoredKey).
 func (s *Explain) EventByDelivery(ctx context.Context, source, connector, deliveryID string) (string, bool, error) {
 	var id string
 	err := s.r.GetContext(ctx, &id, s.q(`SELECT id FROM events WHERE source = ? AND connector = ? AND delivery_id = ?`),
-		cleanText(source), cleanText(connector), inbox.HashKey(cleanText(deliveryID)))
+		source, connector, deliveryID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
@@ -28,10 +29,10 @@ func (s *Explain) EventByDelivery(ctx context.Context, source, connector, delive
 	return id, true, nil
 }
 
-// FindMergeable returns the pending record n would merge into, as Ingest would choose
-// it, or nil. It reads in a read-only transaction and changes nothing.
+// FindMergeable returns the pending record n (as the inbox stores it: Notification.Stored)
+// would merge into, as Ingest would choose it, or nil. It reads in a read-only
+// transaction and changes nothing.
 func (s *Explain) FindMergeable(ctx context.Context, n inbox.Notification) (*inbox.Record, error) {
-	storedKeys(&n)
 	tx, err := s.r.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("begin read: %w", err)

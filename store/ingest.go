@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -21,7 +20,6 @@ import (
 // nothing changes.
 func (s *Inbox) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notification, decide inbox.DecideFunc, newID func() string) (inbox.IngestResult, error) {
 	var res inbox.IngestResult
-	ns = storable(ev, ns)
 	// Compressed outside the transaction: the writer is shared.
 	body, bodyEnc := s.body.pack(ev.Body)
 	status := ev.Status // endWatches may change it: a rolled back attempt must not have
@@ -234,43 +232,4 @@ func (s *core) findMergeable(ctx context.Context, q txq, n inbox.Notification) (
 		return nil, err
 	}
 	return &r, nil
-}
-
-// storable makes an event and its notifications storable on both backends, whichever
-// connector or API they came from: text is cleaned (PostgreSQL refuses NUL and invalid
-// UTF-8), payloads stay valid JSON, and request values bound for an index are bounded.
-// Over-long delivery ids and dedupe/coalesce keys are replaced by their hash (equal
-// values stay equal, so redeliveries and merges still work); an event whose
-// notifications name a thread, source, kind or route too long to index is stored as
-// invalid with no records, never failed (a failure is retried forever by IMAP and
-// answered 500 over HTTP). It returns the notifications to store.
-func storable(ev *inbox.Event, ns []inbox.Notification) []inbox.Notification {
-	ev.DeliveryID = inbox.HashKey(cleanText(ev.DeliveryID))
-	ev.Type, ev.Error, ev.Connector = cleanText(ev.Type), cleanText(ev.Error), cleanText(ev.Connector)
-	var errs []error
-	if src := cleanText(ev.Source); len(src) > inbox.MaxLabelBytes {
-		errs = append(errs, fmt.Errorf("event source: %d bytes, over the limit of %d", len(src), inbox.MaxLabelBytes))
-		ev.Source = truncateText(src, inbox.MaxLabelBytes)
-	} else {
-		ev.Source = src
-	}
-	out := make([]inbox.Notification, 0, len(ns))
-	for i, n := range ns {
-		storedKeys(&n)
-		n.Summary, n.DeliverAs = cleanText(n.Summary), cleanText(n.DeliverAs)
-		n.Payload = cleanJSON(n.Payload)
-		if err := n.CheckBounds(); err != nil {
-			if n.Route != "" { // a template rendered it: name the config entry to fix
-				err = fmt.Errorf("route %q: %w", n.Route, err)
-			}
-			errs = append(errs, fmt.Errorf("notification %d: %w", i, err))
-		}
-		out = append(out, n)
-	}
-	if len(errs) > 0 {
-		ev.Status = inbox.EventInvalid
-		ev.Error = strings.ReplaceAll(errors.Join(errs...).Error(), "\n", "; ")
-		return nil
-	}
-	return out
 }

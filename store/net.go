@@ -28,9 +28,9 @@ const (
 )
 
 // NetLane reads the lane of netKey in thread k as ingest would see it now (explain).
-// netKey is taken as a notification carries it: it is cleaned and hashed like ingest does.
+// netKey is taken as the inbox stores it (inbox.StoredKey).
 func (s *Explain) NetLane(ctx context.Context, k inbox.ThreadKey, netKey string) (inbox.NetLane, error) {
-	return s.netLane(ctx, s.r, k, inbox.HashKey(cleanText(netKey)))
+	return s.netLane(ctx, s.r, k, netKey)
 }
 
 func (s *core) netLane(ctx context.Context, q sqlx.QueryerContext, k inbox.ThreadKey, netKey string) (inbox.NetLane, error) {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 
@@ -151,40 +149,12 @@ func (row *recordRow) record() (inbox.Record, error) {
 
 func cleanText(s string) string { return inbox.CleanText(s) }
 
-// storedKeys turns n's indexed fields into what is stored: clean text, and over-long
-// dedupe, coalesce and net keys hashed. Ingest writes them so and FindMergeable looks them up so.
-func storedKeys(n *inbox.Notification) {
-	for _, f := range []*string{&n.Thread.Agent, &n.Thread.Resource, &n.Thread.Thread, &n.Route, &n.Source, &n.Kind,
-		&n.DedupeKey, &n.CoalesceKey, &n.NetKey, &n.State, &n.RestState} {
-		*f = cleanText(*f)
-	}
-	n.DedupeKey, n.CoalesceKey, n.NetKey = inbox.HashKey(n.DedupeKey), inbox.HashKey(n.CoalesceKey), inbox.HashKey(n.NetKey)
-}
-
-// cleanJSON keeps valid JSON valid and storable: invalid UTF-8 can only sit inside its
-// strings, where U+FFFD replaces it; a raw NUL cannot occur in valid JSON at all.
-func cleanJSON(raw json.RawMessage) json.RawMessage {
-	if utf8.Valid(raw) {
-		return raw
-	}
-	return json.RawMessage(bytes.ToValidUTF8(raw, []byte("\uFFFD")))
-}
-
-// truncateText cuts s to at most n bytes without splitting a character.
-func truncateText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s
-}
-
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
-// recordArgs encodes r in recordColumns order.
+// recordArgs encodes r in recordColumns order. What came with the notification comes as
+// the inbox stores it (inbox.Notification.Stored); the text the store's other writers set
+// (a decision's reason, a target's error, an operator's action, a source id, a hold) is
+// cleaned here, since PostgreSQL refuses NUL and invalid UTF-8 in text.
 func recordArgs(r *inbox.Record) ([]any, error) {
 	attrs, err := json.Marshal(r.Attributes)
 	if err != nil {
@@ -202,7 +172,7 @@ func recordArgs(r *inbox.Record) ([]any, error) {
 	}
 	var payload sql.NullString
 	if len(r.Payload) > 0 {
-		payload = sql.NullString{String: string(cleanJSON(r.Payload)), Valid: true}
+		payload = sql.NullString{String: string(r.Payload), Valid: true}
 	}
 	return []any{r.ID, r.Thread.Agent, r.Thread.Resource, r.Thread.Thread, nullString(r.EventID), r.Route,
 		r.Source, r.Kind, string(r.Priority), r.Summary, payload, r.DedupeKey, r.CoalesceKey,

@@ -224,7 +224,7 @@ func storedFrameRow(f agent.Frame) (frameRow, error) {
 		Type: cleanText(string(f.Signal.Type)), TagName: cleanText(f.Signal.TagName), Contents: cleanText(f.Signal.Contents),
 		Attributes: string(attrs), Metadata: string(metaJSON), XML: cleanText(f.XML), RecordIDs: string(idsJSON),
 		RunStatus: f.RunStatus, Origin: f.Origin, SignalCreatedAt: nullTime(f.Signal.CreatedAt), AcceptedAt: nullTime(f.Signal.AcceptedAt),
-		CreatedAt: micros(f.CreatedAt), Extra: string(cleanJSON(extra))}, nil
+		CreatedAt: micros(f.CreatedAt), Extra: string(inbox.CleanJSON(extra))}, nil
 }
 
 func nonNilAttrs(a inbox.Attributes) inbox.Attributes {
