@@ -21,6 +21,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 )
 
 type listed struct {
@@ -133,7 +134,8 @@ func TestReplySkillScript(t *testing.T) {
 	}
 	lazy := &lazyReplies{}
 	e := deliverytest.New(t, deliverytest.Config{API: []agentapi.Option{agentapi.WithReplies(lazy)}})
-	lazy.svc.Store(reply.New(e.Store, map[string]reply.Sender{"slack": anySender{}}, service.Base{Now: e.Now},
+	replies := store.NewReplies(e.Store)
+	lazy.svc.Store(reply.New(replies, map[string]reply.Sender{"slack": anySender{}}, service.Base{Now: e.Now},
 		reply.WithProvenance(agent.ReplyProvenance{"slack": {"slack-v0"}}), reply.WithPlaces(kindstest.Places())))
 	k := inbox.ThreadKey{Agent: "support", Resource: "slack:T1", Thread: "dm:U1"}
 	dm := reply.NewTo("slack", "acme", slack.Place{Team: "T1", Channel: "D1"})
@@ -158,7 +160,7 @@ func TestReplySkillScript(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &got), out)
 	require.Equal(t, reply.StatusQueued, got.Status)
 	require.Equal(t, dm, got.To, "where the thread's notification came from")
-	stored, err := e.Store.GetReply(t.Context(), "answer-1")
+	stored, err := replies.GetReply(t.Context(), "answer-1")
 	require.NoError(t, err)
 	require.Equal(t, text, stored.Text, "the text arrives exactly as given")
 
@@ -170,7 +172,7 @@ func TestReplySkillScript(t *testing.T) {
 
 	_, stderr, err = run("line one\nline two\n", "--watch", "answer-2", "-")
 	require.NoError(t, err, stderr)
-	stored, err = e.Store.GetReply(t.Context(), "answer-2")
+	stored, err = replies.GetReply(t.Context(), "answer-2")
 	require.NoError(t, err)
 	require.Equal(t, "line one\nline two", stored.Text, "the text read from stdin")
 	require.True(t, stored.Watch)

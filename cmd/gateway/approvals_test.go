@@ -20,6 +20,7 @@ import (
 	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/connectors/slack/webapitest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 	"github.com/signalgate/signalgate/targets/mastra/mastratest"
 )
@@ -190,7 +191,7 @@ func (e *approvalEnv) deploys() int {
 
 func (e *approvalEnv) only(k inbox.ThreadKey) approval.Approval {
 	e.t.Helper()
-	page, _, err := e.m.Store.ListApprovals(context.Background(), approval.Filter{Agent: k.Agent, Resource: k.Resource, Thread: k.Thread})
+	page, _, err := store.NewApprovals(e.m.Store).ListApprovals(context.Background(), approval.Filter{Agent: k.Agent, Resource: k.Resource, Thread: k.Thread})
 	require.NoError(e.t, err)
 	require.Len(e.t, page, 1)
 	return page[0]

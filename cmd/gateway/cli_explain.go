@@ -25,7 +25,7 @@ import (
 
 // adminDeps is what the admin API and the offline explain share: the store, today's
 // routes (compiled once, by config validation) and policy, and the connectors' parse steps.
-func adminDeps(cfg *Config, st *store.Store, policy *inbox.Policy, parsers admin.Parsers, log *slog.Logger, now func() time.Time, live adminLive) (admin.Deps, error) {
+func adminDeps(cfg *Config, st *store.DB, policy *inbox.Policy, parsers admin.Parsers, log *slog.Logger, now func() time.Time, live adminLive) (admin.Deps, error) {
 	router, err := cfg.Router()
 	if err != nil {
 		return admin.Deps{}, err
@@ -36,11 +36,11 @@ func adminDeps(cfg *Config, st *store.Store, policy *inbox.Policy, parsers admin
 		kinds[a.ID] = a.WithDefaults().Target.Kind
 		wakes[a.ID] = agent.WakeSettings{Budget: a.WakeBudget, Limit: a.MaxConcurrentWakes}
 	}
-	deps := admin.Deps{Store: st, Policy: policy, Router: router, Agents: cfg.AgentIDs(), TargetKinds: kinds, Wakes: wakes,
+	deps := admin.Deps{Policy: policy, Router: router, Agents: cfg.AgentIDs(), TargetKinds: kinds, Wakes: wakes,
 		Sources: cfg.sources(), Places: cfg.places(), Watchable: cfg.watchResources().Sources(), Targets: cfg.targetKindNames(), Parsers: parsers, Connectors: cfg.connectorRefs(), Log: log, Now: now,
 		Inbox: live.Inbox, Pollers: live.Pollers, Notify: live.Notify, TraceURL: cfg.Telemetry.TraceURL}
-	if st != nil {
-		deps.WatchLookup = st // explain without a database knows no watches
+	if st != nil { // explain without a database knows no watches
+		deps.Store, deps.WatchLookup = store.NewAdmin(st), store.NewWatches(st)
 	}
 	return deps, nil
 }
@@ -150,8 +150,8 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 // openExplainStore opens the database for reading, or returns none (explaining against
 // an empty inbox) when a SQLite file is not there: explain creates nothing unless told
 // to migrate. current says the schema is there to be read.
-func openExplainStore(ctx context.Context, cfg *Config, migrate bool, log *slog.Logger, stderr io.Writer) (*store.Store, bool, int) {
-	fail := func(err error) (*store.Store, bool, int) {
+func openExplainStore(ctx context.Context, cfg *Config, migrate bool, log *slog.Logger, stderr io.Writer) (*store.DB, bool, int) {
+	fail := func(err error) (*store.DB, bool, int) {
 		fmt.Fprintf(stderr, "gateway explain: %v\n", err)
 		return nil, false, exitFail
 	}
@@ -193,15 +193,15 @@ func openExplainStore(ctx context.Context, cfg *Config, migrate bool, log *slog.
 // newExplainer explains against st, or against an empty inbox when st's schema is
 // not current (its tables may not exist: nothing is read from it then). Offline, the
 // connectors make no API calls. The silences in force are the database's.
-func newExplainer(ctx context.Context, cfg *Config, st *store.Store, current, offline bool, log *slog.Logger) (*admin.Explainer, error) {
+func newExplainer(ctx context.Context, cfg *Config, st *store.DB, current, offline bool, log *slog.Logger) (*admin.Explainer, error) {
 	policy, err := cfg.newPolicy()
 	if err != nil {
 		return nil, err
 	}
-	var xs admin.ExplainStore = st
-	var ci github.CIState = github.NewStoreCIState(st, "github")
-	if !current {
-		xs, ci = emptyInbox{}, github.NewMemoryCIState(0)
+	var xs admin.ExplainStore = emptyInbox{}
+	var ci github.CIState = github.NewMemoryCIState(0)
+	if current {
+		xs, ci = store.NewExplain(st), github.NewStoreCIState(store.NewConnectorState(st), "github")
 	}
 	parsers, err := cfg.buildParsers(build{ci: ci, log: log, now: time.Now, offline: offline})
 	if err != nil {
@@ -212,7 +212,7 @@ func newExplainer(ctx context.Context, cfg *Config, st *store.Store, current, of
 		return nil, err
 	}
 	if current {
-		sil := silence.NewService(st, cfg.Silences, service.Base{Logger: log})
+		sil := silence.NewService(store.NewSilences(st), cfg.Silences, service.Base{Logger: log})
 		if err := sil.Refresh(ctx); err != nil {
 			return nil, err
 		}

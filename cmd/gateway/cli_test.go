@@ -20,6 +20,7 @@ import (
 
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -110,7 +111,7 @@ func TestExplainCommandOffline(t *testing.T) {
 		"headers":{"webhook-id":"msg_2"},"body":`+string(body)+`}`), 0o600))
 	code, stdout, stderr := runCLI(t, nil, "explain", "--config", cfgPath, sample)
 	require.Equal(t, exitOK, code, stderr)
-	recs, _, err := m.Store.ListRecords(context.Background(), inbox.RecordFilter{EventID: eventID})
+	recs, _, err := store.NewAdmin(m.Store).ListRecords(context.Background(), inbox.RecordFilter{EventID: eventID})
 	require.NoError(t, err)
 	require.Len(t, recs, 1)
 	require.Regexp(t, `^event:        generic/billing invoice-failed delivery msg_2

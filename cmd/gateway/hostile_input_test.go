@@ -16,6 +16,7 @@ import (
 
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server/servertest"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -98,7 +99,7 @@ func TestOverlongKeysIndexedBounded(t *testing.T) {
 			// The same long keys under a new delivery id (the store suite shows they merge).
 			code, out = postGeneric(t, m, "msg_2", body, true)
 			require.Equal(t, http.StatusOK, code, out)
-			recs, err := m.Store.ThreadRecords(context.Background(), inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "invoices"})
+			recs, err := store.NewRecords(m.Store).ThreadRecords(context.Background(), inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "invoices"})
 			require.NoError(t, err)
 			require.NotEmpty(t, recs)
 			for _, r := range recs {

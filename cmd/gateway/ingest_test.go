@@ -16,6 +16,7 @@ import (
 
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/stdwebhooks"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -129,7 +130,7 @@ func TestIngestEndToEnd(t *testing.T) {
 	frame := firstSignal(t, m, "/v1/agents/coder/threads/billing/invoices/stream")
 	require.Equal(t, "wake", frame["action"])
 	require.Equal(t, "notification", frame["type"])
-	recs, err := m.Store.ThreadRecords(context.Background(), inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "invoices"})
+	recs, err := store.NewRecords(m.Store).ThreadRecords(context.Background(), inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "invoices"})
 	require.NoError(t, err)
 	require.Len(t, recs, 1)
 	require.Equal(t, "Invoice 42 for ACME failed to charge", recs[0].Summary)

@@ -23,6 +23,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/secret"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 	"github.com/signalgate/signalgate/watch"
 )
@@ -206,6 +207,7 @@ routes:
 	// counted under its own source label, and explain knows the source.
 	m := NewMain(cfg, storetest.Logger(t))
 	require.NoError(t, m.Open(context.Background()))
+	records := store.NewRecords(m.Store)
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
 	require.NotNil(t, built.pipeline)
 	ctx := context.Background()
@@ -220,7 +222,7 @@ routes:
 	}
 	require.Equal(t, inbox.EventRouted, ingest("d1", "ping", `{"room": "r-1"}`).Status)
 	k := inbox.ThreadKey{Agent: "coder", Resource: "fake", Thread: "acme"}
-	recs, err := m.Store.ThreadRecords(ctx, k)
+	recs, err := records.ThreadRecords(ctx, k)
 	require.NoError(t, err)
 	require.Len(t, recs, 1)
 	require.Equal(t, "A fake ping", recs[0].Summary)
@@ -271,7 +273,7 @@ routes:
 	require.Equal(t, http.StatusBadRequest, code, answer)
 	require.Contains(t, answer, `source: unknown \"fakee\" (want github, slack, email, generic or fake)`)
 	require.Equal(t, inbox.EventRouted, ingest("d3", "chat", `{"room": "r-2"}`).Status, "no route matches a chat: the watch does")
-	recs, err = m.Store.ThreadRecords(ctx, k)
+	recs, err = records.ThreadRecords(ctx, k)
 	require.NoError(t, err)
 	require.Len(t, recs, 3)
 	require.Equal(t, "A fake chat", recs[2].Summary)
@@ -344,7 +346,7 @@ routes:
 	o, err := built.pipeline.Ingest(ctx, ev, items)
 	require.NoError(t, err)
 	require.Equal(t, inbox.EventRouted, o.Status, "the route still routes it")
-	stored, err := m.Store.GetEvent(ctx, o.EventID)
+	stored, err := store.NewExplain(m.Store).GetEvent(ctx, o.EventID)
 	require.NoError(t, err)
 	require.Contains(t, stored.Error, `watches: source "fake" names watch resources but no integration kind reads them`)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 )
 
 // A route puts generic invoice events in a net-state lane by template; `gateway explain`
@@ -27,6 +28,7 @@ routes:
     state: '{{index .Extra "status"}}'
     rest_state: paid
 `)
+	records := store.NewRecords(m.Store)
 	k := inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "acme"}
 	body := func(status string) []byte {
 		// Low: held for a summary, so the record stays pending whatever the dispatcher does.
@@ -35,7 +37,7 @@ routes:
 	}
 	code, out := postGeneric(t, m, "msg_1", body("overdue"), true)
 	require.Equal(t, http.StatusOK, code, out)
-	recs, err := m.Store.ThreadRecords(context.Background(), k)
+	recs, err := records.ThreadRecords(context.Background(), k)
 	require.NoError(t, err)
 	require.Len(t, recs, 1)
 	overdue := recs[0]
@@ -54,7 +56,7 @@ routes:
 
 	code, out = postGeneric(t, m, "msg_2", body("paid"), true)
 	require.Equal(t, http.StatusOK, code, out)
-	recs, err = m.Store.ThreadRecords(context.Background(), k)
+	recs, err = records.ThreadRecords(context.Background(), k)
 	require.NoError(t, err)
 	require.Len(t, recs, 2)
 	for _, r := range recs {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 )
 
 // Through the real webhook path: routes' and rules' `when` see the event's body as
@@ -44,7 +45,7 @@ policy:
 		}
 		require.Equal(t, http.StatusOK, code, out)
 	}
-	recs, err := m.Store.ThreadRecords(context.Background(), inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "invoices"})
+	recs, err := store.NewRecords(m.Store).ThreadRecords(context.Background(), inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "invoices"})
 	require.NoError(t, err)
 	require.Len(t, recs, 2, "the payout matches no route")
 	by := map[string]inbox.Record{}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 )
 
 // TestReloadBringsTimeIntervalsAndSilenceLimits: a reload that adds a time interval and
@@ -32,7 +33,7 @@ silences: { max_duration: 1h }`))
 	require.Equal(t, http.StatusOK, code, body)
 
 	require.Equal(t, http.StatusOK, postSigned(t, m, billingSecret, "msg_muted", []byte(`{"kind":"invoice-failed","summary":"muted"}`)))
-	rs, _, err := m.Store.ListRecords(context.Background(), inbox.RecordFilter{Agent: "coder", Resource: "billing", Thread: "invoices"})
+	rs, _, err := store.NewAdmin(m.Store).ListRecords(context.Background(), inbox.RecordFilter{Agent: "coder", Resource: "billing", Thread: "invoices"})
 	require.NoError(t, err)
 	require.Len(t, rs, 1)
 	require.Equal(t, inbox.StatusPending, rs[0].Status)

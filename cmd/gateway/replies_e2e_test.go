@@ -19,6 +19,7 @@ import (
 
 	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/connectors/slack/webapitest"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -112,6 +113,7 @@ func TestReplyRoundTripThroughSlack(t *testing.T) {
 	require.NoError(t, err)
 	m := NewMain(c, storetest.Logger(t))
 	require.NoError(t, m.Open(context.Background()))
+	explain := store.NewExplain(m.Store)
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
 	base := "http://" + m.Addr().String()
 	thread := base + "/v1/agents/support/threads/" + url.PathEscape("slack:T0001") + "/" + url.PathEscape("dm:U0JANE")
@@ -166,7 +168,7 @@ func TestReplyRoundTripThroughSlack(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &ack))
 	assert.Equal(t, "ignored", ack.Status)
 	assert.Zero(t, ack.Records)
-	ev, err := m.Store.GetEvent(context.Background(), ack.EventID)
+	ev, err := explain.GetEvent(context.Background(), ack.EventID)
 	require.NoError(t, err)
 	assert.Equal(t, "own reply", ev.Error)
 
@@ -187,7 +189,7 @@ func TestReplyRoundTripThroughSlack(t *testing.T) {
 	code, out = postSlack(t, base, slackEvent(t, "Ev03", echo))
 	require.Equal(t, http.StatusAccepted, code, out)
 	require.NoError(t, json.Unmarshal([]byte(out), &ack))
-	ev, err = m.Store.GetEvent(context.Background(), ack.EventID)
+	ev, err = explain.GetEvent(context.Background(), ack.EventID)
 	require.NoError(t, err)
 	assert.Equal(t, "own reply", ev.Error)
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -45,7 +46,7 @@ routes:
 			require.Equal(t, http.StatusOK, code, out)
 			require.Equal(t, "routed", out["status"])
 			k := inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "ACME Corp London office"}
-			recs, err := m.Store.ThreadRecords(context.Background(), k)
+			recs, err := store.NewRecords(m.Store).ThreadRecords(context.Background(), k)
 			require.NoError(t, err)
 			require.Len(t, recs, 1)
 
@@ -72,7 +73,7 @@ routes:
 			code, out = postGeneric(t, m, "cust-2", body, true)
 			require.Equal(t, http.StatusAccepted, code, out)
 			require.Equal(t, "invalid", out["status"])
-			ev, err := m.Store.GetEvent(context.Background(), out["eventId"].(string))
+			ev, err := store.NewExplain(m.Store).GetEvent(context.Background(), out["eventId"].(string))
 			require.NoError(t, err)
 			require.Equal(t, `notification 0: route "customers": thread.threadId: 513 bytes, over the limit of 512`, ev.Error)
 		})

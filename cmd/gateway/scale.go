@@ -51,7 +51,7 @@ func (c DispatchConfig) options(more ...delivery.Option) []delivery.Option {
 
 // newBroker picks the stream broker: with PostgreSQL, replicas share thread fan-out
 // through LISTEN/NOTIFY; with SQLite one process serves every stream.
-func newBroker(cfg *Config, st *store.Store, log *slog.Logger) agent.Broker {
+func newBroker(cfg *Config, st *store.DB, log *slog.Logger) agent.Broker {
 	if cfg.Storage.Driver == store.DriverPostgres {
 		return store.NewPGBroker(st, cfg.Storage.DSN, service.Base{Logger: log})
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/silence"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -80,6 +81,7 @@ func TestSilenceAcrossThreeReplicas(t *testing.T) {
 		replicas[i] = m
 	}
 	one, two, three := replicas[0], replicas[1], replicas[2]
+	framesStore := store.NewFrames(one.Store)
 
 	var sil silence.Silence
 	require.Equal(t, http.StatusCreated, adminCall(t, one, http.MethodPost, "/admin/v1/silences", map[string]any{
@@ -104,14 +106,14 @@ func TestSilenceAcrossThreeReplicas(t *testing.T) {
 	}
 	for customer, count := range customers {
 		k := inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: customer}
-		recs, err := two.Store.ThreadRecords(ctx, k)
+		recs, err := store.NewRecords(two.Store).ThreadRecords(ctx, k)
 		require.NoError(t, err)
 		require.Len(t, recs, count)
 		for _, r := range recs {
 			require.Equal(t, inbox.StatusPending, r.Status)
 			require.Equal(t, "silence:"+sil.ID, r.HeldBy, "held on the replica that ingested it")
 		}
-		frames, err := one.Store.FramesAfter(ctx, k, 0, 100)
+		frames, err := framesStore.FramesAfter(ctx, k, 0, 100)
 		require.NoError(t, err)
 		require.Empty(t, frames, "nothing sent while silenced")
 	}
@@ -130,7 +132,7 @@ func TestSilenceAcrossThreeReplicas(t *testing.T) {
 	}
 	for customer, count := range customers {
 		k := inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: customer}
-		frames, err := one.Store.FramesAfter(ctx, k, 0, 100)
+		frames, err := framesStore.FramesAfter(ctx, k, 0, 100)
 		require.NoError(t, err)
 		var signals []agent.Frame
 		for _, f := range frames {
@@ -139,7 +141,7 @@ func TestSilenceAcrossThreeReplicas(t *testing.T) {
 			}
 		}
 		require.Len(t, signals, 1, "%s: one signal for what accumulated", customer)
-		recs, err := one.Store.ThreadRecords(ctx, k)
+		recs, err := store.NewRecords(one.Store).ThreadRecords(ctx, k)
 		require.NoError(t, err)
 		require.Len(t, recs, count, "nothing lost")
 		for _, r := range recs {

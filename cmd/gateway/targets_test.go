@@ -19,6 +19,7 @@ import (
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/secret"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -193,7 +194,7 @@ admin: { tokens: [ { name: ops, token: "ops-token-0123456789", scopes: [read, wr
 	live, err := m.Runs.Live(context.Background(), k)
 	require.NoError(t, err)
 	require.Nil(t, live, "the runtime's report ended the run")
-	pending, err := m.Store.PendingRecoveries(context.Background(), k, 10)
+	pending, err := store.NewQueue(m.Store).PendingRecoveries(context.Background(), k, 10)
 	require.NoError(t, err)
 	require.Empty(t, pending, "the runtime keeps what it accepted")
 

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 	"github.com/signalgate/signalgate/watch"
 )
@@ -55,6 +56,7 @@ routes:
 			require.NoError(t, err)
 			m := NewMain(cfg, storetest.Logger(t))
 			require.NoError(t, m.Open(context.Background()))
+			explain := store.NewExplain(m.Store)
 			t.Cleanup(func() { require.NoError(t, m.Close()) })
 			base := "http://" + m.Addr().String()
 
@@ -87,7 +89,7 @@ routes:
 			frame := firstSignalAs(t, m, replyToken, "/v1/agents/coder/threads/support/ann/stream")
 			require.Equal(t, "notification", frame["type"])
 			ctx := context.Background()
-			rs, _, err := m.Store.ListRecords(ctx, inbox.RecordFilter{Agent: "coder", Limit: 10})
+			rs, _, err := store.NewAdmin(m.Store).ListRecords(ctx, inbox.RecordFilter{Agent: "coder", Limit: 10})
 			require.NoError(t, err)
 			var heard []string
 			for _, r := range rs {
@@ -100,10 +102,10 @@ routes:
 
 			status := func(messageID string) (string, inbox.EventStatus) {
 				t.Helper()
-				id, ok, err := m.Store.EventByDelivery(ctx, "email", "support", messageID)
+				id, ok, err := explain.EventByDelivery(ctx, "email", "support", messageID)
 				require.NoError(t, err)
 				require.True(t, ok, "%s was stored", messageID)
-				ev, err := m.Store.GetEvent(ctx, id)
+				ev, err := explain.GetEvent(ctx, id)
 				require.NoError(t, err)
 				return id, ev.Status
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 	"github.com/signalgate/signalgate/watch"
 )
@@ -135,7 +136,7 @@ routes:
 				EventID string `json:"eventId"`
 			}
 			require.NoError(t, json.Unmarshal([]byte(out), &stranger))
-			ev, err := m.Store.GetEvent(context.Background(), stranger.EventID)
+			ev, err := store.NewExplain(m.Store).GetEvent(context.Background(), stranger.EventID)
 			require.NoError(t, err)
 			require.Equal(t, inbox.EventIgnored, ev.Status)
 			require.Contains(t, ev.Error, "author not authorized")
@@ -154,7 +155,7 @@ routes:
 			code, out = sendGitHub(t, base, jsonOf(t, comment(3, "MEMBER")), "issue_comment", "d-after")
 			require.Equal(t, http.StatusAccepted, code, "an ended watch hears nothing: %s", out)
 
-			rs, _, err := m.Store.ListRecords(context.Background(), inbox.RecordFilter{Agent: k.Agent, Resource: k.Resource, Thread: k.Thread, Limit: 10})
+			rs, _, err := store.NewAdmin(m.Store).ListRecords(context.Background(), inbox.RecordFilter{Agent: k.Agent, Resource: k.Resource, Thread: k.Thread, Limit: 10})
 			require.NoError(t, err)
 			var kinds []string
 			for _, r := range rs {

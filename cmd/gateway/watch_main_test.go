@@ -14,6 +14,7 @@ import (
 
 	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 	"github.com/signalgate/signalgate/watch"
 )
@@ -66,7 +67,7 @@ routes:
 	}
 	require.Equal(t, http.StatusOK, post("Ev1", "1.2"), "routed by the watch")
 	require.Equal(t, http.StatusAccepted, post("Ev2", "7.7"), "another thread: unrouted")
-	rs, _, err := m.Store.ListRecords(context.Background(), inbox.RecordFilter{Agent: k.Agent, Resource: k.Resource, Thread: k.Thread, Limit: 10})
+	rs, _, err := store.NewAdmin(m.Store).ListRecords(context.Background(), inbox.RecordFilter{Agent: k.Agent, Resource: k.Resource, Thread: k.Thread, Limit: 10})
 	require.NoError(t, err)
 	require.Len(t, rs, 1)
 	require.Equal(t, watch.Route, rs[0].Route)

@@ -13,6 +13,7 @@ import (
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/condition/conditiontest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 )
 
 // The attacker's 117 KB body (two 30,000-item arrays) against a fair `when`, through
@@ -41,10 +42,10 @@ policy:
 	require.Equal(t, "routed", out["status"], "routed by the route without a when")
 	require.EqualValues(t, 1, out["records"])
 
-	ev, err := m.Store.GetEvent(context.Background(), out["eventId"].(string))
+	ev, err := store.NewExplain(m.Store).GetEvent(context.Background(), out["eventId"].(string))
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(ev.Error, `route "unblocked": when "`+conditiontest.ScanWhen+`": expression budget exceeded: `), ev.Error)
-	recs, err := m.Store.ThreadRecords(context.Background(), inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "all"})
+	recs, err := store.NewRecords(m.Store).ThreadRecords(context.Background(), inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "all"})
 	require.NoError(t, err)
 	require.Len(t, recs, 1)
 	require.NotEqual(t, inbox.StatusDiscarded, recs[0].Status, "the discard rule did not match")

@@ -56,7 +56,7 @@ type Main struct {
 	ConfigPath string
 	Lookup     func(string) (string, bool)
 
-	Store   *store.Store
+	Store   *store.DB
 	Inbox   *inbox.Service
 	Server  *server.Server
 	Metrics *metrics.Metrics
@@ -131,7 +131,7 @@ func NewMain(cfg *Config, log *slog.Logger) *Main {
 
 // openStore opens the database for a command. On SQLite it holds the database's lock
 // (one process writes a database file) unless opts say ReadAlongside.
-func openStore(ctx context.Context, cfg *Config, log *slog.Logger, opts ...store.Option) (*store.Store, error) {
+func openStore(ctx context.Context, cfg *Config, log *slog.Logger, opts ...store.Option) (*store.DB, error) {
 	return store.Open(ctx, cfg.Storage, log, opts...)
 }
 
@@ -175,23 +175,23 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	m.Metrics = metrics.New(st, m.Log, metrics.WithLabels(cfg.metricLabels()))
-	m.Metrics.WatchTargets(cfg.AgentIDs(), st, m.Log)
+	m.Metrics = metrics.New(store.NewGauges(st), m.Log, metrics.WithLabels(cfg.metricLabels()))
+	m.Metrics.WatchTargets(cfg.AgentIDs(), store.NewTargets(st), m.Log)
 
 	// Agents: the thread log broker, the dispatcher's wake-up (told by the inbox, presence
 	// followers and the APIs) and presence; the generation adds the targets that reach
 	// agents and, the first time, the dispatcher that feeds threads.
 	m.Broker = newBroker(cfg, st, m.Log)
 	m.kick = delivery.NewKick()
-	m.Runs = agent.NewRuns(st, m.Broker, cfg.Agents, agent.WithRunsClock(m.Now), agent.WithRunsLogger(m.Log))
+	m.Runs = agent.NewRuns(store.NewRuns(st), m.Broker, cfg.Agents, agent.WithRunsClock(m.Now), agent.WithRunsLogger(m.Log))
 	m.slots = &slotHub{}
 	m.Runs.OnWakeSlotFreed(m.slots.freed)
 	// Silences hold from memory: their Start reads them before the server serves (it starts
 	// second, after the broker), then they are kept fresh on every replica; a local change
 	// wakes the dispatcher to release.
-	m.Silences = silence.NewService(st, cfg.Silences, m.base(), silence.WithChangeHook(func() { m.kick.Notify(nil) }))
-	m.Inbox = inbox.NewService(st, policy, inbox.WithClock(m.Now), inbox.WithChangeHook(m.kick.Notify), inbox.WithSnoozes(st),
-		inbox.WithHolds(m.Silences), inbox.WithHeldRecords(st),
+	m.Silences = silence.NewService(store.NewSilences(st), cfg.Silences, m.base(), silence.WithChangeHook(func() { m.kick.Notify(nil) }))
+	m.Inbox = inbox.NewService(store.NewInbox(st), policy, inbox.WithClock(m.Now), inbox.WithChangeHook(m.kick.Notify), inbox.WithSnoozes(store.NewInbox(st)),
+		inbox.WithHolds(m.Silences), inbox.WithHeldRecords(store.NewInbox(st)),
 		inbox.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlacePolicy) }))
 	m.Server = server.New(cfg.Server, m.Log, server.WithObserver(server.Observe(m.Metrics)), server.WithTracing(m.Traces))
 	m.Server.Health(st.Ready)
@@ -250,9 +250,9 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 	if g.Dispatcher == nil {
 		// The dispatcher subscribes to run opens to hand a new run the previous run's
 		// unfinished signals (in-flight recovery).
-		g.Dispatcher = delivery.New(st, g.Runs, g.Broker, g.routes, g.base(), cfg.Dispatch.options(
+		g.Dispatcher = delivery.New(store.NewQueue(st), g.Runs, g.Broker, g.routes, g.base(), cfg.Dispatch.options(
 			delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithDetailedSummaries(policy.SummaryFormat() == inbox.SummaryFormatDetailed),
-			delivery.WithSecrets(cfg.Secrets()), delivery.WithObserver(g.Metrics), delivery.WithHealth(st),
+			delivery.WithSecrets(cfg.Secrets()), delivery.WithObserver(g.Metrics), delivery.WithHealth(store.NewTargets(st)),
 			delivery.WithKick(kick), delivery.WithRecovery(g.Runs), delivery.WithStreamOptions(policy), delivery.WithSnoozes(g.Inbox),
 			delivery.WithHolds(g.Inbox, g.holders()), delivery.WithTracerProvider(g.Traces),
 			delivery.WithReplyProvenance(cfg.replyProvenance()))...)
@@ -267,17 +267,17 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 	// relay and to freed wake slots. The agent operations and Slack clicks ask it.
 	if cfg.Approvals.Enabled() {
 		slots := &genSlots{}
-		g.Approvals = approval.New(cfg.Approvals, approval.Deps{Store: st, Places: st,
+		g.Approvals = approval.New(cfg.Approvals, approval.Deps{Store: store.NewApprovals(st), Places: store.NewApprovals(st),
 			Slack:   slack.NewMessenger(entries[slack.Config](cfg.Connectors, slack.Source), cfg.Approvals.GroupCacheTTL, g.Log, g.Now),
-			Resumer: runtimes, Emitter: agent.NewEmitter(st, g.Runs, g.Dispatcher, g.Now),
+			Resumer: runtimes, Emitter: agent.NewEmitter(store.NewFrames(st), g.Runs, g.Dispatcher, g.Now),
 			Relay: relay, Slots: slots, Base: g.base(), Traces: g.Traces})
 		g.slotFreed = slots.h
 		g.services = append(g.services, g.Approvals)
 	}
 
 	// Watches: what agents subscribe to at runtime; the sweep ends expired ones.
-	g.Watches = watch.NewService(st, cfg.Watches, cfg.watchResources(), cfg.watchScope(build{repos: st}), g.Metrics.WrapIngester(g.Inbox), g.base())
-	g.services = append(g.services, watch.NewSweep(st, g.Watches, cfg.Watches, g.base()))
+	g.Watches = watch.NewService(store.NewWatches(st), cfg.Watches, cfg.watchResources(), cfg.watchScope(build{repos: store.NewSeenRepos(st)}), g.Metrics.WrapIngester(g.Inbox), g.base())
+	g.services = append(g.services, watch.NewSweep(store.NewWatches(st), g.Watches, cfg.Watches, g.base()))
 
 	if err := g.openReplies(); err != nil {
 		return nil, err
@@ -293,8 +293,8 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 	}
 
 	agentDeps := agent.Deps{
-		Frames: st, Runs: g.Runs, Inbox: g.Metrics.WrapIngester(g.Inbox),
-		Records: st, States: st, Deliverer: g.Dispatcher, Notify: kick.Notify, Log: g.Log,
+		Frames: store.NewFrames(st), Runs: g.Runs, Inbox: g.Metrics.WrapIngester(g.Inbox),
+		Records: store.NewRecords(st), States: store.NewStates(st), Deliverer: g.Dispatcher, Notify: kick.Notify, Log: g.Log,
 		Aborter: runtimes,
 	}
 	if g.Approvals != nil {
@@ -317,10 +317,10 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 		mcpOpts = append(mcpOpts, inboxmcp.WithReplies(g.Replies))
 	}
 	// Schedules: each fire is a signal sent as POST …/signals sends it.
-	g.Schedules = schedule.NewService(st, agents, cfg.AgentIDs(), g.base())
+	g.Schedules = schedule.NewService(store.NewSchedules(st), agents, cfg.AgentIDs(), g.base())
 	g.Scheduler = schedule.NewScheduler(g.Schedules, cfg.Schedules, g.base())
 	g.services = append(g.services, g.Scheduler)
-	g.api = agentapi.New(agents, st, g.Broker, apiOpts...)
+	g.api = agentapi.New(agents, store.NewFrames(st), g.Broker, apiOpts...)
 	g.api.Mount(e)
 	inboxmcp.New(agents, mcpOpts...).Mount(e)
 	parsers, err := g.mountConnectors(e)
@@ -336,7 +336,7 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 	if g.Replies != nil {
 		deps.Replies = g.Replies
 	}
-	deps.Watches, deps.WatchEnder = st, g.Watches
+	deps.Watches, deps.WatchEnder = store.NewWatches(st), g.Watches
 	deps.Schedules = g.Schedules
 	deps.Silences, deps.Holder = g.Silences, g.Silences
 	adm, err := admin.New(cfg.Admin, deps)
@@ -345,7 +345,7 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 	}
 	adm.Mount(e)
 	e.POST(admin.ReloadPath, adm.Guard(admin.ScopeWrite, m.serveReload))
-	con, err := console.New(m.consoleConfig(cfg), console.Deps{Admin: adm, Stream: g.api, Sessions: st, Tokens: cfg.Admin.Tokens,
+	con, err := console.New(m.consoleConfig(cfg), console.Deps{Admin: adm, Stream: g.api, Sessions: store.NewConsoleSessions(st), Tokens: cfg.Admin.Tokens,
 		Agents: cfg.AgentIDs(), Connectors: deps.Connectors, Sources: deps.Sources, Places: deps.Places, Log: g.Log, Now: g.Now})
 	if err != nil {
 		return nil, err
@@ -353,7 +353,7 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 	con.Mount(e)
 	// A person opening the gateway's address in a browser gets the console.
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, console.Prefix) })
-	g.services = append(g.services, retention.New(cfg.Retention, st, g.base(), retention.WithObserver(g.Metrics.RetentionDeleted)))
+	g.services = append(g.services, retention.New(cfg.Retention, store.NewRetention(st), g.base(), retention.WithObserver(g.Metrics.RetentionDeleted)))
 	g.router = e
 	return g, nil
 }
@@ -368,9 +368,9 @@ func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
 	}
 	pipeline := connectors.NewPipeline(router, m.Metrics.WrapIngester(m.Inbox), m.Log,
 		connectors.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlaceRoute) }),
-		connectors.WithWatches(st), connectors.WithClock(m.Now), connectors.WithSecretUsed(m.Metrics.SecretUsed))
-	parsers, err := cfg.buildParsers(build{pipeline: pipeline, ci: github.NewStoreCIState(st, github.Source), log: m.Log, now: m.Now,
-		approvals: m.Approvals, own: st, seen: st})
+		connectors.WithWatches(store.NewWatches(st)), connectors.WithClock(m.Now), connectors.WithSecretUsed(m.Metrics.SecretUsed))
+	parsers, err := cfg.buildParsers(build{pipeline: pipeline, ci: github.NewStoreCIState(store.NewConnectorState(st), github.Source), log: m.Log, now: m.Now,
+		approvals: m.Approvals, own: store.NewReplies(st), seen: store.NewSeenRepos(st)})
 	if err != nil {
 		return nil, err
 	}
@@ -381,7 +381,7 @@ func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
 // starts with the other services and stops before the store closes.
 func (m *Main) openReplies() error {
 	cfg := m.Config
-	senders, err := cfg.buildRepliers(build{log: m.Log, now: m.Now, own: m.Store})
+	senders, err := cfg.buildRepliers(build{log: m.Log, now: m.Now, own: store.NewReplies(m.Store)})
 	if err != nil {
 		return err
 	}
@@ -408,7 +408,7 @@ func (m *Main) openReplies() error {
 	if m.Approvals != nil {
 		opts = append(opts, reply.WithApprovals(m.Approvals, func(agent string) bool { return required[agent] }))
 	}
-	m.Replies = reply.New(m.Store, senders, m.base(), opts...)
+	m.Replies = reply.New(store.NewReplies(m.Store), senders, m.base(), opts...)
 	m.services = append(m.services, m.Replies)
 	return nil
 }
@@ -418,7 +418,7 @@ func (m *Main) emailPollers(cfgs []email.Config, _ admin.Parser, pipeline *conne
 	var out []background
 	for _, ec := range cfgs {
 		name := ec.Name
-		poller, err := email.NewPoller(ec, pipeline, m.Store, m.base(), email.WithTracing(m.Traces), email.WithLock(mailboxLock(m.Config, m.Log)), email.WithOwn(m.Store), email.WithHooks(email.Hooks{
+		poller, err := email.NewPoller(ec, pipeline, store.NewConnectorState(m.Store), m.base(), email.WithTracing(m.Traces), email.WithLock(mailboxLock(m.Config, m.Log)), email.WithOwn(store.NewReplies(m.Store)), email.WithHooks(email.Hooks{
 			Polled:       func(_ string, _ int, err error) { m.Metrics.IMAPPoll(name, err) },
 			Disconnected: func(string, error) { m.Metrics.IMAPError(name) },
 		}))
