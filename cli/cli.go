@@ -1,6 +1,8 @@
-// Command gateway runs signalgate: webhook and mailbox connectors in, a durable
-// notification inbox, and signals out to agent threads.
-package main
+// Package cli is the gateway command's command line: each subcommand's flags, usage,
+// output and exit code. serve, migrate, check and explain run package gateway; replay,
+// send, tail and runs call a running gateway's HTTP APIs; slack manifest and github
+// webhook print a provider's setup for a configured connector.
+package cli
 
 import (
 	"context"
@@ -8,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -16,11 +17,8 @@ import (
 
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/console"
-	"github.com/signalgate/signalgate/telemetry"
+	"github.com/signalgate/signalgate/gateway"
 )
-
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
 
 // Exit codes.
 const (
@@ -29,22 +27,18 @@ const (
 	exitConfig = 2
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv)
-	stop()
-	os.Exit(code)
-}
-
-// run dispatches subcommands; ctx ends on SIGINT/SIGTERM.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
+// Run runs the command line args (without the program's name) and returns the exit
+// code: 0 done, 1 failed, 2 a usage or config error. ctx ends the command (serve shuts
+// down); lookup reads the environment; version is the build's ("dev" for a
+// development build).
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool), version string) int {
 	cmd := "serve"
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
 	case "serve":
-		return serveCmd(ctx, args, stdout, stderr, lookup)
+		return serveCmd(ctx, args, stdout, stderr, lookup, version)
 	case "migrate":
 		return migrateCmd(ctx, args, stdout, stderr, lookup)
 	case "check":
@@ -120,10 +114,10 @@ func commonFlags(name, example string, args []string, stderr io.Writer, lookup f
 	return path, fs.Parse(args)
 }
 
-func loadOrReport(path string, stderr io.Writer, lookup func(string) (string, bool)) (*Config, int) {
-	cfg, err := LoadConfig(path, lookup)
+func loadOrReport(path string, stderr io.Writer, lookup func(string) (string, bool)) (*gateway.Config, int) {
+	cfg, err := gateway.LoadConfig(path, lookup)
 	if err != nil {
-		var ce *ConfigError
+		var ce *gateway.ConfigError
 		if errors.As(err, &ce) {
 			for _, p := range ce.Problems {
 				fmt.Fprintf(stderr, "%s: %s\n", path, p)
@@ -136,7 +130,7 @@ func loadOrReport(path string, stderr io.Writer, lookup func(string) (string, bo
 	return cfg, exitOK
 }
 
-func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
+func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool), version string) int {
 	path, err := commonFlags("serve", "gateway serve --config config.yaml", args, stderr, lookup)
 	if err != nil {
 		return flagExit(err)
@@ -145,29 +139,29 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, look
 	if cfg == nil {
 		return code
 	}
-	log := newLogger(cfg.Log, stderr)
-	m := NewMain(cfg, log)
-	m.ConfigPath, m.Lookup = *path, lookup
+	log := gateway.NewLogger(cfg.Log, stderr)
+	gw := gateway.New(cfg, log)
+	gw.ConfigPath, gw.Lookup, gw.Version = *path, lookup, version
 	// SIGHUP re-reads the config file; caught before Open, so it never ends the process.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	if err := m.Open(ctx); err != nil {
+	if err := gw.Open(ctx); err != nil {
 		log.Error("start failed", "component", "gateway", "error", err.Error())
 		return exitFail
 	}
-	fmt.Fprintf(stdout, "signalgate %s listening on http://%s\n", version, m.Addr())
-	fmt.Fprintf(stdout, "console: http://%s%s — %s\n", m.Addr(), console.Prefix, signInHint(cfg.Admin.Tokens))
+	fmt.Fprintf(stdout, "signalgate %s listening on http://%s\n", version, gw.Addr())
+	fmt.Fprintf(stdout, "console: http://%s%s — %s\n", gw.Addr(), console.Prefix, signInHint(cfg.Admin.Tokens))
 	for done := false; !done; {
 		select {
 		case <-ctx.Done():
 			done = true
 		case <-hup:
-			_ = m.Reload(ctx) // logged and counted by Reload
+			_ = gw.Reload(ctx) // logged and counted by Reload
 		}
 	}
 	log.Info("shutting down", "component", "gateway", "grace", cfg.Server.ShutdownGrace.String())
-	if err := m.Close(); err != nil {
+	if err := gw.Close(); err != nil {
 		log.Error("shutdown", "component", "gateway", "error", err.Error())
 		return exitFail
 	}
@@ -184,7 +178,7 @@ func signInHint(tokens []admin.Token) string {
 	}
 	names := make([]string, 0, len(tokens))
 	for _, t := range tokens {
-		if v := t.Token.Reveal(); strings.HasPrefix(v, devTokenPrefix) {
+		if v := t.Token.Reveal(); strings.HasPrefix(v, gateway.DevTokenPrefix) {
 			return fmt.Sprintf("sign in with admin token %q: %s (a public dev token, accepted on loopback only; the shipped config takes yours from SIGNALGATE_ADMIN_TOKEN)", t.Name, v)
 		}
 		names = append(names, t.Name)
@@ -201,14 +195,7 @@ func migrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer, lo
 	if cfg == nil {
 		return code
 	}
-	log := newLogger(cfg.Log, stderr)
-	st, err := openStore(ctx, cfg, log)
-	if err != nil {
-		fmt.Fprintf(stderr, "gateway: %v\n", err)
-		return exitFail
-	}
-	defer st.Close()
-	v, err := st.Migrate(ctx)
+	v, err := gateway.Migrate(ctx, cfg, gateway.NewLogger(cfg.Log, stderr))
 	if err != nil {
 		fmt.Fprintf(stderr, "gateway: %v\n", err)
 		return exitFail
@@ -222,33 +209,4 @@ func flagExit(err error) int {
 		return exitOK
 	}
 	return exitConfig
-}
-
-// buildVersion is the version stamped at build time, "" for a development build.
-func buildVersion() string {
-	if version == "dev" {
-		return ""
-	}
-	return version
-}
-
-// newLogger builds the slog logger: JSON unless stderr is a terminal (auto). A line
-// logged with a context in a span carries trace_id and span_id.
-func newLogger(cfg LogConfig, w io.Writer) *slog.Logger {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(cfg.Level))
-	opts := &slog.HandlerOptions{Level: level}
-	text := cfg.Format == "text"
-	if cfg.Format == "auto" {
-		if f, ok := w.(*os.File); ok {
-			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-				text = true
-			}
-		}
-	}
-	var h slog.Handler = slog.NewJSONHandler(w, opts)
-	if text {
-		h = slog.NewTextHandler(w, opts)
-	}
-	return slog.New(telemetry.LogHandler(h))
 }

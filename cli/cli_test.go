@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/gateway"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
@@ -41,16 +42,21 @@ routes:
     thread: { agent: coder, resource: billing, thread: '{{index .Extra "customer"}}' }
 `
 
-// startMainAt runs a Main from a config written in dir and returns its config path.
-func startMainAt(t *testing.T, dir, extra string) (*Main, string) {
+// startMainAt runs a gateway from a config written in dir and returns its config path.
+func startMainAt(t *testing.T, dir, extra string) (*gateway.Gateway, string) {
 	t.Helper()
 	path := writeConfig(t, dir, extra)
-	cfg, err := LoadConfig(path, noEnv)
+	cfg, err := gateway.LoadConfig(path, noEnv)
 	require.NoError(t, err)
-	m := NewMain(cfg, storetest.Logger(t))
+	m := gateway.New(cfg, storetest.Logger(t))
 	require.NoError(t, m.Open(context.Background()))
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
 	return m, path
+}
+
+// run is Run for a development build.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
+	return Run(ctx, args, stdout, stderr, lookup, "dev")
 }
 
 // runCLI runs a subcommand in process.
@@ -149,7 +155,7 @@ func TestExplainUnmigrated(t *testing.T) {
 	sample := filepath.Join(dir, "event.json")
 	require.NoError(t, os.WriteFile(sample, []byte(`{"source":"generic","connector":"billing",
 		"headers":{"webhook-id":"msg_1"},"body":{"kind":"invoice-failed","summary":"Invoice 7 failed","attributes":{"customer":"acme"}}}`), 0o600))
-	cfg, err := LoadConfig(cfgPath, noEnv)
+	cfg, err := gateway.LoadConfig(cfgPath, noEnv)
 	require.NoError(t, err)
 
 	code, stdout, stderr := runCLI(t, nil, "explain", "--config", cfgPath, sample)
@@ -158,7 +164,7 @@ func TestExplainUnmigrated(t *testing.T) {
 	require.Contains(t, stdout, "notification: coder/billing/acme (route billing)")
 	require.NoDirExists(t, filepath.Join(dir, "data"), "explain writes nothing")
 
-	st, err := openStore(context.Background(), cfg, storetest.Logger(t)) // a database never migrated
+	st, err := store.Open(context.Background(), cfg.Storage, storetest.Logger(t)) // a database never migrated
 	require.NoError(t, err)
 	require.NoError(t, st.Close())
 	code, stdout, stderr = runCLI(t, nil, "explain", "--config", cfgPath, sample)
@@ -175,7 +181,7 @@ func TestExplainUnmigrated(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	require.NotContains(t, stderr, "not migrated")
 	require.Contains(t, stdout, "inbox:      creates a new medium record")
-	st, err = openStore(context.Background(), cfg, storetest.Logger(t))
+	st, err = store.Open(context.Background(), cfg.Storage, storetest.Logger(t))
 	require.NoError(t, err)
 	defer st.Close()
 	current, err := st.Current(context.Background())

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -6,52 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/signalgate/signalgate/admin"
-	"github.com/signalgate/signalgate/agent"
-	"github.com/signalgate/signalgate/connectors"
-	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/gateway"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
-	"github.com/signalgate/signalgate/service"
-	"github.com/signalgate/signalgate/silence"
-	"github.com/signalgate/signalgate/store"
 )
-
-// adminDeps is what the admin API and the offline explain share: the store, today's
-// routes (compiled once, by config validation) and policy, and the connectors' parse steps.
-func adminDeps(cfg *Config, st *store.DB, policy *inbox.Policy, parsers admin.Parsers, log *slog.Logger, now func() time.Time, live adminLive) (admin.Deps, error) {
-	router, err := cfg.Router()
-	if err != nil {
-		return admin.Deps{}, err
-	}
-	kinds := map[string]string{}
-	wakes := map[string]agent.WakeSettings{}
-	for _, a := range cfg.Agents {
-		kinds[a.ID] = a.WithDefaults().Target.Kind
-		wakes[a.ID] = agent.WakeSettings{Budget: a.WakeBudget, Limit: a.MaxConcurrentWakes}
-	}
-	deps := admin.Deps{Policy: policy, Router: router, Agents: cfg.AgentIDs(), TargetKinds: kinds, Wakes: wakes,
-		Sources: cfg.sources(), Places: cfg.places(), Watchable: cfg.watchResources().Sources(), Targets: cfg.targetKindNames(), Parsers: parsers, Connectors: cfg.connectorRefs(), Log: log, Now: now,
-		Inbox: live.Inbox, Pollers: live.Pollers, Notify: live.Notify, TraceURL: cfg.Telemetry.TraceURL}
-	if st != nil { // explain without a database knows no watches
-		deps.Store, deps.WatchLookup = store.NewAdmin(st), store.NewWatches(st)
-	}
-	return deps, nil
-}
-
-// adminLive is what a serving gateway's admin API has beyond what explain reads: where
-// replays go, the pollers, the dispatcher's wake-up. Explain passes none.
-type adminLive struct {
-	Inbox   connectors.Ingester
-	Pollers []admin.Poller
-	Notify  func([]inbox.ThreadKey)
-}
 
 const explainUsage = `Usage: gateway explain [flags] <event file | ->
        gateway explain [flags] --event <stored event id>
@@ -109,18 +73,24 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if cfg == nil {
 		return code
 	}
-	log := newLogger(cfg.Log, stderr)
-	st, current, code := openExplainStore(ctx, cfg, *migrate, log, stderr)
-	if code != exitOK {
-		return code
+	log := gateway.NewLogger(cfg.Log, stderr)
+	st, err := gateway.OpenExplainStore(ctx, cfg, *migrate, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "gateway explain: %v\n", err)
+		return exitFail
 	}
-	if st != nil {
-		defer st.Close()
+	defer st.Close()
+	switch {
+	case !st.Found():
+		fmt.Fprintf(stderr, "gateway explain: no database at %s (the gateway has not run, or --config names another): explaining against an empty inbox\n",
+			cfg.Storage.RedactedDSN())
+	case !st.Current():
+		fmt.Fprintln(stderr, "gateway explain: the database is not migrated (run `gateway migrate`, or pass --migrate): explaining against an empty inbox")
 	}
-	if !*connect && cfg.hasLookups() {
+	if !*connect && cfg.HasLookups() {
 		fmt.Fprintln(stderr, "gateway explain: Slack names and channel types are not looked up (--connect does, as serving would)")
 	}
-	x, err := newExplainer(ctx, cfg, st, current, !*connect, log)
+	x, err := gateway.NewExplainer(ctx, cfg, st, !*connect, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "gateway explain: %v\n", err)
 		return exitConfig
@@ -145,103 +115,6 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	printExplanation(stdout, out)
 	return exitOK
-}
-
-// openExplainStore opens the database for reading, or returns none (explaining against
-// an empty inbox) when a SQLite file is not there: explain creates nothing unless told
-// to migrate. current says the schema is there to be read.
-func openExplainStore(ctx context.Context, cfg *Config, migrate bool, log *slog.Logger, stderr io.Writer) (*store.DB, bool, int) {
-	fail := func(err error) (*store.DB, bool, int) {
-		fmt.Fprintf(stderr, "gateway explain: %v\n", err)
-		return nil, false, exitFail
-	}
-	exists, err := cfg.Storage.Exists()
-	if err != nil {
-		return fail(err)
-	}
-	if !exists && !migrate {
-		fmt.Fprintf(stderr, "gateway explain: no database at %s (the gateway has not run, or --config names another): explaining against an empty inbox\n",
-			cfg.Storage.RedactedDSN())
-		return nil, false, exitOK
-	}
-	// Reading goes alongside a gateway serving the database; migrating needs it alone.
-	var opts []store.Option
-	if !migrate {
-		opts = append(opts, store.ReadAlongside())
-	}
-	st, err := openStore(ctx, cfg, log, opts...)
-	if err != nil {
-		return fail(err)
-	}
-	if migrate {
-		if _, err := st.Migrate(ctx); err != nil {
-			st.Close()
-			return fail(err)
-		}
-	}
-	current, err := st.Current(ctx)
-	if err != nil {
-		st.Close()
-		return fail(err)
-	}
-	if !current {
-		fmt.Fprintln(stderr, "gateway explain: the database is not migrated (run `gateway migrate`, or pass --migrate): explaining against an empty inbox")
-	}
-	return st, current, exitOK
-}
-
-// newExplainer explains against st, or against an empty inbox when st's schema is
-// not current (its tables may not exist: nothing is read from it then). Offline, the
-// connectors make no API calls. The silences in force are the database's.
-func newExplainer(ctx context.Context, cfg *Config, st *store.DB, current, offline bool, log *slog.Logger) (*admin.Explainer, error) {
-	policy, err := cfg.newPolicy()
-	if err != nil {
-		return nil, err
-	}
-	var xs admin.ExplainStore = emptyInbox{}
-	var ci github.CIState = github.NewMemoryCIState(0)
-	if current {
-		xs, ci = store.NewExplain(st), github.NewStoreCIState(store.NewConnectorState(st), "github")
-	}
-	parsers, err := cfg.buildParsers(build{ci: ci, log: log, now: time.Now, offline: offline})
-	if err != nil {
-		return nil, err
-	}
-	deps, err := adminDeps(cfg, st, policy, parsers, log, time.Now, adminLive{})
-	if err != nil {
-		return nil, err
-	}
-	if current {
-		sil := silence.NewService(store.NewSilences(st), cfg.Silences, service.Base{Logger: log})
-		if err := sil.Refresh(ctx); err != nil {
-			return nil, err
-		}
-		deps.Holder = sil
-	}
-	return admin.NewExplainer(xs, deps)
-}
-
-// emptyInbox is an inbox with nothing in it: no events, no records, no runs.
-type emptyInbox struct{}
-
-func (emptyInbox) GetEvent(_ context.Context, id string) (inbox.Event, error) {
-	return inbox.Event{}, fmt.Errorf("event %s: %w", id, inbox.ErrNotFound)
-}
-
-func (emptyInbox) EventByDelivery(context.Context, string, string, string) (string, bool, error) {
-	return "", false, nil
-}
-
-func (emptyInbox) FindMergeable(context.Context, inbox.Notification) (*inbox.Record, error) {
-	return nil, nil
-}
-
-func (emptyInbox) LiveRun(context.Context, inbox.ThreadKey, time.Time) (*agent.Run, error) {
-	return nil, nil
-}
-
-func (emptyInbox) NetLane(context.Context, inbox.ThreadKey, string) (inbox.NetLane, error) {
-	return inbox.NetLane{}, nil
 }
 
 func readInput(name string, stdin io.Reader) ([]byte, error) {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -50,7 +50,7 @@ func TestShippedConfigStorageFromEnvironment(t *testing.T) {
 // shippedConfig is the absolute path of the repository's config.yaml (tests may chdir).
 func shippedConfig(t *testing.T) string {
 	t.Helper()
-	p, err := filepath.Abs("../../config.yaml")
+	p, err := filepath.Abs("../config.yaml")
 	require.NoError(t, err)
 	return p
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -72,7 +72,7 @@ func slackCmd(args []string, stdout, stderr io.Writer, lookup func(string) (stri
 		fmt.Fprintf(stderr, "gateway slack manifest: %v\n", err)
 		return exitConfig
 	}
-	slacks := entries[slack.Config](cfg.Connectors, slack.Source)
+	slacks := cfg.slack
 	i := slices.IndexFunc(slacks, func(c slack.Config) bool { return c.Name == *name })
 	if i < 0 {
 		fmt.Fprintf(stderr, "gateway slack manifest: no connectors.slack entry named %q in %s\n", *name, *path)
@@ -97,7 +97,7 @@ func slackCmd(args []string, stdout, stderr io.Writer, lookup func(string) (stri
 // readSetup reads only the connectors' names and socket_mode from the config file,
 // without interpolating or validating: the setup helpers run before the app or the
 // webhook exists, so before its secrets do (`gateway check` validates).
-func readSetup(path string) (*Config, error) {
+func readSetup(path string) (*setupConfig, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
@@ -116,18 +116,21 @@ func readSetup(path string) (*Config, error) {
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	cfg := &Config{}
-	var ghs []github.Config
+	cfg := &setupConfig{}
 	for _, c := range doc.Connectors.GitHub {
-		ghs = append(ghs, github.Config{Name: c.Name})
+		cfg.github = append(cfg.github, github.Config{Name: c.Name})
 	}
-	var sls []slack.Config
 	for _, c := range doc.Connectors.Slack {
-		sls = append(sls, slack.Config{Name: c.Name, SocketMode: c.SocketMode})
+		cfg.slack = append(cfg.slack, slack.Config{Name: c.Name, SocketMode: c.SocketMode})
 	}
-	setEntries(&cfg.Connectors, github.Source, ghs)
-	setEntries(&cfg.Connectors, slack.Source, sls)
 	return cfg, nil
+}
+
+// setupConfig is what the setup helpers read of the config file: the GitHub and Slack
+// connectors, by name.
+type setupConfig struct {
+	github []github.Config
+	slack  []slack.Config
 }
 
 // subcommand reports whether args name want; otherwise it prints usage and says
@@ -278,7 +281,7 @@ func githubCmd(args []string, stdout, stderr io.Writer, lookup func(string) (str
 		fmt.Fprintf(stderr, "gateway github webhook: %v\n", err)
 		return exitConfig
 	}
-	i := slices.IndexFunc(entries[github.Config](cfg.Connectors, github.Source), func(c github.Config) bool { return c.Name == *name })
+	i := slices.IndexFunc(cfg.github, func(c github.Config) bool { return c.Name == *name })
 	if i < 0 {
 		fmt.Fprintf(stderr, "gateway github webhook: no connectors.github entry named %q in %s\n", *name, *path)
 		return exitConfig

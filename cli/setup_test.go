@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -43,7 +43,7 @@ func golden(t *testing.T, name, out string) {
 		require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./cmd/gateway -run Setup -update to create it")
+	require.NoError(t, err, "run go test ./cli -run Setup -update to create it")
 	assert.Equal(t, string(want), out)
 }
 

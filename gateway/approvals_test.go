@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"bufio"
@@ -33,7 +33,7 @@ const (
 
 type approvalEnv struct {
 	t     *testing.T
-	m     *Main
+	m     *Gateway
 	slack *webapitest.Server
 	base  string // the Mastra harness
 }
@@ -67,7 +67,7 @@ approvals:
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
 	c, err := LoadConfig(path, noEnv)
 	require.NoError(t, err)
-	m := NewMain(c, storetest.Logger(t))
+	m := New(c, storetest.Logger(t))
 	require.NoError(t, m.Open(context.Background()))
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
 	api.SetGroup("S0OPS", "U0BOB")

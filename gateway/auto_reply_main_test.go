@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"context"
@@ -24,7 +24,7 @@ agents:
   - { id: helper, target: { kind: mastra, url: "http://127.0.0.1:1", agent_id: helper, reply: auto } }
 %s`, filepath.Join(dir, "gw.db"), connectors), noEnv)
 		require.NoError(t, err)
-		m := NewMain(cfg, storetest.Logger(t))
+		m := New(cfg, storetest.Logger(t))
 		err = m.Open(context.Background())
 		t.Cleanup(func() { _ = m.Close() })
 		return err

@@ -1,111 +1,55 @@
-package main
+package gateway
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
-	"net/http"
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/connectors"
-	"github.com/signalgate/signalgate/telemetry"
 )
 
-// checkCmd validates a config and prints what serve would run. Secrets are never printed.
-// With --connect it then tries every outside dependency, one line each.
-func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
-	fs := newFlagSet("check", checkUsage, stderr)
-	path := configFlag(fs, lookup)
-	connect := fs.Bool("connect", false, "also try every outside dependency: database, IMAP, Slack, Mastra and webhook targets")
-	timeout := fs.Duration("timeout", 10*time.Second, "time allowed for each --connect check")
-	if err := fs.Parse(args); err != nil {
-		return flagExit(err)
-	}
-	if fs.NArg() > 0 || *timeout <= 0 {
-		fs.Usage()
-		return exitConfig
-	}
-	cfg, code := loadOrReport(*path, stderr, lookup)
-	if cfg == nil {
-		return code
-	}
-	// What the OTEL_* variables add to the telemetry block is only known here.
-	tracing, err := telemetry.Describe(cfg.Telemetry, lookup)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: telemetry: %v\n", *path, err)
-		return exitConfig
-	}
-	describe(stdout, *path, cfg)
-	fmt.Fprintf(stdout, "tracing:  %s\n", tracing)
-	warnPersist(stderr, *path, cfg.Policy.PersistUses())
-	if !*connect {
-		return exitOK
-	}
-	fmt.Fprintln(stdout, "connections:")
-	log := slog.New(slog.DiscardHandler)
-	hc := &http.Client{}
-	if !runConnectChecks(ctx, stdout, connectChecks(cfg, hc, log), *timeout, cfg.Secrets()) {
-		return exitFail
-	}
-	return exitOK
-}
-
-const checkUsage = `Usage: gateway check [flags]
-
-Validates the config and prints what serve would run (never secrets). With --connect it
-then tries every outside dependency and prints one line each: the database (reachable
-and migrated), each IMAP login and mailbox UIDVALIDITY, each Slack bot token (auth.test)
-and Socket Mode app token (apps.connections.open), each Mastra target's agent
-(GET /api/agents/{id}) and each webhook target (HEAD, else OPTIONS; nothing is
-delivered). It exits 0 only if every check passes; a failing line says what to fix.
-
-Example:
-  gateway check --config config.yaml --connect
-
-Flags:
-`
-
-func describe(w io.Writer, path string, cfg *Config) {
+// Describe writes what serve would run with c, read from path: one line per section,
+// agent, connector, route and policy rule, and a warning per route or connector that
+// can never take effect. Secrets are never written.
+func (c *Config) Describe(w io.Writer, path string) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 	p("%s: ok", path)
-	p("server:   listen %s, body limit %d bytes, shutdown grace %s", cfg.Server.Listen, int64(cfg.Server.BodyLimit), cfg.Server.ShutdownGrace)
-	p("storage:  %s %s", cfg.Storage.Driver, cfg.Storage.RedactedDSN())
+	p("server:   listen %s, body limit %d bytes, shutdown grace %s", c.Server.Listen, int64(c.Server.BodyLimit), c.Server.ShutdownGrace)
+	p("storage:  %s %s", c.Storage.Driver, c.Storage.RedactedDSN())
 	var tokens []string
-	for _, t := range cfg.Admin.Tokens {
+	for _, t := range c.Admin.Tokens {
 		tokens = append(tokens, fmt.Sprintf("%s [%s]", t.Name, strings.Join(t.Scopes, ",")))
 	}
 	p("admin:    %d token(s) %s", len(tokens), strings.Join(tokens, ", "))
 	key := "session key from console.session_key"
-	if cfg.Console.SessionKey == "" {
+	if c.Console.SessionKey == "" {
 		key = "random session key per process (sessions end at restart)"
 	}
-	p("console:  /console, sign-ins last %s, %s", cfg.Console.SessionTTL, key)
-	p("agents:   %d", len(cfg.Agents))
-	for _, a := range cfg.Agents {
-		p("  - %s → %s (run lease %s)", a.ID, cfg.describeTarget(a), a.RunLease)
+	p("console:  /console, sign-ins last %s, %s", c.Console.SessionTTL, key)
+	p("agents:   %d", len(c.Agents))
+	for _, a := range c.Agents {
+		p("  - %s → %s (run lease %s)", a.ID, c.describeTarget(a), a.RunLease)
 	}
-	refs := cfg.connectorRefs()
+	refs := c.connectorRefs()
 	if len(refs) == 0 {
 		p("connectors: none")
 	} else {
 		p("connectors:")
 	}
-	cfg.Connectors.each(func(k integration, l any) {
+	c.Connectors.each(func(k integration, l any) {
 		for _, line := range k.describe(l) {
 			p("  - %s", line)
 		}
 	})
-	p("routes:   %d", len(cfg.Routes))
-	for _, r := range cfg.Routes {
+	p("routes:   %d", len(c.Routes))
+	for _, r := range c.Routes {
 		p("  - %s: %s → %s / %s / %s", r.Name, matchJSON(r.Match), r.Thread.Agent, r.Thread.Resource, r.Thread.Thread)
 	}
-	pol := cfg.Policy
+	pol := c.Policy
 	p("policy:   summary interval %s, %d rule(s), %d source override(s), %d priority override(s), default %s",
 		pol.SummaryInterval, len(pol.Rules), len(pol.Sources), len(pol.Priorities), defaultName(pol.Default != nil))
 	for i, r := range pol.Rules {
@@ -129,7 +73,7 @@ func describe(w io.Writer, path string, cfg *Config) {
 	for _, s := range srcs {
 		p("  - source %s → %s", s, pol.Sources[s].Action)
 	}
-	for _, warn := range routeWarnings(cfg.Routes, refs) {
+	for _, warn := range routeWarnings(c.Routes, refs) {
 		p("warning:  %s", warn)
 	}
 }
@@ -167,16 +111,6 @@ func describeAdmits(m connectors.RouteMatch) string {
 		return "any connector"
 	}
 	return strings.Join(parts, " and ")
-}
-
-// warnPersist says, in one line, that the policy's persist now means Mastra's persist:
-// a config written when it wrote the notification to the thread likely wants log.
-func warnPersist(w io.Writer, path string, uses []string) {
-	if len(uses) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "%s: warning: policy.%s: action persist keeps notifications in the inbox only, untold (as Mastra's persist); "+
-		"use action log to write them to the thread without waking, as persist did before\n", path, strings.Join(uses, ", policy."))
 }
 
 func matchJSON(v any) string {

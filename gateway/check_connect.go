@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"context"
@@ -19,6 +19,13 @@ import (
 type connectCheck struct {
 	name string
 	run  func(ctx context.Context) (string, error) // what was found, or what to fix
+}
+
+// CheckConnections tries every outside dependency of c (check --connect), each within
+// timeout, and writes one line per check: what was found, or what to fix. It reports
+// whether all passed. No line shows a secret of c.
+func (c *Config) CheckConnections(ctx context.Context, w io.Writer, timeout time.Duration) bool {
+	return runConnectChecks(ctx, w, connectChecks(c, &http.Client{}, slog.New(slog.DiscardHandler)), timeout, c.Secrets())
 }
 
 // connectChecks lists every outside dependency of cfg, in config order: the

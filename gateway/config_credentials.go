@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"fmt"
@@ -7,9 +7,9 @@ import (
 	"github.com/signalgate/signalgate/server"
 )
 
-// devTokenPrefix marks the shipped config's try-it-out tokens. They are public (they are
+// DevTokenPrefix marks the shipped config's try-it-out tokens. They are public (they are
 // in the repository), so they may only answer on a loopback address.
-const devTokenPrefix = "dev-only-"
+const DevTokenPrefix = "dev-only-"
 
 // credentialProblems checks what no single section can: that publicly known tokens are
 // not served beyond this machine, that no two bearer tokens share a value (a token must
@@ -31,9 +31,9 @@ func (c *Config) credentialProblems() []string {
 		if t.value == "" {
 			continue
 		}
-		if exposed && strings.HasPrefix(t.value, devTokenPrefix) {
+		if exposed && strings.HasPrefix(t.value, DevTokenPrefix) {
 			out = append(out, fmt.Sprintf("%s: a %q token is publicly known and server.listen %s is not a loopback address; set a token of your own (e.g. through its environment variable)",
-				t.key, devTokenPrefix, c.Server.Listen))
+				t.key, DevTokenPrefix, c.Server.Listen))
 		}
 		if first, dup := seen[t.value]; dup {
 			out = append(out, fmt.Sprintf("%s: same value as %s (each token must name one caller)", t.key, first))

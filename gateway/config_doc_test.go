@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"os"
@@ -18,7 +18,7 @@ import (
 // connectors section its kinds.
 func configKeys(t *testing.T) []string {
 	t.Helper()
-	raw, err := os.ReadFile("../../config.yaml")
+	raw, err := os.ReadFile("../config.yaml")
 	require.NoError(t, err)
 	cfg, err := ParseConfig("config.yaml", raw, env())
 	require.NoError(t, err)
@@ -44,7 +44,7 @@ func documentedKeys(doc string) []string {
 // The configuration reference names every key the config takes, and none it does not:
 // a new key without a row, or a row left behind by a removed key, fails here.
 func TestConfigurationDocMatchesConfig(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/configuration.md")
+	doc, err := os.ReadFile("../docs/configuration.md")
 	require.NoError(t, err)
 	keys := configKeys(t)
 	documented := documentedKeys(string(doc))
@@ -86,7 +86,7 @@ func TestConfigKeysWalkTheStructs(t *testing.T) {
 
 // The routing page's examples that start at `routes:` load as written.
 func TestDocRoutingExamplesLoad(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/routing.md")
+	doc, err := os.ReadFile("../docs/routing.md")
 	require.NoError(t, err)
 	blocks := 0
 	for _, part := range strings.Split(string(doc), "```yaml\n")[1:] {
@@ -105,7 +105,7 @@ func TestDocRoutingExamplesLoad(t *testing.T) {
 
 // The targets page's stream options example loads as written and gives both places.
 func TestDocStreamOptionsExampleLoads(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/targets.md")
+	doc, err := os.ReadFile("../docs/targets.md")
 	require.NoError(t, err)
 	_, rest, ok := strings.Cut(string(doc), "## Stream options")
 	require.True(t, ok)
@@ -121,7 +121,7 @@ func TestDocStreamOptionsExampleLoads(t *testing.T) {
 
 // The generic connector page's preset and custom scheme examples load as written.
 func TestDocGenericExamplesLoad(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/connectors/generic.md")
+	doc, err := os.ReadFile("../docs/connectors/generic.md")
 	require.NoError(t, err)
 	vars := env("CODER_TOKEN", "a-long-enough-token", "STRIPE_WEBHOOK_SECRET", "whsec_test_0123456789abcdef",
 		"SVIX_WEBHOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "RESEND_WEBHOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 // FuzzParseConfig: any bytes give a config or an error, never a panic, and an accepted
 // config is valid.
 func FuzzParseConfig(f *testing.F) {
-	if raw, err := os.ReadFile("../../config.yaml"); err == nil {
+	if raw, err := os.ReadFile("../config.yaml"); err == nil {
 		f.Add(raw)
 	}
 	f.Add([]byte(""))

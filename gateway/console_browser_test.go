@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"bytes"
@@ -216,7 +216,7 @@ routes:
 `, filepath.Join(dir, "gw.db"), consoleOps, consoleViewer, consoleGitHub, ghSrv.URL+"/", billingSecret, hookSrv.URL, hookSecret)), 0o600))
 	cfg, err := LoadConfig(cfgPath, noEnv)
 	require.NoError(t, err)
-	m := NewMain(cfg, storetest.Logger(t))
+	m := New(cfg, storetest.Logger(t))
 	require.NoError(t, m.Open(context.Background()))
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
 	base := "http://" + m.Addr().String()
@@ -424,7 +424,7 @@ routes:
 // redeliverFilteredAfterRefresh: on the deliveries page filtered to one thread, "Redeliver
 // all failed shown" still works once the live region has refreshed (the region must hold
 // the whole form), and redelivers that thread's failed records only.
-func redeliverFilteredAfterRefresh(t *testing.T, b *browserRun, m *Main, hook *flakyHook) {
+func redeliverFilteredAfterRefresh(t *testing.T, b *browserRun, m *Gateway, hook *flakyHook) {
 	t.Helper()
 	hook.accept.Store(false)
 	for id, body := range map[string]string{

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ import (
 // long), creates the silence, sees it active on the silences page, and expires it. A
 // second silence, starting tomorrow, is left pending for the read-only check
 // (silencesReadOnly); it holds nothing meanwhile.
-func silenceInBrowser(t *testing.T, b *browserRun, m *Main, recordID, resource, thread string) {
+func silenceInBrowser(t *testing.T, b *browserRun, m *Gateway, recordID, resource, thread string) {
 	t.Helper()
 	b.do("the record's page", chromedp.Navigate(b.base+"/console/notifications/"+url.PathEscape(recordID)),
 		chromedp.WaitVisible(chromedp.ID("silence-similar")))

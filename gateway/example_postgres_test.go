@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"bytes"
@@ -21,8 +21,8 @@ import (
 )
 
 const (
-	examplePostgresConfig = "../../examples/config.postgres.yaml"
-	exampleCompose        = "../../examples/compose.yaml"
+	examplePostgresConfig = "../examples/config.postgres.yaml"
+	exampleCompose        = "../examples/compose.yaml"
 )
 
 // The PostgreSQL example of docs/deployment.md works as written: examples/config.postgres.yaml,
@@ -57,7 +57,7 @@ func TestExamplePostgresConfigServes(t *testing.T) {
 
 	cfg, err := LoadConfig(examplePostgresConfig, lookup)
 	require.NoError(t, err)
-	m := NewMain(cfg, storetest.Logger(t))
+	m := New(cfg, storetest.Logger(t))
 	require.NoError(t, m.Open(context.Background()))
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
 

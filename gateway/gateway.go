@@ -1,4 +1,12 @@
-package main
+// Package gateway is signalgate as a library: config.yaml (Config, LoadConfig), the
+// tables of integration kinds (kinds.go) and of target kinds (targets.go), and the
+// gateway they wire. A Gateway holds the long-lived parts, built once: the store, the
+// server's listener, the stream broker, the inbox, runs, silences and the dispatcher.
+// A Generation holds what one config derives: the agents' targets and routes, the
+// connectors, the agent API and MCP, approvals, watches, schedules, replies, retention
+// and the router serving them; a reload builds the next one and swaps it in. Package
+// cli is the command line over it.
+package gateway
 
 import (
 	"context"
@@ -6,74 +14,50 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/labstack/echo/v4"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/agent"
-	"github.com/signalgate/signalgate/agentapi"
-	"github.com/signalgate/signalgate/approval"
-	"github.com/signalgate/signalgate/connectors"
-	"github.com/signalgate/signalgate/connectors/email"
-	"github.com/signalgate/signalgate/connectors/github"
-	"github.com/signalgate/signalgate/connectors/slack"
-	"github.com/signalgate/signalgate/console"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
-	"github.com/signalgate/signalgate/inboxmcp"
 	"github.com/signalgate/signalgate/metrics"
 	"github.com/signalgate/signalgate/reply"
-	"github.com/signalgate/signalgate/retention"
-	"github.com/signalgate/signalgate/schedule"
 	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/silence"
 	"github.com/signalgate/signalgate/store"
-	"github.com/signalgate/signalgate/targets/httptarget"
 	"github.com/signalgate/signalgate/telemetry"
-	"github.com/signalgate/signalgate/watch"
 )
 
-// Main is the running gateway: every service it owns, built from one Config. Tests
-// build a Main the same way the command does.
-//
-// A config reload (reload.go) rebuilds what the config derives as a new generation
-// (the HTTP routes on a new router, the connectors, agents' targets and APIs, watches,
-// schedules, approvals, replies, retention) and swaps it in; the parts that hold work
-// in flight are built once and only reconfigured: the store, the server's listener,
-// the stream broker, the inbox, runs and the dispatcher.
-type Main struct {
-	Config *Config
-	Log    *slog.Logger
-	Now    func() time.Time
+// Gateway is the running gateway: the parts that hold work in flight, built once by
+// Open and only reconfigured by a reload (the store, the server's listener, the stream
+// broker, the inbox, runs, silences and the dispatcher), and the Generation in force.
+// Tests build a Gateway the same way the command does.
+type Gateway struct {
+	Log *slog.Logger
+	Now func() time.Time
 	// ConfigPath is the file a reload re-reads (SIGHUP, POST /-/reload), with Lookup
 	// for its ${VAR}s; empty: reloads are refused.
 	ConfigPath string
 	Lookup     func(string) (string, bool)
+	// Version is the build's version, "dev" for a development build: the traces'
+	// service version and the one MCP reports.
+	Version string
 
 	Store   *store.DB
 	Inbox   *inbox.Service
 	Server  *server.Server
 	Metrics *metrics.Metrics
-	Pollers []*email.Poller
 
-	Broker     agent.Broker
-	Runs       *agent.Runs
+	Broker agent.Broker
+	Runs   *agent.Runs
+	// Dispatcher feeds threads; built with the first generation's routes, a reload
+	// reconfigures it.
 	Dispatcher *delivery.Dispatcher
-	// Approvals is nil unless approvals.slack_connector is set.
-	Approvals *approval.Service
-	// Replies is the reply outbox; nil when no connector kind sends replies.
-	Replies *reply.Service
-	// Watches creates, lists and ends agents' watches.
-	Watches *watch.Service
-	// Schedules creates, changes and fires schedules; Scheduler fires them on time.
-	Schedules *schedule.Service
-	Scheduler *schedule.Scheduler
 	// Silences makes, lists and expires silences and holds what they match.
 	Silences *silence.Service
 	// Traces is the tracer provider every component is given: telemetry.Off() unless
@@ -87,6 +71,11 @@ type Main struct {
 		Reloaded service.Signal[error] // a reload ended (nil: in force)
 	}
 
+	// config is the config Open builds the first generation from.
+	config *Config
+	// gen is the generation in force: its services start in order (front before the
+	// dispatcher), its router serves, its routes and policy feed the dispatcher.
+	gen   atomic.Pointer[Generation]
 	addr  net.Addr
 	grace time.Duration
 	// sessionKey signs console sessions when console.session_key is unset: random per
@@ -94,24 +83,14 @@ type Main struct {
 	sessionKey secret.Secret
 	kick       *delivery.Kick
 	slots      *slotHub
-	// The generation in force: its services start in order (front before the
-	// dispatcher), its router serves, its routes and policy feed the dispatcher.
-	front    []background // what runs beside the targets (presence followers): start before the dispatcher, stop after it
-	services []background
-	routes   map[string]delivery.Route
-	policy   *inbox.Policy
-	api      *agentapi.API
-	router   *echo.Echo
-	// slotFreed is the generation's approvals' subscriber to freed wake slots.
-	slotFreed func(agentID string)
 
 	follower *reloadFollower // nil unless on PostgreSQL
 	reloadMu sync.Mutex      // one reload at a time
 	running  []background    // started; stopped in reverse by Close
 }
 
-// background is a long-lived part (see package service) Main starts after the server
-// and stops before closing the store.
+// background is a long-lived part (see package service) the Gateway starts after the
+// server and stops before closing the store.
 type background interface {
 	Name() string
 	Start(ctx context.Context) error
@@ -122,42 +101,69 @@ type background interface {
 const stopWait = 10 * time.Second
 
 // base is the logger and clock every service is given.
-func (m *Main) base() service.Base { return service.Base{Logger: m.Log, Now: m.Now} }
+func (gw *Gateway) base() service.Base { return service.Base{Logger: gw.Log, Now: gw.Now} }
 
-// NewMain prepares a gateway; Open starts it.
-func NewMain(cfg *Config, log *slog.Logger) *Main {
-	return &Main{Config: cfg, Log: log, Now: time.Now, Traces: telemetry.Off()}
+// New prepares a gateway for cfg; Open starts it.
+func New(cfg *Config, log *slog.Logger) *Gateway {
+	return &Gateway{config: cfg, Log: log, Now: time.Now, Traces: telemetry.Off(), Version: devVersion}
 }
 
-// openStore opens the database for a command. On SQLite it holds the database's lock
-// (one process writes a database file) unless opts say ReadAlongside.
-func openStore(ctx context.Context, cfg *Config, log *slog.Logger, opts ...store.Option) (*store.DB, error) {
-	return store.Open(ctx, cfg.Storage, log, opts...)
+// devVersion is the version of a development build.
+const devVersion = "dev"
+
+// buildVersion is the version stamped at build time, "" for a development build.
+func (gw *Gateway) buildVersion() string {
+	if gw.Version == devVersion {
+		return ""
+	}
+	return gw.Version
+}
+
+// Config is the config in force: the one the gateway was made with until Open, then
+// its generation's (a reload changes it).
+func (gw *Gateway) Config() *Config {
+	if g := gw.gen.Load(); g != nil {
+		return g.Config
+	}
+	return gw.config
+}
+
+// Generation is the generation in force; nil until Open built it.
+func (gw *Gateway) Generation() *Generation { return gw.gen.Load() }
+
+// Migrate applies cfg's database migrations and returns the schema version.
+func Migrate(ctx context.Context, cfg *Config, log *slog.Logger) (int64, error) {
+	st, err := store.Open(ctx, cfg.Storage, log)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	return st.Migrate(ctx)
 }
 
 // Open connects the database, migrates, wires every component and starts serving.
-func (m *Main) Open(ctx context.Context) (err error) {
+func (gw *Gateway) Open(ctx context.Context) (err error) {
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, m.Close())
+			err = errors.Join(err, gw.Close())
 		}
 	}()
-	cfg := m.Config
-	m.grace = cfg.Server.ShutdownGrace // server.* never changes live
-	if !telemetry.Enabled(m.Traces) {
-		if m.tracing, err = telemetry.Setup(ctx, cfg.Telemetry, m.Lookup, buildVersion()); err != nil {
+	cfg := gw.config
+	gw.grace = cfg.Server.ShutdownGrace // server.* never changes live
+	if !telemetry.Enabled(gw.Traces) {
+		if gw.tracing, err = telemetry.Setup(ctx, cfg.Telemetry, gw.Lookup, gw.buildVersion()); err != nil {
 			return fmt.Errorf("telemetry: %w", err)
 		}
-		m.Traces = m.tracing.Provider
+		gw.Traces = gw.tracing.Provider
 	}
 	// A stored body decompresses to at most what a request may carry, and never less
 	// than the default: lowering body_limit must not make older events unreadable.
 	bodyLimit := store.WithBodyLimit(max(int64(cfg.Server.BodyLimit), store.DefaultBodyLimit))
-	if m.Store, err = store.Open(ctx, cfg.Storage, m.Log, store.WithClock(m.Now), bodyLimit, store.WithTracing(m.Traces),
+	if gw.Store, err = store.Open(ctx, cfg.Storage, gw.Log, store.WithClock(gw.Now), bodyLimit, store.WithTracing(gw.Traces),
 		store.WithRecoveryRules(cfg.recoveryRules())); err != nil {
 		return err
 	}
-	st := m.Store
+	st := gw.Store
 	if _, err := st.Migrate(ctx); err != nil {
 		return err
 	}
@@ -168,267 +174,74 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return err
 	}
 	if back.Total() > 0 {
-		m.Log.Warn("took back the leases of an earlier process", "component", "gateway",
+		gw.Log.Warn("took back the leases of an earlier process", "component", "gateway",
 			"threads", back.Threads, "replies", back.Replies, "schedules", back.Schedules)
 	}
 	policy, err := cfg.newPolicy()
 	if err != nil {
 		return err
 	}
-	m.Metrics = metrics.New(store.NewGauges(st), m.Log, metrics.WithLabels(cfg.metricLabels()))
-	m.Metrics.WatchTargets(cfg.AgentIDs(), store.NewTargets(st), m.Log)
+	gw.Metrics = metrics.New(store.NewGauges(st), gw.Log, metrics.WithLabels(cfg.metricLabels()))
+	gw.Metrics.WatchTargets(cfg.AgentIDs(), store.NewTargets(st), gw.Log)
 
 	// Agents: the thread log broker, the dispatcher's wake-up (told by the inbox, presence
 	// followers and the APIs) and presence; the generation adds the targets that reach
 	// agents and, the first time, the dispatcher that feeds threads.
-	m.Broker = newBroker(cfg, st, m.Log)
-	m.kick = delivery.NewKick()
-	m.Runs = agent.NewRuns(store.NewRuns(st), m.Broker, cfg.Agents, agent.WithRunsClock(m.Now), agent.WithRunsLogger(m.Log))
-	m.slots = &slotHub{}
-	m.Runs.OnWakeSlotFreed(m.slots.freed)
+	gw.Broker = newBroker(cfg, st, gw.Log)
+	gw.kick = delivery.NewKick()
+	gw.Runs = agent.NewRuns(store.NewRuns(st), gw.Broker, cfg.Agents, agent.WithRunsClock(gw.Now), agent.WithRunsLogger(gw.Log))
+	gw.slots = &slotHub{}
+	gw.Runs.OnWakeSlotFreed(gw.slots.freed)
 	// Silences hold from memory: their Start reads them before the server serves (it starts
 	// second, after the broker), then they are kept fresh on every replica; a local change
 	// wakes the dispatcher to release.
-	m.Silences = silence.NewService(store.NewSilences(st), cfg.Silences, m.base(), silence.WithChangeHook(func() { m.kick.Notify(nil) }))
-	m.Inbox = inbox.NewService(store.NewInbox(st), policy, inbox.WithClock(m.Now), inbox.WithChangeHook(m.kick.Notify), inbox.WithSnoozes(store.NewInbox(st)),
-		inbox.WithHolds(m.Silences), inbox.WithHeldRecords(store.NewInbox(st)),
-		inbox.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlacePolicy) }))
-	m.Server = server.New(cfg.Server, m.Log, server.WithObserver(server.Observe(m.Metrics)), server.WithTracing(m.Traces))
-	m.Server.Health(st.Ready)
-	m.follower = m.followReloads()
-	if m.sessionKey, err = randomSessionKey(); err != nil {
+	gw.Silences = silence.NewService(store.NewSilences(st), cfg.Silences, gw.base(), silence.WithChangeHook(func() { gw.kick.Notify(nil) }))
+	gw.Inbox = inbox.NewService(store.NewInbox(st), policy, inbox.WithClock(gw.Now), inbox.WithChangeHook(gw.kick.Notify), inbox.WithSnoozes(store.NewInbox(st)),
+		inbox.WithHolds(gw.Silences), inbox.WithHeldRecords(store.NewInbox(st)),
+		inbox.WithBudgetExceeded(func() { gw.Metrics.ExpressionBudgetExceeded(metrics.PlacePolicy) }))
+	gw.Server = server.New(cfg.Server, gw.Log, server.WithObserver(server.Observe(gw.Metrics)), server.WithTracing(gw.Traces))
+	gw.Server.Health(st.Ready)
+	gw.follower = gw.followReloads()
+	if gw.sessionKey, err = randomSessionKey(); err != nil {
 		return err
 	}
 
-	g, err := m.build(cfg, policy)
+	g, err := gw.build(cfg, policy)
 	if err != nil {
 		return err
 	}
-	m.adopt(g)
-	m.Server.Serve(m.router)
+	gw.adopt(g)
+	gw.Server.Serve(g.router)
 
-	addr, err := m.Server.Listen()
+	addr, err := gw.Server.Listen()
 	if err != nil {
 		return err
 	}
-	m.addr = addr
-	for _, svc := range m.order() {
+	gw.addr = addr
+	for _, svc := range gw.order() {
 		if err := svc.Start(context.WithoutCancel(ctx)); err != nil {
 			return fmt.Errorf("start %s: %w", svc.Name(), err)
 		}
-		m.running = append(m.running, svc)
+		gw.running = append(gw.running, svc)
 	}
-	m.Server.Start()
-	m.Metrics.ConfigLoaded(true, m.Now())
-	m.Log.Info("serving", "component", "gateway", "addr", addr.String(), "storage", cfg.Storage.Driver,
+	gw.Server.Start()
+	gw.Metrics.ConfigLoaded(true, gw.Now())
+	gw.Log.Info("serving", "component", "gateway", "addr", addr.String(), "storage", cfg.Storage.Driver,
 		"agents", len(cfg.Agents), "routes", len(cfg.Routes))
 	return nil
 }
 
-// build wires what cfg derives as a generation: a Main sharing m's long-lived parts,
-// holding its own services (not started) and a router (not serving) with every route
-// mounted. The first build also builds the dispatcher.
-func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
-	g := &Main{Config: cfg, Log: m.Log, Now: m.Now, ConfigPath: m.ConfigPath, Lookup: m.Lookup,
-		Store: m.Store, Inbox: m.Inbox, Silences: m.Silences, Metrics: m.Metrics, Broker: m.Broker, Runs: m.Runs, Dispatcher: m.Dispatcher,
-		kick: m.kick, slots: m.slots, policy: policy, Traces: m.Traces}
-	st, kick := g.Store, g.kick
-	// Runtimes that report tool approvals (Mastra followers) do so through a relay the
-	// approvals service, built once the parts it sends through exist, subscribes to.
-	var relay *approval.Relay
-	if cfg.Approvals.Enabled() {
-		relay = approval.NewRelay()
-	}
-	// target.reply: auto queues runs' answers into the outbox, built further down.
-	auto := &autoReplies{}
-	built, err := cfg.buildTargets(targetBuild{runs: g.Runs, notify: kick.Notify, stream: agent.NewStreamTarget(),
-		approvals: relay, replies: auto, log: g.Log, traces: g.Traces})
-	if err != nil {
-		return nil, fmt.Errorf("agents: %w", err)
-	}
-	g.routes = built.routes
-	if g.Dispatcher == nil {
-		// The dispatcher subscribes to run opens to hand a new run the previous run's
-		// unfinished signals (in-flight recovery).
-		g.Dispatcher = delivery.New(store.NewQueue(st), g.Runs, g.Broker, g.routes, g.base(), cfg.Dispatch.options(
-			delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithDetailedSummaries(policy.SummaryFormat() == inbox.SummaryFormatDetailed),
-			delivery.WithSecrets(cfg.Secrets()), delivery.WithObserver(g.Metrics), delivery.WithHealth(store.NewTargets(st)),
-			delivery.WithKick(kick), delivery.WithRecovery(g.Runs), delivery.WithStreamOptions(policy), delivery.WithSnoozes(g.Inbox),
-			delivery.WithHolds(g.Inbox, g.holders()), delivery.WithTracerProvider(g.Traces),
-			delivery.WithReplyProvenance(cfg.replyProvenance()))...)
-	}
-	// What runs beside the targets (presence followers) starts before the dispatcher and
-	// stops after it.
-	g.front = append(g.front, built.services...)
-	runtimes := cfg.runtimeClients(httptarget.Traced(nil, g.Traces))
-
-	// Approvals: sends decisions through an emitter on presence and the dispatcher and
-	// posts through the Slack connectors' bot clients; it subscribes to the followers'
-	// relay and to freed wake slots. The agent operations and Slack clicks ask it.
-	if cfg.Approvals.Enabled() {
-		slots := &genSlots{}
-		g.Approvals = approval.New(cfg.Approvals, approval.Deps{Store: store.NewApprovals(st), Places: store.NewApprovals(st),
-			Slack:   slack.NewMessenger(entries[slack.Config](cfg.Connectors, slack.Source), cfg.Approvals.GroupCacheTTL, g.Log, g.Now),
-			Resumer: runtimes, Emitter: agent.NewEmitter(store.NewFrames(st), g.Runs, g.Dispatcher, g.Now),
-			Relay: relay, Slots: slots, Base: g.base(), Traces: g.Traces})
-		g.slotFreed = slots.h
-		g.services = append(g.services, g.Approvals)
-	}
-
-	// Watches: what agents subscribe to at runtime; the sweep ends expired ones.
-	g.Watches = watch.NewService(store.NewWatches(st), cfg.Watches, cfg.watchResources(), cfg.watchScope(build{repos: store.NewSeenRepos(st)}), g.Metrics.WrapIngester(g.Inbox), g.base())
-	g.services = append(g.services, watch.NewSweep(store.NewWatches(st), g.Watches, cfg.Watches, g.base()))
-
-	if err := g.openReplies(); err != nil {
-		return nil, err
-	}
-	auto.s = g.Replies // set before any service starts
-
-	e := m.Server.NewRouter()
-	g.Server = m.Server
-	e.GET("/metrics", echo.WrapHandler(g.Metrics.Handler()))
-	// Runtimes post their own webhooks (presence, questions) to what their kinds mount.
-	for _, p := range built.mounts {
-		p.Mount(e)
-	}
-
-	agentDeps := agent.Deps{
-		Frames: store.NewFrames(st), Runs: g.Runs, Inbox: g.Metrics.WrapIngester(g.Inbox),
-		Records: store.NewRecords(st), States: store.NewStates(st), Deliverer: g.Dispatcher, Notify: kick.Notify, Log: g.Log,
-		Aborter: runtimes,
-	}
-	if g.Approvals != nil {
-		agentDeps.Approvals = g.Approvals
-	}
-	agents, err := agent.NewService(cfg.Agents, agentDeps, agent.WithServiceClock(g.Now))
-	if err != nil {
-		return nil, err
-	}
-	apiOpts := []agentapi.Option{agentapi.WithLogger(g.Log), agentapi.WithShutdown(m.Server.Done()),
-		agentapi.WithSubscriberGauge(g.Metrics.SubscriberDelta), agentapi.WithStreamLimit(cfg.Server.WithDefaults().MaxStreams())}
-	if m.api != nil {
-		apiOpts = append(apiOpts, agentapi.WithStreamsOf(m.api))
-	}
-	mcpOpts := []inboxmcp.Option{inboxmcp.WithLogger(g.Log), inboxmcp.WithVersion(version),
-		inboxmcp.WithCallTimeout(cfg.Server.WithDefaults().RequestTimeout), inboxmcp.WithWatches(g.Watches), inboxmcp.WithPlaces(cfg.places())}
-	apiOpts = append(apiOpts, agentapi.WithWatches(g.Watches))
-	if g.Replies != nil {
-		apiOpts = append(apiOpts, agentapi.WithReplies(g.Replies))
-		mcpOpts = append(mcpOpts, inboxmcp.WithReplies(g.Replies))
-	}
-	// Schedules: each fire is a signal sent as POST …/signals sends it.
-	g.Schedules = schedule.NewService(store.NewSchedules(st), agents, cfg.AgentIDs(), g.base())
-	g.Scheduler = schedule.NewScheduler(g.Schedules, cfg.Schedules, g.base())
-	g.services = append(g.services, g.Scheduler)
-	g.api = agentapi.New(agents, store.NewFrames(st), g.Broker, apiOpts...)
-	g.api.Mount(e)
-	inboxmcp.New(agents, mcpOpts...).Mount(e)
-	parsers, err := g.mountConnectors(e)
-	if err != nil {
-		return nil, err
-	}
-
-	deps, err := adminDeps(cfg, st, policy, parsers, g.Log, g.Now,
-		adminLive{Inbox: g.Metrics.WrapIngester(g.Inbox), Pollers: admin.AsPollers(g.Pollers), Notify: kick.Notify})
-	if err != nil {
-		return nil, err
-	}
-	if g.Replies != nil {
-		deps.Replies = g.Replies
-	}
-	deps.Watches, deps.WatchEnder = store.NewWatches(st), g.Watches
-	deps.Schedules = g.Schedules
-	deps.Silences, deps.Holder = g.Silences, g.Silences
-	adm, err := admin.New(cfg.Admin, deps)
-	if err != nil {
-		return nil, err
-	}
-	adm.Mount(e)
-	e.POST(admin.ReloadPath, adm.Guard(admin.ScopeWrite, m.serveReload))
-	con, err := console.New(m.consoleConfig(cfg), console.Deps{Admin: adm, Stream: g.api, Sessions: store.NewConsoleSessions(st), Tokens: cfg.Admin.Tokens,
-		Agents: cfg.AgentIDs(), Connectors: deps.Connectors, Sources: deps.Sources, Places: deps.Places, Log: g.Log, Now: g.Now})
-	if err != nil {
-		return nil, err
-	}
-	con.Mount(e)
-	// A person opening the gateway's address in a browser gets the console.
-	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, console.Prefix) })
-	g.services = append(g.services, retention.New(cfg.Retention, store.NewRetention(st), g.base(), retention.WithObserver(g.Metrics.RetentionDeleted)))
-	g.router = e
-	return g, nil
-}
-
-// mountConnectors builds the ingest handlers and the pollers on one pipeline, and
-// returns each source's parser for replay and explain.
-func (m *Main) mountConnectors(e *echo.Echo) (admin.Parsers, error) {
-	cfg, st := m.Config, m.Store
-	router, err := cfg.Router()
-	if err != nil {
-		return nil, err
-	}
-	pipeline := connectors.NewPipeline(router, m.Metrics.WrapIngester(m.Inbox), m.Log,
-		connectors.WithBudgetExceeded(func() { m.Metrics.ExpressionBudgetExceeded(metrics.PlaceRoute) }),
-		connectors.WithWatches(store.NewWatches(st)), connectors.WithClock(m.Now), connectors.WithSecretUsed(m.Metrics.SecretUsed))
-	parsers, err := cfg.buildParsers(build{pipeline: pipeline, ci: github.NewStoreCIState(store.NewConnectorState(st), github.Source), log: m.Log, now: m.Now,
-		approvals: m.Approvals, own: store.NewReplies(st), seen: store.NewSeenRepos(st)})
-	if err != nil {
-		return nil, err
-	}
-	return parsers, m.mountKinds(e, parsers, pipeline)
-}
-
-// openReplies builds the reply outbox over the senders of the kinds that have one; it
-// starts with the other services and stops before the store closes.
-func (m *Main) openReplies() error {
-	cfg := m.Config
-	senders, err := cfg.buildRepliers(build{log: m.Log, now: m.Now, own: store.NewReplies(m.Store)})
-	if err != nil {
-		return err
-	}
-	if len(senders) == 0 {
-		for i, a := range cfg.Agents {
-			if a.Target.Reply == agent.ReplyAuto {
-				return fmt.Errorf("agents[%d].target.reply: auto needs a connector that sends replies (a slack bot_token, a github token or app, an email smtp)", i)
-			}
-		}
-		return nil
-	}
-	opts := []reply.Option{reply.WithMaxAge(cfg.Replies.MaxAge), reply.WithSecrets(cfg.Secrets()), reply.WithWatches(m.Watches),
-		reply.WithTracerProvider(m.Traces), reply.WithProvenance(cfg.replyProvenance()), reply.WithPlaces(cfg.places())}
-	if cfg.Replies.Lease > 0 {
-		opts = append(opts, reply.WithLease(cfg.Replies.Lease))
-	}
-	if cfg.Replies.PollInterval > 0 {
-		opts = append(opts, reply.WithPollInterval(cfg.Replies.PollInterval))
-	}
-	required := map[string]bool{}
-	for _, a := range cfg.Agents {
-		required[a.ID] = a.Replies.ApprovalRequired()
-	}
-	if m.Approvals != nil {
-		opts = append(opts, reply.WithApprovals(m.Approvals, func(agent string) bool { return required[agent] }))
-	}
-	m.Replies = reply.New(store.NewReplies(m.Store), senders, m.base(), opts...)
-	m.services = append(m.services, m.Replies)
-	return nil
-}
-
-// emailPollers builds a poller per email connector on the pipeline.
-func (m *Main) emailPollers(cfgs []email.Config, _ admin.Parser, pipeline *connectors.Pipeline) ([]background, error) {
-	var out []background
-	for _, ec := range cfgs {
-		name := ec.Name
-		poller, err := email.NewPoller(ec, pipeline, store.NewConnectorState(m.Store), m.base(), email.WithTracing(m.Traces), email.WithLock(mailboxLock(m.Config, m.Log)), email.WithOwn(store.NewReplies(m.Store)), email.WithHooks(email.Hooks{
-			Polled:       func(_ string, _ int, err error) { m.Metrics.IMAPPoll(name, err) },
-			Disconnected: func(string, error) { m.Metrics.IMAPError(name) },
-		}))
-		if err != nil {
-			return nil, err
-		}
-		m.Pollers = append(m.Pollers, poller)
-		out = append(out, poller)
-	}
-	return out, nil
+// newDispatcher builds the dispatcher over the first generation's routes. It subscribes
+// to run opens to hand a new run the previous run's unfinished signals (in-flight
+// recovery).
+func (gw *Gateway) newDispatcher(cfg *Config, policy *inbox.Policy, routes map[string]delivery.Route) *delivery.Dispatcher {
+	st := gw.Store
+	return delivery.New(store.NewQueue(st), gw.Runs, gw.Broker, routes, gw.base(), cfg.Dispatch.options(
+		delivery.WithSummaryInterval(policy.SummaryInterval()), delivery.WithDetailedSummaries(policy.SummaryFormat() == inbox.SummaryFormatDetailed),
+		delivery.WithSecrets(cfg.Secrets()), delivery.WithObserver(gw.Metrics), delivery.WithHealth(store.NewTargets(st)),
+		delivery.WithKick(gw.kick), delivery.WithRecovery(gw.Runs), delivery.WithStreamOptions(policy), delivery.WithSnoozes(gw.Inbox),
+		delivery.WithHolds(gw.Inbox, gw.holders()), delivery.WithTracerProvider(gw.Traces),
+		delivery.WithReplyProvenance(cfg.replyProvenance()))...)
 }
 
 // metricLabels lists the sources and names metrics may carry: the connector kinds and the
@@ -440,54 +253,54 @@ func (c *Config) metricLabels() metrics.Labels {
 }
 
 // Addr is the bound listen address.
-func (m *Main) Addr() net.Addr { return m.addr }
+func (gw *Gateway) Addr() net.Addr { return gw.addr }
 
 // Close stops accepting, lets in-flight requests finish within the grace period,
 // stops workers and closes the database.
-func (m *Main) Close() error {
+func (gw *Gateway) Close() error {
 	var errs []error
 	// The reload follower first: a reload it runs would wait for the lock taken below.
-	if m.follower != nil {
+	if gw.follower != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), stopWait)
-		errs = append(errs, m.follower.Stop(ctx))
+		errs = append(errs, gw.follower.Stop(ctx))
 		cancel()
 	}
 	// Stop background services (pollers, socket clients, dispatcher) after the HTTP
 	// server so in-flight requests can still finish against them.
-	if m.Server != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), m.grace)
-		errs = append(errs, m.Server.Shutdown(ctx))
+	if gw.Server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), gw.grace)
+		errs = append(errs, gw.Server.Shutdown(ctx))
 		cancel()
-		m.Server = nil
+		gw.Server = nil
 	}
-	m.reloadMu.Lock()
-	defer m.reloadMu.Unlock()
-	for i := len(m.running) - 1; i >= 0; i-- {
-		svc := m.running[i]
+	gw.reloadMu.Lock()
+	defer gw.reloadMu.Unlock()
+	for i := len(gw.running) - 1; i >= 0; i-- {
+		svc := gw.running[i]
 		ctx, cancel := context.WithTimeout(context.Background(), stopWait)
 		if err := svc.Stop(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("stop %s: %w", svc.Name(), err))
 		}
 		cancel()
 	}
-	m.running, m.services = nil, nil
+	gw.running = nil
 	// Every part has stopped, so its last spans have ended: send them.
-	if m.tracing != nil {
+	if gw.tracing != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), stopWait)
-		errs = append(errs, m.tracing.Shutdown(ctx))
+		errs = append(errs, gw.tracing.Shutdown(ctx))
 		cancel()
-		m.tracing = nil
+		gw.tracing = nil
 	}
-	errs = append(errs, m.closeStore())
+	errs = append(errs, gw.closeStore())
 	return errors.Join(errs...)
 }
 
-func (m *Main) closeStore() error {
-	if m.Store == nil {
+func (gw *Gateway) closeStore() error {
+	if gw.Store == nil {
 		return nil
 	}
-	err := m.Store.Close()
-	m.Store = nil
+	err := gw.Store.Close()
+	gw.Store = nil
 	return err
 }
 
@@ -505,9 +318,9 @@ func (a *autoReplies) Queue(ctx context.Context, k inbox.ThreadKey, req reply.Re
 
 // holders are what the dispatcher asks when a record falls due: the live silences, then
 // the muting intervals of the policy in force (a reload swaps it).
-func (m *Main) holders() inbox.Holder {
-	inb := m.Inbox
-	return inbox.Holders{m.Silences, inbox.HolderFunc(func(s inbox.Subject, now time.Time) (inbox.Hold, bool) {
+func (gw *Gateway) holders() inbox.Holder {
+	inb := gw.Inbox
+	return inbox.Holders{gw.Silences, inbox.HolderFunc(func(s inbox.Subject, now time.Time) (inbox.Hold, bool) {
 		return inb.Policy().Held(s, now)
 	})}
 }

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"bytes"
@@ -24,13 +24,13 @@ const hostileAdminToken = "hostile-admin-token-0123456789"
 
 // startOn starts the gateway on one store backend with the billing connector and an
 // admin token.
-func startOn(t *testing.T, b storetest.Backend) *Main {
+func startOn(t *testing.T, b storetest.Backend) *Gateway {
 	t.Helper()
 	return startWithServer(t, b, "")
 }
 
 // startWithServer is startOn with more keys of the server section ("key: value, ...").
-func startWithServer(t *testing.T, b storetest.Backend, server string) *Main {
+func startWithServer(t *testing.T, b storetest.Backend, server string) *Gateway {
 	t.Helper()
 	if server != "" {
 		server = ", " + server
@@ -44,7 +44,7 @@ agents: [ { id: coder, token: dev-only-coder-token } ]
 %s`, server, b.Config.Driver, b.Config.DSN, hostileAdminToken, billingConfig)
 	cfg, err := ParseConfig("hostile.yaml", []byte(conf), noEnv)
 	require.NoError(t, err)
-	m := NewMain(cfg, storetest.Logger(t))
+	m := New(cfg, storetest.Logger(t))
 	require.NoError(t, m.Open(context.Background()))
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
 	return m
@@ -59,7 +59,7 @@ func randomText(n int) string {
 }
 
 // getJSON calls the gateway and requires an answer that is valid UTF-8 JSON.
-func getJSON(t *testing.T, m *Main, method, path, token string, body []byte, out any) int {
+func getJSON(t *testing.T, m *Gateway, method, path, token string, body []byte, out any) int {
 	t.Helper()
 	req, err := http.NewRequest(method, "http://"+m.Addr().String()+path, bytes.NewReader(body))
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"bufio"
@@ -22,14 +22,22 @@ import (
 
 const billingSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
-func startMain(t *testing.T, extra string) *Main {
+func startMain(t *testing.T, extra string) *Gateway {
 	t.Helper()
-	cfg, err := LoadConfig(writeConfig(t, t.TempDir(), extra), noEnv)
+	m, _ := startMainAt(t, t.TempDir(), extra)
+	return m
+}
+
+// startMainAt runs a Gateway from a config written in dir and returns its config path.
+func startMainAt(t *testing.T, dir, extra string) (*Gateway, string) {
+	t.Helper()
+	path := writeConfig(t, dir, extra)
+	cfg, err := LoadConfig(path, noEnv)
 	require.NoError(t, err)
-	m := NewMain(cfg, storetest.Logger(t))
+	m := New(cfg, storetest.Logger(t))
 	require.NoError(t, m.Open(context.Background()))
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
-	return m
+	return m, path
 }
 
 const billingConfig = `
@@ -41,13 +49,13 @@ routes:
     thread: { agent: coder, resource: billing, thread: invoices }
 `
 
-func postGeneric(t *testing.T, m *Main, id string, body []byte, sign bool) (int, map[string]any) {
+func postGeneric(t *testing.T, m *Gateway, id string, body []byte, sign bool) (int, map[string]any) {
 	t.Helper()
 	return postGenericSigned(t, m, id, body, sign, nil)
 }
 
 // postGenericSigned is postGeneric with extra request headers.
-func postGenericSigned(t *testing.T, m *Main, id string, body []byte, sign bool, extra http.Header) (int, map[string]any) {
+func postGenericSigned(t *testing.T, m *Gateway, id string, body []byte, sign bool, extra http.Header) (int, map[string]any) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, "http://"+m.Addr().String()+"/webhooks/generic/billing", bytes.NewReader(body))
 	require.NoError(t, err)
@@ -75,13 +83,13 @@ func postGenericSigned(t *testing.T, m *Main, id string, body []byte, sign bool,
 }
 
 // firstSignal subscribes to a thread's stream and returns the first signal frame's data.
-func firstSignal(t *testing.T, m *Main, path string) map[string]any {
+func firstSignal(t *testing.T, m *Gateway, path string) map[string]any {
 	t.Helper()
 	return firstSignalAs(t, m, "dev-only-coder-token", path)
 }
 
 // firstSignalAs is firstSignal with the agent's token.
-func firstSignalAs(t *testing.T, m *Main, token, path string) map[string]any {
+func firstSignalAs(t *testing.T, m *Gateway, token, path string) map[string]any {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), procWait) // only bounds a broken test
 	defer cancel()

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"context"
@@ -88,7 +88,7 @@ func builtinKinds() []integration {
 			Replier:    func(cs []slack.Config, b build) (reply.Sender, error) { return slack.NewReplier(cs, b.log, b.now) },
 			VerifiedBy: []string{slack.VerifiedBySignature, slack.VerifiedBySocketMode},
 			Watch:      slack.WatchResource,
-			Serve: func(_ *Main, _ []slack.Config, p admin.Parser, _ *connectors.Pipeline) ([]background, error) {
+			Serve: func(_ *Generation, _ []slack.Config, p admin.Parser, _ *connectors.Pipeline) ([]background, error) {
 				var out []background
 				for _, c := range p.(*slack.Handler).SocketClients() {
 					out = append(out, c)
@@ -103,7 +103,7 @@ func builtinKinds() []integration {
 				return fmt.Sprintf("IMAP %s as %s, mailboxes %s", c.Addr, c.Username, strings.Join(c.Mailboxes, ", "))
 			},
 			Parser: func(cs []email.Config, _ build) (admin.Parser, error) { return email.NewParser(cs), nil },
-			Serve:  (*Main).emailPollers,
+			Serve:  (*Generation).emailPollers,
 			Place:  email.PlaceCodec,
 			Replier: func(cs []email.Config, b build) (reply.Sender, error) {
 				return email.NewReplier(cs, service.Base{Logger: b.log, Now: b.now}), nil
@@ -141,7 +141,7 @@ type integration interface {
 	names(list any) []string
 	describe(list any) []string
 	parser(list any, b build) (admin.Parser, error)
-	serve(m *Main, list any, p admin.Parser, pipeline *connectors.Pipeline) ([]background, error)
+	serve(g *Generation, list any, p admin.Parser, pipeline *connectors.Pipeline) ([]background, error)
 	connect(list any, hc *http.Client) []connectCheck
 	// replier is the kind's reply sender; nil when it has none or no entries.
 	replier(list any, b build) (reply.Sender, error)
@@ -169,7 +169,7 @@ type Kind[C connectors.Config] struct {
 	// the ingest pipeline; mounted when it serves HTTP) or for explain (no pipeline).
 	Parser func([]C, build) (admin.Parser, error)
 	// Serve, if set, adds what serving the kind runs beyond the parser (pollers, sockets).
-	Serve func(m *Main, cs []C, p admin.Parser, pipeline *connectors.Pipeline) ([]background, error)
+	Serve func(g *Generation, cs []C, p admin.Parser, pipeline *connectors.Pipeline) ([]background, error)
 	// Connect, if set, lists check --connect's checks for one entry; key is its config path.
 	Connect func(c C, key string, hc *http.Client) []connectCheck
 	// Replier, if set, builds the kind's reply sender over all its entries (the reply
@@ -231,11 +231,11 @@ func (k Kind[C]) describe(l any) []string {
 
 func (k Kind[C]) parser(l any, b build) (admin.Parser, error) { return k.Parser(k.list(l), b) }
 
-func (k Kind[C]) serve(m *Main, l any, p admin.Parser, pipeline *connectors.Pipeline) ([]background, error) {
+func (k Kind[C]) serve(g *Generation, l any, p admin.Parser, pipeline *connectors.Pipeline) ([]background, error) {
 	if k.Serve == nil {
 		return nil, nil
 	}
-	return k.Serve(m, k.list(l), p, pipeline)
+	return k.Serve(g, k.list(l), p, pipeline)
 }
 
 func (k Kind[C]) replier(l any, b build) (reply.Sender, error) {
@@ -315,9 +315,9 @@ type build struct {
 	repos github.RepoSeer
 }
 
-// hasLookups reports a connector whose parse step calls an outside API: a Slack
+// HasLookups reports a connector whose parse step calls an outside API: a Slack
 // connector with a bot token (user and channel names, channel types).
-func (c *Config) hasLookups() bool {
+func (c *Config) HasLookups() bool {
 	return slices.ContainsFunc(entries[slack.Config](c.Connectors, slack.Source), func(s slack.Config) bool { return s.BotToken != "" })
 }
 
@@ -386,18 +386,10 @@ func (c ConnectorsConfig) each(f func(k integration, list any)) {
 }
 
 // entries is one kind's entries, for the code that serves that kind alone (the
-// Slack approvals, the setup helpers).
+// Slack approvals, explain's name lookups).
 func entries[C connectors.Config](c ConnectorsConfig, source string) []C {
 	cs, _ := c.lists[source].([]C)
 	return cs
-}
-
-// setEntries sets one kind's entries.
-func setEntries[C connectors.Config](c *ConnectorsConfig, source string, cs []C) {
-	if c.lists == nil {
-		c.lists = map[string]any{}
-	}
-	c.lists[source] = cs
 }
 
 // sources are the configured kinds' sources, in table order.
@@ -529,9 +521,9 @@ func (c *Config) buildParsers(b build) (admin.Parsers, error) {
 
 // mountKinds mounts each kind's parse step that serves HTTP and adds what each kind
 // runs beyond it.
-func (m *Main) mountKinds(e *echo.Echo, parsers admin.Parsers, pipeline *connectors.Pipeline) error {
+func (g *Generation) mountKinds(e *echo.Echo, parsers admin.Parsers, pipeline *connectors.Pipeline) error {
 	var err error
-	m.Config.Connectors.each(func(k integration, l any) {
+	g.Config.Connectors.each(func(k integration, l any) {
 		if err != nil {
 			return
 		}
@@ -540,8 +532,8 @@ func (m *Main) mountKinds(e *echo.Echo, parsers admin.Parsers, pipeline *connect
 			h.Mount(e)
 		}
 		var svcs []background
-		svcs, err = k.serve(m, l, p, pipeline)
-		m.services = append(m.services, svcs...)
+		svcs, err = k.serve(g, l, p, pipeline)
+		g.services = append(g.services, svcs...)
 	})
 	return err
 }

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"bytes"
@@ -195,7 +195,7 @@ routes:
 	// Redacted in check: the entry is described without its secret, which the config
 	// walk found by its type, so a connect check that leaks it prints it redacted.
 	var out bytes.Buffer
-	describe(&out, path, cfg)
+	cfg.Describe(&out, path)
 	require.Contains(t, out.String(), "  - fake/acme  region eu\n")
 	require.Contains(t, cfg.Secrets(), "fake-SENTINEL-token")
 	out.Reset()
@@ -205,7 +205,7 @@ routes:
 
 	// Served: built once with the pipeline, an event of the kind is routed to its thread,
 	// counted under its own source label, and explain knows the source.
-	m := NewMain(cfg, storetest.Logger(t))
+	m := New(cfg, storetest.Logger(t))
 	require.NoError(t, m.Open(context.Background()))
 	records := store.NewRecords(m.Store)
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
@@ -336,7 +336,7 @@ routes:
 	require.NoError(t, err)
 	cfg, err := parseConfig(path, raw, noEnv, kinds)
 	require.NoError(t, err)
-	m := NewMain(cfg, storetest.Logger(t))
+	m := New(cfg, storetest.Logger(t))
 	require.NoError(t, m.Open(context.Background()))
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
 	ctx := context.Background()

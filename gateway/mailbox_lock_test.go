@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"context"
@@ -32,18 +32,18 @@ agents: [ { id: coder, token: dev-only-coder-token } ]
 connectors:
   email: [ { name: support, addr: %q, tls: false, username: %q, password: %q, mailboxes: [INBOX], poll_interval: 1s } ]
 `, st.DSN, addr, user, password)
-	open := func() *Main {
+	open := func() *Gateway {
 		cfg, err := ParseConfig("replica.yaml", []byte(conf), noEnv)
 		require.NoError(t, err)
-		m := NewMain(cfg, storetest.Logger(t))
+		m := New(cfg, storetest.Logger(t))
 		require.NoError(t, m.Open(context.Background()))
 		t.Cleanup(func() { _ = m.Close() }) // Close is idempotent
 		return m
 	}
 	a, b := open(), open()
-	state := func(m *Main) email.State { return m.Pollers[0].Status().Mailboxes[0].State }
+	state := func(m *Gateway) email.State { return m.Generation().Pollers[0].Status().Mailboxes[0].State }
 
-	var polling, standby *Main
+	var polling, standby *Gateway
 	require.Eventually(t, func() bool {
 		sa, sb := state(a), state(b)
 		switch {

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/store"
 )
@@ -59,7 +58,7 @@ policy:
 
 // The policy page's expression examples load as written.
 func TestDocExpressionExamplesLoad(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/policy.md")
+	doc, err := os.ReadFile("../docs/policy.md")
 	require.NoError(t, err)
 	_, rest, ok := strings.Cut(string(doc), "## Expressions")
 	require.True(t, ok)
@@ -71,21 +70,6 @@ func TestDocExpressionExamplesLoad(t *testing.T) {
 	cfg, err := ParseConfig("policy.yaml", []byte(minimal+block), env("CODER_TOKEN", "a-long-enough-token"))
 	require.NoError(t, err)
 	require.Len(t, cfg.Policy.Rules, 3)
-}
-
-func TestExplainPrintsWhen(t *testing.T) {
-	k := inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "acme"}
-	x := &admin.Explanation{Routes: []admin.RouteResult{
-		{Route: "big", Matched: true, Thread: &k, When: "payload.amount > 1000"},
-		{Route: "small", When: "payload.amount < 10"},
-		{Route: "odd", When: `payload.name matches "^x"`, Error: `when "payload.name matches \"^x\"": interface conversion`},
-	}}
-	var b strings.Builder
-	printExplanation(&b, x)
-	out := b.String()
-	require.Contains(t, out, "  big         matches (when payload.amount > 1000) → coder/billing/acme\n")
-	require.Contains(t, out, "  small       no match: when payload.amount < 10 is false\n")
-	require.Contains(t, out, "  odd         no match: when \"payload.name matches \\\"^x\\\"\": interface conversion\n")
 }
 
 func TestSummaryFormatNamesKey(t *testing.T) {

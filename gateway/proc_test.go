@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"bufio"
@@ -27,8 +27,8 @@ import (
 // procWait only bounds a broken test: processes normally start in well under a second.
 const procWait = 60 * time.Second
 
-// gatewayProc is the gateway running as a real process (this test binary re-executed,
-// see TestMain), so it can be SIGKILLed like a crashing deployment.
+// gatewayProc is the gateway running as a real process (the command, built by
+// gatewayBinary), so it can be SIGKILLed like a crashing deployment.
 type gatewayProc struct {
 	t      *testing.T
 	cfg    string
@@ -63,9 +63,12 @@ func startGatewayUnder(t *testing.T, cfg string, wrapper ...string) *gatewayProc
 }
 
 func launchGatewayUnder(t *testing.T, cfg string, wrapper ...string) (*gatewayProc, error) {
-	args := append(wrapper, os.Args[0], "serve", "--config", cfg)
+	bin, err := buildGateway()
+	if err != nil {
+		return nil, err
+	}
+	args := append(wrapper, bin, "serve", "--config", cfg)
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), "SIGNALGATE_TEST_RUN_MAIN=1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"context"
@@ -33,25 +33,26 @@ func fixedSections() []string { return []string{"server", "storage", "log", "dis
 // change live, is refused: the running config stays, the error is logged and the
 // reload metric reads 0. On PostgreSQL a reload in force is announced, and every other
 // replica re-reads its own file.
-func (m *Main) Reload(ctx context.Context) error { return m.reload(ctx, true) }
+func (gw *Gateway) Reload(ctx context.Context) error { return gw.reload(ctx, true) }
 
-func (m *Main) reload(ctx context.Context, announce bool) error {
-	m.reloadMu.Lock()
-	defer m.reloadMu.Unlock()
-	err := m.swap(ctx)
-	m.Metrics.ConfigLoaded(err == nil, m.Now())
+func (gw *Gateway) reload(ctx context.Context, announce bool) error {
+	gw.reloadMu.Lock()
+	defer gw.reloadMu.Unlock()
+	err := gw.swap(ctx)
+	gw.Metrics.ConfigLoaded(err == nil, gw.Now())
 	if err != nil {
-		m.Log.Error("config reload refused; the running config stays", "component", "gateway", "path", m.ConfigPath, "error", err.Error())
+		gw.Log.Error("config reload refused; the running config stays", "component", "gateway", "path", gw.ConfigPath, "error", err.Error())
 	} else {
-		m.Log.Info("config reloaded", "component", "gateway", "path", m.ConfigPath,
-			"agents", len(m.Config.Agents), "routes", len(m.Config.Routes))
-		if pg, ok := m.Broker.(*store.PGBroker); ok && announce {
+		cfg := gw.Config()
+		gw.Log.Info("config reloaded", "component", "gateway", "path", gw.ConfigPath,
+			"agents", len(cfg.Agents), "routes", len(cfg.Routes))
+		if pg, ok := gw.Broker.(*store.PGBroker); ok && announce {
 			if aerr := pg.AnnounceReload(ctx); aerr != nil {
-				m.Log.Warn("other replicas were not told of the reload", "component", "gateway", "error", aerr.Error())
+				gw.Log.Warn("other replicas were not told of the reload", "component", "gateway", "error", aerr.Error())
 			}
 		}
 	}
-	m.TestSignals.Reloaded.Signal(err)
+	gw.TestSignals.Reloaded.Signal(err)
 	return err
 }
 
@@ -59,30 +60,31 @@ func (m *Main) reload(ctx context.Context, announce bool) error {
 // and retires the old one. Requests in flight (open streams included) finish on the
 // router that took them; the dispatcher's passes in flight finish with the routes they
 // read.
-func (m *Main) swap(ctx context.Context) error {
-	if m.ConfigPath == "" {
+func (gw *Gateway) swap(ctx context.Context) error {
+	if gw.ConfigPath == "" {
 		return errors.New("the gateway was not started from a config file")
 	}
-	lookup := m.Lookup
+	lookup := gw.Lookup
 	if lookup == nil {
 		lookup = noLookup
 	}
-	cfg, err := LoadConfig(m.ConfigPath, lookup)
+	cfg, err := LoadConfig(gw.ConfigPath, lookup)
 	if err != nil {
 		return err
 	}
-	if keys := fixedChanges(m.Config, cfg); len(keys) > 0 {
+	old := gw.Generation()
+	if keys := fixedChanges(old.Config, cfg); len(keys) > 0 {
 		problems := make([]string, len(keys))
 		for i, k := range keys {
 			problems[i] = k + ": cannot change while the gateway runs (restart it to apply)"
 		}
-		return &ConfigError{Path: m.ConfigPath, Problems: problems}
+		return &ConfigError{Path: gw.ConfigPath, Problems: problems}
 	}
 	policy, err := cfg.newPolicy() // with the time intervals its rules name
 	if err != nil {
 		return fmt.Errorf("policy: %w", err)
 	}
-	g, err := m.build(cfg, policy)
+	g, err := gw.build(cfg, policy)
 	if err != nil {
 		return fmt.Errorf("build the new config: %w", err)
 	}
@@ -94,44 +96,43 @@ func (m *Main) swap(ctx context.Context) error {
 		}
 		started = append(started, svc)
 	}
-	oldFront, oldBack := m.front, m.services
 	// A send still in flight on a replaced target may fail with its old credentials in
 	// the error: those stay redacted too.
-	secrets := append(cfg.Secrets(), m.Config.Secrets()...)
-	m.adopt(g)
-	m.Inbox.SetPolicy(policy)
-	m.Silences.SetConfig(cfg.Silences)
-	m.Runs.SetAgents(cfg.Agents)
-	m.Dispatcher.Reconfigure(delivery.Live{Routes: g.routes, SummaryInterval: policy.SummaryInterval(),
+	secrets := append(cfg.Secrets(), old.Config.Secrets()...)
+	gw.adopt(g)
+	gw.Inbox.SetPolicy(policy)
+	gw.Silences.SetConfig(cfg.Silences)
+	gw.Runs.SetAgents(cfg.Agents)
+	gw.Dispatcher.Reconfigure(delivery.Live{Routes: g.routes, SummaryInterval: policy.SummaryInterval(),
 		DetailedSummaries: policy.SummaryFormat() == inbox.SummaryFormatDetailed, Secrets: secrets, StreamOptions: policy})
-	m.Metrics.SetLabels(cfg.metricLabels())
-	m.Metrics.SetTargetAgents(cfg.AgentIDs())
-	m.Server.Serve(m.router)
-	m.kick.Notify(nil) // what the new routes or policy make due goes out now
-	for _, err := range stopAll(append(append([]background{}, oldFront...), oldBack...)) {
-		m.Log.Warn("retiring the previous config's service", "component", "gateway", "error", err.Error())
+	gw.Metrics.SetLabels(cfg.metricLabels())
+	gw.Metrics.SetTargetAgents(cfg.AgentIDs())
+	gw.Server.Serve(g.router)
+	gw.kick.Notify(nil) // what the new routes or policy make due goes out now
+	for _, err := range stopAll(append(append([]background{}, old.front...), old.services...)) {
+		gw.Log.Warn("retiring the previous config's service", "component", "gateway", "error", err.Error())
 	}
-	m.running = m.order()
+	gw.running = gw.order()
 	return nil
 }
 
-// order is the services in the order they start: the broker, the generation's presence
-// followers, the dispatcher, the generation's other services, and last the reload
-// follower, so another replica's reload never meets a gateway still starting.
-func (m *Main) order() []background {
-	out := append(append(append([]background{m.Broker, m.Silences}, m.front...), m.Dispatcher), m.services...)
-	if m.follower != nil {
-		out = append(out, m.follower)
+// order is the services in the order they start: the broker, the silences, the
+// generation's presence followers, the dispatcher, the generation's other services, and
+// last the reload follower, so another replica's reload never meets a gateway still
+// starting.
+func (gw *Gateway) order() []background {
+	g := gw.Generation()
+	out := append(append(append([]background{gw.Broker, gw.Silences}, g.front...), gw.Dispatcher), g.services...)
+	if gw.follower != nil {
+		out = append(out, gw.follower)
 	}
 	return out
 }
 
-// adopt makes g's services, router and routes the generation in force.
-func (m *Main) adopt(g *Main) {
-	m.Config, m.Dispatcher = g.Config, g.Dispatcher
-	m.Approvals, m.Replies, m.Watches, m.Schedules, m.Scheduler, m.Pollers = g.Approvals, g.Replies, g.Watches, g.Schedules, g.Scheduler, g.Pollers
-	m.front, m.services, m.routes, m.policy, m.api, m.router = g.front, g.services, g.routes, g.policy, g.api, g.router
-	m.slots.set(g.slotFreed)
+// adopt makes g the generation in force.
+func (gw *Gateway) adopt(g *Generation) {
+	gw.gen.Store(g)
+	gw.slots.set(g.slotFreed)
 }
 
 // stopAll stops svcs in reverse, each within stopWait, and returns their errors.
@@ -175,8 +176,8 @@ func fixedChanges(old, cur *Config) []string {
 
 // serveReload is POST /-/reload (admin write scope): 200 once the file is in force,
 // 400 with the problems when it is refused.
-func (m *Main) serveReload(c echo.Context) error {
-	if err := m.Reload(context.WithoutCancel(c.Request().Context())); err != nil {
+func (gw *Gateway) serveReload(c echo.Context) error {
+	if err := gw.Reload(context.WithoutCancel(c.Request().Context())); err != nil {
 		return server.BadRequest("config reload refused, the running config stays: %s", err.Error())
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "reloaded"})
@@ -207,18 +208,18 @@ func (g *genSlots) OnWakeSlotFreed(h func(agentID string)) { g.h = h }
 // PostgreSQL deployment reloaded (the broker hears the announcement), so every replica
 // is on its file's config within a second.
 type reloadFollower struct {
-	m    *Main
+	gw   *Gateway
 	told chan struct{}
 	service.StartStop
 }
 
 // followReloads subscribes to other replicas' reloads on PostgreSQL; nil otherwise.
-func (m *Main) followReloads() *reloadFollower {
-	pg, ok := m.Broker.(*store.PGBroker)
+func (gw *Gateway) followReloads() *reloadFollower {
+	pg, ok := gw.Broker.(*store.PGBroker)
 	if !ok {
 		return nil
 	}
-	f := &reloadFollower{m: m, told: make(chan struct{}, 1)}
+	f := &reloadFollower{gw: gw, told: make(chan struct{}, 1)}
 	pg.OnReload(func() {
 		select {
 		case f.told <- struct{}{}:
@@ -237,17 +238,17 @@ func (f *reloadFollower) Start(ctx context.Context) error {
 			case <-ctx.Done():
 				return
 			case <-f.told:
-				_ = f.m.reload(ctx, false) // logged and counted; another replica's reload is not announced again
+				_ = f.gw.reload(ctx, false) // logged and counted; another replica's reload is not announced again
 			}
 		}
 	})
 }
 
 // consoleConfig is cfg's console section, signed with the process's key when it names none.
-func (m *Main) consoleConfig(cfg *Config) console.Config {
+func (gw *Gateway) consoleConfig(cfg *Config) console.Config {
 	c := cfg.Console
 	if c.SessionKey == "" {
-		c.SessionKey = m.sessionKey
+		c.SessionKey = gw.sessionKey
 	}
 	return c
 }

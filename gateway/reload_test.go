@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"bufio"
@@ -65,11 +65,11 @@ routes:
 }
 
 // startReloadable starts a gateway from the file at path, as serve does.
-func startReloadable(t *testing.T, path string) *Main {
+func startReloadable(t *testing.T, path string) *Gateway {
 	t.Helper()
 	cfg, err := LoadConfig(path, noEnv)
 	require.NoError(t, err)
-	m := NewMain(cfg, storetest.Logger(t))
+	m := New(cfg, storetest.Logger(t))
 	m.ConfigPath, m.Lookup = path, noEnv
 	m.TestSignals.Reloaded.Init()
 	require.NoError(t, m.Open(context.Background()))
@@ -78,7 +78,7 @@ func startReloadable(t *testing.T, path string) *Main {
 }
 
 // postReload asks m for a reload with token; it answers the status and the body.
-func postReload(t *testing.T, m *Main, token string) (int, string) {
+func postReload(t *testing.T, m *Gateway, token string) (int, string) {
 	t.Helper()
 	var out map[string]any
 	code := getJSON(t, m, http.MethodPost, "/-/reload", token, nil, &out)
@@ -87,13 +87,13 @@ func postReload(t *testing.T, m *Main, token string) (int, string) {
 	return code, string(raw)
 }
 
-func scrapeMetrics(t *testing.T, m *Main) string {
+func scrapeMetrics(t *testing.T, m *Gateway) string {
 	t.Helper()
 	return get(t, "http://"+m.Addr().String()+"/metrics", "")
 }
 
 // postSigned posts a Standard Webhooks delivery to the billing connector signed with secret.
-func postSigned(t *testing.T, m *Main, secret, id string, body []byte) int {
+func postSigned(t *testing.T, m *Gateway, secret, id string, body []byte) int {
 	t.Helper()
 	return postSignedTo(t, "http://"+m.Addr().String(), secret, id, body)
 }
@@ -119,7 +119,7 @@ func postSignedTo(t *testing.T, base, secret, id string, body []byte) int {
 
 // openStream follows a thread's stream and hands over its signal frames; the stream
 // stays open until the test ends.
-func openStream(t *testing.T, m *Main, path string) <-chan map[string]any {
+func openStream(t *testing.T, m *Gateway, path string) <-chan map[string]any {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m.Addr().String()+path, nil)
@@ -272,7 +272,7 @@ func TestReloadFollowsOnEveryReplica(t *testing.T) {
 	storage := fmt.Sprintf("{ driver: postgres, dsn: %q }", st.DSN)
 	dir := t.TempDir()
 	paths := []string{filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")}
-	replicas := make([]*Main, len(paths))
+	replicas := make([]*Gateway, len(paths))
 	for i, p := range paths {
 		writeReloadConfig(t, p, storage, billingRoutedTo(billingSecret, "invoices", ""))
 		replicas[i] = startReloadable(t, p)
@@ -300,8 +300,7 @@ func TestServeReloadsOnSIGHUP(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
 	writeReloadConfig(t, path, sqliteStorage(dir), billingRoutedTo(billingSecret, "invoices", ""))
-	cmd := exec.Command(os.Args[0], "serve", "--config", path)
-	cmd.Env = append(os.Environ(), "SIGNALGATE_TEST_RUN_MAIN=1")
+	cmd := exec.Command(gatewayBinary(t), "serve", "--config", path)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	stderr, err := cmd.StderrPipe()

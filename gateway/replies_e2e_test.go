@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"bytes"
@@ -111,7 +111,7 @@ func TestReplyRoundTripThroughSlack(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(repliesConfig("127.0.0.1:0", "sqlite", filepath.Join(dir, "gw.db"), api.APIURL())), 0o600))
 	c, err := LoadConfig(path, noEnv)
 	require.NoError(t, err)
-	m := NewMain(c, storetest.Logger(t))
+	m := New(c, storetest.Logger(t))
 	require.NoError(t, m.Open(context.Background()))
 	explain := store.NewExplain(m.Store)
 	t.Cleanup(func() { require.NoError(t, m.Close()) })

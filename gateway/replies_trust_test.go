@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"context"
@@ -65,7 +65,7 @@ routes:
     thread: { agent: support, resource: "slack:T0001", thread: "dm:U0JANE" }
 `, b.Config.Driver, b.Config.DSN, replyToken, replySigning, api.APIURL(), billingSecret), noEnv)
 			require.NoError(t, err)
-			m := NewMain(cfg, storetest.Logger(t))
+			m := New(cfg, storetest.Logger(t))
 			require.NoError(t, m.Open(context.Background()))
 			t.Cleanup(func() { require.NoError(t, m.Close()) })
 			base := "http://" + m.Addr().String()

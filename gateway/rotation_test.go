@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"bytes"
@@ -100,7 +100,7 @@ func (s *rotationSenders) run(sender int) {
 }
 
 // reload reloads m while the senders post.
-func (s *rotationSenders) reload(t *testing.T, m *Main) {
+func (s *rotationSenders) reload(t *testing.T, m *Gateway) {
 	t.Helper()
 	s.reloading.Store(true)
 	code, body := postReload(t, m, reloadOpsToken)

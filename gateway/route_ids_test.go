@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"context"
@@ -37,7 +37,7 @@ routes:
     thread: { agent: coder, resource: billing, thread: '{{index .Extra "customer"}}' }
 `, b.Config.Driver, b.Config.DSN, billingSecret)), noEnv)
 			require.NoError(t, err)
-			m := NewMain(cfg, storetest.Logger(t))
+			m := New(cfg, storetest.Logger(t))
 			require.NoError(t, m.Open(context.Background()))
 			t.Cleanup(func() { require.NoError(t, m.Close()) })
 

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"bytes"
@@ -45,7 +45,7 @@ func genericSecret() string {
 	return "whsec_" + base64.StdEncoding.EncodeToString([]byte(secretGeneric))
 }
 
-// logSink is the whole Main's log output; waiters are woken on every write.
+// logSink is the whole gateway's log output; waiters are woken on every write.
 type logSink struct {
 	mu      sync.Mutex
 	buf     bytes.Buffer
@@ -166,7 +166,7 @@ routes:
 	cfg, err := LoadConfig(path, noEnv)
 	require.NoError(t, err)
 	logs := newLogSink()
-	m := NewMain(cfg, slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	m := New(cfg, slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	require.NoError(t, m.Open(context.Background()))
 	defer func() { require.NoError(t, m.Close()) }()
 	tr := &transcript{t: t, url: "http://" + m.Addr().String()}

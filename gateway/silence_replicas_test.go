@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ routes:
 `
 
 // adminCall makes an admin request to m and decodes the answer into out.
-func adminCall(t *testing.T, m *Main, method, path string, body, out any) int {
+func adminCall(t *testing.T, m *Gateway, method, path string, body, out any) int {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -69,12 +69,12 @@ func TestSilenceAcrossThreeReplicas(t *testing.T) {
 	ctx := context.Background()
 	clock := deliverytest.NewClock(time.Now().UTC().Truncate(time.Second)) // signatures carry the wall clock
 	storage := storetest.PostgresConfig(t, dsn)
-	replicas := make([]*Main, 3)
+	replicas := make([]*Gateway, 3)
 	for i := range replicas {
 		cfg, err := LoadConfig(writeConfig(t, t.TempDir(), silenceReplicaConfig), noEnv)
 		require.NoError(t, err)
 		cfg.Storage = storage
-		m := NewMain(cfg, storetest.Logger(t))
+		m := New(cfg, storetest.Logger(t))
 		m.Now = clock.Now
 		require.NoError(t, m.Open(ctx))
 		t.Cleanup(func() { require.NoError(t, m.Close()) })

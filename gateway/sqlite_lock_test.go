@@ -1,8 +1,6 @@
-package main
+package gateway
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,7 +8,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -22,32 +19,17 @@ import (
 	"github.com/signalgate/signalgate/connectors/slack/webapitest"
 )
 
-// runGatewayProc runs `gateway args…` as a process of its own (this test binary, see
-// TestMain) to its end: its exit code and output.
-func runGatewayProc(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "SIGNALGATE_TEST_RUN_MAIN=1")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	done := make(chan error, 1)
-	require.NoError(t, cmd.Start())
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(procWait):
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatalf("gateway %s did not end within %s:\n%s", strings.Join(args, " "), procWait, stderr.String())
-	}
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return exit.ExitCode(), stdout.String(), stderr.String()
-	}
-	require.NoError(t, err)
-	return 0, stdout.String(), stderr.String()
-}
+// lockConfig routes billing events with a customer to that customer's thread, and
+// gives an admin token.
+const lockConfig = `
+admin: { tokens: [ { name: ops, token: "cli-admin-token-0123456789", scopes: [read, write] } ] }
+connectors:
+  generic: [ { name: billing, secret: "` + billingSecret + `" } ]
+routes:
+  - name: billing
+    match: { source: generic, connector: billing }
+    thread: { agent: coder, resource: billing, thread: '{{index .Extra "customer"}}' }
+`
 
 // A second gateway process on a SQLite file another one serves is refused: it exits 1
 // naming the file and the process holding it, and so does `migrate`; `check --connect`
@@ -65,7 +47,7 @@ server: { listen: "127.0.0.1:0", shutdown_grace: 2s }
 storage: { driver: sqlite, dsn: %q }
 log: { level: warn, format: json }
 agents: [ { id: coder, token: dev-only-coder-token } ]
-`, db)+cliConfig), 0o600))
+`, db)+lockConfig), 0o600))
 		return path
 	}
 	first, second := config("first.yaml"), config("second.yaml")

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"context"
@@ -33,7 +33,7 @@ func TestStormHarness(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sends 1,000 events to a gateway process")
 	}
-	octokit, err := filepath.Abs("../../connectors/github/testdata/octokit")
+	octokit, err := filepath.Abs("../connectors/github/testdata/octokit")
 	require.NoError(t, err)
 	if _, err := os.Stat(filepath.Join(octokit, "api.github.com", "index.json")); err != nil {
 		t.Skip("testdata/octokit missing: run scripts/fetch-github-examples.sh (make test does)")
@@ -71,7 +71,7 @@ func TestStormRepliesHarness(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sends 1,000 events to a gateway process")
 	}
-	octokit, err := filepath.Abs("../../connectors/github/testdata/octokit")
+	octokit, err := filepath.Abs("../connectors/github/testdata/octokit")
 	require.NoError(t, err)
 	if _, err := os.Stat(filepath.Join(octokit, "api.github.com", "index.json")); err != nil {
 		t.Skip("testdata/octokit missing: run scripts/fetch-github-examples.sh (make test does)")

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"context"
@@ -25,7 +25,7 @@ agents: [ { id: coder, token: dev-only-coder-token } ]
 %s`, filepath.Join(t.TempDir(), "gw.db"), billingConfig)
 	cfg, err := ParseConfig("streams.yaml", []byte(conf), noEnv)
 	require.NoError(t, err)
-	m := NewMain(cfg, storetest.Logger(t))
+	m := New(cfg, storetest.Logger(t))
 	require.NoError(t, m.Open(context.Background()))
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
 

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"context"
@@ -52,7 +52,7 @@ agents:
 	cfg, err := LoadConfig(path, noEnv)
 	require.NoError(t, err)
 	logs := newLogSink()
-	m := NewMain(cfg, slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	m := New(cfg, slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	require.NoError(t, m.Open(context.Background()))
 	defer func() { require.NoError(t, m.Close()) }()
 	tr := &transcript{t: t, url: "http://" + m.Addr().String()}

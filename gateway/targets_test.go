@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"bytes"
@@ -144,7 +144,7 @@ admin: { tokens: [ { name: ops, token: "ops-token-0123456789", scopes: [read, wr
 	// Redacted: the key is found by its type, so check's line shows the row's summary
 	// and a probe that leaks it prints it redacted.
 	var out bytes.Buffer
-	describe(&out, path, cfg)
+	cfg.Describe(&out, path)
 	require.Contains(t, out.String(), "  - bot → fake endpoint https://runtime.example/v1/acme in eu (run lease 5m0s)\n")
 	require.Contains(t, cfg.Secrets(), "fake-SENTINEL-key")
 	out.Reset()
@@ -153,7 +153,7 @@ admin: { tokens: [ { name: ops, token: "ops-token-0123456789", scopes: [read, wr
 	require.Equal(t, "FAIL  agent bot (fake): login refused for key [redacted]: check agents[0].target.api_key\n", out.String())
 
 	// Delivered to: an urgent notification wakes the idle thread through the kind's target.
-	m := NewMain(cfg, storetest.Logger(t))
+	m := New(cfg, storetest.Logger(t))
 	require.NoError(t, m.Open(context.Background()))
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
 	require.NotNil(t, rt)

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"bytes"
@@ -60,29 +60,6 @@ telemetry:
 	require.Contains(t, cfg.Secrets(), header, "redacted like every credential")
 }
 
-func TestCheckSaysWhereSpansGo(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "c.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(minimal+`
-telemetry: { traces: { endpoint: "http://collector:4317", protocol: grpc, headers: { x-api-key: hdr-secret-0123456789 } } }
-`), 0o600))
-	lookup := env("CODER_TOKEN", "a-long-enough-token")
-	var out, errOut bytes.Buffer
-	require.Equal(t, exitOK, run(context.Background(), []string{"check", "--config", path}, &out, &errOut, lookup), errOut.String())
-	require.Contains(t, out.String(), "tracing:  OTLP grpc to http://collector:4317\n")
-	require.NotContains(t, out.String(), "hdr-secret-0123456789")
-
-	out.Reset()
-	require.Equal(t, exitOK, run(context.Background(), []string{"check", "--config", path}, &out, &errOut,
-		env("CODER_TOKEN", "a-long-enough-token", "OTEL_SDK_DISABLED", "true")), errOut.String())
-	require.Contains(t, out.String(), "tracing:  off\n")
-
-	out.Reset()
-	code := run(context.Background(), []string{"check", "--config", path}, &out, &errOut,
-		env("CODER_TOKEN", "a-long-enough-token", "OTEL_TRACES_EXPORTER", "zipkin"))
-	require.Equal(t, exitConfig, code)
-	require.Contains(t, errOut.String(), `telemetry: OTEL_TRACES_EXPORTER: "zipkin" is not supported`)
-}
-
 func TestReloadRefusesTelemetryChanges(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
@@ -100,7 +77,7 @@ telemetry: { trace_url: "https://b.example/trace/{trace_id}", traces: { headers:
 	require.Contains(t, body, "telemetry.traces: cannot change while the gateway runs")
 	require.NotContains(t, body, "hdr-secret-0123456789")
 	require.Error(t, <-m.TestSignals.Reloaded.C())
-	require.Equal(t, "https://a.example/trace/{trace_id}", m.Config.Telemetry.TraceURL)
+	require.Equal(t, "https://a.example/trace/{trace_id}", m.Config().Telemetry.TraceURL)
 }
 
 // TestOpenExportsAndCloseFlushes: the block turns tracing on for every component given
@@ -116,7 +93,7 @@ telemetry: { service_name: gw-test, traces: { endpoint: "`+collector.URL+`" } }
 `)
 	cfg, err := LoadConfig(path, noEnv)
 	require.NoError(t, err)
-	m := NewMain(cfg, storetest.Logger(t))
+	m := New(cfg, storetest.Logger(t))
 	m.Lookup = noEnv
 	require.NoError(t, m.Open(context.Background()))
 	require.True(t, telemetry.Enabled(m.Traces))
@@ -129,12 +106,12 @@ telemetry: { service_name: gw-test, traces: { endpoint: "`+collector.URL+`" } }
 
 	// Nothing set: off; a provider given before Open is kept.
 	cfg.Telemetry = telemetry.Config{}
-	m = NewMain(cfg, storetest.Logger(t))
+	m = New(cfg, storetest.Logger(t))
 	require.NoError(t, m.Open(context.Background()))
 	require.False(t, telemetry.Enabled(m.Traces))
 	require.NoError(t, m.Close())
 	mine := sdktrace.NewTracerProvider()
-	m = NewMain(cfg, storetest.Logger(t))
+	m = New(cfg, storetest.Logger(t))
 	m.Traces = mine
 	require.NoError(t, m.Open(context.Background()))
 	require.Same(t, mine, m.Traces)
@@ -143,7 +120,7 @@ telemetry: { service_name: gw-test, traces: { endpoint: "`+collector.URL+`" } }
 
 func TestLogLinesCarryTheTrace(t *testing.T) {
 	var buf bytes.Buffer
-	log := newLogger(LogConfig{Level: "info", Format: "json"}, &buf)
+	log := NewLogger(LogConfig{Level: "info", Format: "json"}, &buf)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
 	ctx, span := telemetry.Tracer(tp).Start(context.Background(), "verify")
 	log.InfoContext(ctx, "verified", "component", "github")
@@ -156,7 +133,7 @@ func TestLogLinesCarryTheTrace(t *testing.T) {
 
 // The shipped config's commented telemetry example loads once uncommented.
 func TestShippedTelemetryExampleLoads(t *testing.T) {
-	raw, err := os.ReadFile("../../config.yaml")
+	raw, err := os.ReadFile("../config.yaml")
 	require.NoError(t, err)
 	_, rest, ok := strings.Cut(string(raw), "\n# telemetry:\n")
 	require.True(t, ok)
@@ -175,7 +152,7 @@ func TestShippedTelemetryExampleLoads(t *testing.T) {
 
 // The tracing page's telemetry example loads as written.
 func TestDocTelemetryExampleLoads(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/telemetry.md")
+	doc, err := os.ReadFile("../docs/telemetry.md")
 	require.NoError(t, err)
 	_, rest, ok := strings.Cut(string(doc), "```yaml\ntelemetry:")
 	require.True(t, ok)

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"context"
@@ -46,7 +46,7 @@ agents:
 	require.NoError(t, err)
 	rec := tracetest.NewSpanRecorder()
 	delivered := make(chan struct{}, 4)
-	m := NewMain(cfg, slog.New(slog.DiscardHandler))
+	m := New(cfg, slog.New(slog.DiscardHandler))
 	m.Traces = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec),
 		sdktrace.WithSpanProcessor(onEnd{name: "deliver webhook", c: delivered}))
 	require.NoError(t, m.Open(context.Background()))

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ import (
 // traceE2E is a gateway exporting over OTLP/HTTP (its real exporter, configured by the
 // telemetry block) to a receiver decoding the official protobuf types.
 type traceE2E struct {
-	m    *Main
+	m    *Gateway
 	rcv  *otlptest.Receiver
 	hook chan http.Header // requests the webhook target received
 }
@@ -75,7 +75,7 @@ routes:
 `, filepath.Join(dir, "gw.db"), silenceAdminToken, collector.URL, target.URL, outageSecret, watchGitHubSecret, billingSecret), 0o600))
 	cfg, err := LoadConfig(path, noEnv)
 	require.NoError(t, err)
-	e.m = NewMain(cfg, storetest.Logger(t))
+	e.m = New(cfg, storetest.Logger(t))
 	require.NoError(t, e.m.Open(context.Background()))
 	t.Cleanup(func() { require.NoError(t, e.m.Close()) })
 	return e
@@ -260,7 +260,7 @@ func TestTraceparentOnAWebhookTargetsRequest(t *testing.T) {
 }
 
 // postGenericTraced is postGeneric with the sender's traceparent.
-func postGenericTraced(t *testing.T, m *Main, id string, body []byte, traceparent string) (int, map[string]any) {
+func postGenericTraced(t *testing.T, m *Gateway, id string, body []byte, traceparent string) (int, map[string]any) {
 	t.Helper()
 	return postGenericSigned(t, m, id, body, true, http.Header{"Traceparent": {traceparent}})
 }

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"context"
@@ -54,7 +54,7 @@ routes:
     thread: { agent: coder, resource: billing, thread: invoices }
 `, b.Config.Driver, b.Config.DSN, replyToken, addr, user, password, box), noEnv)
 			require.NoError(t, err)
-			m := NewMain(cfg, storetest.Logger(t))
+			m := New(cfg, storetest.Logger(t))
 			require.NoError(t, m.Open(context.Background()))
 			explain := store.NewExplain(m.Store)
 			t.Cleanup(func() { require.NoError(t, m.Close()) })

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"bytes"
@@ -84,7 +84,7 @@ routes:
     thread: { agent: coder, resource: billing, thread: invoices }
 `, b.Config.Driver, b.Config.DSN, replyToken, watchGitHubSecret), noEnv)
 			require.NoError(t, err)
-			m := NewMain(cfg, storetest.Logger(t))
+			m := New(cfg, storetest.Logger(t))
 			require.NoError(t, m.Open(context.Background()))
 			t.Cleanup(func() { require.NoError(t, m.Close()) })
 			base := "http://" + m.Addr().String()

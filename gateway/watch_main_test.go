@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"bytes"
@@ -37,13 +37,13 @@ routes:
     thread: { agent: coder, resource: billing, thread: invoices }
 `, filepath.Join(dir, "gw.db"), signing), noEnv)
 	require.NoError(t, err)
-	m := NewMain(cfg, storetest.Logger(t))
+	m := New(cfg, storetest.Logger(t))
 	require.NoError(t, m.Open(context.Background()))
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
 	k := inbox.ThreadKey{Agent: "coder", Resource: "slack", Thread: "conv"}
 	resource, ok := slack.Place{Team: "T1", Channel: "C1", ThreadTS: "1.2"}.WatchResource()
 	require.True(t, ok)
-	_, added, err := m.Watches.WatchConversation(context.Background(), k, "slack", "acme", resource, "r1")
+	_, added, err := m.Generation().Watches.WatchConversation(context.Background(), k, "slack", "acme", resource, "r1")
 	require.NoError(t, err)
 	require.True(t, added)
 	// Slack's ts is when the message was posted: after the watch, or the watch's silent
