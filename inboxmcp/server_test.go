@@ -26,7 +26,7 @@ var (
 )
 
 // env is the agent half of the gateway (real store, inbox, dispatcher, agent API) with
-// the MCP endpoint mounted as cmd/gateway mounts it.
+// the MCP endpoint mounted as package gateway mounts it.
 type env struct {
 	*deliverytest.Env
 	URL string // of /mcp

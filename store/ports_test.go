@@ -19,7 +19,7 @@ import (
 	"github.com/signalgate/signalgate/watch"
 )
 
-// Each port implements the interfaces its consumers declare (the wiring in cmd/gateway
+// Each port implements the interfaces its consumers declare (the wiring in package gateway
 // hands them so); a port that drifts from its consumer fails to compile here.
 var (
 	_ inbox.Store       = (*store.Inbox)(nil)
