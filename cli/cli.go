@@ -102,8 +102,8 @@ Commands:
   help      print this list
 
 serve, migrate, check, explain, slack and github take --config (default: $SIGNALGATE_CONFIG or
-config.yaml); reload, health, replay, send, tail and runs take --url and a token ($SIGNALGATE_URL,
-$SIGNALGATE_ADMIN_TOKEN, $SIGNALGATE_AGENT_TOKEN).
+config.yaml); reload, replay, send, tail and runs take --url and a token ($SIGNALGATE_URL,
+$SIGNALGATE_ADMIN_TOKEN, $SIGNALGATE_AGENT_TOKEN); health takes --url alone.
 Run "gateway <command> --help" for its flags and an example.
 `)
 }
