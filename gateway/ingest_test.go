@@ -2,25 +2,22 @@ package gateway
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/gateway/gatewaytest"
 	"github.com/signalgate/signalgate/inbox"
-	"github.com/signalgate/signalgate/stdwebhooks"
 	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
-const billingSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+const billingSecret = gatewaytest.BillingSecret
 
 func startMain(t *testing.T, extra string) *Gateway {
 	t.Helper()
@@ -57,29 +54,7 @@ func postGeneric(t *testing.T, m *Gateway, id string, body []byte, sign bool) (i
 // postGenericSigned is postGeneric with extra request headers.
 func postGenericSigned(t *testing.T, m *Gateway, id string, body []byte, sign bool, extra http.Header) (int, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, "http://"+m.Addr().String()+"/webhooks/generic/billing", bytes.NewReader(body))
-	require.NoError(t, err)
-	secret, err := stdwebhooks.ParseSecret(billingSecret)
-	require.NoError(t, err)
-	ts := time.Now()
-	sig := stdwebhooks.Sign(secret, id, ts, body)
-	if !sign {
-		sig = "v1,AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
-	}
-	req.Header.Set("webhook-id", id)
-	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts.Unix(), 10))
-	req.Header.Set("webhook-signature", sig)
-	req.Header.Set("Content-Type", "application/json")
-	for k, vs := range extra {
-		req.Header[k] = vs
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	var out map[string]any
-	raw, _ := io.ReadAll(resp.Body)
-	_ = json.Unmarshal(raw, &out)
-	return resp.StatusCode, out
+	return gatewaytest.PostGeneric(t, m.Addr().String(), id, body, sign, extra)
 }
 
 // firstSignal subscribes to a thread's stream and returns the first signal frame's data.

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/cmd/loadgen/load"
+	"github.com/signalgate/signalgate/gateway/gatewaytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/store"
 )
@@ -34,7 +35,7 @@ type gatewayProc struct {
 	cfg    string
 	cmd    *exec.Cmd
 	url    string
-	stderr *lockedBuffer
+	stderr *gatewaytest.LockedBuffer
 	exited chan struct{}
 	child  int // the gateway's pid when cmd is a wrapper
 }
@@ -73,7 +74,7 @@ func launchGatewayUnder(t *testing.T, cfg string, wrapper ...string) (*gatewayPr
 	if err != nil {
 		return nil, err
 	}
-	p := &gatewayProc{t: t, cfg: cfg, cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	p := &gatewayProc{t: t, cfg: cfg, cmd: cmd, stderr: &gatewaytest.LockedBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err

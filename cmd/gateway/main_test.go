@@ -2,20 +2,19 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/gateway/gatewaytest"
 )
 
 // TestMain lets a test re-run this binary as the gateway itself, so signal handling
@@ -28,34 +27,16 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// lockedBuffer is written by the exec goroutine while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // SIGTERM ends serve: in-flight work finishes within the grace, the database closes
 // (its write-ahead log checkpointed away) and the process exits 0.
 func TestServeShutsDownOnSignal(t *testing.T) {
 	dir := t.TempDir()
-	cfg := writeConfig(t, dir)
+	cfg := gatewaytest.WriteConfig(t, dir, "")
 	cmd := exec.Command(os.Args[0], "serve", "--config", cfg)
 	cmd.Env = append(os.Environ(), "SIGNALGATE_TEST_RUN_MAIN=1")
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	var stderr lockedBuffer
+	var stderr gatewaytest.LockedBuffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
@@ -88,17 +69,4 @@ func TestServeShutsDownOnSignal(t *testing.T) {
 	// A cleanly closed SQLite database checkpoints and removes its write-ahead log.
 	_, err = os.Stat(filepath.Join(dir, "data", "gw.db-wal"))
 	require.True(t, os.IsNotExist(err), "WAL file left behind: database not closed")
-}
-
-func writeConfig(t *testing.T, dir string) string {
-	t.Helper()
-	path := filepath.Join(dir, "config.yaml")
-	cfg := fmt.Sprintf(`
-server: { listen: "127.0.0.1:0", shutdown_grace: 5s }
-storage: { driver: sqlite, dsn: %q }
-log: { level: debug, format: json }
-agents: [ { id: coder, token: dev-only-coder-token } ]
-`, filepath.Join(dir, "data", "gw.db"))
-	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
-	return path
 }

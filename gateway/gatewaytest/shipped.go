@@ -1,5 +1,3 @@
-// Package gatewaytest is what the tests of gateway and cli share about the repository:
-// the shipped config.yaml as committed.
 package gatewaytest
 
 import (
