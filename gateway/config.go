@@ -330,7 +330,7 @@ func (c *Config) Router() (*connectors.Router, error) {
 // newRouter compiles the routes against the agents and the kinds' sources.
 func (c *Config) newRouter() (*connectors.Router, error) {
 	return connectors.NewRouter(c.Routes, c.AgentIDs(), connectors.WithSources(c.sources()...),
-		connectors.WithWatchResources(c.watchResources()))
+		connectors.WithDefaultThreads(c.defaultThreads()...), connectors.WithWatchResources(c.watchResources()))
 }
 
 // AgentIDs lists the configured agents.
