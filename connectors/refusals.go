@@ -115,6 +115,9 @@ func RefusalKey(source, name string) string { return source + "/" + name }
 // Keep sets the connectors that have a log ("source/name"): a new one starts empty,
 // one no longer configured is forgotten, the others keep theirs (a reload keeps them).
 func (r *Refusals) Keep(keys []string) {
+	if r == nil {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	want := make(map[string]bool, len(keys))
