@@ -47,6 +47,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		return explainCmd(ctx, args, os.Stdin, stdout, stderr, lookup)
 	case "replay":
 		return replayCmd(ctx, args, stdout, stderr, lookup)
+	case "deliver":
+		return deliverCmd(ctx, args, stdout, stderr, lookup)
 	case "send":
 		return sendCmd(ctx, args, stdout, stderr, lookup)
 	case "tail":
@@ -85,6 +87,7 @@ Commands:
   explain   dry-run an event against the routes, inbox and policy (reads the database)
   replay    replay stored events through today's routes (admin API)
   send      post a notification to an agent thread (agent API)
+  deliver   sign and post a connector's sample event, as its sender would, and show what the gateway did
   tail      follow an agent thread's stream in the terminal (agent API)
   runs finish      end an agent thread's run, as the agent does when its turn is done (agent API)
   slack manifest   print a Slack app manifest for a Slack connector

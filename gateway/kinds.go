@@ -54,6 +54,7 @@ func builtinKinds() []integration {
 				}
 				return github.NewHandler(cs, b.pipeline, b.log, b.now, opts...)
 			},
+			Sender:     github.NewSender,
 			Place:      github.PlaceCodec,
 			Replier:    func(cs []github.Config, b build) (reply.Sender, error) { return github.NewReplier(cs, b.now) },
 			VerifiedBy: []string{github.VerifiedBy},
@@ -84,6 +85,7 @@ func builtinKinds() []integration {
 				}
 				return slack.NewHandler(cs, b.pipeline, b.log, b.now, opts...)
 			},
+			Sender:     slack.NewSender,
 			Place:      slack.PlaceCodec,
 			Replier:    func(cs []slack.Config, b build) (reply.Sender, error) { return slack.NewReplier(cs, b.log, b.now) },
 			VerifiedBy: []string{slack.VerifiedBySignature, slack.VerifiedBySocketMode},
@@ -125,7 +127,8 @@ func builtinKinds() []integration {
 				h.TrustProxy = b.trustProxy
 				return h, nil
 			},
-			Watch: generic.WatchResource,
+			Watch:  generic.WatchResource,
+			Sender: generic.NewSender,
 		},
 	}
 }
@@ -156,6 +159,9 @@ type integration interface {
 	watchAdmit(list any, b build) watch.Admit
 	// check reports a row that cannot work (a Replier without a Place).
 	check() error
+	// sender is the sender of the kind's entry named name (ok false: no such entry;
+	// a nil Sender: the kind has none).
+	sender(list any, name string, o connectors.SenderOptions) (s connectors.Sender, ok bool, err error)
 }
 
 // Kind is one integration kind: its package's config type C and what the gateway does
@@ -191,6 +197,9 @@ type Kind[C connectors.Config] struct {
 	// WatchAdmit, if set, is the kind's rule of what its connectors may watch beyond an
 	// agent's scope, over all its entries.
 	WatchAdmit func(cs []C, b build) watch.Admit
+	// Sender, if set, makes the deliveries the kind's real sender makes to one entry:
+	// documented samples, signed as the sender signs (gateway deliver).
+	Sender func(c C, o connectors.SenderOptions) (connectors.Sender, error)
 }
 
 func (k Kind[C]) source() string { return k.Source }
@@ -266,6 +275,20 @@ func (k Kind[C]) watchAdmit(l any, b build) watch.Admit {
 		return nil
 	}
 	return k.WatchAdmit(k.list(l), b)
+}
+
+func (k Kind[C]) sender(l any, name string, o connectors.SenderOptions) (connectors.Sender, bool, error) {
+	for _, c := range k.list(l) {
+		if c.ConnectorName() != name {
+			continue
+		}
+		if k.Sender == nil {
+			return nil, true, nil
+		}
+		s, err := k.Sender(c, o)
+		return s, true, err
+	}
+	return nil, false, nil
 }
 
 func (k Kind[C]) check() error {
