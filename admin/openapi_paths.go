@@ -204,10 +204,12 @@ func ingestPaths() obj {
 // reloadOperation is POST /-/reload: an admin operation (write scope) outside the prefix.
 func reloadOperation() obj {
 	op := operation("operations", "reload", "Re-read the config file",
-		"Re-reads the config file the gateway was started with and puts routes, policy, agents, connectors, watches and schedules "+
-			"in force without dropping connections, streams or deliveries in flight (as SIGHUP does). On PostgreSQL every replica "+
-			"then re-reads its own file. An invalid file, or a change to a key that cannot change live (server.*, storage.*, log.*, "+
-			"dispatch.*), is refused with 400 naming it, and the running config stays. Needs an admin token with the write scope.",
+		"Re-reads the config file the gateway was started with, and every secret file its <key>_file keys name, and puts routes, "+
+			"policy, agents, connectors, watches and schedules in force without dropping connections, streams or deliveries in flight "+
+			"(as SIGHUP does; gateway reload calls it). On PostgreSQL every replica then re-reads its own file. An invalid file, a "+
+			"${VAR} the process does not have (it keeps the environment it started with), or a change to a key that cannot change "+
+			"live (server.*, storage.*, log.*, dispatch.*, telemetry.*), is refused with 400 naming it, and the running config stays. "+
+			"Needs an admin token with the write scope.",
 		nil, nil, obj{"200": jsonResponse("Reloaded.", object(obj{"status": str("")}, "status"))}, "400", "401", "403")
 	op["security"] = []obj{{"adminToken": []string{}}}
 	return op
