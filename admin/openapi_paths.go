@@ -92,6 +92,11 @@ func adminPaths() obj {
 		p("/connectors"): obj{"get": operation("admin", "listConnectors", "Connector health",
 			"Per configured connector: the newest event and the newest failed one; for email the mailboxes' live state and stored cursors.",
 			nil, nil, obj{"200": jsonResponse("Every configured connector.", object(obj{"connectors": array(ref("ConnectorHealth"))}, "connectors"))}, "401", "403")},
+		p("/connectors/{source}/{name}/refusals"): obj{"get": operation("admin", "connectorRefusals", "Why deliveries to a connector were refused",
+			"The HTTP connector's last refusals, newest first: every 4xx it answered before accepting a delivery (401 not authentic, 400 a missing header, "+
+				"413 over server.body_limit, 408 too slow, 404 a Slack connector in Socket Mode). Kept in this process's memory: they reset on restart and each replica keeps its own.",
+			[]obj{pathParam("source", "The connector's kind (github, slack, generic)."), pathParam("name", "The configured connector name.")},
+			nil, obj{"200": jsonResponse("The connector's refusals.", ref("ConnectorRefusals"))}, "400", "401", "403", "404")},
 		p("/targets"): obj{"get": operation("admin", "listTargets", "Target health and backlog per agent",
 			"Every configured agent's target: up or down (shared by all replicas), since when, consecutive failures, the last error (redacted), how many records wait for it and, while down, when the next probe goes out.",
 			nil, nil, obj{"200": jsonResponse("Every configured agent's target.", object(obj{"targets": array(ref("TargetStatus"))}, "targets"))}, "400", "401", "403")},

@@ -588,6 +588,9 @@ func (g *Generation) mountKinds(e *echo.Echo, parsers admin.Parsers, pipeline *c
 		p := parsers[k.source()]
 		if h, ok := p.(interface{ Mount(*echo.Echo) }); ok {
 			h.Mount(e)
+			for _, n := range k.names(l) {
+				g.refusalKeys = append(g.refusalKeys, connectors.RefusalKey(k.source(), n))
+			}
 		}
 		var svcs []background
 		svcs, err = k.serve(g, l, p, pipeline)

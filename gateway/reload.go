@@ -135,6 +135,7 @@ func (gw *Gateway) order() []background {
 // adopt makes g the generation in force.
 func (gw *Gateway) adopt(g *Generation) {
 	gw.gen.Store(g)
+	gw.Refusals.Keep(g.refusalKeys)
 	gw.slots.set(g.slotFreed)
 }
 

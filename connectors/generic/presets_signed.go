@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
 )
 
@@ -78,11 +79,11 @@ func linearFresh(body []byte, now time.Time) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil {
-		return fmt.Errorf("%w: no webhookTimestamp in the body", errTimestamp)
+		return fmt.Errorf("%w: no webhookTimestamp in the body", connectors.ReasonTimestampMissing)
 	}
 	ms, err := doc.WebhookTimestamp.Int64()
 	if err != nil {
-		return fmt.Errorf("%w: webhookTimestamp is not unix milliseconds", errTimestamp)
+		return fmt.Errorf("%w: webhookTimestamp is not unix milliseconds", errTimestampFormat)
 	}
 	if d := now.Sub(time.UnixMilli(ms)); d > linearTolerance || d < -linearTolerance {
 		return errTimestamp
