@@ -75,7 +75,9 @@ type Deps struct {
 	Watchable  []string
 	Parsers    Parsers
 	Connectors []ConnectorRef
-	Pollers    []Poller
+	// Refusals are the HTTP connectors' last refusals (nil: none are kept).
+	Refusals RefusalLogs
+	Pollers  []Poller
 	// Notify is told of threads with records queued again (the dispatcher's Notify).
 	Notify func([]inbox.ThreadKey)
 	// Replies is the reply outbox (nil: no connector sends replies; the list is empty).
@@ -173,6 +175,7 @@ func New(cfg Config, d Deps) (*API, error) {
 		{Route{http.MethodGet, "/threads", ScopeRead}, a.listThreads},
 		{Route{http.MethodGet, "/deliveries", ScopeRead}, a.listDeliveries},
 		{Route{http.MethodGet, "/connectors", ScopeRead}, a.listConnectors},
+		{Route{http.MethodGet, "/connectors/:source/:name/refusals", ScopeRead}, a.connectorRefusals},
 		{Route{http.MethodGet, "/targets", ScopeRead}, a.listTargets},
 		{Route{http.MethodPost, "/explain", ScopeRead}, a.explain},
 		{Route{http.MethodGet, "/approvals", ScopeRead}, a.listApprovals},

@@ -92,6 +92,11 @@ func adminPaths() obj {
 		p("/connectors"): obj{"get": operation("admin", "listConnectors", "Connector health",
 			"Per configured connector: the newest event and the newest failed one; for email the mailboxes' live state and stored cursors.",
 			nil, nil, obj{"200": jsonResponse("Every configured connector.", object(obj{"connectors": array(ref("ConnectorHealth"))}, "connectors"))}, "401", "403")},
+		p("/connectors/{source}/{name}/refusals"): obj{"get": operation("admin", "connectorRefusals", "Why deliveries to a connector were refused",
+			"The HTTP connector's last refusals, newest first: every 4xx it answered before accepting a delivery (401 not authentic, 400 a missing header, "+
+				"413 over server.body_limit, 408 too slow, 404 a Slack connector in Socket Mode). Kept in this process's memory: they reset on restart and each replica keeps its own.",
+			[]obj{pathParam("source", "The connector's kind (github, slack, generic)."), pathParam("name", "The configured connector name.")},
+			nil, obj{"200": jsonResponse("The connector's refusals.", ref("ConnectorRefusals"))}, "400", "401", "403", "404")},
 		p("/targets"): obj{"get": operation("admin", "listTargets", "Target health and backlog per agent",
 			"Every configured agent's target: up or down (shared by all replicas), since when, consecutive failures, the last error (redacted), how many records wait for it and, while down, when the next probe goes out.",
 			nil, nil, obj{"200": jsonResponse("Every configured agent's target.", object(obj{"targets": array(ref("TargetStatus"))}, "targets"))}, "400", "401", "403")},
@@ -193,16 +198,23 @@ func ingestPaths() obj {
 			"webhook-id is the delivery id; webhook-timestamp within 5 minutes. Without a mapping the body is a native notification (kind or summary; source, summary, priority, payload, dedupeKey, coalesceKey, attributes, metadata, and netKey, state, restState for a net-state lane) or a Standard Webhooks envelope {type, timestamp, data}.",
 			[]obj{connector, header("webhook-id", "Delivery id.", true), header("webhook-timestamp", "Unix seconds.", true),
 				header("webhook-signature", "v1,<base64 HMAC-SHA256>.", true)}, raw, answers(), "400", "401", "404")},
+		"/webhooks/alertmanager/{connector}": obj{"post": operation("ingest", "alertmanagerWebhook", "Alertmanager or Grafana alerting webhook",
+			"Alertmanager's webhook notification (version 4) or Grafana's (version 1), authenticated by the connector's bearer_token or basic_auth (what http_config sends) and, when configured, Grafana's HMAC signature. Each alert is an item in the net-state lane alert:<fingerprint>, state firing or resolved (rest resolved). The delivery id is the SHA-256 of the body: a retried notification is a duplicate.",
+			[]obj{connector, header("Authorization", "Bearer <bearer_token>, or Basic with basic_auth.", false),
+				header("X-Grafana-Alerting-Signature", "Grafana: hex HMAC-SHA256 of the body, or of <timestamp>:<body> (the header's name is the connector's grafana_hmac.header).", false)},
+			raw, answers(), "400", "401", "404")},
 	}
 }
 
 // reloadOperation is POST /-/reload: an admin operation (write scope) outside the prefix.
 func reloadOperation() obj {
 	op := operation("operations", "reload", "Re-read the config file",
-		"Re-reads the config file the gateway was started with and puts routes, policy, agents, connectors, watches and schedules "+
-			"in force without dropping connections, streams or deliveries in flight (as SIGHUP does). On PostgreSQL every replica "+
-			"then re-reads its own file. An invalid file, or a change to a key that cannot change live (server.*, storage.*, log.*, "+
-			"dispatch.*), is refused with 400 naming it, and the running config stays. Needs an admin token with the write scope.",
+		"Re-reads the config file the gateway was started with, and every secret file its <key>_file keys name, and puts routes, "+
+			"policy, agents, connectors, watches and schedules in force without dropping connections, streams or deliveries in flight "+
+			"(as SIGHUP does; gateway reload calls it). On PostgreSQL every replica then re-reads its own file. An invalid file, a "+
+			"${VAR} the process does not have (it keeps the environment it started with), or a change to a key that cannot change "+
+			"live (server.*, storage.*, log.*, dispatch.*, telemetry.*), is refused with 400 naming it, and the running config stays. "+
+			"Needs an admin token with the write scope.",
 		nil, nil, obj{"200": jsonResponse("Reloaded.", object(obj{"status": str("")}, "status"))}, "400", "401", "403")
 	op["security"] = []obj{{"adminToken": []string{}}}
 	return op

@@ -127,8 +127,25 @@ func schemas(e Kinds) obj {
 		"ConnectorHealth": object(obj{
 			"source": str(""), "name": str(""), "lastEvent": nullable(ref("EventRef")),
 			"lastError": nullable(ref("EventRef")), "mailboxes": array(ref("MailboxStatus")),
-			"cursors": obj{"type": "object", "additionalProperties": obj{"type": "string"}, "description": "Stored mailbox cursors, uidvalidity:uid."},
+			"cursors":  obj{"type": "object", "additionalProperties": obj{"type": "string"}, "description": "Stored mailbox cursors, uidvalidity:uid."},
+			"refusals": ref("RefusalLog"),
 		}, "source", "name", "lastEvent", "lastError"),
+		"Refusal": object(obj{
+			"at": timestamp(""), "remoteAddr": str("The client address as the server sees it (X-Forwarded-For only with server.trust_proxy)."),
+			"status": integer("The HTTP status answered (4xx)."),
+			"reason": str("Why, from a fixed vocabulary (docs/troubleshooting.md), or the gateway's own message for a missing header; never a body, a signature or a secret. At most 200 characters."),
+		}, "at", "remoteAddr", "status", "reason"),
+		"RefusalLog": object(obj{
+			"total":  integer("Refusals since `since`, beyond the ones kept."),
+			"since":  timestamp("When this process began keeping the connector's refusals."),
+			"recent": array(ref("Refusal")),
+		}, "total", "since", "recent"),
+		"ConnectorRefusals": object(obj{
+			"source": str(""), "name": str(""),
+			"total":  integer("Refusals since `since`, beyond the ones kept."),
+			"since":  timestamp("When this process began keeping the connector's refusals."),
+			"recent": array(ref("Refusal")),
+		}, "source", "name", "total", "since", "recent"),
 		"Sample": object(obj{
 			"eventId": str("A stored event; or give the sample fields below."), "source": sourceEnum("", e.Sources),
 			"connector": str("The configured connector name."), "type": str("Event type; else read from the headers."),

@@ -4,14 +4,17 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/server"
 )
 
 // ThreadPage is one page of GET /threads.
@@ -130,6 +133,13 @@ type ConnectorHealth struct {
 	Mailboxes []email.MailboxStatus `json:"mailboxes,omitempty"`
 	// Cursors are an email connector's stored cursors ("uidvalidity:uid" per mailbox).
 	Cursors map[string]string `json:"cursors,omitempty"`
+	// Refusals are an HTTP connector's last refusals, as this process saw them.
+	Refusals *connectors.RefusalLog `json:"refusals,omitempty"`
+}
+
+// RefusalLogs are the HTTP connectors' last refusals (*connectors.Refusals).
+type RefusalLogs interface {
+	Log(source, name string) (connectors.RefusalLog, bool)
 }
 
 // listConnectors is GET /connectors.
@@ -158,6 +168,9 @@ func (a *API) Connectors(ctx context.Context) ([]ConnectorHealth, error) {
 			return nil, err
 		}
 		h := ConnectorHealth{ConnectorRef: ref, ConnectorActivity: act}
+		if log, ok := a.refusals(ref); ok {
+			h.Refusals = &log
+		}
 		if ref.Source == email.Source {
 			h.Mailboxes = status[ref.Name].Mailboxes
 			if h.Cursors, err = a.d.Store.ConnectorStates(ctx, email.Source+"/"+ref.Name); err != nil {
@@ -167,4 +180,35 @@ func (a *API) Connectors(ctx context.Context) ([]ConnectorHealth, error) {
 		out = append(out, h)
 	}
 	return out, nil
+}
+
+// refusals is ref's refusal log; false when it keeps none (not an HTTP connector).
+func (a *API) refusals(ref ConnectorRef) (connectors.RefusalLog, bool) {
+	if a.d.Refusals == nil {
+		return connectors.RefusalLog{}, false
+	}
+	return a.d.Refusals.Log(ref.Source, ref.Name)
+}
+
+// connectorRefusals is GET /connectors/{source}/{name}/refusals: the connector's last
+// refusals, newest first.
+func (a *API) connectorRefusals(c echo.Context) error {
+	if p := readParams(c.QueryParams()); p.err != nil {
+		return p.err
+	}
+	ref := ConnectorRef{Source: c.Param("source"), Name: c.Param("name")}
+	if !slices.Contains(a.d.Connectors, ref) {
+		return server.NotFound("no %s connector named %q", ref.Source, ref.Name)
+	}
+	log, ok := a.refusals(ref)
+	if !ok {
+		return server.NotFound("%s connector %q takes no HTTP deliveries: nothing is refused", ref.Source, ref.Name)
+	}
+	return c.JSON(http.StatusOK, connectorRefusals{ConnectorRef: ref, RefusalLog: log})
+}
+
+// connectorRefusals is the answer of GET /connectors/{source}/{name}/refusals.
+type connectorRefusals struct {
+	ConnectorRef
+	connectors.RefusalLog
 }

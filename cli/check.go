@@ -17,6 +17,11 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer, look
 	path := configFlag(fs, lookup)
 	connect := fs.Bool("connect", false, "also try every outside dependency: database, IMAP, Slack, Mastra and webhook targets")
 	timeout := fs.Duration("timeout", 10*time.Second, "time allowed for each --connect check")
+	defURL := ""
+	if v, ok := lookup(envURL); ok {
+		defURL = v
+	}
+	gatewayURL := fs.String("url", defURL, "with --connect, the running gateway whose refusals to show (or $"+envURL+"; default: from server.listen)")
 	if err := fs.Parse(args); err != nil {
 		return flagExit(err)
 	}
@@ -41,7 +46,14 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer, look
 		return exitOK
 	}
 	fmt.Fprintln(stdout, "connections:")
-	if !cfg.CheckConnections(ctx, stdout, *timeout) {
+	ok := cfg.CheckConnections(ctx, stdout, *timeout)
+	base := *gatewayURL
+	if base == "" {
+		base = localURL(cfg.Server.Listen)
+	}
+	token, _ := lookup(envAdminToken)
+	printRefusals(ctx, stdout, cfg, base, token, *timeout)
+	if !ok {
 		return exitFail
 	}
 	return exitOK
@@ -55,6 +67,10 @@ and migrated), each IMAP login and mailbox UIDVALIDITY, each Slack bot token (au
 and Socket Mode app token (apps.connections.open), each Mastra target's agent
 (GET /api/agents/{id}) and each webhook target (HEAD, else OPTIONS; nothing is
 delivered). It exits 0 only if every check passes; a failing line says what to fix.
+Then it asks the running gateway (--url, $SIGNALGATE_URL, else server.listen; the
+token from $SIGNALGATE_ADMIN_TOKEN, else the config's first admin token with scope
+read) why each HTTP connector refused deliveries lately; those lines never fail the
+check (docs/troubleshooting.md).
 
 Example:
   gateway check --config config.yaml --connect

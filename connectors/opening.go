@@ -29,7 +29,8 @@ type Opening[C any] struct {
 	// rotation the previous one: a request signed with any of them is authentic.
 	Secrets func(conn C) [][]byte
 	// Verify says why a request is not authentic under one secret; nil when it is.
-	// Callers answer 401 without the reason; the log keeps it.
+	// Callers answer 401 without the reason; the log keeps it and the connector's
+	// refusals keep its Reason (ReasonOf).
 	Verify func(conn C, secret []byte, h http.Header, body []byte, now time.Time) error
 	// SecretUsed, when set, counts which secret verified a request ("source/name",
 	// "current" or "previous"), so a rotation's previous secret can be retired once it
@@ -60,11 +61,13 @@ func (o *Opening[C]) Open(c echo.Context) (*Delivery[C], error) {
 	req := c.Request()
 	if o.Precheck != nil {
 		if err := o.Precheck(conn, req.Header); err != nil {
+			markRefused(c, refusedBefore(err))
 			return nil, err
 		}
 	}
 	body, err := ReadBody(c)
 	if err != nil {
+		markRefused(c, refusedBefore(err))
 		return nil, err
 	}
 	now := o.Now()
@@ -84,6 +87,7 @@ func (o *Opening[C]) Open(c echo.Context) (*Delivery[C], error) {
 			attrs = append(attrs, "delivery_id", Truncate(req.Header.Get(o.LogHeader), 200))
 		}
 		o.Log.WarnContext(ctx, "signature rejected", attrs...)
+		markRefused(c, string(ReasonOf(err)))
 		return nil, server.Unauthorized()
 	}
 	return &Delivery[C]{Name: name, Conn: conn, Header: req.Header, Body: body, At: now.UTC()}, nil
@@ -123,7 +127,25 @@ func (o *Opening[C]) verify(name string, conn C, h http.Header, body []byte, now
 		}
 	}
 	if first == nil {
-		return "", errors.New("no secret configured")
+		return "", ReasonNoSecret
 	}
 	return "", first
+}
+
+// refusedBefore is the reason a request refused before verification is recorded with:
+// the server's own message (a precheck's, a limit's), written by the gateway from
+// headers' names and config, never from what the sender sent; "" for anything else
+// (the status then names it).
+func refusedBefore(err error) string {
+	var se *server.Error
+	if !errors.As(err, &se) {
+		return ""
+	}
+	switch se.Status {
+	case http.StatusRequestEntityTooLarge:
+		return string(ReasonTooLarge)
+	case http.StatusRequestTimeout:
+		return string(ReasonTooSlow)
+	}
+	return se.Message
 }

@@ -201,5 +201,5 @@ func ReadBody(c echo.Context) ([]byte, error) {
 	if ctxErr := c.Request().Context().Err(); ctxErr != nil {
 		return nil, fmt.Errorf("read request body: %w", ctxErr)
 	}
-	return nil, server.BadRequest("could not read the request body")
+	return nil, server.BadRequest("%s", ReasonUnreadable)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/gateway/gatewaytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/store/storetest"
 )
@@ -378,7 +379,19 @@ routes:
 	require.Contains(t, explained, "comments")
 	require.Contains(t, explained, "Decision: deliver")
 	b.shot("10-explain")
+	// Deliveries refused (a wrong secret, a clock an hour off): the connector's row says why.
+	code, _ = gatewaytest.PostGeneric(t, m.Addr().String(), "msg_forged", []byte(`{"kind":"x","summary":"<b>s</b>"}`), false, nil)
+	require.Equal(t, http.StatusUnauthorized, code)
+	stale := http.Header{"Webhook-Timestamp": {strconv.FormatInt(time.Now().Add(-time.Hour).Unix(), 10)}}
+	code, _ = gatewaytest.PostGeneric(t, m.Addr().String(), "msg_stale", []byte(`{"kind":"x","summary":"s"}`), true, stale)
+	require.Equal(t, http.StatusUnauthorized, code)
 	b.do("connectors", chromedp.Navigate(base+"/console/connectors"), chromedp.WaitVisible(chromedp.ID("connectors")))
+	connectorsText := b.text("#connectors")
+	require.Contains(t, connectorsText, "2 since")
+	require.Contains(t, connectorsText, "timestamp outside the tolerance window")
+	require.Contains(t, connectorsText, "no matching v1 signature")
+	require.Contains(t, connectorsText, "127.0.0.1")
+	require.Contains(t, connectorsText, "none since", "github/acme refused nothing")
 	b.shot("11-connectors")
 
 	// A phone's width: the thread page reflows without sideways scrolling of the page.

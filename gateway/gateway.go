@@ -16,11 +16,13 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/metrics"
@@ -60,6 +62,9 @@ type Gateway struct {
 	Dispatcher *delivery.Dispatcher
 	// Silences makes, lists and expires silences and holds what they match.
 	Silences *silence.Service
+	// Refusals keep each HTTP connector's last refusals (in memory, per process); a
+	// reload keeps those of the connectors it keeps.
+	Refusals *connectors.Refusals
 	// Traces is the tracer provider every component is given: telemetry.Off() unless
 	// tracing is configured (the telemetry: block or the OTEL_* variables read through
 	// Lookup); Open sets it up unless a provider was given before.
@@ -199,7 +204,8 @@ func (gw *Gateway) Open(ctx context.Context) (err error) {
 	gw.Inbox = inbox.NewService(store.NewInbox(st), policy, inbox.WithClock(gw.Now), inbox.WithChangeHook(gw.kick.Notify), inbox.WithSnoozes(store.NewInbox(st)),
 		inbox.WithHolds(gw.Silences), inbox.WithHeldRecords(store.NewInbox(st)),
 		inbox.WithBudgetExceeded(func() { gw.Metrics.ExpressionBudgetExceeded(metrics.PlacePolicy) }))
-	gw.Server = server.New(cfg.Server, gw.Log, server.WithObserver(server.Observe(gw.Metrics)), server.WithTracing(gw.Traces))
+	gw.Refusals = connectors.NewRefusals(0, gw.Now)
+	gw.Server = server.New(cfg.Server, gw.Log, server.WithObserver(server.Observe(gw.Metrics), gw.Refusals.Middleware()), server.WithTracing(gw.Traces))
 	gw.Server.Health(st.Ready)
 	gw.follower = gw.followReloads()
 	if gw.sessionKey, err = randomSessionKey(); err != nil {
@@ -214,6 +220,10 @@ func (gw *Gateway) Open(ctx context.Context) (err error) {
 	gw.Server.Serve(g.router)
 
 	addr, err := gw.Server.Listen()
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%w: another process (another gateway?) serves there: stop it, or %s", err,
+			cfg.setVariable("server.listen", "another address, like 127.0.0.1:8081"))
+	}
 	if err != nil {
 		return err
 	}

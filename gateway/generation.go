@@ -58,6 +58,9 @@ type Generation struct {
 	router   *echo.Echo
 	// slotFreed is the generation's approvals' subscriber to freed wake slots.
 	slotFreed func(agentID string)
+	// refusalKeys name the connectors that take HTTP deliveries ("source/name"): those
+	// whose refusals are kept.
+	refusalKeys []string
 }
 
 // build wires what cfg derives as a generation of gw: its services (not started) and a
@@ -164,6 +167,7 @@ func (gw *Gateway) build(cfg *Config, policy *inbox.Policy) (*Generation, error)
 	deps.Watches, deps.WatchEnder = store.NewWatches(st), g.Watches
 	deps.Schedules = g.Schedules
 	deps.Silences, deps.Holder = gw.Silences, gw.Silences
+	deps.Refusals = gw.Refusals
 	adm, err := admin.New(cfg.Admin, deps)
 	if err != nil {
 		return nil, err

@@ -18,6 +18,7 @@ import (
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/connectors/alertmanager"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/connectors/generic"
 	"github.com/signalgate/signalgate/connectors/github"
@@ -130,6 +131,20 @@ func builtinKinds() []integration {
 			Watch:  generic.WatchResource,
 			Sender: generic.NewSender,
 		},
+		Kind[alertmanager.Config]{
+			Source:   alertmanager.Source,
+			Describe: func(c alertmanager.Config) string { return "POST /webhooks/alertmanager/" + c.Name },
+			Parser: func(cs []alertmanager.Config, b build) (admin.Parser, error) {
+				return alertmanager.NewHandler(cs, b.pipeline, b.log, b.now)
+			},
+			Place: alertmanager.PlaceCodec,
+			Replier: func(cs []alertmanager.Config, b build) (reply.Sender, error) {
+				return alertmanager.NewReplier(cs, b.now)
+			},
+			VerifiedBy:    alertmanager.VerifiedBy,
+			Watch:         alertmanager.WatchResource,
+			DefaultThread: true,
+		},
 	}
 }
 
@@ -157,6 +172,9 @@ type integration interface {
 	watchResource() func(string) (watch.Resource, error)
 	// watchAdmit is the kind's rule of what its connectors may watch (nil: none).
 	watchAdmit(list any, b build) watch.Admit
+	// defaultThread reports items that carry the kind's default thread (a route may
+	// name only its agent).
+	defaultThread() bool
 	// check reports a row that cannot work (a Replier without a Place).
 	check() error
 	// sender is the sender of the kind's entry named name (ok false: no such entry;
@@ -197,6 +215,10 @@ type Kind[C connectors.Config] struct {
 	// WatchAdmit, if set, is the kind's rule of what its connectors may watch beyond an
 	// agent's scope, over all its entries.
 	WatchAdmit func(cs []C, b build) watch.Admit
+	// DefaultThread says every item of the kind carries its default thread
+	// (connectors.Item.DefaultResource, DefaultThread): a route matching only the kind
+	// may name only its agent.
+	DefaultThread bool
 	// Sender, if set, makes the deliveries the kind's real sender makes to one entry:
 	// documented samples, signed as the sender signs (gateway deliver).
 	Sender func(c C, o connectors.SenderOptions) (connectors.Sender, error)
@@ -269,6 +291,8 @@ func (k Kind[C]) place() reply.PlaceCodec {
 }
 
 func (k Kind[C]) watchResource() func(string) (watch.Resource, error) { return k.Watch }
+
+func (k Kind[C]) defaultThread() bool { return k.DefaultThread }
 
 func (k Kind[C]) watchAdmit(l any, b build) watch.Admit {
 	if k.Watch == nil || k.WatchAdmit == nil {
@@ -415,6 +439,17 @@ func entries[C connectors.Config](c ConnectorsConfig, source string) []C {
 	return cs
 }
 
+// defaultThreads are the sources of the kinds whose items carry a default thread.
+func (c *Config) defaultThreads() []string {
+	out := []string{}
+	c.Connectors.each(func(k integration, _ any) {
+		if k.defaultThread() {
+			out = append(out, k.source())
+		}
+	})
+	return out
+}
+
 // sources are the configured kinds' sources, in table order.
 func (c *Config) sources() []string {
 	var out []string
@@ -553,6 +588,9 @@ func (g *Generation) mountKinds(e *echo.Echo, parsers admin.Parsers, pipeline *c
 		p := parsers[k.source()]
 		if h, ok := p.(interface{ Mount(*echo.Echo) }); ok {
 			h.Mount(e)
+			for _, n := range k.names(l) {
+				g.refusalKeys = append(g.refusalKeys, connectors.RefusalKey(k.source(), n))
+			}
 		}
 		var svcs []background
 		svcs, err = k.serve(g, l, p, pipeline)

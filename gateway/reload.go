@@ -69,6 +69,9 @@ func (gw *Gateway) swap(ctx context.Context) error {
 		lookup = noLookup
 	}
 	cfg, err := LoadConfig(gw.ConfigPath, lookup)
+	if ce := (*ConfigError)(nil); errors.As(err, &ce) {
+		return ce.WhileRunning()
+	}
 	if err != nil {
 		return err
 	}
@@ -132,6 +135,7 @@ func (gw *Gateway) order() []background {
 // adopt makes g the generation in force.
 func (gw *Gateway) adopt(g *Generation) {
 	gw.gen.Store(g)
+	gw.Refusals.Keep(g.refusalKeys)
 	gw.slots.set(g.slotFreed)
 }
 

@@ -34,7 +34,9 @@ const SecretPrefix = "whsec_"
 var (
 	ErrMissingHeaders = errors.New("missing webhook-id, webhook-timestamp or webhook-signature")
 	ErrTimestamp      = errors.New("webhook-timestamp outside the tolerance window")
-	ErrSignature      = errors.New("no matching v1 signature")
+	// ErrTimestampFormat is a webhook-timestamp that is not unix seconds (also an ErrTimestamp).
+	ErrTimestampFormat = fmt.Errorf("%w: not unix seconds", ErrTimestamp)
+	ErrSignature       = errors.New("no matching v1 signature")
 )
 
 // MinSecretBytes is the shortest webhook secret accepted: one signed delivery is enough
@@ -97,7 +99,7 @@ func Verify(secret []byte, headers http.Header, body []byte, now time.Time) erro
 	}
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil {
-		return fmt.Errorf("%w: not unix seconds", ErrTimestamp)
+		return ErrTimestampFormat
 	}
 	if d := now.Sub(time.Unix(sec, 0)); d > Tolerance || d < -Tolerance {
 		return ErrTimestamp

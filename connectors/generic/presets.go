@@ -81,7 +81,7 @@ func svixVerify(secret []byte, hdr http.Header, body []byte, now time.Time) erro
 	std.Set(stdwebhooks.HeaderID, hdr.Get(svixID))
 	std.Set(stdwebhooks.HeaderTimestamp, hdr.Get(svixTimestamp))
 	std.Set(stdwebhooks.HeaderSignature, hdr.Get(svixSignature))
-	return stdwebhooks.Verify(secret, std, body, now)
+	return stdVerify(secret, std, body, now)
 }
 
 // resendMapping reads Resend's {type, created_at, data} events: email and contact

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/stdwebhooks"
 )
 
@@ -63,14 +64,38 @@ type preset struct {
 	// mapping reads the provider's payload when the connector sets none; nil reads
 	// a native body or a Standard Webhooks envelope.
 	mapping *Mapping
+	// net, with the preset's own mapping, puts the item in a net-state lane (the
+	// provider's object whose state it reports).
+	net func(doc any, it *connectors.Item)
 }
 
-// Verification failures. The sender gets a bare 401; the log keeps the reason.
-var (
-	errMissingSignature = errors.New("missing signature header")
-	errSignature        = errors.New("signature does not match")
-	errTimestamp        = errors.New("timestamp outside the tolerance window")
+// Verification failures, from the refusals' vocabulary. The sender gets a bare 401;
+// the log keeps the reason and its detail, the connector's refusals the reason.
+const (
+	errMissingSignature = connectors.ReasonSignatureMissing
+	errSignature        = connectors.ReasonSignatureMismatch
+	errTimestamp        = connectors.ReasonTimestampWindow
+	errTimestampFormat  = connectors.ReasonTimestampMalformed
 )
+
+// stdVerify is Standard Webhooks verification, its failures named in the refusals'
+// vocabulary.
+func stdVerify(secret []byte, hdr http.Header, body []byte, now time.Time) error {
+	err := stdwebhooks.Verify(secret, hdr, body, now)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, stdwebhooks.ErrMissingHeaders):
+		return connectors.ReasonHeadersMissing
+	case errors.Is(err, stdwebhooks.ErrTimestampFormat):
+		return errTimestampFormat
+	case errors.Is(err, stdwebhooks.ErrTimestamp):
+		return errTimestamp
+	case errors.Is(err, stdwebhooks.ErrSignature):
+		return connectors.ReasonNoV1Signature
+	}
+	return fmt.Errorf("%w: %w", connectors.ReasonNotVerified, err)
+}
 
 // PresetStandardWebhooks is the default preset.
 const PresetStandardWebhooks = "standard-webhooks"
@@ -79,7 +104,7 @@ const PresetStandardWebhooks = "standard-webhooks"
 func presets() map[string]preset {
 	keep := []string{stdwebhooks.HeaderTimestamp}
 	std := preset{
-		name: PresetStandardWebhooks, scheme: schemeFunc(stdwebhooks.Verify), secret: stdwebhooks.ParseSecret,
+		name: PresetStandardWebhooks, scheme: schemeFunc(stdVerify), secret: stdwebhooks.ParseSecret,
 		idHeader: stdwebhooks.HeaderID, timestampHeader: stdwebhooks.HeaderTimestamp, keep: keep,
 	}
 	list := []preset{
@@ -287,7 +312,7 @@ func equalMAC(newHash func() hash.Hash, secret, msg, got []byte) error {
 func withinTolerance(ts string, now time.Time, tol time.Duration) error {
 	sec, err := strconv.ParseInt(strings.TrimSpace(ts), 10, 64)
 	if err != nil {
-		return fmt.Errorf("%w: not unix seconds", errTimestamp)
+		return fmt.Errorf("%w: not unix seconds", errTimestampFormat)
 	}
 	if d := now.Sub(time.Unix(sec, 0)); d > tol || d < -tol {
 		return errTimestamp

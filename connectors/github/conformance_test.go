@@ -52,7 +52,7 @@ func TestConformance(t *testing.T) {
 		Unreadable: []connectorstest.Unreadable{
 			{Name: "malformed JSON", Body: []byte(`{"action": "created", "comment": {`), Reason: "malformed JSON payload"},
 			{Name: "unmapped, malformed", Body: []byte(`{"forkee": `), Reason: "malformed JSON payload", Prepare: event("fork")},
-			{Name: "malformed form", Body: []byte(`payload=%zz`), Reason: "malformed form body", Prepare: func(r *http.Request) {
+			{Name: "malformed form", Body: []byte(`payload=%zz`), Reason: "received a body under content type application/x-www-form-urlencoded that is not a valid form", Prepare: func(r *http.Request) {
 				r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			}},
 			{Name: "not an object", Body: []byte(`[]`), Reason: "decode check_run payload", Prepare: event("check_run")},

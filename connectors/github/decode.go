@@ -24,6 +24,9 @@ type decoded struct {
 	comment *commentFacts
 }
 
+// malformedJSON is the reason a payload that is not JSON is stored invalid with.
+const malformedJSON = "malformed JSON payload"
+
 // commentFacts is what ownReply reads of a comment event.
 type commentFacts struct {
 	ID    int64
@@ -44,7 +47,7 @@ func decodePayload(eventType string, payload []byte) *decoded {
 		// Unmarshal checks the syntax first: one pass instead of json.Valid and a decode.
 		if err := json.Unmarshal(payload, &p); err != nil {
 			if _, bad := errors.AsType[*json.SyntaxError](err); bad {
-				d.status, d.reason = inbox.EventInvalid, "malformed JSON payload"
+				d.status, d.reason = inbox.EventInvalid, malformedJSON
 				return d
 			}
 		}
@@ -60,7 +63,7 @@ func decodePayload(eventType string, payload []byte) *decoded {
 	// Decoding checks the syntax first: one pass over the body, not a separate json.Valid.
 	parsed, err := gh.ParseWebHook(eventType, payload)
 	if _, bad := errors.AsType[*json.SyntaxError](err); bad {
-		d.status, d.reason = inbox.EventInvalid, "malformed JSON payload"
+		d.status, d.reason = inbox.EventInvalid, malformedJSON
 		return d
 	}
 	if err == nil && !jsonObject(payload) {

@@ -127,10 +127,10 @@ func precheck(_ Config, hdr http.Header) error {
 func verify(_ Config, key []byte, hdr http.Header, body []byte, _ time.Time) error {
 	sig := hdr.Get(gh.SHA256SignatureHeader)
 	if sig == "" {
-		return errors.New("missing")
+		return fmt.Errorf("%w %s", connectors.ReasonSignatureMissing, gh.SHA256SignatureHeader)
 	}
 	if !strings.HasPrefix(sig, "sha256=") || gh.ValidateSignature(sig, body, key) != nil {
-		return errors.New("invalid")
+		return connectors.ReasonSignatureMismatch
 	}
 	return nil
 }
@@ -171,6 +171,8 @@ func (h *Handler) Serve(c echo.Context) error {
 	}
 	if err != nil {
 		ev.Status, ev.Error = inbox.EventInvalid, err.Error()
+	} else if dec.reason == malformedJSON {
+		ev.Status, ev.Error = inbox.EventInvalid, malformedReason(d.Header.Get(echo.HeaderContentType), d.Body)
 	} else if own, err := h.ownReply(ctx, &d.Conn, eventType, dec); err != nil {
 		connectors.EndParse(parse, eventType, 0)
 		return err
@@ -319,17 +321,54 @@ type readOnlyCI struct{ CIState }
 
 func (readOnlyCI) SetConclusion(context.Context, string, string) error { return nil }
 
+// formType is the content type of hooks configured to send a form: the event's JSON
+// is the body's payload field.
+const formType = "application/x-www-form-urlencoded"
+
 // formPayload returns the JSON document of a delivery: the body itself, or its
-// payload= field for hooks configured with the form content type.
+// payload= field for hooks configured with the form content type. An error says what
+// was received instead (never quoting the body).
 func formPayload(contentType string, body []byte) ([]byte, error) {
-	if mt, _, _ := mime.ParseMediaType(contentType); mt != "application/x-www-form-urlencoded" {
+	if mt, _, _ := mime.ParseMediaType(contentType); mt != formType {
 		return body, nil
 	}
 	form, err := url.ParseQuery(string(body))
-	if err != nil {
-		return nil, errors.New("malformed form body")
+	switch {
+	case err == nil && form.Has("payload"):
+		return []byte(form.Get("payload")), nil
+	case json.Valid(body):
+		// curl -d and friends label a JSON body as a form.
+		return nil, errors.New("received a JSON body under content type " + formType +
+			": send it with Content-Type: application/json (GitHub's form deliveries carry the JSON in a payload field)")
+	case err != nil:
+		return nil, errors.New("received a body under content type " + formType + " that is not a valid form")
 	}
-	return []byte(form.Get("payload")), nil
+	return nil, errors.New("received a form-encoded body (content type " + formType + ") without a payload field: " +
+		"GitHub's form deliveries carry the event's JSON in payload=")
+}
+
+// malformedReason says what a body that is not JSON was instead: a form under another
+// content type (a proxy that rewrote the header), the content type it came with.
+func malformedReason(contentType string, body []byte) string {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if mt == formType {
+		return "malformed JSON in the form's payload field"
+	}
+	named := "no content type"
+	switch {
+	case contentType != "" && err != nil:
+		named = "an unreadable content type"
+	case mt != "":
+		named = "content type " + connectors.Truncate(mt, 100)
+	}
+	if form, err := url.ParseQuery(string(body)); err == nil && form.Has("payload") {
+		return "received a form-encoded body (payload=…) under " + named +
+			": a proxy may have changed the content type; set the webhook's content type to application/json"
+	}
+	if mt == "" || mt == "application/json" {
+		return malformedJSON
+	}
+	return malformedJSON + " (received " + named + ")"
 }
 
 // jsonObject reports whether a valid JSON document is an object: every GitHub

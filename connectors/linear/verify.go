@@ -6,10 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/signalgate/signalgate/connectors"
 )
 
 // The headers Linear sends with every webhook delivery.
@@ -27,12 +28,6 @@ const (
 // @linear/sdk's LinearWebhookClient allows.
 const Tolerance = time.Minute
 
-// Why a delivery is not authentic. The sender gets a bare 401; the log keeps these.
-var (
-	ErrMissingSignature = errors.New("missing signature header")
-	ErrSignature        = errors.New("signature does not match")
-	ErrTimestamp        = errors.New("timestamp outside the tolerance window")
-)
 
 // Sign is the Linear-Signature of body under key.
 func Sign(key, body []byte) string {
@@ -44,21 +39,21 @@ func Sign(key, body []byte) string {
 // Verify says why a Linear delivery is not authentic under key (nil when it is): its
 // Linear-Signature must be the body's HMAC, and the body's webhookTimestamp (unix
 // milliseconds, read only once the signature proved the body authentic) within
-// Tolerance of now. The linear connector and the generic connector's linear preset
+// Tolerance of now; its errors are connectors' refusal reasons. The linear connector and the generic connector's linear preset
 // both verify with it.
 func Verify(key []byte, hdr http.Header, body []byte, now time.Time) error {
 	v := hdr.Get(SignatureHeader)
 	if v == "" {
-		return ErrMissingSignature
+		return connectors.ReasonSignatureMissing
 	}
 	got, err := hex.DecodeString(v)
 	if err != nil {
-		return fmt.Errorf("%w: not hex", ErrSignature)
+		return fmt.Errorf("%w: not hex", connectors.ReasonSignatureMismatch)
 	}
 	m := hmac.New(sha256.New, key)
 	m.Write(body)
 	if !hmac.Equal(got, m.Sum(nil)) {
-		return ErrSignature
+		return connectors.ReasonSignatureMismatch
 	}
 	return fresh(body, now)
 }
@@ -70,14 +65,14 @@ func fresh(body []byte, now time.Time) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil {
-		return fmt.Errorf("%w: no webhookTimestamp in the body", ErrTimestamp)
+		return fmt.Errorf("%w: no webhookTimestamp in the body", connectors.ReasonTimestampMissing)
 	}
 	ms, err := doc.WebhookTimestamp.Int64()
 	if err != nil {
-		return fmt.Errorf("%w: webhookTimestamp is not unix milliseconds", ErrTimestamp)
+		return fmt.Errorf("%w: webhookTimestamp is not unix milliseconds", connectors.ReasonTimestampMalformed)
 	}
 	if d := now.Sub(time.UnixMilli(ms)); d > Tolerance || d < -Tolerance {
-		return ErrTimestamp
+		return connectors.ReasonTimestampWindow
 	}
 	return nil
 }

@@ -121,10 +121,7 @@ func NewHandler(cfgs []Config, p *connectors.Pipeline, log *slog.Logger, now fun
 		Secrets:    func(c *connector) [][]byte { return secret.Keys(c.cfg.VerifySecrets()) },
 		SecretUsed: p.SecretUsed,
 		Verify: func(c *connector, key []byte, hdr http.Header, body []byte, at time.Time) error {
-			if reason := verify(hdr, body, string(key), at); reason != "" {
-				return errors.New(reason)
-			}
-			return nil
+			return verify(hdr, body, string(key), at)
 		},
 	}
 	for _, c := range cfgs {
@@ -208,31 +205,39 @@ func (h *Handler) Items(ctx context.Context, ev *inbox.Event) ([]connectors.Item
 }
 
 // verify checks the v0 signature and the timestamp window. The window is checked
-// against the injected clock first (slack-go's own check reads the wall clock).
-// It returns why the request was rejected, "" when it passes.
-func verify(h http.Header, body []byte, secret string, now time.Time) string {
+// against the injected clock first (slack-go's own check reads the wall clock). It
+// returns why the request was rejected (a connectors.Reason), nil when it passes:
+// slack-go's own error text is never passed on, since its mismatch error carries the
+// signature it computed.
+func verify(h http.Header, body []byte, secret string, now time.Time) error {
 	ts := h.Get(HeaderTimestamp)
-	if h.Get(HeaderSignature) == "" || ts == "" {
-		return "missing signature or timestamp"
+	switch {
+	case h.Get(HeaderSignature) == "":
+		return connectors.ReasonSignatureMissing
+	case ts == "":
+		return connectors.ReasonTimestampMissing
 	}
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil {
-		return "malformed timestamp"
+		return connectors.ReasonTimestampMalformed
 	}
 	if d := now.Sub(time.Unix(sec, 0)); d > SignatureWindow || d < -SignatureWindow {
-		return "timestamp outside the 5 minute window"
+		return connectors.ReasonTimestampWindow
 	}
 	sv, err := slack.NewSecretsVerifier(h, secret)
-	if err != nil {
-		return err.Error()
+	switch {
+	case errors.Is(err, slack.ErrExpiredTimestamp):
+		return connectors.ReasonTimestampWindow // by the wall clock, which slack-go reads
+	case err != nil:
+		return connectors.ReasonSignatureMismatch // not a v0 signature of the right size
 	}
 	if _, err := sv.Write(body); err != nil {
-		return err.Error()
+		return connectors.ReasonNotVerified
 	}
-	if err := sv.Ensure(); err != nil {
-		return err.Error()
+	if sv.Ensure() != nil {
+		return connectors.ReasonSignatureMismatch
 	}
-	return ""
+	return nil
 }
 
 // noRetry marks answers Slack's retries cannot change (malformed, too large).
