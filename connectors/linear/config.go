@@ -64,7 +64,9 @@ func (c Config) WithDefaults() Config {
 func (c Config) ConnectorName() string { return c.Name }
 
 // VerifySecrets are the secrets a delivery may be signed with, current first.
-func (c Config) VerifySecrets() []secret.Secret { return secret.Accepted(c.WebhookSecret, c.WebhookSecrets) }
+func (c Config) VerifySecrets() []secret.Secret {
+	return secret.Accepted(c.WebhookSecret, c.WebhookSecrets)
+}
 
 // token is the credential answers and look-ups are made with, as Linear's
 // Authorization header takes it: "Bearer <token>" for OAuth, the bare key for an API

@@ -21,6 +21,8 @@ type envelope struct {
 	URL            string          `json:"url"`
 	OrganizationID string          `json:"organizationId"`
 	WebhookID      string          `json:"webhookId"`
+	// UpdatedFrom holds an update's previous values, by field.
+	UpdatedFrom map[string]json.RawMessage `json:"updatedFrom"`
 	// AgentSessionEvent's own.
 	AgentSession  *agentSession  `json:"agentSession"`
 	AgentActivity *agentActivity `json:"agentActivity"`

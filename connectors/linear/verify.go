@@ -28,7 +28,6 @@ const (
 // @linear/sdk's LinearWebhookClient allows.
 const Tolerance = time.Minute
 
-
 // Sign is the Linear-Signature of body under key.
 func Sign(key, body []byte) string {
 	m := hmac.New(sha256.New, key)
