@@ -28,8 +28,11 @@ const defaultRateWait = time.Minute
 type client struct {
 	url  string
 	auth string // the Authorization header's value; never in an error or a log
-	hc   *http.Client
-	now  func() time.Time
+	// oauth: the credential is an OAuth access token (an application's agent can post
+	// agent activities; an API key's user cannot).
+	oauth bool
+	hc    *http.Client
+	now   func() time.Time
 
 	mu     sync.Mutex
 	viewer *viewer // learned once
@@ -39,7 +42,7 @@ func newClient(c Config, now func() time.Time) *client {
 	if c.token() == "" {
 		return nil
 	}
-	return &client{url: c.WithDefaults().APIURL, auth: c.token(), hc: &http.Client{Timeout: 30 * time.Second}, now: now}
+	return &client{url: c.WithDefaults().APIURL, auth: c.token(), oauth: c.AccessToken != "", hc: &http.Client{Timeout: 30 * time.Second}, now: now}
 }
 
 // apiError is a call Linear refused or that did not complete.

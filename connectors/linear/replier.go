@@ -63,6 +63,10 @@ func (r *Replier) place(to reply.To) (*client, Place, error) {
 	if c == nil {
 		return nil, p, fmt.Errorf("%w: connectors.linear[] %q needs access_token or api_key", reply.ErrNoCredentials, to.Connector)
 	}
+	if p.AgentSessionID != "" && !c.oauth {
+		return nil, p, fmt.Errorf("%w: connectors.linear[] %q: an agent activity is posted as an OAuth application's agent; set access_token (installed with actor=app), not api_key",
+			reply.ErrNoCredentials, to.Connector)
+	}
 	return c, p, nil
 }
 
