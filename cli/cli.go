@@ -51,6 +51,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		return sendCmd(ctx, args, stdout, stderr, lookup)
 	case "tail":
 		return tailCmd(ctx, args, stdout, stderr, lookup)
+	case "channel":
+		return channelCmd(ctx, args, os.Stdin, stdout, stderr, lookup, version)
 	case "runs":
 		return runsCmd(ctx, args, stdout, stderr, lookup)
 	case "slack":
@@ -86,6 +88,7 @@ Commands:
   replay    replay stored events through today's routes (admin API)
   send      post a notification to an agent thread (agent API)
   tail      follow an agent thread's stream in the terminal (agent API)
+  channel   a Claude Code channel: an MCP server pushing a thread's signals into the session
   runs finish      end an agent thread's run, as the agent does when its turn is done (agent API)
   slack manifest   print a Slack app manifest for a Slack connector
   github webhook   print the GitHub webhook settings for a GitHub connector
