@@ -23,6 +23,9 @@ COPY config.yaml /app/config.yaml
 # PostgreSQL: -e SIGNALGATE_STORAGE_DRIVER=postgres -e SIGNALGATE_DSN=postgres://… (docs/deployment.md).
 ENV SIGNALGATE_LISTEN=0.0.0.0:8080
 EXPOSE 8080
+# Healthy once the database is reachable and migrated (GET /readyz). The image has no
+# shell nor curl: the binary asks, on the port SIGNALGATE_LISTEN names.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 CMD ["/usr/local/bin/gateway", "health"]
 VOLUME ["/app/data"]
 USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/gateway"]

@@ -4,8 +4,10 @@ PKGS ?= ./...
 
 .PHONY: run test vet fixtures build bench fuzz load load-table
 
-run:
-	$(GO) run ./cmd/gateway
+# Builds bin/gateway (the command the docs call gateway) and serves with it: the process
+# that serves is the gateway itself, not go run's child.
+run: build
+	./bin/gateway
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o bin/gateway ./cmd/gateway

@@ -193,16 +193,23 @@ func ingestPaths() obj {
 			"webhook-id is the delivery id; webhook-timestamp within 5 minutes. Without a mapping the body is a native notification (kind or summary; source, summary, priority, payload, dedupeKey, coalesceKey, attributes, metadata, and netKey, state, restState for a net-state lane) or a Standard Webhooks envelope {type, timestamp, data}.",
 			[]obj{connector, header("webhook-id", "Delivery id.", true), header("webhook-timestamp", "Unix seconds.", true),
 				header("webhook-signature", "v1,<base64 HMAC-SHA256>.", true)}, raw, answers(), "400", "401", "404")},
+		"/webhooks/alertmanager/{connector}": obj{"post": operation("ingest", "alertmanagerWebhook", "Alertmanager or Grafana alerting webhook",
+			"Alertmanager's webhook notification (version 4) or Grafana's (version 1), authenticated by the connector's bearer_token or basic_auth (what http_config sends) and, when configured, Grafana's HMAC signature. Each alert is an item in the net-state lane alert:<fingerprint>, state firing or resolved (rest resolved). The delivery id is the SHA-256 of the body: a retried notification is a duplicate.",
+			[]obj{connector, header("Authorization", "Bearer <bearer_token>, or Basic with basic_auth.", false),
+				header("X-Grafana-Alerting-Signature", "Grafana: hex HMAC-SHA256 of the body, or of <timestamp>:<body> (the header's name is the connector's grafana_hmac.header).", false)},
+			raw, answers(), "400", "401", "404")},
 	}
 }
 
 // reloadOperation is POST /-/reload: an admin operation (write scope) outside the prefix.
 func reloadOperation() obj {
 	op := operation("operations", "reload", "Re-read the config file",
-		"Re-reads the config file the gateway was started with and puts routes, policy, agents, connectors, watches and schedules "+
-			"in force without dropping connections, streams or deliveries in flight (as SIGHUP does). On PostgreSQL every replica "+
-			"then re-reads its own file. An invalid file, or a change to a key that cannot change live (server.*, storage.*, log.*, "+
-			"dispatch.*), is refused with 400 naming it, and the running config stays. Needs an admin token with the write scope.",
+		"Re-reads the config file the gateway was started with, and every secret file its <key>_file keys name, and puts routes, "+
+			"policy, agents, connectors, watches and schedules in force without dropping connections, streams or deliveries in flight "+
+			"(as SIGHUP does; gateway reload calls it). On PostgreSQL every replica then re-reads its own file. An invalid file, a "+
+			"${VAR} the process does not have (it keeps the environment it started with), or a change to a key that cannot change "+
+			"live (server.*, storage.*, log.*, dispatch.*, telemetry.*), is refused with 400 naming it, and the running config stays. "+
+			"Needs an admin token with the write scope.",
 		nil, nil, obj{"200": jsonResponse("Reloaded.", object(obj{"status": str("")}, "status"))}, "400", "401", "403")
 	op["security"] = []obj{{"adminToken": []string{}}}
 	return op

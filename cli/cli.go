@@ -35,6 +35,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 	cmd := "serve"
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
+	} else if len(args) > 0 && isHelp(args[0]) {
+		// gateway --help lists the commands; gateway serve --help, serve's flags.
+		cmd = "help"
 	}
 	switch cmd {
 	case "serve":
@@ -47,6 +50,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		return explainCmd(ctx, args, os.Stdin, stdout, stderr, lookup)
 	case "replay":
 		return replayCmd(ctx, args, stdout, stderr, lookup)
+	case "deliver":
+		return deliverCmd(ctx, args, stdout, stderr, lookup)
 	case "send":
 		return sendCmd(ctx, args, stdout, stderr, lookup)
 	case "tail":
@@ -55,6 +60,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		return channelCmd(ctx, args, os.Stdin, stdout, stderr, lookup, version)
 	case "runs":
 		return runsCmd(ctx, args, stdout, stderr, lookup)
+	case "reload":
+		return reloadCmd(ctx, args, stdout, stderr, lookup)
+	case "health":
+		return healthCmd(ctx, args, stdout, stderr, lookup)
 	case "slack":
 		return slackCmd(args, stdout, stderr, lookup)
 	case "github":
@@ -81,25 +90,31 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `Usage: gateway [command] [flags]
 
 Commands:
-  serve     run the gateway (default)
+  serve     run the gateway (the default command)
   migrate   apply database migrations and exit
   check     validate a config file and print what it would run (--connect: try its connections)
   explain   dry-run an event against the routes, inbox and policy (reads the database)
+  reload    make a running gateway re-read its config file and secret files (admin API)
+  health    exit 0 when a running gateway is ready (a container's health check)
   replay    replay stored events through today's routes (admin API)
   send      post a notification to an agent thread (agent API)
+  deliver   sign and post a connector's sample event, as its sender would, and show what the gateway did
   tail      follow an agent thread's stream in the terminal (agent API)
   channel   a Claude Code channel: an MCP server pushing a thread's signals into the session
   runs finish      end an agent thread's run, as the agent does when its turn is done (agent API)
   slack manifest   print a Slack app manifest for a Slack connector
   github webhook   print the GitHub webhook settings for a GitHub connector
   version   print the version
+  help      print this list
 
 serve, migrate, check, explain, slack and github take --config (default: $SIGNALGATE_CONFIG or
-config.yaml); replay, send, tail and runs take --url and a token ($SIGNALGATE_URL,
-$SIGNALGATE_ADMIN_TOKEN, $SIGNALGATE_AGENT_TOKEN).
+config.yaml); reload, replay, send, tail and runs take --url and a token ($SIGNALGATE_URL,
+$SIGNALGATE_ADMIN_TOKEN, $SIGNALGATE_AGENT_TOKEN); health takes --url alone.
 Run "gateway <command> --help" for its flags and an example.
 `)
 }
+
+func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
 
 // commonFlags registers --config and parses; it prints help with an example.
 func commonFlags(name, example string, args []string, stderr io.Writer, lookup func(string) (string, bool)) (*string, error) {
@@ -134,9 +149,17 @@ func loadOrReport(path string, stderr io.Writer, lookup func(string) (string, bo
 }
 
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool), version string) int {
-	path, err := commonFlags("serve", "gateway serve --config config.yaml", args, stderr, lookup)
-	if err != nil {
+	fs := newFlagSet("serve", serveUsage, stderr)
+	path := configFlag(fs, lookup)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stderr, serveEnvironment)
+		}
 		return flagExit(err)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "gateway serve: unexpected argument %q\n", fs.Arg(0))
+		return exitConfig
 	}
 	cfg, code := loadOrReport(*path, stderr, lookup)
 	if cfg == nil {
@@ -171,6 +194,37 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, look
 	log.Info("stopped", "component", "gateway")
 	return exitOK
 }
+
+const serveUsage = `Usage: gateway serve [flags]
+
+Runs the gateway in the foreground until SIGINT or SIGTERM. POST /-/reload (gateway
+reload) or SIGHUP re-reads the config file without a restart.
+
+Example:
+  gateway serve --config config.local.yaml
+
+Flags:
+`
+
+// serveEnvironment follows serve's flags in its help: the variables it reads.
+const serveEnvironment = `
+Environment:
+  SIGNALGATE_CONFIG           the config file when --config is not given (default config.yaml)
+  every ${VAR} the file names, read once at start: a running gateway keeps the
+  environment it started with (for a secret that changes, use <key>_file: every reload
+  reads the file again). The shipped config.yaml names:
+  SIGNALGATE_LISTEN           server.listen (default 127.0.0.1:8080)
+  SIGNALGATE_STORAGE_DRIVER   storage.driver: sqlite (default) or postgres, with
+  SIGNALGATE_DSN              storage.dsn (default data/signalgate.db)
+  SIGNALGATE_ADMIN_TOKEN      admin.tokens[0].token (default a dev-only- token, loopback only)
+  CODER_AGENT_TOKEN           agents[0].token (default a dev-only- token, loopback only)
+  SIGNALGATE_CONSOLE_KEY      console.session_key (default a random key per process)
+  and, once you uncomment them, GITHUB_WEBHOOK_SECRET, GITHUB_WEBHOOK_SECRET_OLD,
+  GITHUB_TOKEN, SLACK_SIGNING_SECRET, SLACK_BOT_TOKEN, IMAP_PASSWORD,
+  BILLING_WEBHOOK_SECRET, HOOK_SECRET and OTLP_API_KEY.
+  OTEL_*                      OpenTelemetry's variables: OTEL_EXPORTER_OTLP_ENDPOINT turns
+                              tracing on (the telemetry: block wins; docs/telemetry.md)
+`
 
 // signInHint says which admin token signs in to the console. A token's value is shown
 // only when it is a publicly known dev-only- token (which serves on loopback alone);

@@ -9,13 +9,16 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/gateway/gatewaytest"
 )
 
 func TestCheckShippedConfig(t *testing.T) {
+	shipped := gatewaytest.ShippedConfigFile(t)
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"check", "--config", "../config.yaml"}, &out, &errOut, noEnv)
+	code := run(context.Background(), []string{"check", "--config", shipped}, &out, &errOut, noEnv)
 	require.Equal(t, exitOK, code, errOut.String())
-	require.Contains(t, out.String(), "../config.yaml: ok")
+	require.Contains(t, out.String(), shipped+": ok")
 	require.Contains(t, out.String(), "coder → stream")
 	require.Contains(t, out.String(), "storage:  sqlite data/signalgate.db")
 	require.NotContains(t, out.String(), "dev-only-coder-token", "check must not print secrets")
@@ -86,6 +89,6 @@ policy:
 
 	out.Reset()
 	errOut.Reset()
-	require.Equal(t, exitOK, run(context.Background(), []string{"check", "--config", "../config.yaml"}, &out, &errOut, noEnv))
+	require.Equal(t, exitOK, run(context.Background(), []string{"check", "--config", gatewaytest.ShippedConfigFile(t)}, &out, &errOut, noEnv))
 	require.NotContains(t, errOut.String(), "persist", "the shipped config does not use persist")
 }

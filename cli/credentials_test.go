@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/gateway/gatewaytest"
 )
 
 // The image listens on 0.0.0.0 with the shipped config: started as built, it must refuse
@@ -16,11 +18,17 @@ import (
 func TestImageRefusesDevOnlyTokens(t *testing.T) {
 	env := dockerEnv(t)
 	require.Equal(t, "0.0.0.0:8080", env["SIGNALGATE_LISTEN"])
+	shipped := gatewaytest.ShippedConfigFile(t)
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"serve", "--config", "../config.yaml"}, &out, &errOut, lookupIn(env))
+	code := run(context.Background(), []string{"serve", "--config", shipped}, &out, &errOut, lookupIn(env))
 	require.Equal(t, exitConfig, code)
 	require.Contains(t, errOut.String(), "admin.tokens[0].token: a \"dev-only-\" token is publicly known")
 	require.Contains(t, errOut.String(), "agents[0].token: a \"dev-only-\" token is publicly known")
+	// Each refusal names the variable that gives the key a token of one's own.
+	require.Contains(t, errOut.String(), "admin.tokens[0].token: a \"dev-only-\" token is publicly known and server.listen 0.0.0.0:8080 "+
+		"is not a loopback address; set SIGNALGATE_ADMIN_TOKEN to a token of your own")
+	require.Contains(t, errOut.String(), "agents[0].token: a \"dev-only-\" token is publicly known and server.listen 0.0.0.0:8080 "+
+		"is not a loopback address; set CODER_AGENT_TOKEN to a token of your own")
 	require.NotContains(t, errOut.String(), "dev-only-admin-token-change-me", "the value itself is never printed")
 	require.Empty(t, out.String(), "nothing served")
 
@@ -28,7 +36,7 @@ func TestImageRefusesDevOnlyTokens(t *testing.T) {
 	env["SIGNALGATE_ADMIN_TOKEN"], env["CODER_AGENT_TOKEN"] = "ops-7f3c9a1e5b2d4c6a", "coder-2b8e4f6a1c3d"
 	out.Reset()
 	errOut.Reset()
-	require.Equal(t, exitOK, run(context.Background(), []string{"check", "--config", "../config.yaml"}, &out, &errOut, lookupIn(env)), errOut.String())
+	require.Equal(t, exitOK, run(context.Background(), []string{"check", "--config", shipped}, &out, &errOut, lookupIn(env)), errOut.String())
 }
 
 // dockerEnv reads the ENV lines of the Dockerfile: the environment the image's gateway

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/signalgate/signalgate/gateway/gatewaytest"
 )
 
 // The shipped config switches to PostgreSQL with two variables; either one alone is a
@@ -47,12 +49,11 @@ func TestShippedConfigStorageFromEnvironment(t *testing.T) {
 	}
 }
 
-// shippedConfig is the absolute path of the repository's config.yaml (tests may chdir).
+// shippedConfig is the path of a copy of the shipped config.yaml as committed (tests
+// may chdir).
 func shippedConfig(t *testing.T) string {
 	t.Helper()
-	p, err := filepath.Abs("../config.yaml")
-	require.NoError(t, err)
-	return p
+	return gatewaytest.ShippedConfigFile(t)
 }
 
 // helpSecrets are the secret-holding variables the commands and the shipped config read.

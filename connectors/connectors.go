@@ -53,6 +53,10 @@ type Item struct {
 	// Ends is set (watch.EndMerged, watch.EndClosed) when the item is its first watch
 	// resource reaching its terminal state: that resource's watches end after it.
 	Ends string
+	// DefaultResource and DefaultThread are the kind's own thread for the item: what a
+	// route that names only its agent (no thread.resource, no thread.thread) feeds.
+	// Empty: the kind has none, and such a route is a routing error on the item.
+	DefaultResource, DefaultThread string
 }
 
 // Message is the human side of an item: who wrote what.

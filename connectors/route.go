@@ -156,10 +156,20 @@ func parseThreadTemplate(name, text string) (*template.Template, error) {
 	return t, nil
 }
 
+// agentOnly reports a thread naming its agent alone: the item's default thread.
+func (t ThreadConfig) agentOnly() bool {
+	return strings.TrimSpace(t.Resource) == "" && strings.TrimSpace(t.Thread) == ""
+}
+
 // Validate reports problems with key paths relative to the route's list entry.
 // match.source must name one of sources (the configured integration kinds'), or be a
-// pattern; with no sources given, any is accepted.
+// pattern; with no sources given, any is accepted. A route naming only its agent takes
+// each item's default thread (Item.DefaultResource, DefaultThread).
 func (rc RouteConfig) Validate(agents, sources []string) error {
+	return rc.validate(agents, sources, nil)
+}
+
+func (rc RouteConfig) validate(agents, sources, defaultThreads []string) error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if strings.TrimSpace(rc.Name) == "" {
@@ -185,9 +195,24 @@ func (rc RouteConfig) Validate(agents, sources []string) error {
 			add("match.when: %w", err)
 		}
 	}
+	// A route naming only its agent feeds the kind's default thread of each item.
+	agentOnly := rc.Thread.agentOnly()
+	if agentOnly && defaultThreads != nil {
+		if len(rc.Match.Source) == 0 {
+			add("thread.resource, thread.thread: required unless match.source names only kinds with a default thread (%s)", strings.Join(defaultThreads, ", "))
+		}
+		for i, s := range rc.Match.Source {
+			if !slices.Contains(defaultThreads, strings.ToLower(s)) {
+				add("match.source[%d]: %q has no default thread: name thread.resource and thread.thread (kinds with one: %s)", i, s, strings.Join(defaultThreads, ", "))
+			}
+		}
+	}
 	for _, part := range []struct{ key, text string }{
 		{"agent", rc.Thread.Agent}, {"resource", rc.Thread.Resource}, {"thread", rc.Thread.Thread},
 	} {
+		if agentOnly && part.key != "agent" {
+			continue
+		}
 		if strings.TrimSpace(part.text) == "" {
 			add("thread.%s: required", part.key)
 			continue
@@ -304,6 +329,9 @@ type Router struct {
 	fields  []field
 	limits  condition.Limits // what one event's `when`s may spend
 	sources []string         // the sources match.source may name
+	// defaultThreads are the sources whose items have a default thread, for routes
+	// naming only their agent (nil: not said, any source)
+	defaultThreads []string
 	// resources read the sources' watch resources (WithWatchResources)
 	resources watch.Resources
 }
@@ -323,6 +351,13 @@ func WithSources(sources ...string) RouterOption {
 	return func(r *Router) { r.sources = sources }
 }
 
+// WithDefaultThreads sets the sources whose items have a default thread
+// (Item.DefaultResource, DefaultThread): a route naming only its agent must match
+// only them.
+func WithDefaultThreads(sources ...string) RouterOption {
+	return func(r *Router) { r.defaultThreads = append([]string{}, sources...) }
+}
+
 type compiledRoute struct {
 	cfg                     RouteConfig
 	agent, resource, thread *template.Template
@@ -340,7 +375,7 @@ func NewRouter(routes []RouteConfig, agents []string, opts ...RouterOption) (*Ro
 		o(r)
 	}
 	for i, rc := range routes {
-		if err := rc.Validate(agents, r.sources); err != nil {
+		if err := rc.validate(agents, r.sources, r.defaultThreads); err != nil {
 			errs = append(errs, PrefixErrors(fmt.Sprintf("routes[%d].", i), err))
 			continue
 		}
@@ -352,8 +387,10 @@ func NewRouter(routes []RouteConfig, agents []string, opts ...RouterOption) (*Ro
 		cr := compiledRoute{cfg: rc}
 		// Validate parsed these already; parsing again cannot fail.
 		cr.agent, _ = parseThreadTemplate("agent", rc.Thread.Agent)
-		cr.resource, _ = parseThreadTemplate("resource", rc.Thread.Resource)
-		cr.thread, _ = parseThreadTemplate("thread", rc.Thread.Thread)
+		if !rc.Thread.agentOnly() {
+			cr.resource, _ = parseThreadTemplate("resource", rc.Thread.Resource)
+			cr.thread, _ = parseThreadTemplate("thread", rc.Thread.Thread)
+		}
 		if rc.Match.When != "" {
 			cr.when, _ = condition.Compile(rc.Match.When, condition.RouteEnv{})
 		}
@@ -489,7 +526,7 @@ func (r *Router) traceEvent(payload any, it Item, watching []watch.Watch, b *con
 		}
 		if matched {
 			tr.Matched = true
-			key, err := rt.threadKey(&f, r.agents)
+			key, err := rt.threadKey(&it, &f, r.agents)
 			var w watch.Watch
 			if err == nil && rt.cfg.Watched {
 				var ok bool
@@ -527,11 +564,17 @@ func (rt *compiledRoute) env(payload any, it *Item, f *Fields) *condition.RouteE
 	}
 }
 
-func (rt *compiledRoute) threadKey(f *Fields, agents []string) (inbox.ThreadKey, error) {
+func (rt *compiledRoute) threadKey(it *Item, f *Fields, agents []string) (inbox.ThreadKey, error) {
 	var parts [3]string
 	for i, t := range []*template.Template{rt.agent, rt.resource, rt.thread} {
 		var b strings.Builder
-		if err := t.Execute(&b, f); err != nil {
+		if t == nil {
+			// A route naming only its agent: the kind's default thread of the item.
+			if it.DefaultResource == "" || it.DefaultThread == "" {
+				return inbox.ThreadKey{}, fmt.Errorf("thread.resource, thread.thread: not set, and a %s item has no default thread", cmp.Or(f.Source, "this"))
+			}
+			b.WriteString([]string{"", it.DefaultResource, it.DefaultThread}[i])
+		} else if err := t.Execute(&b, f); err != nil {
 			return inbox.ThreadKey{}, fmt.Errorf("render thread.%s: %w", t.Name(), err)
 		}
 		// What is routed must be readable: the agent API refuses control characters and
@@ -539,7 +582,7 @@ func (rt *compiledRoute) threadKey(f *Fields, agents []string) (inbox.ThreadKey,
 		// invalid when stored, naming the route.
 		parts[i] = inbox.CleanID(b.String())
 		if parts[i] == "" {
-			return inbox.ThreadKey{}, fmt.Errorf("thread.%s rendered empty", t.Name())
+			return inbox.ThreadKey{}, fmt.Errorf("thread.%s rendered empty", [...]string{"agent", "resource", "thread"}[i])
 		}
 	}
 	if !slices.Contains(agents, parts[0]) {

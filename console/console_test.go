@@ -49,6 +49,7 @@ type fakeAdmin struct {
 	actions    []string
 	explained  *admin.Explanation // Explain's answer; nil: a 400
 	records    []inbox.Record
+	threads    []agent.Thread // Threads' answer
 	replies    []admin.AdminReply
 	repliesQ   []url.Values // what Replies was asked
 	watches    []admin.AdminWatch
@@ -82,7 +83,7 @@ func (f *fakeAdmin) Authenticate(raw string) (admin.Token, bool) {
 	return admin.Token{}, false
 }
 func (f *fakeAdmin) Threads(context.Context, url.Values) (admin.ThreadPage, error) {
-	return admin.ThreadPage{}, nil
+	return admin.ThreadPage{Threads: f.threads}, nil
 }
 func (f *fakeAdmin) Notifications(context.Context, url.Values) (admin.RecordPage, error) {
 	return admin.RecordPage{Notifications: f.records}, nil
@@ -502,4 +503,26 @@ func TestRecordPageShowsItsSignals(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status, r.body)
 	require.Contains(t, r.body, "<b>#7</b> wake")
 	require.Contains(t, r.body, "&lt;notification kind=&#34;ci-failure&#34;&gt;CI failed on main&lt;/notification&gt;")
+}
+
+// Without JavaScript the thread page does not call a log with entries empty: a
+// <noscript> says the log has entries and how to follow it in a terminal; the empty
+// note is only for a thread whose log is empty, and shown by the script.
+func TestThreadPageWithoutJavaScript(t *testing.T) {
+	f := newFixture(t, testTokens)
+	k := inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: "acme/api#7"}
+	path := "/console/thread?agent=coder&resource=acme%2Fapi&thread=acme%2Fapi%237"
+	f.admin.threads = []agent.Thread{{ThreadKey: k, LastSeq: 12}}
+	r := f.do(http.MethodGet, path, nil, f.signIn(opsToken), nil)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.NotContains(t, r.body, "Nothing in this thread's log yet")
+	require.Contains(t, r.body, "This thread's log has entries (the last is #12), followed live on this page with JavaScript, which is off.")
+	require.Contains(t, r.body, "gateway tail --agent coder --resource 'acme/api' --thread 'acme/api#7'")
+	require.Contains(t, r.body, `<small id="log-state" class="muted" hidden>`, "no \"connecting…\" that never connects")
+
+	f.admin.threads = nil
+	r = f.do(http.MethodGet, path, nil, f.signIn(opsToken), nil)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.Contains(t, r.body, "<noscript><p class=\"empty\" id=\"log-noscript\">Nothing in this thread's log yet.")
+	require.Contains(t, r.body, `<p class="empty" id="log-empty" hidden>Nothing in this thread's log yet`)
 }

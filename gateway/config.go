@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -60,6 +61,9 @@ type Config struct {
 	router *connectors.Router
 	// targets is the table of target kinds the agents' targets were decoded with.
 	targets []targetKind
+	// vars are the environment variables each key's value names, by key path, so a
+	// problem can say which variable gives the key another value.
+	vars map[string][]string
 }
 
 // LogConfig is the `log:` section.
@@ -72,6 +76,9 @@ type LogConfig struct {
 type ConfigError struct {
 	Path     string
 	Problems []string
+
+	// unset are the ${VAR}s that had no value, for the reload's advice.
+	unset []unsetVar
 }
 
 func (e *ConfigError) Error() string {
@@ -110,24 +117,35 @@ func parseConfigOf(path string, raw []byte, lookup func(string) (string, bool), 
 	// Every stage runs, so one pass reports every problem; a key already named by an
 	// earlier stage (an unset variable, a bad value) is not reported again.
 	var problems []string
+	var unset []unsetVar
+	var alsoNamed []string // keys a problem already stands for
 	cfg := Config{targets: targets}
 	if len(root.Content) > 0 {
 		doc := root.Content[0]
-		problems = append(problems, interpolate(doc, "", lookup)...)
-		decodeErr := doc.Decode(&cfg)
-		kindsErr := cfg.Connectors.decodeKinds(kinds)
-		targetsErr := cfg.decodeTargets(doc, targets)
-		problems = append(problems, unknownKeys(doc, &cfg)...)
-		for _, err := range []error{decodeErr, kindsErr, targetsErr} {
-			if err != nil {
-				problems = append(problems, typeErrors(err, keyLines(doc, "", map[int]string{}))...)
-			}
+		in := interpolation{lookup: lookup, vars: map[string][]string{}}
+		problems = append(problems, in.node(doc, "")...)
+		unset, cfg.vars = in.unset, in.vars
+		fileProblems, failed := readSecretFiles(doc, filepath.Dir(path), kinds, targets)
+		problems = append(problems, fileProblems...)
+		alsoNamed = failed
+		errs := cfg.decode(doc, kinds, targets)
+		w := configWalk{targets: cfg.targetKinds()}
+		w.walk(reflect.ValueOf(&cfg).Elem(), doc, "")
+		problems = append(problems, w.unknown...)
+		for _, err := range errs {
+			problems = append(problems, typeErrors(err, keyLines(doc, "", map[int]string{}))...)
+		}
+		for i := range unset {
+			unset[i].fileKey = w.fileKeyOf(unset[i].key)
 		}
 	} else if err := cfg.Connectors.decodeKinds(kinds); err != nil {
 		problems = append(problems, err.Error())
 	}
 	cfg.applyDefaults()
 	named := map[string]bool{}
+	for _, key := range alsoNamed {
+		named[key] = true
+	}
 	for _, p := range problems {
 		key, _, _ := strings.Cut(p, ": ")
 		named[key] = true
@@ -138,9 +156,21 @@ func parseConfigOf(path string, raw []byte, lookup func(string) (string, bool), 
 		}
 	}
 	if len(problems) > 0 {
-		return nil, &ConfigError{Path: path, Problems: problems}
+		return nil, &ConfigError{Path: path, Problems: problems, unset: unset}
 	}
 	return &cfg, nil
+}
+
+// decode decodes doc into c: the sections, the connectors' kinds and the agents'
+// targets. Every stage runs; the errors are theirs.
+func (c *Config) decode(doc *yaml.Node, kinds []integration, targets []targetKind) []error {
+	var errs []error
+	for _, err := range []error{doc.Decode(c), c.Connectors.decodeKinds(kinds), c.decodeTargets(doc, targets)} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }
 
 func (c *Config) applyDefaults() {
@@ -300,7 +330,7 @@ func (c *Config) Router() (*connectors.Router, error) {
 // newRouter compiles the routes against the agents and the kinds' sources.
 func (c *Config) newRouter() (*connectors.Router, error) {
 	return connectors.NewRouter(c.Routes, c.AgentIDs(), connectors.WithSources(c.sources()...),
-		connectors.WithWatchResources(c.watchResources()))
+		connectors.WithDefaultThreads(c.defaultThreads()...), connectors.WithWatchResources(c.watchResources()))
 }
 
 // AgentIDs lists the configured agents.
@@ -326,44 +356,6 @@ func flatten(err error) []error {
 	return []error{err}
 }
 
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
-
-// interpolate replaces ${VAR} and ${VAR:-default} in scalar values (never in keys or
-// comments). A bare $ is left alone so secrets may contain it.
-func interpolate(n *yaml.Node, path string, lookup func(string) (string, bool)) []string {
-	var problems []string
-	switch n.Kind {
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			problems = append(problems, interpolate(n.Content[i+1], join(path, n.Content[i].Value), lookup)...)
-		}
-	case yaml.SequenceNode:
-		for i, c := range n.Content {
-			problems = append(problems, interpolate(c, fmt.Sprintf("%s[%d]", path, i), lookup)...)
-		}
-	case yaml.ScalarNode:
-		if !strings.Contains(n.Value, "${") {
-			return nil
-		}
-		n.Value = envRef.ReplaceAllStringFunc(n.Value, func(ref string) string {
-			m := envRef.FindStringSubmatch(ref)
-			if v, ok := lookup(m[1]); ok {
-				return v
-			}
-			if m[2] != "" {
-				return m[3]
-			}
-			problems = append(problems, fmt.Sprintf("%s: environment variable %s is not set", path, m[1]))
-			return ""
-		})
-		// An interpolated value is always a string, even if it looks like a number.
-		if n.Tag == "" || n.Tag == "!" {
-			n.Tag = "!!str"
-		}
-	}
-	return problems
-}
-
 var (
 	yamlUnmarshaler = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
 	textUnmarshaler = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
@@ -378,13 +370,6 @@ var (
 func decodesItself(t reflect.Type) bool {
 	pt := reflect.PointerTo(t)
 	return pt.Implements(yamlUnmarshaler) || pt.Implements(textUnmarshaler) || pt.Implements(obsoleteUnmarshaler)
-}
-
-// unknownKeys names every key of the document that would be ignored, by its full path.
-func unknownKeys(doc *yaml.Node, cfg *Config) []string {
-	w := configWalk{targets: cfg.targetKinds()}
-	w.walk(reflect.ValueOf(cfg).Elem(), doc, "")
-	return w.unknown
 }
 
 // keyed is a config section whose keys are known at run time: the connectors
@@ -409,6 +394,13 @@ type configWalk struct {
 	// targets are the target kinds whose keys a target mapping takes (nil: the
 	// built-in table).
 	targets []targetKind
+	// collectFiles makes a walk with a document take a secret's `<key>_file` as known
+	// and add it to files.
+	collectFiles bool
+	files        []secretFile
+	// secretRoots are the keys holding secrets the walk met in the document (every
+	// one the config takes, when it lists keys).
+	secretRoots []secretRoot
 }
 
 func (w *configWalk) walk(v reflect.Value, n *yaml.Node, path string) {
@@ -517,11 +509,8 @@ func (w *configWalk) walkTarget(v reflect.Value, n *yaml.Node, path string) {
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		key := n.Content[i].Value
-		if fv, ok := sections[key]; ok {
-			w.walk(fv, n.Content[i+1], join(path, key))
-		} else {
-			w.unknown = append(w.unknown, unknown(join(path, key), n.Content[i].Line))
+		if !w.member(sections, n, i, path) {
+			w.unknown = append(w.unknown, unknown(join(path, n.Content[i].Value), n.Content[i].Line))
 		}
 	}
 }
@@ -531,6 +520,9 @@ func (w *configWalk) walkTarget(v reflect.Value, n *yaml.Node, path string) {
 func (w *configWalk) walkKeyed(sections map[string]reflect.Value, n *yaml.Node, path string) {
 	if n == nil {
 		for key, v := range sections {
+			if w.listKeys && isSecret(v.Type()) {
+				w.secretRoots = append(w.secretRoots, secretRoot{path: join(path, key), key: key})
+			}
 			w.walk(v, nil, join(path, key))
 		}
 		return
@@ -539,13 +531,9 @@ func (w *configWalk) walkKeyed(sections map[string]reflect.Value, n *yaml.Node, 
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		key := n.Content[i].Value
-		v, ok := sections[key]
-		if !ok {
-			w.unknown = append(w.unknown, fmt.Sprintf("%s: unknown key (line %d)", join(path, key), n.Content[i].Line))
-			continue
+		if !w.member(sections, n, i, path) {
+			w.unknown = append(w.unknown, fmt.Sprintf("%s: unknown key (line %d)", join(path, n.Content[i].Value), n.Content[i].Line))
 		}
-		w.walk(v, n.Content[i+1], join(path, key))
 	}
 }
 

@@ -32,8 +32,8 @@ func (c *Config) credentialProblems() []string {
 			continue
 		}
 		if exposed && strings.HasPrefix(t.value, DevTokenPrefix) {
-			out = append(out, fmt.Sprintf("%s: a %q token is publicly known and server.listen %s is not a loopback address; set a token of your own (e.g. through its environment variable)",
-				t.key, DevTokenPrefix, c.Server.Listen))
+			out = append(out, fmt.Sprintf("%s: a %q token is publicly known and server.listen %s is not a loopback address; %s",
+				t.key, DevTokenPrefix, c.Server.Listen, c.setVariable(t.key, "a token of your own")))
 		}
 		if first, dup := seen[t.value]; dup {
 			out = append(out, fmt.Sprintf("%s: same value as %s (each token must name one caller)", t.key, first))

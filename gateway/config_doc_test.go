@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/gateway/gatewaytest"
 	"github.com/signalgate/signalgate/targets/mastra"
 )
 
@@ -18,9 +19,7 @@ import (
 // connectors section its kinds.
 func configKeys(t *testing.T) []string {
 	t.Helper()
-	raw, err := os.ReadFile("../config.yaml")
-	require.NoError(t, err)
-	cfg, err := ParseConfig("config.yaml", raw, env())
+	cfg, err := ParseConfig("config.yaml", gatewaytest.ShippedConfig(t), env())
 	require.NoError(t, err)
 	w := configWalk{listKeys: true}
 	w.walk(reflect.ValueOf(cfg).Elem(), nil, "")

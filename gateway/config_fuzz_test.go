@@ -1,16 +1,15 @@
 package gateway
 
 import (
-	"os"
 	"testing"
+
+	"github.com/signalgate/signalgate/gateway/gatewaytest"
 )
 
 // FuzzParseConfig: any bytes give a config or an error, never a panic, and an accepted
 // config is valid.
 func FuzzParseConfig(f *testing.F) {
-	if raw, err := os.ReadFile("../config.yaml"); err == nil {
-		f.Add(raw)
-	}
+	f.Add(gatewaytest.ShippedConfig(f))
 	f.Add([]byte(""))
 	f.Add([]byte("server: { listen: \"127.0.0.1:0\" }\nstorage: { driver: sqlite, dsn: \":memory:\" }\n"))
 	f.Add([]byte("agents: [ { id: coder, token: \"${TOKEN}\", target: { kind: webhook, url: \"http://127.0.0.1:1\" } } ]\n"))

@@ -86,14 +86,19 @@ func TestExampleComposeMatchesConfig(t *testing.T) {
 	require.NoError(t, err)
 	var compose struct {
 		Services map[string]struct {
-			Command []string `yaml:"command"`
-			Volumes []string `yaml:"volumes"`
+			Command     []string `yaml:"command"`
+			Volumes     []string `yaml:"volumes"`
+			Healthcheck struct {
+				Test []string `yaml:"test"`
+			} `yaml:"healthcheck"`
 		} `yaml:"services"`
 	}
 	require.NoError(t, yaml.Unmarshal(raw, &compose))
 	gw := compose.Services["gateway"]
 	assert.Contains(t, gw.Volumes, "./config.postgres.yaml:/etc/signalgate/config.yaml:ro")
 	assert.Equal(t, []string{"serve", "--config", "/etc/signalgate/config.yaml"}, gw.Command)
+	// The image has no shell: the health check is the binary's own (cli's image test runs it).
+	assert.Equal(t, []string{"CMD", "/usr/local/bin/gateway", "health"}, gw.Healthcheck.Test)
 
 	cfg, err := os.ReadFile(examplePostgresConfig)
 	require.NoError(t, err)

@@ -16,6 +16,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -214,6 +215,10 @@ func (gw *Gateway) Open(ctx context.Context) (err error) {
 	gw.Server.Serve(g.router)
 
 	addr, err := gw.Server.Listen()
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%w: another process (another gateway?) serves there: stop it, or %s", err,
+			cfg.setVariable("server.listen", "another address, like 127.0.0.1:8081"))
+	}
 	if err != nil {
 		return err
 	}

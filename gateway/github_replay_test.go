@@ -75,7 +75,7 @@ func octokitExample(t *testing.T, event string) []byte {
 // octokitExamples are the octokit examples of a GitHub event.
 func octokitExamples(t *testing.T, event string) []json.RawMessage {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "connectors", "github", "testdata", "octokit", "api.github.com", "index.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "connectors", "github", "testdata", "octokit", "api.github.com", "index.json"))
 	if os.IsNotExist(err) {
 		t.Skip("octokit examples missing: run scripts/fetch-github-examples.sh (make test does)")
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/connectors/alertmanager"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/connectors/generic"
 	"github.com/signalgate/signalgate/connectors/github"
@@ -54,6 +55,7 @@ func builtinKinds() []integration {
 				}
 				return github.NewHandler(cs, b.pipeline, b.log, b.now, opts...)
 			},
+			Sender:     github.NewSender,
 			Place:      github.PlaceCodec,
 			Replier:    func(cs []github.Config, b build) (reply.Sender, error) { return github.NewReplier(cs, b.now) },
 			VerifiedBy: []string{github.VerifiedBy},
@@ -84,6 +86,7 @@ func builtinKinds() []integration {
 				}
 				return slack.NewHandler(cs, b.pipeline, b.log, b.now, opts...)
 			},
+			Sender:     slack.NewSender,
 			Place:      slack.PlaceCodec,
 			Replier:    func(cs []slack.Config, b build) (reply.Sender, error) { return slack.NewReplier(cs, b.log, b.now) },
 			VerifiedBy: []string{slack.VerifiedBySignature, slack.VerifiedBySocketMode},
@@ -125,7 +128,22 @@ func builtinKinds() []integration {
 				h.TrustProxy = b.trustProxy
 				return h, nil
 			},
-			Watch: generic.WatchResource,
+			Watch:  generic.WatchResource,
+			Sender: generic.NewSender,
+		},
+		Kind[alertmanager.Config]{
+			Source:   alertmanager.Source,
+			Describe: func(c alertmanager.Config) string { return "POST /webhooks/alertmanager/" + c.Name },
+			Parser: func(cs []alertmanager.Config, b build) (admin.Parser, error) {
+				return alertmanager.NewHandler(cs, b.pipeline, b.log, b.now)
+			},
+			Place: alertmanager.PlaceCodec,
+			Replier: func(cs []alertmanager.Config, b build) (reply.Sender, error) {
+				return alertmanager.NewReplier(cs, b.now)
+			},
+			VerifiedBy:    alertmanager.VerifiedBy,
+			Watch:         alertmanager.WatchResource,
+			DefaultThread: true,
 		},
 	}
 }
@@ -154,8 +172,14 @@ type integration interface {
 	watchResource() func(string) (watch.Resource, error)
 	// watchAdmit is the kind's rule of what its connectors may watch (nil: none).
 	watchAdmit(list any, b build) watch.Admit
+	// defaultThread reports items that carry the kind's default thread (a route may
+	// name only its agent).
+	defaultThread() bool
 	// check reports a row that cannot work (a Replier without a Place).
 	check() error
+	// sender is the sender of the kind's entry named name (ok false: no such entry;
+	// a nil Sender: the kind has none).
+	sender(list any, name string, o connectors.SenderOptions) (s connectors.Sender, ok bool, err error)
 }
 
 // Kind is one integration kind: its package's config type C and what the gateway does
@@ -191,6 +215,13 @@ type Kind[C connectors.Config] struct {
 	// WatchAdmit, if set, is the kind's rule of what its connectors may watch beyond an
 	// agent's scope, over all its entries.
 	WatchAdmit func(cs []C, b build) watch.Admit
+	// DefaultThread says every item of the kind carries its default thread
+	// (connectors.Item.DefaultResource, DefaultThread): a route matching only the kind
+	// may name only its agent.
+	DefaultThread bool
+	// Sender, if set, makes the deliveries the kind's real sender makes to one entry:
+	// documented samples, signed as the sender signs (gateway deliver).
+	Sender func(c C, o connectors.SenderOptions) (connectors.Sender, error)
 }
 
 func (k Kind[C]) source() string { return k.Source }
@@ -261,11 +292,27 @@ func (k Kind[C]) place() reply.PlaceCodec {
 
 func (k Kind[C]) watchResource() func(string) (watch.Resource, error) { return k.Watch }
 
+func (k Kind[C]) defaultThread() bool { return k.DefaultThread }
+
 func (k Kind[C]) watchAdmit(l any, b build) watch.Admit {
 	if k.Watch == nil || k.WatchAdmit == nil {
 		return nil
 	}
 	return k.WatchAdmit(k.list(l), b)
+}
+
+func (k Kind[C]) sender(l any, name string, o connectors.SenderOptions) (connectors.Sender, bool, error) {
+	for _, c := range k.list(l) {
+		if c.ConnectorName() != name {
+			continue
+		}
+		if k.Sender == nil {
+			return nil, true, nil
+		}
+		s, err := k.Sender(c, o)
+		return s, true, err
+	}
+	return nil, false, nil
 }
 
 func (k Kind[C]) check() error {
@@ -390,6 +437,17 @@ func (c ConnectorsConfig) each(f func(k integration, list any)) {
 func entries[C connectors.Config](c ConnectorsConfig, source string) []C {
 	cs, _ := c.lists[source].([]C)
 	return cs
+}
+
+// defaultThreads are the sources of the kinds whose items carry a default thread.
+func (c *Config) defaultThreads() []string {
+	out := []string{}
+	c.Connectors.each(func(k integration, _ any) {
+		if k.defaultThread() {
+			out = append(out, k.source())
+		}
+	})
+	return out
 }
 
 // sources are the configured kinds' sources, in table order.

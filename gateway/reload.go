@@ -69,6 +69,9 @@ func (gw *Gateway) swap(ctx context.Context) error {
 		lookup = noLookup
 	}
 	cfg, err := LoadConfig(gw.ConfigPath, lookup)
+	if ce := (*ConfigError)(nil); errors.As(err, &ce) {
+		return ce.WhileRunning()
+	}
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/connectors/alertmanager"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/connectors/github"
 	"github.com/signalgate/signalgate/connectors/slack"
@@ -27,9 +28,10 @@ func TestReplyProvenanceFromTheKindsTable(t *testing.T) {
 	c, err := ParseConfig("c.yaml", []byte("agents: [ { id: a, token: dev-only-a-token-0123456789 } ]\n"), noEnv)
 	require.NoError(t, err)
 	require.Equal(t, agent.ReplyProvenance{
-		github.Source: {github.VerifiedBy},
-		slack.Source:  {slack.VerifiedBySignature, slack.VerifiedBySocketMode},
-		email.Source:  {email.VerifiedBy},
+		github.Source:       {github.VerifiedBy},
+		slack.Source:        {slack.VerifiedBySignature, slack.VerifiedBySocketMode},
+		email.Source:        {email.VerifiedBy},
+		alertmanager.Source: alertmanager.VerifiedBy,
 	}, c.replyProvenance())
 	for _, k := range builtinKinds() {
 		row := reflect.ValueOf(k)

@@ -15,6 +15,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/signalgate/signalgate/gateway/gatewaytest"
 	"github.com/signalgate/signalgate/store/storetest"
 	"github.com/signalgate/signalgate/telemetry"
 	"github.com/signalgate/signalgate/telemetry/otlptest"
@@ -133,9 +134,7 @@ func TestLogLinesCarryTheTrace(t *testing.T) {
 
 // The shipped config's commented telemetry example loads once uncommented.
 func TestShippedTelemetryExampleLoads(t *testing.T) {
-	raw, err := os.ReadFile("../config.yaml")
-	require.NoError(t, err)
-	_, rest, ok := strings.Cut(string(raw), "\n# telemetry:\n")
+	_, rest, ok := strings.Cut(string(gatewaytest.ShippedConfig(t)), "\n# telemetry:\n")
 	require.True(t, ok)
 	block := []string{"telemetry:"}
 	for _, line := range strings.Split(rest, "\n") {

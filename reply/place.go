@@ -24,6 +24,17 @@ type Place interface {
 	WatchResource() (resource string, ok bool)
 }
 
+// Instructed is a place some of whose fields are the agent's to set: what to do at the
+// place rather than where it is (an alert's silence). The outbox answers at the thread's
+// origin, never at the place an agent wrote; it keeps these fields of the agent's
+// replyTo. They are no part of the place's Key.
+type Instructed interface {
+	Place
+	// Instruct is the place with the instructions of asked, an agent's place of the
+	// same kind and key.
+	Instruct(asked Place) Place
+}
+
 // PlaceCodec reads one connector kind's places (the kind's row of the kinds table
 // carries it).
 type PlaceCodec interface {
@@ -171,6 +182,32 @@ func (ps Places) Normal(t To) To {
 	}
 	t.Place = raw
 	return t
+}
+
+// instruct is origin with the instructions of asked when its kind's places take
+// any (Instructed); origin as it is otherwise.
+func (ps Places) instruct(origin, asked To) (To, error) {
+	o, err := ps.Place(origin)
+	if err != nil {
+		return origin, nil
+	}
+	in, ok := o.(Instructed)
+	if !ok {
+		return origin, nil
+	}
+	a, err := ps.Place(asked)
+	if err != nil {
+		return To{}, err
+	}
+	raw, err := json.Marshal(in.Instruct(a))
+	if err == nil {
+		raw, err = canonicalPlace(raw)
+	}
+	if err != nil {
+		return To{}, fmt.Errorf("encode the place of replyTo: %w", err)
+	}
+	origin.Place = raw
+	return origin, nil
 }
 
 // key is what identifies where t answers: its source, connector and its place's key.

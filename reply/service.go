@@ -393,7 +393,7 @@ func (s *Service) destination(ctx context.Context, k inbox.ThreadKey, asked *To)
 		}
 		for _, o := range origins {
 			if got, err := s.places.key(o); err == nil && got == key {
-				return o, nil
+				return s.places.instruct(o, *asked)
 			}
 		}
 	}

@@ -10,6 +10,8 @@
 #   scripts/load.sh table                              # every row (max rate1000 rate50 threads10k watches100k watched), each on a fresh gateway: one JSON report per line
 #   scripts/load.sh storm [--json]                     # the recorded storm (issue 16) on a fresh gateway, tuned config
 #   scripts/load.sh storm --defaults [--json]          # the same storm on today's defaults (reports, never fails)
+#   scripts/load.sh storm --shipped [--config PATH] [--json]  # the same storm on the shipped config.yaml as committed
+#                                                      # (the storm's connectors put in; fails on a missed target)
 #   scripts/load.sh storm --replies [--json]           # the storm, then again with agents replying to every wake:
 #                                                      # frames per event must not rise
 #   scripts/load.sh --otel [--json]                    # the max row untraced, then traced into `loadgen collect`:
@@ -170,16 +172,21 @@ show_logs() {
   for i in $(seq 1 "$REPLICAS"); do echo "--- gateway $i log (tail)" >&2; tail -20 "$WORK/gateway-$i.log" >&2; done
 }
 
-# run_storm [--defaults] [--json] [--replies --platform ADDR ...]: the recorded storm
-# against one fresh gateway.
+# run_storm [--defaults | --shipped [--config PATH]] [--json] [--replies --platform ADDR ...]:
+# the recorded storm against one fresh gateway.
 run_storm() {
-  local defaults="" replies=""
+  local defaults="" replies="" shipped="" prev=""
   for a in "$@"; do
     [ "$a" = --defaults ] && defaults="--defaults"
     [ "$a" = --replies ] && replies="--replies --platform $PLATFORM"
+    [ "$a" = --shipped ] && shipped="--shipped $shipped"
+    [ "$prev" = --config ] && shipped="$shipped --config $a"
+    prev="$a"
   done
   [ "$REPLICAS" = 1 ] || { echo "the storm runs on one gateway" >&2; exit 2; }
-  SCENARIO_CONFIG="storm-config $defaults $replies"
+  # The shipped config brings its own admin section: no second one for a profile.
+  [ -z "$shipped" ] || [ -z "${PROFILE:-}" ] || { echo "PROFILE: not with storm --shipped (its admin section is the shipped config's)" >&2; exit 2; }
+  SCENARIO_CONFIG="storm-config $defaults $shipped $replies"
   case "$STORAGE" in
     # A fresh database each run: the same storm again would be taken as replays.
     sqlite) STORM_RUNS=$((${STORM_RUNS:-0} + 1)); STORE_DSN="$WORK/data-storm-$STORM_RUNS/gw.db" ;;

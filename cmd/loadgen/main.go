@@ -6,7 +6,8 @@
 //	loadgen --url http://127.0.0.1:8080 --events 20000 --threads 100 --ceiling
 //	loadgen --url http://127.0.0.1:8080 --scenario threads10k --json
 //	loadgen storm-config [--defaults] > storm.yaml  # the recorded storm's gateway config
-//	loadgen storm --url http://127.0.0.1:8080 [--defaults] [--json]
+//	loadgen storm-config --shipped [--config config.yaml] > storm.yaml  # the shipped config, with the storm's connectors
+//	loadgen storm --url http://127.0.0.1:8080 [--defaults | --shipped [--config config.yaml]] [--json]
 //	loadgen collect --listen 127.0.0.1:4318  # an OTLP/HTTP trace sink that counts spans
 package main
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"io"
 	"testing"
@@ -22,4 +23,22 @@ func TestScenarioSetsOnlyWhatIsNotGiven(t *testing.T) {
 	require.Equal(t, 1000, *subs)
 	require.Equal(t, 32, *clients)
 	require.ErrorContains(t, applyScenario(fs, "nope"), `unknown "nope"`)
+}
+
+// storm-config --shipped prints the shipped config with the storm's connectors and without
+// the sections the load script writes; --defaults and --shipped are two configs, not one.
+func TestStormConfigShipped(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, stormConfig([]string{"--shipped", "--config", "../../config.yaml"}, &out, &errOut), errOut.String())
+	require.Contains(t, out.String(), "id: coder")
+	require.Contains(t, out.String(), `secret: "storm-github-secret-0123"`)
+	require.Contains(t, out.String(), `signing_secret: "storm-slack-signing-secret"`)
+	require.NotRegexp(t, `(?m)^(server|storage|log):`, out.String())
+
+	errOut.Reset()
+	require.Equal(t, 2, stormConfig([]string{"--shipped", "--defaults"}, io.Discard, &errOut))
+	require.Contains(t, errOut.String(), "give one")
+	errOut.Reset()
+	require.Equal(t, 2, stormConfig([]string{"--shipped", "--config", "no-such.yaml"}, io.Discard, &errOut))
+	require.Contains(t, errOut.String(), "no-such.yaml")
 }

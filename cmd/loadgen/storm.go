@@ -14,8 +14,9 @@ import (
 	"github.com/signalgate/signalgate/cmd/loadgen/load"
 )
 
-// runStorm is `loadgen storm`: the recorded storm of issue 16 against a gateway that
-// runs `loadgen storm-config` (tuned) or `loadgen storm-config --defaults`.
+// runStorm is `loadgen storm`: the recorded storm against a gateway that runs `loadgen
+// storm-config` (tuned), `loadgen storm-config --defaults` or `loadgen storm-config
+// --shipped` (the repository's config.yaml with the storm's connectors).
 func runStorm(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("loadgen storm", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -27,6 +28,8 @@ func runStorm(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		busy     = fs.Float64("busy", 0.3, "fraction of the time each thread's agent works on its own")
 		handle   = fs.Duration("handle", 2*time.Second, "how long a woken agent takes before it finishes the run")
 		defaults = fs.Bool("defaults", false, "the gateway runs storm-config --defaults: report only, targets do not fail the run")
+		shipped  = fs.Bool("shipped", false, "the gateway runs storm-config --shipped: follow the shipped config's agent; targets fail the run")
+		config   = fs.String("config", "config.yaml", "--shipped: the shipped config the gateway's was made from (its first agent and token)")
 		asJSON   = fs.Bool("json", false, "print JSON instead of a table")
 		replies  = fs.Bool("replies", false, "each woken agent answers every wake with a reply, which the platform fake sends back (storm-config --replies)")
 		platform = fs.String("platform", defaultPlatform, "--replies: where the fake Slack and GitHub listen (as given to storm-config)")
@@ -40,8 +43,21 @@ func runStorm(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return 2
 	}
+	if *defaults && *shipped {
+		fmt.Fprintln(stderr, "loadgen storm: --defaults and --shipped are different gateway configs: give one")
+		return 2
+	}
 	cfg := load.StormConfig{URL: *u, OctokitDir: *octokit, Window: *window, Drain: *drain, Busy: *busy,
-		Handle: *handle, Tuned: !*defaults, Replies: *replies, PlatformAddr: *platform, EchoDelay: *echo, EchoAfterSent: *echoSent}
+		Handle: *handle, Tuned: !*defaults && !*shipped, Shipped: *shipped, Replies: *replies, PlatformAddr: *platform,
+		EchoDelay: *echo, EchoAfterSent: *echoSent}
+	if *shipped {
+		sc, err := shippedScenario(*config)
+		if err != nil {
+			fmt.Fprintf(stderr, "loadgen storm: %v\n", err)
+			return 2
+		}
+		cfg.Scenario = sc
+	}
 	if *baseline != "" {
 		per, err := readBaseline(*baseline)
 		if err != nil {
@@ -68,22 +84,58 @@ func runStorm(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return 0
 }
 
-// stormConfig is `loadgen storm-config [--defaults]`.
+// stormConfig is `loadgen storm-config [--defaults | --shipped [--config PATH]]`.
 func stormConfig(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("loadgen storm-config", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	defaults := fs.Bool("defaults", false, "today's defaults: no wake budget, mastra summaries")
+	shipped := fs.Bool("shipped", false, "the shipped config (--config) as committed, with the storm's GitHub and Slack connectors and without server, storage and log")
+	config := fs.String("config", "config.yaml", "--shipped: the shipped config")
 	replies := fs.Bool("replies", false, "the connectors reply to the storm's platform fake (loadgen storm --replies)")
 	platform := fs.String("platform", defaultPlatform, "--replies: where the fake Slack and GitHub listen")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *defaults && *shipped {
+		fmt.Fprintln(stderr, "loadgen storm-config: --defaults and --shipped are different gateway configs: give one")
 		return 2
 	}
 	sc := load.DefaultStormScenario()
 	if *replies {
 		sc.Platform = "http://" + *platform
 	}
-	fmt.Fprint(stdout, sc.GatewayConfig(!*defaults))
+	if !*shipped {
+		fmt.Fprint(stdout, sc.GatewayConfig(!*defaults))
+		return 0
+	}
+	raw, err := os.ReadFile(*config)
+	if err != nil {
+		fmt.Fprintf(stderr, "loadgen storm-config: %v\n", err)
+		return 2
+	}
+	out, err := sc.ShippedConfig(raw)
+	if err != nil {
+		fmt.Fprintf(stderr, "loadgen storm-config: %s: %v\n", *config, err)
+		return 2
+	}
+	fmt.Fprint(stdout, out)
 	return 0
+}
+
+// shippedScenario is the storm following the agent of the shipped config at path, with
+// the token the gateway reads for it from this environment.
+func shippedScenario(path string) (load.StormScenario, error) {
+	sc := load.DefaultStormScenario()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return sc, err
+	}
+	id, token, err := load.ShippedAgent(raw, os.LookupEnv)
+	if err != nil {
+		return sc, fmt.Errorf("%s: %w", path, err)
+	}
+	sc.Agent, sc.AgentToken = id, token
+	return sc, nil
 }
 
 // defaultPlatform is where the replies mode's platform fake listens unless told.

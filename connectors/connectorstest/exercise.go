@@ -66,6 +66,9 @@ type HTTPConnector struct {
 	// DeliveryIDHeader carries the delivery id the provider always sends; "" when it
 	// travels in the body.
 	DeliveryIDHeader string
+	// DeliveryIDOf, when set, is the delivery id the connector gives a body whose
+	// provider sends none (Alertmanager's: a digest of the body); the id sent otherwise.
+	DeliveryIDOf func(body []byte) string
 	// IDSigned says the delivery id is part of the signed content: without it the
 	// request cannot be verified, so it is a 401 rather than a 400.
 	IDSigned bool
@@ -151,7 +154,8 @@ func (e *exercise) rejected(rec *httptest.ResponseRecorder, status int, message 
 func Exercise(t *testing.T, c HTTPConnector) {
 	t.Run("accepted", func(t *testing.T) {
 		e := c.start(t, 0)
-		rec := e.do(e.request("delivery-1", c.Body(t, "delivery-1")))
+		body := c.Body(t, "delivery-1")
+		rec := e.do(e.request("delivery-1", body))
 		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 		out := outcome(t, rec)
 		assert.Equal(t, inbox.EventRouted, out.Status)
@@ -159,7 +163,7 @@ func Exercise(t *testing.T, c HTTPConnector) {
 		assert.Positive(t, out.Records)
 		calls := e.ing.Calls()
 		require.Len(t, calls, 1)
-		assert.Equal(t, "delivery-1", calls[0].Event.DeliveryID)
+		assert.Equal(t, c.deliveryID("delivery-1", body), calls[0].Event.DeliveryID)
 		for k := range calls[0].Event.Headers {
 			assert.NotEqual(t, http.CanonicalHeaderKey(c.SignatureHeader), http.CanonicalHeaderKey(k), "the signature is not stored")
 		}
@@ -202,7 +206,7 @@ func Exercise(t *testing.T, c HTTPConnector) {
 		calls := e.ing.Calls()
 		require.Len(t, calls, 2)
 		assert.True(t, calls[1].Duplicate, "the inbox saw the redelivery as a duplicate: nothing new")
-		assert.Equal(t, "delivery-1", calls[1].Event.DeliveryID)
+		assert.Equal(t, c.deliveryID("delivery-1", body), calls[1].Event.DeliveryID)
 	})
 	t.Run("over the body limit", func(t *testing.T) { c.overLimit(t) })
 	t.Run("stale timestamp", func(t *testing.T) {
@@ -211,6 +215,14 @@ func Exercise(t *testing.T, c HTTPConnector) {
 		}
 		c.staleTimestamp(t)
 	})
+}
+
+// deliveryID is the id the connector gives a delivery of body sent as id.
+func (c *HTTPConnector) deliveryID(id string, body []byte) string {
+	if c.DeliveryIDOf != nil {
+		return c.DeliveryIDOf(body)
+	}
+	return id
 }
 
 // tamper turns a validly signed request for body into one that must be refused.

@@ -155,6 +155,9 @@ func (c *connector) mapped(doc any, payload []byte, headerKind string) (connecto
 		}
 	}
 	it.Message = &connectors.Message{Name: cmp.Or(author, c.cfg.Name), From: Source, Text: it.Summary}
+	if c.cfg.Mapping == nil && c.preset.net != nil {
+		c.preset.net(doc, &it)
+	}
 	return it, nil
 }
 

@@ -16,10 +16,8 @@ import (
 	"github.com/signalgate/signalgate/secret"
 )
 
-const discordCommand = `{"id": "1180000000000000001", "application_id": "1170000000000000000", "type": 2,
- "token": "aW50ZXJhY3Rpb24tdG9rZW4", "version": 1, "guild_id": "1160000000000000000", "channel_id": "1150000000000000000",
- "member": {"user": {"id": "1140000000000000000", "username": "ada"}},
- "data": {"id": "1130000000000000000", "name": "deploy", "type": 1}}`
+// discordCommand is the discord preset's documented sample.
+func discordCommand(t *testing.T) []byte { return presetPayload(t, "discord-application-command.json") }
 
 // discordSigned signs as Discord does (and as discord-interactions verifies):
 // Ed25519 over the timestamp followed by the body.
@@ -45,7 +43,7 @@ func TestDiscordPreset(t *testing.T) {
 	assert.Empty(t, h.ing.Calls(), "a PING is not stored")
 	assert.Equal(t, http.StatusUnauthorized, h.do(presetRequest(ping, nil)).Code, "Discord checks that an unsigned PING is refused")
 
-	body := []byte(discordCommand)
+	body := discordCommand(t)
 	rec = h.do(presetRequest(body, discordSigned(priv, h.now, body)))
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	assert.JSONEq(t, `{"type": 5}`, rec.Body.String(), "deferred: the agent follows up with the token")

@@ -102,7 +102,7 @@ func TestDiscordPresetOfficialLibrary(t *testing.T) {
 	require.NoError(t, err)
 	key := hex.EncodeToString(pub)
 	h := newHarness(t, 0, Config{Name: "billing", Preset: "discord", Secret: secret.Secret(key)})
-	body := []byte(discordCommand)
+	body := discordCommand(t)
 	libraryAgrees(t, h, "discord", key, []delivery{
 		{body, discordSigned(priv, h.now, body)},
 		{bytes.Replace(body, []byte("deploy"), []byte("delete"), 1), discordSigned(priv, h.now, body)},

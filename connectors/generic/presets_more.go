@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
 )
 
@@ -33,7 +34,29 @@ func pagerdutyPreset() preset {
 			Priorities: map[string]inbox.Priority{"high": inbox.PriorityHigh, "low": inbox.PriorityLow},
 			Fields:     map[string]string{"service": "$.event.data.service.summary", "status": "$.event.data.status", "resource_type": "$.event.resource_type"},
 		},
+		net: pagerdutyNet,
 	}
+}
+
+// pagerdutyNet puts an incident's events in its lane, "pagerduty:<incident id>", in the
+// state the incident is in (triggered, acknowledged, resolved; rest resolved): an
+// incident triggered and resolved before the agent heard of it reaches nothing, one
+// the agent was told of is followed by its resolution. Events about something else
+// (a note, a service) stay out of lanes.
+func pagerdutyNet(doc any, it *connectors.Item) {
+	get := func(path string) string {
+		p, _ := ParsePath(path)
+		s, _ := text(doc, path, p)
+		return s
+	}
+	if get("$.event.resource_type") != "incident" || get("$.event.data.type") != "incident" {
+		return
+	}
+	id, state := get("$.event.data.id"), get("$.event.data.status")
+	if id == "" || state == "" {
+		return
+	}
+	it.NetKey, it.State, it.RestState = "pagerduty:"+id, state, "resolved"
 }
 
 func pagerdutyVerify(secret []byte, hdr http.Header, body []byte, _ time.Time) error {

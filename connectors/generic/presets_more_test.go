@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha1" //nolint:gosec // the schemes under test
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -48,6 +49,45 @@ func TestPagerDutyPreset(t *testing.T) {
 		wrongSecret: presetRequest(body, signed(providerSecret+"x", body)),
 		changedBody: presetRequest(bytes.Replace(body, []byte("bump"), []byte("BUMP"), 1), signed(providerSecret, body)),
 	})
+}
+
+// TestPagerDutyPresetNetsIncidents: an incident's events are in its lane,
+// "pagerduty:<id>", in the incident's state (rest: resolved), so one triggered and
+// resolved before the agent heard of it reaches nothing; an event about a note stays
+// out of lanes, and a mapping of the connector's own puts nothing in one.
+func TestPagerDutyPresetNetsIncidents(t *testing.T) {
+	h := newHarness(t, 0, Config{Name: "billing", Preset: "pagerduty", Secret: providerSecret})
+	triggered := presetPayload(t, "pagerduty-incident-triggered.json")
+	resolved := bytes.ReplaceAll(bytes.ReplaceAll(triggered, []byte(`"incident.triggered"`), []byte(`"incident.resolved"`)),
+		[]byte(`"status": "triggered"`), []byte(`"status": "resolved"`))
+	resolved = bytes.Replace(resolved, []byte("01BZH3YW8VQ5Q7D6X7U2WU0L5R"), []byte("01BZH3YW8VQ5Q7D6X7U2WU0L5S"), 1)
+	annotated := []byte(`{"event":{"id":"01BZH3YW8VQ5Q7D6X7U2WU0L5T","event_type":"incident.annotated","resource_type":"incident",` +
+		`"data":{"incident":{"id":"PGR0VU2","type":"incident_reference"},"content":"Looking into it","id":"PNOTE1","type":"incident_note"}}}`)
+	for i, tc := range []struct {
+		body                   []byte
+		kind, key, state, rest string
+	}{
+		{triggered, "incident.triggered", "pagerduty:PGR0VU2", "triggered", "resolved"},
+		{resolved, "incident.resolved", "pagerduty:PGR0VU2", "resolved", "resolved"},
+		{annotated, "incident.annotated", "", "", ""},
+	} {
+		sig := map[string]string{"X-PagerDuty-Signature": "v1=" + hex.EncodeToString(bodyMAC(providerSecret, tc.body)), "X-Webhook-Id": fmt.Sprint("delivery-", i)}
+		rec := h.do(presetRequest(tc.body, sig))
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		call, _ := h.ing.Last()
+		require.Len(t, call.Notifications, 1)
+		n := call.Notifications[0]
+		assert.Equal(t, tc.kind, n.Kind)
+		assert.Equal(t, []string{tc.key, tc.state, tc.rest}, []string{n.NetKey, n.State, n.RestState}, tc.kind)
+	}
+
+	own := newHarness(t, 0, Config{Name: "billing", Preset: "pagerduty", Secret: providerSecret,
+		Mapping: &Mapping{Kind: "$.event.event_type", Summary: "$.event.data.title"}})
+	rec := own.do(presetRequest(triggered, map[string]string{"X-PagerDuty-Signature": "v1=" + hex.EncodeToString(bodyMAC(providerSecret, triggered)), "X-Webhook-Id": "d"}))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	call, _ := own.ing.Last()
+	require.Len(t, call.Notifications, 1)
+	assert.Empty(t, call.Notifications[0].NetKey, "a mapping of the connector's own says what its lanes are (routes' net_key)")
 }
 
 // TestIntercomPreset: X-Hub-Signature "sha1=<hex>" over the body; the

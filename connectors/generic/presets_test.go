@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -24,9 +22,10 @@ import (
 // HMAC with: the whole string is.
 const stripeSecret = "whsec_test_9d1c7a5e3f2b4c6d8e0a1b2c3d4e5f6a"
 
+// presetPayload is a preset's documented sample, as gateway deliver sends it.
 func presetPayload(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "presets", name))
+	b, err := SampleFile(name)
 	require.NoError(t, err)
 	return b
 }

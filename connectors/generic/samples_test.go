@@ -51,7 +51,7 @@ func discordSampleKey() ed25519.PrivateKey {
 	return ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, ed25519.SeedSize))
 }
 
-// presetFile reads a sample of testdata/presets.
+// presetFile reads a preset's documented sample (samples/, the copy gateway deliver sends).
 func presetFile(name string) func(t *testing.T) []byte {
 	return func(t *testing.T) []byte { return presetPayload(t, name) }
 }
@@ -94,7 +94,7 @@ func twimlAnswer(t *testing.T, resp *http.Response, body []byte) {
 	assert.Empty(t, doc.Inner, "no verb: Twilio sends no reply")
 }
 
-// presetSamples lists every preset's documented sample (testdata/presets/README.md
+// presetSamples lists every preset's documented sample (samples/README.md
 // says where each comes from).
 func presetSamples() []presetSample {
 	hexMAC := func(header, prefix string) func(*testing.T, string, []byte) map[string]string {
@@ -150,7 +150,7 @@ func presetSamples() []presetSample {
 			sign: func(_ *testing.T, _ string, b []byte) map[string]string {
 				return map[string]string{"x-vercel-signature": sha1MAC(providerSecret, b)}
 			}},
-		{preset: "discord", body: func(*testing.T) []byte { return []byte(discordCommand) },
+		{preset: "discord", body: discordCommand,
 			secret: hex.EncodeToString(discordSampleKey().Public().(ed25519.PublicKey)),
 			sign: func(_ *testing.T, _ string, b []byte) map[string]string {
 				return discordSigned(discordSampleKey(), testNow, b)

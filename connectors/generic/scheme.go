@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/stdwebhooks"
 )
 
@@ -63,6 +64,9 @@ type preset struct {
 	// mapping reads the provider's payload when the connector sets none; nil reads
 	// a native body or a Standard Webhooks envelope.
 	mapping *Mapping
+	// net, with the preset's own mapping, puts the item in a net-state lane (the
+	// provider's object whose state it reports).
+	net func(doc any, it *connectors.Item)
 }
 
 // Verification failures. The sender gets a bare 401; the log keeps the reason.

@@ -37,8 +37,12 @@ func sentByLibrary(t *testing.T, connector, id string, ts time.Time, body []byte
 	return req
 }
 
+// readPayload is a Standard Webhooks payload: a product sample, else one of testdata.
 func readPayload(t *testing.T, name string) []byte {
 	t.Helper()
+	if b, err := SampleFile(name); err == nil {
+		return b
+	}
 	b, err := os.ReadFile(filepath.Join("testdata", "standard-webhooks", name))
 	require.NoError(t, err)
 	return b

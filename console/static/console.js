@@ -24,6 +24,9 @@
     var state = document.getElementById("log-state");
     var empty = document.getElementById("log-empty");
     var seen = {};
+    // Shown only with JavaScript: without it, a <noscript> says what the log holds.
+    if (state) { state.hidden = false; }
+    if (empty) { empty.hidden = false; }
     var es = new EventSource(log.getAttribute("data-stream"));
     function add(kind, f) {
       if (seen[f.seq]) { return; }

@@ -1,6 +1,6 @@
 // Package gatewaytest has what the tests of the gateway, its command line and its main
-// share: a config serving on a free loopback port, a signed generic delivery, and a
-// buffer a child process writes while the test reads it.
+// share: the shipped config.yaml as committed, a config serving on a free loopback port,
+// a signed generic delivery, and a buffer a child process writes while the test reads it.
 package gatewaytest
 
 import (

@@ -34,6 +34,9 @@ type StormConfig struct {
 	Handle time.Duration
 	Seed   uint64
 	Tuned  bool // the gateway runs the tuned config (reported only)
+	// Shipped: the gateway runs the shipped config.yaml (storm-config --shipped) and
+	// Scenario follows its agent (reported only).
+	Shipped bool
 
 	// Replies: each woken agent answers every wake with a reply to its notification's
 	// replyTo, which the gateway posts to a fake Slack and GitHub listening on
@@ -58,7 +61,7 @@ const (
 
 // StormResult is what the storm measured.
 type StormResult struct {
-	Config  string `json:"config"` // tuned or defaults
+	Config  string `json:"config"` // tuned, defaults or shipped
 	Events  int    `json:"events"`
 	Acked   int    `json:"acked"`
 	Failed  int    `json:"failed"`
@@ -147,7 +150,10 @@ func RunStorm(ctx context.Context, cfg StormConfig) (*StormResult, error) {
 	threads := cfg.Scenario.stormThreads()
 	res := &StormResult{Config: "defaults", Events: len(plan), Threads: len(threads), Frames: map[string]int{},
 		Records: map[string]int{}, LoadAvg: [2]string{loadAvg(), ""}}
-	if cfg.Tuned {
+	switch {
+	case cfg.Shipped:
+		res.Config = "shipped"
+	case cfg.Tuned:
 		res.Config = "tuned"
 	}
 	client := &http.Client{Timeout: 30 * time.Second}

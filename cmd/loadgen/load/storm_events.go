@@ -72,22 +72,30 @@ func (s StormScenario) GatewayConfig(tuned bool) string {
 		agentExtra = ", wake_budget: { max: 2, per: 1h }"
 		policy = "policy: { summary_format: detailed }\n"
 	}
-	github, slack := "", ""
-	if s.Platform != "" {
-		github = fmt.Sprintf(", token: %q, api_url: %q", stormGitHubToken, s.Platform+"/github/")
-		slack = fmt.Sprintf(", bot_token: %q, api_url: %q", stormSlackToken, s.Platform+"/slack/api/")
-	}
+	github, slack := s.connectorEntries()
 	return fmt.Sprintf(`agents:
-  - { id: %[1]s, token: %[2]q, target: { kind: stream }%[7]s }
+  - { id: %[1]s, token: %[2]q, target: { kind: stream }%[3]s }
 connectors:
-  github: [ { name: %[3]s, secret: %[4]q, default_branch: main%[8]s } ]
-  slack:  [ { name: %[3]s, signing_secret: %[5]q, bot_user_id: %[6]s%[9]s } ]
+  github: [ %[4]s ]
+  slack:  [ %[5]s ]
 routes:
   - { name: storm-security, match: { source: github, kind: security-alert }, thread: { agent: %[1]s, resource: "{{.Repo}}", thread: "{{.Repo}}:security" } }
   - { name: storm-push, match: { source: github, kind: push }, thread: { agent: %[1]s, resource: "{{.Repo}}", thread: "{{.Repo}}@{{.Branch}}" } }
   - { name: storm-pulls, match: { source: github, when: 'kind != "push" && kind != "security-alert"' }, thread: { agent: %[1]s, resource: "{{.Repo}}", thread: "{{.Repo}}#{{.Number}}" } }
   - { name: storm-dms, match: { source: slack, channel_type: im }, thread: { agent: %[1]s, resource: "slack:{{.Team}}", thread: "dm:{{.User}}" } }
-`, s.Agent, s.AgentToken, s.Connector, s.GitHubSecret, s.SlackSecret, s.SlackBot, agentExtra, github, slack) + policy
+`, s.Agent, s.AgentToken, agentExtra, github, slack) + policy
+}
+
+// connectorEntries renders the storm's GitHub and Slack connector entries (YAML flow
+// mappings): its secrets and connector name, and with Platform the reply credentials.
+func (s StormScenario) connectorEntries() (github, slack string) {
+	ghExtra, slackExtra := "", ""
+	if s.Platform != "" {
+		ghExtra = fmt.Sprintf(", token: %q, api_url: %q", stormGitHubToken, s.Platform+"/github/")
+		slackExtra = fmt.Sprintf(", bot_token: %q, api_url: %q", stormSlackToken, s.Platform+"/slack/api/")
+	}
+	return fmt.Sprintf("{ name: %s, secret: %q, default_branch: main%s }", s.Connector, s.GitHubSecret, ghExtra),
+		fmt.Sprintf("{ name: %s, signing_secret: %q, bot_user_id: %s%s }", s.Connector, s.SlackSecret, s.SlackBot, slackExtra)
 }
 
 // stormThreads lists the storm's threads, keyed as GatewayConfig routes them.
