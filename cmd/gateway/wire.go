@@ -346,7 +346,8 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 	adm.Mount(e)
 	e.POST(admin.ReloadPath, adm.Guard(admin.ScopeWrite, m.serveReload))
 	con, err := console.New(m.consoleConfig(cfg), console.Deps{Admin: adm, Stream: g.api, Sessions: st, Tokens: cfg.Admin.Tokens,
-		Agents: cfg.AgentIDs(), Connectors: deps.Connectors, Sources: deps.Sources, Places: deps.Places, Log: g.Log, Now: g.Now})
+		Agents: cfg.AgentIDs(), Connectors: deps.Connectors, Sources: deps.Sources, Places: deps.Places, Runtimes: runtimes,
+		Log: g.Log, Now: g.Now})
 	if err != nil {
 		return nil, err
 	}
