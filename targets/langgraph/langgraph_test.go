@@ -13,12 +13,14 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/targets/langgraph"
 	"github.com/signalgate/signalgate/telemetry"
@@ -60,12 +62,12 @@ func newFakeServer(t *testing.T, status string) *fakeServer {
 			_, _ = w.Write([]byte(`[{"thread_id":"` + id + `","status":"` + status + `"}]`))
 		case strings.HasPrefix(r.URL.Path, "/assistants/"):
 			_, _ = w.Write([]byte(`{"graph_id":"echo"}`))
-		case r.URL.Path == "/threads/"+id+"/runs" && runCode != 0:
+		case strings.HasSuffix(r.URL.Path, "/runs") && runCode != 0:
 			w.WriteHeader(runCode)
 			_, _ = w.Write([]byte("Thread is already running a task."))
-		case r.URL.Path == "/threads/"+id+"/runs":
+		case strings.HasSuffix(r.URL.Path, "/runs"):
 			_, _ = w.Write([]byte(`{"run_id":"run-1","status":"pending"}`))
-		case r.URL.Path == "/threads/"+id+"/state":
+		case strings.HasSuffix(r.URL.Path, "/state"):
 			_, _ = w.Write([]byte(`{"checkpoint":{}}`))
 		default:
 			http.NotFound(w, r)
@@ -322,4 +324,45 @@ func TestConfigValidation(t *testing.T) {
 			&noPresence{}, nil, service.Base{})
 		return f.Start(context.Background())
 	}(), "poll_interval (10s) must be shorter than run_lease (5s)")
+}
+
+// Every langgraph agent's webhooks share one route: each request reaches its own
+// agent's follower, a URL signed for another agent or thread is refused, and an agent
+// without webhooks is not found.
+func TestWebhooksOfSeveralAgents(t *testing.T) {
+	srv := newFakeServer(t, "idle")
+	e := echo.New()
+	followers := map[string]*langgraph.Follower{}
+	hooks := map[string]string{}
+	for _, id := range []string{"support", "ops"} {
+		c := langgraph.Config{URL: srv.srv.URL, AssistantID: "echo", CallbackURL: "http://gw.example", CallbackToken: secret.Secret("callback-token-of-" + id)}
+		f := langgraph.NewFollower(langgraph.Agent(id, c), &noPresence{}, func([]inbox.ThreadKey) {}, service.Base{})
+		f.TestSignals.Webhook.Init()
+		f.Mount(e)
+		followers[id] = f
+		tg, err := langgraph.New(f)
+		require.NoError(t, err)
+		d := handoff(agent.BehaviorWake, "gw-run-"+id, "urgent")
+		d.Thread.Agent = id
+		_, err = tg.Deliver(context.Background(), d)
+		require.NoError(t, err)
+		hooks[id] = strings.TrimPrefix(srv.last().Body["webhook"].(string), "http://gw.example")
+	}
+	quiet := langgraph.NewFollower(langgraph.Agent("quiet", langgraph.Config{URL: srv.srv.URL, AssistantID: "echo"}), &noPresence{},
+		func([]inbox.ThreadKey) {}, service.Base{})
+	quiet.Mount(e)
+	post := func(path string) int {
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, strings.NewReader(`{"run_id":"run-1","status":"success"}`)))
+		return rec.Code
+	}
+	for id, path := range hooks {
+		require.Equal(t, http.StatusNoContent, post(path), id)
+		got := <-followers[id].TestSignals.Webhook.C()
+		require.Equal(t, id, got.Agent)
+	}
+	require.Equal(t, http.StatusUnauthorized, post(strings.Replace(hooks["support"], "/support/", "/ops/", 1)), "signed for another agent")
+	require.Equal(t, http.StatusUnauthorized, post(strings.Replace(hooks["support"], "thread=t1", "thread=t2", 1)), "signed for another thread")
+	require.Equal(t, http.StatusNotFound, post(strings.Replace(hooks["support"], "/support/", "/quiet/", 1)))
+	require.Equal(t, http.StatusNotFound, post(strings.Replace(hooks["support"], "/support/", "/nobody/", 1)))
 }

@@ -17,6 +17,9 @@ import (
 // POST /targets/langgraph/{agent}/webhook?resource=…&thread=…&run=…&sig=….
 func WebhookPath(agentID string) string { return "/targets/langgraph/" + agentID + "/webhook" }
 
+// webhookRoute is WebhookPath as the router matches it: every langgraph agent's.
+const webhookRoute = "/targets/langgraph/:agent/webhook"
+
 // webhookURL is the webhook of a run started for gateway run gatewayRun on k: "" when
 // no callback_url is set (polling alone sees runs end).
 func (s server) webhookURL(k inbox.ThreadKey, gatewayRun string) string {
@@ -28,12 +31,36 @@ func (s server) webhookURL(k inbox.ThreadKey, gatewayRun string) string {
 	return strings.TrimRight(s.CallbackURL, "/") + WebhookPath(url.PathEscape(s.agent)) + "?" + q.Encode()
 }
 
-// Mount serves the agent's webhook endpoint on the gateway's router.
+// Mount serves the agent's webhook endpoint on the gateway's router. Every langgraph
+// agent's is one route: each follower's handler takes its own agent's requests and
+// hands the others to the handler mounted before it.
 func (f *Follower) Mount(e *echo.Echo) {
 	if f.cfg.CallbackURL == "" {
 		return
 	}
-	e.POST(WebhookPath(url.PathEscape(f.id)), f.serveWebhook)
+	prev := mounted(e, http.MethodPost, webhookRoute)
+	e.POST(webhookRoute, func(c echo.Context) error {
+		if c.Param("agent") == f.id {
+			return f.serveWebhook(c)
+		}
+		if prev != nil {
+			return prev(c)
+		}
+		_, _ = io.Copy(io.Discard, c.Request().Body)
+		return echo.NewHTTPError(http.StatusNotFound, "no langgraph agent of that name takes webhooks")
+	})
+}
+
+// mounted is the handler e routes method and route to, or nil.
+func mounted(e *echo.Echo, method, route string) echo.HandlerFunc {
+	for _, r := range e.Routes() {
+		if r.Method == method && r.Path == route {
+			c := e.NewContext(nil, nil)
+			e.Router().Find(method, strings.Replace(route, ":agent", "x", 1), c)
+			return c.Handler()
+		}
+	}
+	return nil
 }
 
 // serveWebhook takes a run's webhook: the URL's signature proves the gateway made it
