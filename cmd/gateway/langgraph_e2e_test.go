@@ -81,6 +81,10 @@ func TestLangGraphEndToEnd(t *testing.T) {
 		runs = lgRuns(t, base, lgCIThread)
 		require.Len(t, runs, 3)
 		require.Equal(t, held.XML, runs[2].userContent(t))
+		metrics := get(t, gw+"/metrics", "")
+		require.Contains(t, metrics, `signalgate_signals_sent_total{action="wake",target="langgraph"} 2`, "metrics per target")
+		require.Contains(t, metrics, `signalgate_signals_sent_total{action="deliver",target="langgraph"} 1`)
+		require.Contains(t, metrics, `signalgate_delivery_attempts_total{outcome="delivered",target="langgraph"} 3`)
 	})
 
 	t.Run("an interrupt is a Slack question; the approver's reply resumes the run", func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/approval"
+	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/targets/langgraph"
 	"github.com/signalgate/signalgate/targets/langgraph/langgraphtest"
@@ -246,9 +247,32 @@ func TestRealLangGraph(t *testing.T) {
 		e.note(k, inbox.PriorityUrgent, "long job")
 		first := e.waitSignals(k, 1)[0]
 		e.begins("long job")
+		rr, ok, err := e.client.RuntimeRun(context.Background(), k)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, agent.RuntimeRun{Kind: langgraph.Kind, Thread: langgraph.ThreadID(k), Status: "busy", Run: e.lgRuns(k)[0].RunID,
+			RunStatus: "running"}, rr, "what the console shows")
 		require.NoError(t, e.client.AbortThread(context.Background(), k, false))
 		e.waitClosed(k, first.RunID)
 		require.Equal(t, "interrupted", e.lgRuns(k)[0].Status)
+	})
+
+	t.Run("a transient signal starts a run and is never logged", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, base, envOptions{settings: langgraph.Config{Context: map[string]any{"delay_ms": 10}}})
+		k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "transient"}
+		var resp struct {
+			Action string `json:"action"`
+			RunID  string `json:"runId"`
+		}
+		require.Equal(t, http.StatusOK, e.env.Do(http.MethodPost, e.env.ThreadURL(k, "/signals"), deliverytest.SupportToken,
+			map[string]any{"signal": map[string]any{"type": "reactive", "tagName": "ping", "contents": "transient ping", "transient": true}}, &resp))
+		require.Equal(t, "wake", resp.Action)
+		runs := e.lgRuns(k)
+		require.Len(t, runs, 1)
+		require.Contains(t, string(runs[0].Kwargs.Input), "transient ping")
+		require.Equal(t, agent.RunFinished, e.waitClosed(k, resp.RunID))
+		require.Empty(t, e.signals(k), "a transient signal is not in the thread's log")
 	})
 
 	t.Run("check --connect reads the assistant", func(t *testing.T) {
