@@ -303,16 +303,24 @@ func (f *Follower) entry(k inbox.ThreadKey) *tracked {
 }
 
 // lock takes k's lock: a delivery and a read of one thread take turns, so a read never
-// closes the run of a wake whose LangGraph run is being started.
-func (f *Follower) lock(ctx context.Context, k inbox.ThreadKey) (*tracked, func(), error) {
+// closes the run of a wake whose LangGraph run is being started. It is held for the
+// returned context's holder: opening a run under it (which may deliver the previous
+// run's recovered signals to the thread, synchronously) takes it again without waiting.
+func (f *Follower) lock(ctx context.Context, k inbox.ThreadKey) (context.Context, *tracked, func(), error) {
 	tr := f.entry(k)
+	if held, _ := ctx.Value(heldLock{}).(inbox.ThreadKey); held == k {
+		return ctx, tr, func() {}, nil
+	}
 	select {
 	case tr.lock <- struct{}{}:
-		return tr, func() { <-tr.lock }, nil
+		return context.WithValue(ctx, heldLock{}, k), tr, func() { <-tr.lock }, nil
 	case <-ctx.Done():
-		return nil, nil, ctx.Err()
+		return ctx, nil, nil, ctx.Err()
 	}
 }
+
+// heldLock marks a context whose holder has the thread's lock.
+type heldLock struct{}
 
 // webhookTaken records what a run's webhook said and asks for a read of its thread.
 func (f *Follower) webhookTaken(k inbox.ThreadKey, e runEnd) {
@@ -340,7 +348,7 @@ func (f *Follower) woken(tr *tracked, runID string, replyTo any) {
 
 // read reads k from the server and sets the gateway's presence to match.
 func (f *Follower) read(ctx context.Context, k inbox.ThreadKey) {
-	tr, unlock, err := f.lock(ctx, k)
+	ctx, tr, unlock, err := f.lock(ctx, k)
 	if err != nil {
 		return
 	}

@@ -19,6 +19,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/delivery"
+	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/service"
@@ -365,4 +367,54 @@ func TestWebhooksOfSeveralAgents(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, post(strings.Replace(hooks["support"], "thread=t1", "thread=t2", 1)), "signed for another thread")
 	require.Equal(t, http.StatusNotFound, post(strings.Replace(hooks["support"], "/support/", "/quiet/", 1)))
 	require.Equal(t, http.StatusNotFound, post(strings.Replace(hooks["support"], "/support/", "/nobody/", 1)))
+}
+
+// A read that finds the server running a thread the gateway holds no run on opens one;
+// opening it delivers the previous run's recovered signals to the thread at once,
+// through the same target, which must not wait for the lock the read holds.
+func TestAdoptedRunTakesRecoveredSignals(t *testing.T) {
+	srv := newFakeServer(t, "idle")
+	c := langgraph.Config{URL: srv.srv.URL, AssistantID: "echo", CallbackURL: "http://gw.example", CallbackToken: "callback-token-0123456789"}
+	cfg := langgraph.Agent("support", c)
+	cfg.Token = deliverytest.SupportToken
+	var f *langgraph.Follower
+	env := deliverytest.New(t, deliverytest.Config{Agents: []agent.Config{cfg}, // every kind redelivers: a recovery is pending
+		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
+			f = langgraph.NewFollower(cfg, e.Runs, e.Notify, service.Base{})
+			f.TestSignals.Checked.Init()
+			tg, err := langgraph.New(f)
+			require.NoError(t, err)
+			return map[string]delivery.Route{"support": delivery.RouteOf(cfg, tg)}
+		}})
+	e := echo.New()
+	f.Mount(e)
+	require.NoError(t, f.Start(context.Background()))
+	t.Cleanup(func() { _ = f.Stop(context.Background()) })
+
+	env.Ingest(inbox.Notification{Thread: thread, Source: "github", Kind: "ci-failure", Priority: inbox.PriorityUrgent, Summary: "CI failed"})
+	env.Pass()
+	hook := strings.TrimPrefix(srv.last().Body["webhook"].(string), "http://gw.example")
+	live, err := env.Runs.Live(context.Background(), thread)
+	require.NoError(t, err)
+	_, _, err = env.Runs.Close(context.Background(), thread, live.ID, agent.RunAborted, agent.CauseCrashed)
+	require.NoError(t, err)
+
+	srv.mu.Lock()
+	srv.status = "busy" // the server runs the thread (someone started a run there)
+	srv.mu.Unlock()
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, hook, strings.NewReader(`{"run_id":"run-1","status":"error"}`)))
+	require.Equal(t, http.StatusNoContent, rec.Code)
+	select {
+	case c := <-f.TestSignals.Checked.C():
+		require.True(t, c.Busy)
+	case <-time.After(15 * time.Second): // only bounds a deadlocked read
+		t.Fatal("the read never ended")
+	}
+	adopted, err := env.Runs.Live(context.Background(), thread)
+	require.NoError(t, err)
+	require.NotNil(t, adopted)
+	require.Equal(t, langgraph.Kind, adopted.Origin)
+	input, _ := json.Marshal(srv.last().Body["input"])
+	require.Contains(t, string(input), `recovered=\"true\"`, "the recovered signal went into the adopted run")
 }

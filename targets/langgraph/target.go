@@ -60,16 +60,11 @@ func New(f *Follower, opts ...Option) (*Target, error) {
 // it does a run busy's reject refuses.
 func (t *Target) Deliver(ctx context.Context, d agent.Handoff) (agent.Result, error) {
 	f := t.f
-	tr, unlock, err := f.lock(ctx, d.Thread)
+	ctx, tr, unlock, err := f.lock(ctx, d.Thread)
 	if err != nil {
 		return agent.Result{}, &agent.DeliveryError{Err: fmt.Errorf("deliver signal %s: %w", d.Signal.ID, err), Retry: true}
 	}
-	locked := true
-	defer func() {
-		if locked {
-			unlock()
-		}
-	}()
+	defer unlock()
 	if d.Behavior == agent.BehaviorWake && d.RunID != "" {
 		// Before the run starts: its answer goes where this wake came from.
 		f.woken(tr, d.RunID, d.ReplyTo)
@@ -83,7 +78,7 @@ func (t *Target) Deliver(ctx context.Context, d agent.Handoff) (agent.Result, er
 	case d.Behavior == agent.BehaviorPersist && running, d.NoWake && d.Behavior != agent.BehaviorPersist:
 		// A state write beside a run is lost to it (the run's next checkpoint does not
 		// see it), and an active thread's low-only summary never starts a run.
-		return t.hold(ctx, d, tr, unlock, &locked)
+		return t.hold(ctx, d)
 	case d.Behavior == agent.BehaviorPersist:
 		values, err := f.cfg.input.Render(inputData(d))
 		if err != nil {
@@ -91,14 +86,14 @@ func (t *Target) Deliver(ctx context.Context, d agent.Handoff) (agent.Result, er
 		}
 		return f.api.updateState(ctx, d.Thread, values)
 	case status == StatusInterrupted:
-		return t.hold(ctx, d, tr, unlock, &locked)
+		return t.hold(ctx, d)
 	}
 	strategy := f.cfg.Busy.Strategy(priorityOf(d))
 	if d.DeliverAs == inbox.DeliverAsQueued {
 		strategy = Enqueue // a queued message starts the next run, whatever runs now
 	}
 	if strategy == Reject && status == StatusBusy {
-		return t.hold(ctx, d, tr, unlock, &locked)
+		return t.hold(ctx, d)
 	}
 	input, err := f.cfg.input.Render(inputData(d))
 	if err != nil {
@@ -115,7 +110,7 @@ func (t *Target) Deliver(ctx context.Context, d agent.Handoff) (agent.Result, er
 	}
 	r, res, err := f.api.createRun(ctx, d.Thread, req)
 	if errors.Is(err, errBusy) {
-		return t.hold(ctx, d, tr, unlock, &locked)
+		return t.hold(ctx, d)
 	}
 	if err != nil {
 		return res, err
@@ -159,14 +154,11 @@ func (t *Target) threadStatus(ctx context.Context, d agent.Handoff, tr *tracked)
 
 // hold hands d back to wait until the thread is idle (agent.ErrHoldUntilIdle). A
 // thread the gateway holds no run on is given one first (the server runs it), so the
-// held signal waits for that run's end rather than coming straight back; the thread's
-// lock is let go for that, as opening a run may deliver recovered signals to it.
-func (t *Target) hold(ctx context.Context, d agent.Handoff, tr *tracked, unlock func(), locked *bool) (agent.Result, error) {
+// held signal waits for that run's end rather than coming straight back.
+func (t *Target) hold(ctx context.Context, d agent.Handoff) (agent.Result, error) {
 	f := t.f
 	f.check(d.Thread) // the read asks the interrupt's question and closes the run at the end
 	if d.RunID == "" {
-		*locked = false
-		unlock()
 		if _, _, err := f.runs.Open(ctx, d.Thread, Kind); err != nil {
 			return agent.Result{}, &agent.DeliveryError{Err: fmt.Errorf("open a run for the busy LangGraph thread: %w", err), Retry: true}
 		}
