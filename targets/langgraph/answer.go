@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
@@ -27,14 +26,21 @@ func AutoReplyID(runID string) string {
 
 // answer queues the final AI message of live, a run the gateway woke, as its reply when
 // the agent answers by itself (reply: auto), and reports whether the run's end may be
-// recorded: only once the answer is in the outbox (or needs none). False when the
-// follower stops first: the run stays open and the next start answers it.
+// recorded: only once the answer is in the outbox (or needs none), so an answer is never
+// held in memory alone. When the outbox cannot take it now (a failure of the gateway's
+// store) the run stays open, its lease renewed, and the next read (the next poll at the
+// latest) answers it again under the same reply id.
 func (f *Follower) answer(ctx context.Context, k inbox.ThreadKey, tr *tracked, live *agent.Run) bool {
 	if f.replies == nil || f.cfg.Reply != agent.ReplyAuto || live.Origin != agent.OriginWake {
 		return true
 	}
 	msgs, err := f.api.messages(ctx, k)
 	if err != nil {
+		if agent.DeliveryFailure(err).Retry {
+			f.log.Warn("read the run's answer; the run stays open until a later read", "thread", k.String(), "run_id", live.ID, "error", err.Error())
+			f.keep(ctx, k, tr, live)
+			return false
+		}
 		f.log.Warn("run's answer not read; no reply", "thread", k.String(), "run_id", live.ID, "error", err.Error())
 		return true
 	}
@@ -54,26 +60,9 @@ func (f *Follower) answer(ctx context.Context, k inbox.ThreadKey, tr *tracked, l
 	if woke.runID == live.ID {
 		req.ReplyTo = woke.to
 	}
-	return f.hold(ctx, k, tr, live, req)
-}
-
-// hold queues req, and while a failure of the gateway (the store) keeps the outbox
-// from taking it, tries again with backoff (the same id is the same reply), renewing
-// the run's lease meanwhile. False when ctx ends before the outbox has it.
-func (f *Follower) hold(ctx context.Context, k inbox.ThreadKey, tr *tracked, live *agent.Run, req reply.Request) bool {
-	wait := retryWait
-	for !f.queue(ctx, k, live.ID, req) {
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			f.log.Warn("run's answer not queued before the follower stopped; the run stays open and is answered at the next start",
-				"thread", k.String(), "run_id", live.ID, "reply_id", req.ID)
-			return false
-		case <-t.C:
-		}
+	if !f.queue(ctx, k, live.ID, req) {
 		f.keep(ctx, k, tr, live)
-		wait = min(wait*2, maxWait)
+		return false
 	}
 	return true
 }
@@ -90,7 +79,7 @@ func (f *Follower) queue(ctx context.Context, k inbox.ThreadKey, runID string, r
 	case refused:
 		f.log.Warn("run's answer refused by the outbox", "thread", k.String(), "run_id", runID, "error", err.Error())
 	default:
-		f.log.Warn("queue run's answer as a reply; retrying", "thread", k.String(), "run_id", runID, "error", err.Error())
+		f.log.Warn("queue run's answer as a reply; the run stays open until a later read", "thread", k.String(), "run_id", runID, "error", err.Error())
 		return false
 	}
 	return true

@@ -54,9 +54,6 @@ const (
 	heartbeatEvery = 15 * time.Second
 	// checkers is how many threads are read at once.
 	checkers = 8
-	// retryWait is the first wait before a reply the outbox did not take is queued again.
-	retryWait = 500 * time.Millisecond
-	maxWait   = 30 * time.Second
 )
 
 // Follower keeps one langgraph agent's threads' presence in step with the server: a
@@ -403,7 +400,7 @@ func (f *Follower) read(ctx context.Context, k inbox.ThreadKey) {
 	if t.Status == StatusError {
 		status, cause = agent.RunAborted, agent.CauseCrashed
 	} else if !f.answer(ctx, k, tr, live) {
-		return // stopping: the run stays open, for the next start to answer
+		return // the outbox or the server failed: the run stays open for a later read
 	}
 	c.Closed = f.end(ctx, k, tr, live, status, cause)
 }

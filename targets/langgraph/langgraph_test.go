@@ -22,6 +22,7 @@ import (
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/targets/langgraph"
@@ -69,6 +70,8 @@ func newFakeServer(t *testing.T, status string) *fakeServer {
 			_, _ = w.Write([]byte("Thread is already running a task."))
 		case strings.HasSuffix(r.URL.Path, "/runs"):
 			_, _ = w.Write([]byte(`{"run_id":"run-1","status":"pending"}`))
+		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/threads/") && strings.Count(r.URL.Path, "/") == 2:
+			_, _ = w.Write([]byte(`{"status":"` + status + `","values":{"messages":[{"type":"human","content":"x"},{"type":"ai","content":"all green"}]}}`))
 		case strings.HasSuffix(r.URL.Path, "/state"):
 			_, _ = w.Write([]byte(`{"checkpoint":{}}`))
 		default:
@@ -417,4 +420,64 @@ func TestAdoptedRunTakesRecoveredSignals(t *testing.T) {
 	require.Equal(t, langgraph.Kind, adopted.Origin)
 	input, _ := json.Marshal(srv.last().Body["input"])
 	require.Contains(t, string(input), `recovered=\"true\"`, "the recovered signal went into the adopted run")
+}
+
+// flakyReplies fails the first queue with a failure of the gateway, then takes replies.
+type flakyReplies struct {
+	mu     sync.Mutex
+	calls  int
+	queued []reply.Request
+}
+
+func (f *flakyReplies) Queue(_ context.Context, _ inbox.ThreadKey, req reply.Request) (reply.Reply, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	if f.calls == 1 {
+		return reply.Reply{}, errors.New("database is locked")
+	}
+	f.queued = append(f.queued, req)
+	return reply.Reply{ID: req.ID, Status: reply.StatusQueued}, nil
+}
+
+// A woken run's answer the outbox cannot take keeps the run open (never an answer held
+// in memory alone, nor a read holding the thread for long): the next read answers it,
+// under the same id, and closes it.
+func TestAnswerTheOutboxRefusedIsAnsweredByTheNextRead(t *testing.T) {
+	srv := newFakeServer(t, "idle")
+	c := langgraph.Config{URL: srv.srv.URL, AssistantID: "echo", CallbackURL: "http://gw.example", CallbackToken: "callback-token-0123456789"}
+	cfg := langgraph.Agent("support", c)
+	cfg.Token, cfg.Target.Reply = deliverytest.SupportToken, agent.ReplyAuto
+	replies := &flakyReplies{}
+	var f *langgraph.Follower
+	env := deliverytest.New(t, deliverytest.Config{Agents: []agent.Config{cfg},
+		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
+			f = langgraph.NewFollower(cfg, e.Runs, e.Notify, service.Base{}, langgraph.WithReplies(replies))
+			f.TestSignals.Checked.Init()
+			tg, err := langgraph.New(f)
+			require.NoError(t, err)
+			return map[string]delivery.Route{"support": delivery.RouteOf(cfg, tg)}
+		}})
+	e := echo.New()
+	f.Mount(e)
+	require.NoError(t, f.Start(context.Background()))
+	t.Cleanup(func() { _ = f.Stop(context.Background()) })
+	env.Ingest(inbox.Notification{Thread: thread, Source: "github", Kind: "ci-failure", Priority: inbox.PriorityUrgent, Summary: "CI failed"})
+	env.Pass()
+	live, err := env.Runs.Live(context.Background(), thread)
+	require.NoError(t, err)
+	hook := strings.TrimPrefix(srv.last().Body["webhook"].(string), "http://gw.example")
+	ended := func() langgraph.Check {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, hook, strings.NewReader(`{"run_id":"run-1","status":"success"}`)))
+		require.Equal(t, http.StatusNoContent, rec.Code)
+		return <-f.TestSignals.Checked.C()
+	}
+	require.False(t, ended().Closed, "the outbox failed: the run stays open")
+	still, err := env.Runs.Live(context.Background(), thread)
+	require.NoError(t, err)
+	require.Equal(t, live.ID, still.ID)
+	require.True(t, ended().Closed)
+	require.Equal(t, []reply.Request{{ID: langgraph.AutoReplyID(live.ID), Text: "all green"}}, replies.queued)
 }
