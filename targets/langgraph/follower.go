@@ -3,7 +3,6 @@ package langgraph
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -547,6 +546,3 @@ func (f *Follower) graphID(ctx context.Context) string {
 	f.mu.Unlock()
 	return g
 }
-
-// errStopped: the follower is not running.
-var errStopped = errors.New("langgraph follower not running")
