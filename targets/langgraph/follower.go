@@ -492,10 +492,14 @@ func (f *Follower) ask(ctx context.Context, k inbox.ThreadKey, tr *tracked, gate
 	var ids []string
 	for _, p := range pending {
 		ids = append(ids, p.ID)
-		if containsID(tr.asked, p.ID) || f.questions == nil {
-			continue
+		switch {
+		case containsID(tr.asked, p.ID):
+		case f.questions == nil:
+			f.log.Warn("the thread waits on an interrupt and approvals are off: it stays busy until answered in LangGraph",
+				"thread", k.String(), "interrupt_id", p.ID)
+		default:
+			f.questions.Question(ctx, approval.OriginLangGraph, k, gatewayRun, p.ID, InterruptTool, p.Value)
 		}
-		f.questions.Question(ctx, approval.OriginLangGraph, k, gatewayRun, p.ID, InterruptTool, p.Value)
 	}
 	f.asked(ctx, k, tr, ids)
 }
