@@ -27,7 +27,7 @@ type Kinds struct {
 // OpenAPI returns the OpenAPI 3.1 document of everything the gateway serves over HTTP:
 // the admin API, the agent API, the ingest endpoints and operations. It is built in Go
 // (no generated file to keep in sync) and checked against the registered routes by the
-// tests of cmd/gateway. The schemas' source enums and replyTo's fields come from k.
+// tests of package gateway. The schemas' source enums and replyTo's fields come from k.
 func OpenAPI(k Kinds) ([]byte, error) {
 	replies, err := replySchemas(k.Places)
 	if err != nil {

@@ -98,7 +98,7 @@ type Streamer interface {
 	ServeStream(c echo.Context, k inbox.ThreadKey) error
 }
 
-// Sessions keeps console sign-ins server-side (*store.Store, shared by replicas on
+// Sessions keeps console sign-ins server-side (*store.DB, shared by replicas on
 // PostgreSQL): a cookie is a session only while its row lives, so a sign-out ends it
 // for every copy of the cookie.
 type Sessions interface {

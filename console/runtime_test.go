@@ -10,6 +10,7 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -30,7 +31,7 @@ func (f *fakeRuntimes) RuntimeRun(context.Context, inbox.ThreadKey) (agent.Runti
 func TestThreadPageShowsTheRuntimesRun(t *testing.T) {
 	rt := &fakeRuntimes{ok: true, run: agent.RuntimeRun{Kind: "langgraph", Thread: "6f1c1c1e-0000-4000-8000-000000000001",
 		Status: "busy", Run: "01a2524a-<b>", RunStatus: "running", Waiting: []string{"intr-1"}}}
-	f := newFixtureOn(t, testTokens, storetest.OpenSQLite(t), func(d *Deps) { d.Runtimes = rt })
+	f := newFixtureOn(t, testTokens, store.NewConsoleSessions(storetest.OpenSQLite(t)), func(d *Deps) { d.Runtimes = rt })
 	ops := f.signIn(opsToken)
 	page := f.do(http.MethodGet, threadURL(repliesThread), nil, ops, nil)
 	require.Equal(t, http.StatusOK, page.status, page.body)

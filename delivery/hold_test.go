@@ -12,6 +12,7 @@ import (
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -57,10 +58,10 @@ func heldSignalGoesOutWhenIdle(t *testing.T, b storetest.Backend) {
 	for _, f := range env.Log(k) {
 		require.NotEqual(t, agent.EventSignal, f.Event, "nothing was logged as sent")
 	}
-	attempts, err := env.Store.ListAttempts(ctx, delivery.AttemptFilter{Thread: &k})
+	attempts, err := store.NewAdmin(env.Store).ListAttempts(ctx, delivery.AttemptFilter{Thread: &k})
 	require.NoError(t, err)
 	require.Empty(t, attempts)
-	states, err := env.Store.TargetStates(ctx)
+	states, err := store.NewTargets(env.Store).TargetStates(ctx)
 	require.NoError(t, err)
 	for _, st := range states {
 		require.Zero(t, st.Failures, "a hold is not the target failing")

@@ -7,7 +7,8 @@
 //   A human message containing "fail-run" makes the node throw (the run ends in error);
 //   one containing "ask-user" makes it call interrupt() first and echo the resume value.
 //   Each answer's response_metadata.node_started_at is when its node began (epoch ms),
-//   and context.started_url, when given, is POSTed {text, at} as the node begins.
+//   and context.started_url, when given, is POSTed {text, at} as the node begins; the node
+//   goes on once that POST is answered (a test holds a run live by answering late).
 // ask: a MessagesState graph whose node always calls interrupt({question, last}) and, once
 //   resumed with Command({resume}), appends the AI message "answer: <resume>".
 import { AIMessage } from '@langchain/core/messages';
@@ -43,7 +44,8 @@ async function announce(config, text, at) {
   const url = config?.context?.started_url;
   if (!url) return;
   try {
-    await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, at }) });
+    // A test may hold the node by answering late; a cancelled run lets go.
+    await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, at }), signal: config?.signal });
   } catch {}
 }
 

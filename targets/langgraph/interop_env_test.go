@@ -40,16 +40,21 @@ type lgEnv struct {
 	hooks    *httptest.Server // the gateway's webhook endpoint
 	// begun receives the text of each graph node that began (context.started_url).
 	begun chan string
+	// release lets the nodes envOptions.hold holds go on (and every later one).
+	release func()
 }
 
 // envOptions vary an lgEnv.
 type envOptions struct {
 	settings  langgraph.Config // url, callback_url and callback_token are filled in
 	noWebhook bool             // polling alone
-	reply     string
-	backend   *storetest.Backend
-	policy    inbox.PolicyConfig
-	lease     time.Duration
+	// hold keeps every graph node in its announcement until release: a run stays live for
+	// as long as the test needs it, whatever the machine's speed.
+	hold    bool
+	reply   string
+	backend *storetest.Backend
+	policy  inbox.PolicyConfig
+	lease   time.Duration
 }
 
 func newEnv(t *testing.T, base string, o envOptions) *lgEnv {
@@ -71,13 +76,23 @@ func newEnv(t *testing.T, base string, o envOptions) *lgEnv {
 	}))
 	t.Cleanup(e.hooks.Close)
 	e.begun = make(chan string, 64)
+	released := make(chan struct{})
+	var once sync.Once
+	e.release = func() { once.Do(func() { close(released) }) }
 	announced := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body struct{ Text string }
 		_ = json.NewDecoder(r.Body).Decode(&body)
 		e.begun <- body.Text
+		if o.hold {
+			select {
+			case <-released:
+			case <-r.Context().Done(): // the run was cancelled
+			}
+		}
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(announced.Close)
+	t.Cleanup(e.release) // before the server closes: Close waits for held requests
 	s := o.settings
 	ctxOpts := map[string]any{"started_url": announced.URL}
 	for k, v := range s.Context {

@@ -14,6 +14,7 @@ import (
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/targets/langgraph"
 	"github.com/signalgate/signalgate/targets/langgraph/langgraphtest"
 )
@@ -22,11 +23,13 @@ import (
 // one server process for every case.
 func TestRealLangGraph(t *testing.T) {
 	base := langgraphtest.Server(t)
-	slow := langgraph.Config{Context: map[string]any{"delay_ms": 1000}}
+	// held runs stay live until the test releases them (envOptions.hold); tag shows that
+	// target.context goes with each run.
+	held := langgraph.Config{Context: map[string]any{"tag": "held"}}
 
 	t.Run("an idle thread's wake is one run with the signal's XML, its end closes the run", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, base, envOptions{settings: slow})
+		e := newEnv(t, base, envOptions{settings: held, hold: true})
 		k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "wake"}
 		e.note(k, inbox.PriorityUrgent, "CI failed on main")
 		first := e.waitSignals(k, 1)[0]
@@ -47,8 +50,9 @@ func TestRealLangGraph(t *testing.T) {
 		require.Equal(t, first.Signal.ID, input.Messages[0].ID)
 		require.Equal(t, first.Signal.ID, runs[0].Metadata[langgraph.MetaSignal])
 		require.Equal(t, first.RunID, runs[0].Metadata[langgraph.MetaRun])
-		require.EqualValues(t, 1000, runs[0].Kwargs.Context["delay_ms"], "target.context goes with the run")
+		require.Equal(t, "held", runs[0].Kwargs.Context["tag"], "target.context goes with the run")
 
+		e.release()
 		require.Equal(t, agent.RunFinished, e.waitClosed(k, first.RunID), "the run's webhook ends the gateway run")
 		th := e.lgThread(k)
 		require.Equal(t, "idle", th.Status)
@@ -60,10 +64,11 @@ func TestRealLangGraph(t *testing.T) {
 
 	t.Run("a signal for a running thread is a run enqueued behind it (busy default)", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, base, envOptions{settings: slow, policy: deliverAll()})
+		e := newEnv(t, base, envOptions{settings: held, hold: true, policy: deliverAll()})
 		k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "enqueue"}
 		e.note(k, inbox.PriorityHigh, "first failure")
 		first := e.waitSignals(k, 1)[0]
+		e.begins("first failure")
 		e.note(k, inbox.PriorityMedium, "second failure")
 		second := e.waitSignals(k, 2)[1]
 		require.Equal(t, agent.BehaviorDeliver, second.Behavior)
@@ -72,6 +77,7 @@ func TestRealLangGraph(t *testing.T) {
 		require.Len(t, runs, 2)
 		require.Equal(t, langgraph.Enqueue, runs[1].MultitaskStrategy)
 
+		e.release()
 		require.Equal(t, agent.RunFinished, e.waitClosed(k, first.RunID), "closed once both runs ended")
 		require.Equal(t, []string{"human: " + first.XML, "ai: echo: " + first.XML, "human: " + second.XML, "ai: echo: " + second.XML},
 			e.lgThread(k).texts())
@@ -82,7 +88,7 @@ func TestRealLangGraph(t *testing.T) {
 
 	t.Run("an urgent signal interrupts the run in flight (busy default)", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, base, envOptions{settings: langgraph.Config{Context: map[string]any{"delay_ms": 3000}}})
+		e := newEnv(t, base, envOptions{settings: held, hold: true})
 		k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "interrupt"}
 		e.note(k, inbox.PriorityMedium, "slow work")
 		first := e.waitSignals(k, 1)[0]
@@ -93,6 +99,9 @@ func TestRealLangGraph(t *testing.T) {
 		runs := e.lgRuns(k)
 		require.Len(t, runs, 2)
 		require.Equal(t, langgraph.Interrupt, runs[1].MultitaskStrategy)
+		// The urgent run begins once the first is cancelled (its held node let go).
+		e.begins("production is down")
+		e.release()
 		require.Equal(t, agent.RunFinished, e.waitClosed(k, first.RunID))
 		runs = e.lgRuns(k)
 		require.Equal(t, "interrupted", runs[0].Status, "the first run was cancelled")
@@ -103,9 +112,9 @@ func TestRealLangGraph(t *testing.T) {
 
 	t.Run("reject holds the signal until the run ends, then it wakes the thread", func(t *testing.T) {
 		t.Parallel()
-		settings := slow
+		settings := held
 		settings.Busy = langgraph.Busy{Default: langgraph.Reject}
-		e := newEnv(t, base, envOptions{settings: settings})
+		e := newEnv(t, base, envOptions{settings: settings, hold: true})
 		k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "reject"}
 		e.note(k, inbox.PriorityUrgent, "first page")
 		first := e.waitSignals(k, 1)[0]
@@ -117,6 +126,7 @@ func TestRealLangGraph(t *testing.T) {
 		require.Len(t, e.lgRuns(k), 1, "no run while one is in flight")
 		require.Zero(t, e.env.Record(id).Attempts, "a hold is not an attempt")
 
+		e.release()
 		second := e.waitSignals(k, 2)[1]
 		require.Equal(t, agent.RunFinished, e.waitClosed(k, first.RunID))
 		require.Equal(t, agent.BehaviorWake, second.Behavior, "the held signal wakes the idle thread")
@@ -129,14 +139,17 @@ func TestRealLangGraph(t *testing.T) {
 
 	t.Run("high while running: a summary now, the held notification once the run ends", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, base, envOptions{settings: slow, policy: inbox.PolicyConfig{SummaryInterval: 10 * time.Millisecond}})
+		e := newEnv(t, base, envOptions{settings: held, hold: true, policy: inbox.PolicyConfig{SummaryInterval: 10 * time.Millisecond}})
 		k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "held"}
 		e.note(k, inbox.PriorityUrgent, "check failed")
 		first := e.waitSignals(k, 1)[0]
+		e.begins("check failed")
 		e.note(k, inbox.PriorityHigh, "review requested")
+		summary := e.waitSignals(k, 2)[1]
+		require.Equal(t, agent.TagNotificationSummary, summary.Signal.TagName)
+		require.Equal(t, agent.BehaviorDeliver, summary.Behavior, "the summary goes into the running thread")
+		e.release()
 		frames := e.waitSignals(k, 3)
-		require.Equal(t, agent.TagNotificationSummary, frames[1].Signal.TagName)
-		require.Equal(t, agent.BehaviorDeliver, frames[1].Behavior, "the summary goes into the running thread")
 		require.Equal(t, agent.RunFinished, e.waitClosed(k, first.RunID))
 		full := frames[2]
 		require.Equal(t, agent.TagNotification, full.Signal.TagName)
@@ -189,7 +202,7 @@ func TestRealLangGraph(t *testing.T) {
 		first := e.waitSignals(k, 1)[0]
 		require.Equal(t, agent.RunAborted, e.waitClosed(k, first.RunID))
 		require.Equal(t, "error", e.lgThread(k).Status)
-		pending, err := e.env.Store.PendingRecoveries(context.Background(), k, 10)
+		pending, err := store.NewQueue(e.env.Store).PendingRecoveries(context.Background(), k, 10)
 		require.NoError(t, err)
 		require.Empty(t, pending, "the failed run's input is in LangGraph's state: not sent again")
 		e.note(k, inbox.PriorityUrgent, "after the failure")
@@ -212,7 +225,7 @@ func TestRealLangGraph(t *testing.T) {
 	t.Run("a logged signal is written into the thread's state without a run", func(t *testing.T) {
 		t.Parallel()
 		policy := inbox.PolicyConfig{Priorities: map[inbox.Priority]inbox.ActionSpec{inbox.PriorityLow: {Action: inbox.ActionLog}}}
-		e := newEnv(t, base, envOptions{settings: slow, policy: policy})
+		e := newEnv(t, base, envOptions{settings: held, policy: policy})
 		k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "logged"}
 		e.note(k, inbox.PriorityLow, "for the record")
 		logged := e.waitSignals(k, 1)[0]
@@ -224,7 +237,7 @@ func TestRealLangGraph(t *testing.T) {
 
 	t.Run("the webhook endpoint takes only URLs the gateway signed", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, base, envOptions{settings: slow})
+		e := newEnv(t, base, envOptions{settings: held})
 		path := e.hooks.URL + langgraph.WebhookPath("support")
 		for _, tc := range []struct {
 			query string
