@@ -2,7 +2,7 @@ package admin
 
 func paths() obj {
 	out := obj{}
-	for _, group := range []obj{adminPaths(), agentPaths(), ingestPaths(), operationPaths(), approvalPaths(), messagePaths(), replyPaths(), watchPaths(), schedulePaths(), silencePaths()} {
+	for _, group := range []obj{adminPaths(), agentPaths(), ingestPaths(), operationPaths(), approvalPaths(), hookPaths(), messagePaths(), replyPaths(), watchPaths(), schedulePaths(), silencePaths(), runtimePaths()} {
 		for k, v := range group {
 			out[k] = v
 		}

@@ -34,6 +34,12 @@ func (e *DeliveryError) Error() string {
 
 func (e *DeliveryError) Unwrap() error { return e.Err }
 
+// ErrHoldUntilIdle is a target's answer that its runtime takes the signal only once the
+// thread is idle (it waits on a person, or refuses a run beside the one it runs): the
+// dispatcher sends it again in full when the thread turns idle, counting neither an
+// attempt nor a failure of the target.
+var ErrHoldUntilIdle = errors.New("the runtime takes the signal once the thread is idle")
+
 // DeliveryFailure reads err (nil: delivered) as the failure it reports, found anywhere in
 // err's chain; an error of another type is a permanent failure without a status.
 func DeliveryFailure(err error) DeliveryError {

@@ -75,6 +75,23 @@ type ThreadAborter interface {
 	AbortThread(ctx context.Context, k inbox.ThreadKey, clearPendingSignals bool) error
 }
 
+// RuntimeRun is what a runtime that reports its runs says of a thread right now (the
+// console shows it beside the gateway's run).
+type RuntimeRun struct {
+	Kind      string   // the target kind
+	Thread    string   // the runtime's own id of the thread
+	Status    string   // the runtime's word for the thread's state
+	Run       string   // the run (or task) it runs, "" for none
+	RunStatus string   // that run's status
+	Waiting   []string // what it waits on people for (interrupt or question ids)
+}
+
+// RuntimeRuns reads a thread from its runtime; ok is false for an agent whose runtime
+// cannot say.
+type RuntimeRuns interface {
+	RuntimeRun(ctx context.Context, k inbox.ThreadKey) (run RuntimeRun, ok bool, err error)
+}
+
 // Service is what agents may do on their threads, whatever the front (the agent API,
 // MCP): authenticate, read and move their inbox, create notifications, send signals,
 // open and finish runs, ask for approvals.

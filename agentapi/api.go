@@ -109,6 +109,7 @@ func (a *API) Mount(e *echo.Echo) {
 	g.POST("/runs", a.thread(a.openRun))
 	g.POST("/runs/:runId/heartbeat", a.thread(a.heartbeat))
 	g.POST("/runs/:runId/finish", a.thread(a.finishRun))
+	g.POST("/hooks/claude-code", a.thread(a.claudeCodeHook))
 	g.POST("/signals", a.thread(a.sendSignal))
 	g.POST("/notifications", a.thread(a.createNotification))
 	g.GET("/notifications", a.thread(a.listNotifications))

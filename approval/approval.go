@@ -44,6 +44,9 @@ func (s Status) Valid() bool {
 const (
 	OriginMastra = "mastra" // a Mastra run suspended on tool-call-approval
 	OriginAPI    = "api"    // POST …/approvals on the agent API
+	// OriginLangGraph: a LangGraph thread interrupted by interrupt() (a question; the
+	// call id is the interrupt's id).
+	OriginLangGraph = "langgraph"
 )
 
 // Kinds: what the call waits for.

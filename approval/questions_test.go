@@ -178,3 +178,43 @@ func TestQuestionNotDelivered(t *testing.T) {
 	require.Equal(t, approval.StatusExpired, e.get(t, late.ID).Status)
 	require.Empty(t, e.resumer.calls)
 }
+
+// A runtime's interrupt (a LangGraph thread waiting on interrupt()) is a question of its
+// origin: asked by two replicas reading the same thread at once it is recorded and
+// posted once, a string payload is its text, and the reply resumes it through the
+// runtime.
+func TestRuntimeQuestionOnceAcrossReplicas(t *testing.T) {
+	eachStore(t, approval.Config{Channel: "C0APPROVE"}, func(t *testing.T, e *env) {
+		second := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE", "S0OPS"}},
+			approval.Deps{Store: store.NewApprovals(e.st), Places: store.NewApprovals(e.st), Slack: e.slack, Resumer: e.resumer, Emitter: e.emitter,
+				Base: service.Base{Now: func() time.Time { return t0 }}})
+		relay := approval.NewRelay()
+		var wg sync.WaitGroup
+		for _, ask := range []func(){
+			func() {
+				e.svc.Question(context.Background(), approval.OriginLangGraph, k, "gw-run-1", "intr-1", "interrupt", json.RawMessage(`"Deploy to prod?"`))
+			},
+			func() {
+				second.Question(context.Background(), approval.OriginLangGraph, k, "gw-run-1", "intr-1", "interrupt", json.RawMessage(`"Deploy to prod?"`))
+			},
+			func() { // nobody listens to this relay: nothing happens
+				relay.Question(context.Background(), approval.OriginLangGraph, k, "gw-run-1", "intr-1", "interrupt", nil)
+			},
+		} {
+			wg.Add(1)
+			go func() { defer wg.Done(); ask() }()
+		}
+		wg.Wait()
+		require.Len(t, e.slack.posts, 1, "posted once")
+		page, _, err := store.NewApprovals(e.st).ListApprovals(context.Background(), approval.Filter{})
+		require.NoError(t, err)
+		require.Len(t, page, 1)
+		q := page[0]
+		require.Equal(t, approval.OriginLangGraph, q.Origin)
+		require.Equal(t, approval.KindQuestion, q.Kind)
+		require.Equal(t, "Deploy to prod?", q.Description)
+		require.Equal(t, "intr-1", q.ToolCallID)
+		require.Empty(t, e.answer(t, reply("U0JANE", "yes")))
+		require.Equal(t, []string{"intr-1 answered yes"}, e.resumer.calls)
+	})
+}

@@ -56,6 +56,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		return sendCmd(ctx, args, stdout, stderr, lookup)
 	case "tail":
 		return tailCmd(ctx, args, stdout, stderr, lookup)
+	case "channel":
+		return channelCmd(ctx, args, os.Stdin, stdout, stderr, lookup, version)
 	case "runs":
 		return runsCmd(ctx, args, stdout, stderr, lookup)
 	case "reload":
@@ -98,6 +100,7 @@ Commands:
   send      post a notification to an agent thread (agent API)
   deliver   sign and post a connector's sample event, as its sender would, and show what the gateway did
   tail      follow an agent thread's stream in the terminal (agent API)
+  channel   a Claude Code channel: an MCP server pushing a thread's signals into the session
   runs finish      end an agent thread's run, as the agent does when its turn is done (agent API)
   slack manifest   print a Slack app manifest for a Slack connector
   github webhook   print the GitHub webhook settings for a GitHub connector

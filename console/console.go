@@ -123,8 +123,10 @@ type Deps struct {
 	// filter), and Places say how the kinds that answer describe where (replies).
 	Sources []string
 	Places  reply.Places
-	Log     *slog.Logger
-	Now     func() time.Time
+	// Runtimes reads a thread from its agent's runtime (nil: no page shows one).
+	Runtimes agent.RuntimeRuns
+	Log      *slog.Logger
+	Now      func() time.Time
 }
 
 //go:embed templates/*.html

@@ -433,6 +433,13 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 		endDeliver(span, false, true, att.Error) // shutting down: sent again later, not counted
 		return false
 	}
+	if errors.Is(err, agent.ErrHoldUntilIdle) {
+		// Not a failure: the runtime takes it once the thread is idle (it waits on a
+		// person, or refuses a second run). It goes in full at the idle transition.
+		endDeliver(span, false, true, att.Error)
+		d.holdUntilIdle(o, it)
+		return true
+	}
 	if err == nil {
 		endDeliver(span, true, false, "")
 		if d.health.succeeded(ctx, o.Thread.Agent, o.Now) {
@@ -557,6 +564,15 @@ func (d *Dispatcher) hold(o *Outcome, it item, reason string) {
 			Reason: why + "; " + reason + " → held for the next summary"})
 	}
 	d.log.Debug("wake held", "thread", o.Thread.String(), "records", len(it.records), "reason", reason)
+}
+
+// holdUntilIdle reschedules an item's records to go in full when the thread turns idle
+// (the store makes them due at that transition, or at once when it happened meanwhile).
+func (d *Dispatcher) holdUntilIdle(o *Outcome, it item) {
+	for _, r := range it.records {
+		o.Reschedules = append(o.Reschedules, Reschedule{RecordID: r.ID, UpdatedAt: r.UpdatedAt, Coalesced: r.CoalescedCount, FullWhenIdle: true})
+	}
+	d.log.Debug("held until the thread is idle", "thread", o.Thread.String(), "signal_id", it.signal.ID, "records", len(it.records))
 }
 
 // postpone reschedules the records of items not attempted in this pass.

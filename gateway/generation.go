@@ -175,7 +175,8 @@ func (gw *Gateway) build(cfg *Config, policy *inbox.Policy) (*Generation, error)
 	adm.Mount(e)
 	e.POST(admin.ReloadPath, adm.Guard(admin.ScopeWrite, gw.serveReload))
 	con, err := console.New(gw.consoleConfig(cfg), console.Deps{Admin: adm, Stream: g.api, Sessions: store.NewConsoleSessions(st), Tokens: cfg.Admin.Tokens,
-		Agents: cfg.AgentIDs(), Connectors: deps.Connectors, Sources: deps.Sources, Places: deps.Places, Log: gw.Log, Now: gw.Now})
+		Agents: cfg.AgentIDs(), Connectors: deps.Connectors, Sources: deps.Sources, Places: deps.Places, Runtimes: runtimes,
+		Log: gw.Log, Now: gw.Now})
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,10 @@
 package gateway
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -9,25 +12,39 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/store/storetest"
 )
 
 // TestOpenAPIMatchesMain builds the whole gateway with every kind of connector and
 // checks its registered routes against the served document, both ways: a route the
 // document lacks fails, and so does a documented path nothing serves.
 func TestOpenAPIMatchesMain(t *testing.T) {
-	m := startMain(t, `
+	// A langgraph agent with webhooks mounts its kind's endpoint.
+	path := writeConfig(t, t.TempDir(), `
 admin: { tokens: [ { name: ops, token: "ops-token-0123456789", scopes: [read, write] } ] }
 connectors:
   github: [ { name: acme, secret: "gh-secret-0123456789" } ]
   slack: [ { name: acme, signing_secret: "slack-secret-0123456" } ]
   generic: [ { name: billing, secret: "`+billingSecret+`" } ]
 `)
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	raw = bytes.Replace(raw, []byte("agents: [ { id: coder, token: dev-only-coder-token } ]"), []byte(`agents:
+  - { id: coder, token: dev-only-coder-token }
+  - id: graph
+    target: { kind: langgraph, url: "http://127.0.0.1:9", assistant_id: a, callback_url: "http://127.0.0.1:8080", callback_token: "callback-token-0123456789" }`), 1)
+	require.NoError(t, os.WriteFile(path, raw, 0o600))
+	cfg, err := LoadConfig(path, noEnv)
+	require.NoError(t, err)
+	m := New(cfg, storetest.Logger(t))
+	require.NoError(t, m.Open(context.Background()))
+	t.Cleanup(func() { require.NoError(t, m.Close()) })
 	routes := m.Server.Echo().Routes()
 	missing, err := admin.MissingFromOpenAPI(routes)
 	require.NoError(t, err)
 	require.Empty(t, missing, "routes the OpenAPI document does not describe")
 
-	raw, err := admin.OpenAPI(admin.Kinds{})
+	raw, err = admin.OpenAPI(admin.Kinds{})
 	require.NoError(t, err)
 	var doc struct {
 		Paths map[string]map[string]any `json:"paths"`

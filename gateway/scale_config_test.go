@@ -30,4 +30,11 @@ func TestLoadScenarioConfig(t *testing.T) {
 	cfg, err := ParseConfig("load.yaml", []byte(raw), func(string) (string, bool) { return "", false })
 	require.NoError(t, err)
 	require.Len(t, cfg.Routes, 3)
+
+	// With a LangGraph runtime (loadgen --target langgraph) too.
+	sc := load.DefaultScenario()
+	sc.LangGraph = &load.LangGraph{URL: "http://127.0.0.1:18625", CallbackURL: "http://127.0.0.1:8080"}
+	cfg, err = ParseConfig("load.yaml", []byte("server: { listen: \"127.0.0.1:0\" }\n"+sc.GatewayConfig()), func(string) (string, bool) { return "", false })
+	require.NoError(t, err)
+	require.Equal(t, "langgraph", cfg.Agents[0].Target.Kind)
 }

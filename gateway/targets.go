@@ -19,6 +19,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/targets/langgraph"
 	"github.com/signalgate/signalgate/targets/mastra"
 	"github.com/signalgate/signalgate/targets/webhook"
 )
@@ -86,6 +87,35 @@ func builtinTargets() []targetKind {
 			},
 			Probe: func(ctx context.Context, a agent.Config, c webhook.Config, key string, hc *http.Client) (string, error) {
 				return webhook.Probe(ctx, hc, c, a.Target.Timeout, key)
+			},
+		},
+		TargetKind[langgraph.Config]{
+			Kind:      langgraph.Kind,
+			Presence:  langgraph.PresenceSource,
+			Recovery:  langgraph.Recovery,
+			AutoReply: true,
+			Describe:  langgraph.Config.Describe,
+			Build: func(a agent.Config, _ langgraph.Config, b targetBuild) (delivery.Route, []background, error) {
+				var opts []langgraph.FollowerOption
+				if b.approvals != nil {
+					opts = append(opts, langgraph.WithQuestions(b.approvals))
+				}
+				if b.replies != nil {
+					opts = append(opts, langgraph.WithReplies(b.replies))
+				}
+				f := langgraph.NewFollower(a, b.runs, b.notify, service.Base{Logger: b.log}, opts...)
+				t, err := langgraph.New(f, langgraph.WithTracerProvider(b.traces))
+				if err != nil {
+					return delivery.Route{}, nil, err
+				}
+				return b.route(a, t), []background{f}, nil
+			},
+			Probe: func(ctx context.Context, a agent.Config, c langgraph.Config, key string, hc *http.Client) (string, error) {
+				return langgraph.Probe(ctx, hc, c, a.Target.Timeout, key)
+			},
+			Runtime: func(agents []agent.Config, hc *http.Client) runtimeClients {
+				c := langgraph.NewClient(agents, hc)
+				return runtimeClients{Aborter: c, Resumer: c, Runs: c}
 			},
 		},
 	}
@@ -246,10 +276,12 @@ func (b targetBuild) route(a agent.Config, t delivery.Target) delivery.Route {
 	return r
 }
 
-// runtimeClients are what a kind's Runtime gives: either may be nil.
+// runtimeClients are what a kind's Runtime gives: any may be nil.
 type runtimeClients struct {
 	Aborter agent.ThreadAborter
 	Resumer approval.Resumer
+	// Runs reads a thread from the runtime (the console's thread page).
+	Runs agent.RuntimeRuns
 }
 
 // mounter is a part that serves HTTP on the gateway's router.
@@ -542,6 +574,7 @@ type agentRuntimes map[string]runtimeClients
 var (
 	_ agent.ThreadAborter = agentRuntimes(nil)
 	_ approval.Resumer    = agentRuntimes(nil)
+	_ agent.RuntimeRuns   = agentRuntimes(nil)
 )
 
 // AbortThread aborts the runtime's run of k; a runtime without aborts holds none.
@@ -550,6 +583,14 @@ func (r agentRuntimes) AbortThread(ctx context.Context, k inbox.ThreadKey, clear
 		return a.AbortThread(ctx, k, clearPendingSignals)
 	}
 	return nil
+}
+
+// RuntimeRun reads k from its agent's runtime; ok is false for a kind that cannot say.
+func (r agentRuntimes) RuntimeRun(ctx context.Context, k inbox.ThreadKey) (agent.RuntimeRun, bool, error) {
+	if rr := r[k.Agent].Runs; rr != nil {
+		return rr.RuntimeRun(ctx, k)
+	}
+	return agent.RuntimeRun{}, false, nil
 }
 
 // SendToolApproval answers a call k's runtime suspended for approval.

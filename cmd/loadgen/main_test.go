@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -41,4 +43,16 @@ func TestStormConfigShipped(t *testing.T) {
 	errOut.Reset()
 	require.Equal(t, 2, stormConfig([]string{"--shipped", "--config", "no-such.yaml"}, io.Discard, &errOut))
 	require.Contains(t, errOut.String(), "no-such.yaml")
+}
+
+// `loadgen config --target langgraph` points the scenario's agent at the counting proxy,
+// its webhooks at the gateway; an unknown target is refused.
+func TestConfigTargetLangGraph(t *testing.T) {
+	var out, errOut strings.Builder
+	code := run(context.Background(), []string{"config", "--target", "langgraph", "--langgraph-proxy", "127.0.0.1:19001",
+		"--callback-url", "http://127.0.0.1:19002"}, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	require.Contains(t, out.String(), `target: { kind: langgraph, url: "http://127.0.0.1:19001", assistant_id: echo, callback_url: "http://127.0.0.1:19002"`)
+	require.Equal(t, 2, run(context.Background(), []string{"config", "--target", "mastra"}, &out, &errOut))
+	require.Contains(t, errOut.String(), `--target: unknown "mastra"`)
 }
