@@ -154,7 +154,7 @@ func TestExplainBadInput(t *testing.T) {
 		msg  string
 	}{
 		{`{`, http.StatusBadRequest, "request body: want a JSON object with eventId, or source, connector, headers and body"},
-		{map[string]any{}, http.StatusBadRequest, "source: required (github, slack, email, generic or alertmanager), or give eventId"},
+		{map[string]any{}, http.StatusBadRequest, "source: required (github, slack, email, generic, alertmanager or linear), or give eventId"},
 		{map[string]any{"source": "jira", "connector": "x", "body": "{}"}, http.StatusBadRequest, `source: no connector parses "jira" events`},
 		{map[string]any{"source": "generic", "body": "{}"}, http.StatusBadRequest, "connector: required: the configured connector name"},
 		{map[string]any{"source": "generic", "connector": "billing"}, http.StatusBadRequest,
