@@ -17,6 +17,7 @@ import (
 	"github.com/signalgate/signalgate/connectors/alertmanager"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/connectors/linear"
 	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/connectors/slack/webapitest"
 	"github.com/signalgate/signalgate/store/storetest"
@@ -28,10 +29,11 @@ func TestReplyProvenanceFromTheKindsTable(t *testing.T) {
 	c, err := ParseConfig("c.yaml", []byte("agents: [ { id: a, token: dev-only-a-token-0123456789 } ]\n"), noEnv)
 	require.NoError(t, err)
 	require.Equal(t, agent.ReplyProvenance{
-		github.Source:       {github.VerifiedBy},
+		github.Source:       {github.VerifiedBy, github.VerifiedByAPI},
 		slack.Source:        {slack.VerifiedBySignature, slack.VerifiedBySocketMode},
 		email.Source:        {email.VerifiedBy},
 		alertmanager.Source: alertmanager.VerifiedBy,
+		linear.Source:       {linear.VerifiedBy},
 	}, c.replyProvenance())
 	for _, k := range builtinKinds() {
 		row := reflect.ValueOf(k)
