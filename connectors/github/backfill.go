@@ -190,6 +190,13 @@ func (b *Backfiller) run(ctx context.Context, now time.Time, pass *BackfillPass)
 	if err != nil {
 		return err
 	}
+	// Fresh clients each pass: go-github remembers a rate limit by the wall clock, while
+	// the pass keeps its own (notBefore, by the injected clock).
+	conn, err := newReplyConn(b.cfg)
+	if err != nil {
+		return err
+	}
+	b.conn = conn
 	budget := b.cfg.Backfill.MaxRequests
 	for _, hk := range b.hooks {
 		more, err := b.hook(ctx, hk, floor, now, &budget, pass)

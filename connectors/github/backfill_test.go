@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -272,4 +273,53 @@ func TestBackfillConfigRefusals(t *testing.T) {
 	c.Backfill = &BackfillConfig{Hooks: []string{"acme:1"}}
 	d := c.WithDefaults().Backfill
 	assert.Equal(t, BackfillConfig{Hooks: []string{"acme:1"}, Interval: DefaultBackfillInterval, Window: MaxBackfillWindow, MaxRequests: DefaultBackfillRequests}, *d)
+}
+
+// An App connector reads its App's hook with the App's JWT. GitHub's secondary rate
+// limit stops a pass: no request until its Retry-After has passed, then the pass
+// resumes from the hook's cursor and ingests what it had not.
+func TestBackfillAppHookHonoursSecondaryRateLimit(t *testing.T) {
+	ctx := context.Background()
+	f := newFakeHooks(t)
+	key, pemKey := testAppKey(t)
+	f.appID, f.appKey = 4242, &key.PublicKey
+	clk := &stepClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	cfg := testConfig()
+	cfg.APIURL = f.URL()
+	cfg.App = &AppConfig{ID: 4242, PrivateKey: secretOf(pemKey), InstallationID: 99}
+	cfg.Backfill = &BackfillConfig{}
+	r := newReplica(t, storetest.OpenSQLite(t), cfg, clk, NoLock{})
+	_, err := r.bf.RunOnce(ctx)
+	require.NoError(t, err)
+	for i := range 3 {
+		clk.add(time.Minute)
+		f.record("app", fmt.Sprintf("app-%d", i), "issue_comment", memberComment(t, i+1), clk.now(), 0)
+	}
+	clk.add(time.Minute)
+	// The list answers; the first fetch meets the secondary limit.
+	before := len(f.log())
+	f.failAfter(1, canned{status: http.StatusForbidden, header: map[string]string{"Retry-After": "120"},
+		body: `{"message":"You have exceeded a secondary rate limit.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`})
+	p, err := r.bf.RunOnce(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, p.RateLimitedUntil, "%+v", p)
+	assert.Equal(t, clk.now().Add(2*time.Minute), *p.RateLimitedUntil)
+	assert.Zero(t, p.Ingested)
+	assert.Equal(t, 2, len(f.log())-before)
+
+	clk.add(time.Minute) // still limited: no request
+	before = len(f.log())
+	p, err = r.bf.RunOnce(ctx)
+	require.NoError(t, err)
+	assert.NotNil(t, p.RateLimitedUntil)
+	assert.Equal(t, before, len(f.log()))
+
+	clk.add(time.Minute + time.Second)
+	p, err = r.bf.RunOnce(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 3, p.Ingested, "%+v", p)
+	assert.Nil(t, p.RateLimitedUntil)
+	for _, l := range f.log() {
+		assert.True(t, strings.HasPrefix(l, "GET /app/hook/deliveries"), l)
+	}
 }

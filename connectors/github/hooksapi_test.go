@@ -35,6 +35,15 @@ type fakeHooks struct {
 	// listing, when set, is called (unlocked) before a list is answered.
 	listing func()
 	fail    []canned
+	// skip is how many requests are answered before fail applies.
+	skip int
+}
+
+// failAfter answers c after n more requests have been answered.
+func (f *fakeHooks) failAfter(n int, c ...canned) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.skip, f.fail = n, append(f.fail, c...)
 }
 
 type fakeDelivery struct {
@@ -117,7 +126,9 @@ func (f *fakeHooks) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"message": "Bad credentials"})
 		return
 	}
-	if len(f.fail) > 0 {
+	if len(f.fail) > 0 && f.skip > 0 {
+		f.skip--
+	} else if len(f.fail) > 0 {
 		c := f.fail[0]
 		f.fail = f.fail[1:]
 		f.mu.Unlock()
