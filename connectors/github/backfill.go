@@ -11,6 +11,7 @@ import (
 	gh "github.com/google/go-github/v62/github"
 
 	"github.com/signalgate/signalgate/attempt"
+	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/service"
 )
@@ -27,8 +28,6 @@ const (
 	// StateBackfillSince is the connector's first configured moment (RFC 3339): no pass
 	// looks before it.
 	StateBackfillSince = "backfill_since"
-	// StateBackfillPass is the last pass (JSON BackfillPass).
-	StateBackfillPass = "backfill_pass"
 	// stateHookPrefix + hook key is a hook's cursor (JSON hookCursor).
 	stateHookPrefix = "backfill_hook:"
 )
@@ -61,24 +60,9 @@ type NoLock struct{}
 // TryLock always succeeds.
 func (NoLock) TryLock(context.Context, string) (func(), bool, error) { return func() {}, true, nil }
 
-// BackfillPass is what one pass did, kept per connector for check, the console and the
-// admin API.
-type BackfillPass struct {
-	At time.Time `json:"at"`
-	// Lag is the longest a delivery this pass ingested had waited since GitHub tried it.
-	Lag       time.Duration `json:"lag"`
-	Ingested  int           `json:"ingested"`
-	Duplicate int           `json:"duplicate"`
-	Ignored   int           `json:"ignored"`
-	Requests  int           `json:"requests"`
-	// Busy counts hooks another replica was reading.
-	Busy int `json:"busy,omitempty"`
-	// RateLimitedUntil is set when GitHub's rate limit stopped the pass.
-	RateLimitedUntil *time.Time `json:"rate_limited_until,omitempty"`
-	// More: the request bound cut the pass short; the next runs at once.
-	More  bool   `json:"more,omitempty"`
-	Error string `json:"error,omitempty"`
-}
+// BackfillPass is what one pass did (kept per connector for check, the console and
+// the admin API).
+type BackfillPass = connectors.BackfillPass
 
 // hookCursor is where a hook's reading stands. Mark is the newest delivery id every
 // older one of which was looked at; a scan under way (newest page first) keeps the
@@ -174,7 +158,7 @@ func (b *Backfiller) RunOnce(ctx context.Context) (BackfillPass, error) {
 		pass.Error = attempt.Redact(err.Error(), b.secrets())
 	}
 	raw, _ := json.Marshal(pass)
-	if serr := b.state.SetConnectorState(ctx, b.stateKey(), StateBackfillPass, string(raw)); serr != nil && err == nil {
+	if serr := b.state.SetConnectorState(ctx, b.stateKey(), connectors.StateBackfillPass, string(raw)); serr != nil && err == nil {
 		err = serr
 	}
 	return pass, err
@@ -364,7 +348,7 @@ func (b *Backfiller) ingest(ctx context.Context, d *gh.HookDelivery, now time.Ti
 	default:
 		b.count(pass, BackfillIngested)
 		if at := d.GetDeliveredAt().Time; !at.IsZero() {
-			pass.Lag = max(pass.Lag, now.Sub(at))
+			pass.LagSeconds = max(pass.LagSeconds, now.Sub(at).Seconds())
 		}
 	}
 	return nil
@@ -483,15 +467,13 @@ func isStatus(err error, codes ...int) bool {
 	return false
 }
 
-// LastBackfill reads a connector's last pass; ok is false before the first.
-func LastBackfill(ctx context.Context, state BackfillState, connector string) (BackfillPass, bool, error) {
-	v, ok, err := state.ConnectorState(ctx, Source+"/"+connector, StateBackfillPass)
-	if err != nil || !ok {
-		return BackfillPass{}, false, err
+// LastBackfill reads a connector's last pass; nil before the first.
+func LastBackfill(ctx context.Context, state interface {
+	ConnectorStates(ctx context.Context, connector string) (map[string]string, error)
+}, connector string) (*BackfillPass, error) {
+	states, err := state.ConnectorStates(ctx, Source+"/"+connector)
+	if err != nil {
+		return nil, err
 	}
-	var p BackfillPass
-	if err := json.Unmarshal([]byte(v), &p); err != nil {
-		return BackfillPass{}, false, fmt.Errorf("read %s backfill pass: %w", connector, err)
-	}
-	return p, true, nil
+	return connectors.ReadBackfillPass(states)
 }
