@@ -10,6 +10,11 @@ import (
 // backfill pass (a JSON BackfillPass).
 const StateBackfillPass = "backfill_pass"
 
+// BackfillHeader is the header an event backfill read from a provider's API is stored
+// with: its provenance (verified_by). A connector never keeps it from a request, so an
+// event that has it came by backfill.
+const BackfillHeader = "Signalgate-Verified-By"
+
 // BackfillPass is what a connector's last backfill pass did: what it read from the
 // provider's API and how far behind the senders it found the gateway. check, the
 // console and the admin API show it.

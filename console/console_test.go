@@ -455,6 +455,20 @@ func TestConnectorsPageShowsBackfill(t *testing.T) {
 	require.Contains(t, r.body, `<span class="muted">off</span>`, "a connector without backfill says so")
 }
 
+// The event page says an event came by backfill, and with which provenance.
+func TestEventPageSaysItCameByBackfill(t *testing.T) {
+	f := newFixture(t, testTokens)
+	ck := f.signIn(viewerToken)
+	f.admin.event = admin.EventDetail{Event: inbox.Event{ID: "e1", Source: "github", Connector: "main", Type: "issue_comment",
+		Headers: map[string]string{connectors.BackfillHeader: "github-api"}}}
+	r := f.do(http.MethodGet, "/console/events/e1", nil, ck, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	require.Contains(t, r.body, `came by backfill, read from the provider's API (verified_by <code>github-api</code>)`)
+	f.admin.event.Headers = nil
+	r = f.do(http.MethodGet, "/console/events/e1", nil, ck, nil)
+	require.NotContains(t, r.body, "came by backfill")
+}
+
 // The events page's source filter offers the integration kinds' sources (the kinds
 // table's, in its order) and the agent API's.
 func TestEventsFilterOffersTheKindsSources(t *testing.T) {

@@ -29,7 +29,7 @@ const RoutePath = "/webhooks/github/:connector"
 
 // provenanceHeader is stored with an event the gateway read from GitHub's API rather
 // than received signed; webhook deliveries never keep it (it is not a kept header).
-const provenanceHeader = "Signalgate-Verified-By"
+const provenanceHeader = connectors.BackfillHeader
 
 // keptHeaders are stored with the event; the signature never is.
 func keptHeaders() []string {
