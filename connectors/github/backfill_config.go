@@ -55,7 +55,8 @@ func (b BackfillConfig) withDefaults() BackfillConfig {
 	return b
 }
 
-func (b BackfillConfig) validate(c Config) error {
+// validate reports each problem with its key path (relative to the list entry).
+func (b BackfillConfig) validate(c Config) []error {
 	var errs []error
 	if c.Token == "" && c.App == nil {
 		errs = append(errs, errors.New("backfill: needs token or app (deliveries are read from GitHub's API with the connector's credentials)"))
@@ -84,7 +85,7 @@ func (b BackfillConfig) validate(c Config) error {
 	if b.MaxRequests < 0 || b.MaxRequests > MaxBackfillRequests {
 		errs = append(errs, fmt.Errorf("backfill.max_requests: between 1 and %d, got %d", MaxBackfillRequests, b.MaxRequests))
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // hookRef is one hook whose deliveries backfill reads.

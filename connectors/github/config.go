@@ -151,7 +151,7 @@ func (c Config) Validate() error {
 		errs = append(errs, c.App.validate())
 	}
 	if c.Backfill != nil {
-		errs = append(errs, c.Backfill.validate(c))
+		errs = append(errs, c.Backfill.validate(c)...)
 	}
 	if c.APIURL != "" {
 		if u, err := url.Parse(c.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
