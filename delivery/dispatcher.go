@@ -407,7 +407,8 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read
 }
 
 // send hands one item to the target and records the result in o. It reports false
-// without recording anything when the failure is only ctx ending. probe marks the probe
+// without recording anything when the failure is only ctx ending; true when the target
+// accepted it, or holds it until the thread turns idle (agent.ErrWaitIdle). probe marks the probe
 // of a down target, which never counts against max_attempts.
 func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item, action agent.Behavior, runID string, probe bool) bool {
 	ids := make([]string, len(it.records))
@@ -432,6 +433,18 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 	if err != nil && ctx.Err() != nil {
 		endDeliver(span, false, true, att.Error) // shutting down: sent again later, not counted
 		return false
+	}
+	if errors.Is(err, agent.ErrWaitIdle) {
+		// The runtime takes nothing more into the running run: the records go in full once
+		// the thread turns idle (the run's close makes them due), as next-turn input does.
+		endDeliver(span, false, true, err.Error())
+		for _, r := range it.records {
+			o.Reschedules = append(o.Reschedules, Reschedule{RecordID: r.ID, UpdatedAt: r.UpdatedAt, Coalesced: r.CoalescedCount,
+				FullWhenIdle: true})
+		}
+		d.log.DebugContext(ctx, "signal waits for the thread's run to end", "thread", o.Thread.String(), "signal_id", it.signal.ID,
+			"records", len(it.records))
+		return true
 	}
 	if err == nil {
 		endDeliver(span, true, false, "")
