@@ -17,18 +17,28 @@ import (
 // {question, options, selectionMode}). Replays are harmless: the call's first record
 // stands.
 func (s *Service) ToolSuspended(ctx context.Context, k inbox.ThreadKey, runID, toolCallID, tool string, suspendPayload json.RawMessage) {
+	s.Question(ctx, OriginMastra, k, runID, toolCallID, tool, suspendPayload)
+}
+
+// Question records a runtime's wait for people's answer as a question and posts it.
+// origin names the runtime that asked (its target kind: mastra, a2a, …), runID its run
+// (or task) and toolCallID what the answer resumes, unique in the thread; payload is what
+// it asked with, its `question` shown. The answer goes back through the Resumer of the
+// thread's agent. Replays (a stream replayed, a state seen by several replicas) are
+// harmless: the call's first record stands.
+func (s *Service) Question(ctx context.Context, origin string, k inbox.ThreadKey, runID, toolCallID, tool string, payload json.RawMessage) {
 	if toolCallID == "" {
-		s.Logger.Warn("tool-call-suspended chunk without toolCallId", "thread", k.String())
+		s.Logger.Warn("question without a call id", "thread", k.String(), "origin", origin)
 		return
 	}
-	a, created, err := s.Request(ctx, Request{Thread: k, Origin: OriginMastra, Kind: KindQuestion, RunID: runID,
-		ToolCallID: toolCallID, Tool: tool, Arguments: suspendPayload, Description: questionOf(suspendPayload)})
+	a, created, err := s.Request(ctx, Request{Thread: k, Origin: origin, Kind: KindQuestion, RunID: runID,
+		ToolCallID: toolCallID, Tool: tool, Arguments: payload, Description: questionOf(payload)})
 	if err != nil {
 		s.Logger.Error("record question", "thread", k.String(), "tool_call_id", toolCallID, "error", err.Error())
 		return
 	}
 	if created {
-		s.Logger.Info("question asked", "approval_id", a.ID, "thread", k.String(), "tool", a.Tool)
+		s.Logger.Info("question asked", "approval_id", a.ID, "thread", k.String(), "tool", a.Tool, "origin", origin)
 	}
 }
 

@@ -8,7 +8,8 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 )
 
-// Relay carries what followed Mastra runs report about tool approvals to the Service.
+// Relay carries what followed runtimes (Mastra runs, A2A tasks) report about tool
+// approvals and questions to the Service.
 // The followers are built before the Service (their deliveries go through the dispatcher
 // that the Service's decisions are sent by), so they are given the Relay, and the
 // Service subscribes to it when it is built; nothing reports before the gateway starts.
@@ -43,6 +44,13 @@ func (r *Relay) ToolApproval(ctx context.Context, k inbox.ThreadKey, runID, tool
 func (r *Relay) ToolSuspended(ctx context.Context, k inbox.ThreadKey, runID, toolCallID, tool string, suspendPayload json.RawMessage) {
 	if s := r.service(); s != nil {
 		s.ToolSuspended(ctx, k, runID, toolCallID, tool, suspendPayload)
+	}
+}
+
+// Question relays Service.Question: a runtime of kind origin waits for an answer.
+func (r *Relay) Question(ctx context.Context, origin string, k inbox.ThreadKey, runID, toolCallID, tool string, payload json.RawMessage) {
+	if s := r.service(); s != nil {
+		s.Question(ctx, origin, k, runID, toolCallID, tool, payload)
 	}
 }
 
