@@ -123,8 +123,11 @@ type Deps struct {
 	// filter), and Places say how the kinds that answer describe where (replies).
 	Sources []string
 	Places  reply.Places
-	Log     *slog.Logger
-	Now     func() time.Time
+	// Runtimes say what a thread's runtime is doing (an A2A task), shown on its page;
+	// nil: nothing is.
+	Runtimes agent.RuntimeViewer
+	Log      *slog.Logger
+	Now      func() time.Time
 }
 
 //go:embed templates/*.html

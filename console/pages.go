@@ -69,6 +69,8 @@ type threadPage struct {
 	MoreWatches      bool
 	EndedWatches     []admin.AdminWatch
 	MoreEndedWatches bool
+	// Runtime is what the thread's runtime is doing (Deps.Runtimes), nil when unknown.
+	Runtime *agent.RuntimeState
 }
 
 func (threadPage) title() (string, string) { return "Thread", "threads" }
@@ -103,6 +105,15 @@ func (c *Console) thread(ec echo.Context) error {
 		Replies: reps.Replies, MoreReplies: reps.NextCursor != ""}
 	if err := c.threadWatches(ctx, k, &p); err != nil {
 		return c.failErr(ec, err)
+	}
+	if c.d.Runtimes != nil {
+		st, ok, err := c.d.Runtimes.RuntimeState(ctx, k)
+		if err != nil {
+			// The page shows the rest: presence does not hang on the runtime's record.
+			c.log.Warn("read the thread's runtime state", "thread", k.String(), "error", err.Error())
+		} else if ok {
+			p.Runtime = &st
+		}
 	}
 	var after int64
 	if len(threads.Threads) > 0 {
