@@ -19,6 +19,8 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/targets/a2a"
+	"github.com/signalgate/signalgate/targets/httptarget"
 	"github.com/signalgate/signalgate/targets/mastra"
 	"github.com/signalgate/signalgate/targets/webhook"
 )
@@ -70,6 +72,37 @@ func builtinTargets() []targetKind {
 			Runtime: func(agents []agent.Config, hc *http.Client) runtimeClients {
 				c := mastra.NewClient(agents, hc)
 				return runtimeClients{Aborter: c, Resumer: &mastra.ToolApprovals{Client: c}}
+			},
+		},
+		TargetKind[a2a.Config]{
+			Kind:      a2a.Kind,
+			Presence:  a2a.PresenceSource,
+			Recovery:  a2a.Recovery,
+			AutoReply: true,
+			Describe:  a2a.Config.Describe,
+			Build: func(a agent.Config, _ a2a.Config, b targetBuild) (delivery.Route, []background, error) {
+				if b.state == nil {
+					return delivery.Route{}, nil, fmt.Errorf("agent %q: an a2a target keeps its tasks in the store, and none was given", a.ID)
+				}
+				var opts []a2a.TasksOption
+				if b.approvals != nil {
+					opts = append(opts, a2a.WithQuestions(b.approvals))
+				}
+				if b.replies != nil {
+					opts = append(opts, a2a.WithReplies(b.replies))
+				}
+				tasks := a2a.NewTasks(a, b.runs, b.notify, b.state, httptarget.Traced(nil, b.traces), service.Base{Logger: b.log}, opts...)
+				t, err := a2a.NewTarget(tasks)
+				if err != nil {
+					return delivery.Route{}, nil, err
+				}
+				return b.route(a, t), []background{tasks}, nil
+			},
+			Probe: func(ctx context.Context, a agent.Config, c a2a.Config, key string, hc *http.Client) (string, error) {
+				return a2a.Probe(ctx, hc, c, a.Target.Timeout, key)
+			},
+			Runtime: func(agents []agent.Config, hc *http.Client) runtimeClients {
+				return runtimeClients{Resumer: a2a.NewAnswers(agents, hc)}
 			},
 		},
 		TargetKind[webhook.Config]{
@@ -228,8 +261,17 @@ type targetBuild struct {
 	approvals *approval.Relay
 	// replies queues a runtime's answers (target.reply: auto) into the reply outbox.
 	replies replyQueue
-	log     *slog.Logger
-	traces  trace.TracerProvider
+	// state keeps small durable values of a kind's runtime, shared by the replicas (the
+	// store's connector state: an A2A context's task).
+	state  targetState
+	log    *slog.Logger
+	traces trace.TracerProvider
+}
+
+// targetState is the store's connector state table as a runtime's parts keep theirs.
+type targetState interface {
+	ConnectorState(ctx context.Context, connector, key string) (value string, ok bool, err error)
+	SetConnectorState(ctx context.Context, connector, key, value string) error
 }
 
 // replyQueue queues replies into the outbox (reply.Service, once built).
@@ -260,6 +302,20 @@ type builtTargets struct {
 	routes   map[string]delivery.Route
 	services []background
 	mounts   []mounter
+	// runtimes say what each agent's runtime is doing on a thread, by agent (the
+	// console's thread page): the parts that can tell.
+	runtimes agentViews
+}
+
+// agentViews routes a thread's question to the RuntimeViewer of its agent.
+type agentViews map[string]agent.RuntimeViewer
+
+// RuntimeState is what k's runtime is doing, when its agent's runtime can say.
+func (v agentViews) RuntimeState(ctx context.Context, k inbox.ThreadKey) (agent.RuntimeState, bool, error) {
+	if rv, ok := v[k.Agent]; ok {
+		return rv.RuntimeState(ctx, k)
+	}
+	return agent.RuntimeState{}, false, nil
 }
 
 // targetKinds are the table this config was decoded with (the built-in one for a
@@ -448,7 +504,7 @@ func targetSections(v reflect.Value, kinds []targetKind, all bool) (sections map
 
 // buildTargets builds every agent's route through its kind's row.
 func (c *Config) buildTargets(b targetBuild) (builtTargets, error) {
-	out := builtTargets{routes: map[string]delivery.Route{}}
+	out := builtTargets{routes: map[string]delivery.Route{}, runtimes: agentViews{}}
 	kinds := c.targetKinds()
 	for _, a := range c.Agents {
 		a = a.WithDefaults()
@@ -465,6 +521,9 @@ func (c *Config) buildTargets(b targetBuild) (builtTargets, error) {
 		for _, p := range append([]any{r.Target}, anys(svcs)...) {
 			if m, ok := p.(mounter); ok {
 				out.mounts = append(out.mounts, m)
+			}
+			if rv, ok := p.(agent.RuntimeViewer); ok {
+				out.runtimes[a.ID] = rv
 			}
 		}
 	}

@@ -242,7 +242,7 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 	// target.reply: auto queues runs' answers into the outbox, built further down.
 	auto := &autoReplies{}
 	built, err := cfg.buildTargets(targetBuild{runs: g.Runs, notify: kick.Notify, stream: agent.NewStreamTarget(),
-		approvals: relay, replies: auto, log: g.Log, traces: g.Traces})
+		approvals: relay, replies: auto, state: st, log: g.Log, traces: g.Traces})
 	if err != nil {
 		return nil, fmt.Errorf("agents: %w", err)
 	}
@@ -346,7 +346,8 @@ func (m *Main) build(cfg *Config, policy *inbox.Policy) (*Main, error) {
 	adm.Mount(e)
 	e.POST(admin.ReloadPath, adm.Guard(admin.ScopeWrite, m.serveReload))
 	con, err := console.New(m.consoleConfig(cfg), console.Deps{Admin: adm, Stream: g.api, Sessions: st, Tokens: cfg.Admin.Tokens,
-		Agents: cfg.AgentIDs(), Connectors: deps.Connectors, Sources: deps.Sources, Places: deps.Places, Log: g.Log, Now: g.Now})
+		Agents: cfg.AgentIDs(), Connectors: deps.Connectors, Sources: deps.Sources, Places: deps.Places, Runtimes: built.runtimes,
+		Log: g.Log, Now: g.Now})
 	if err != nil {
 		return nil, err
 	}
