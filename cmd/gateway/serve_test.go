@@ -29,7 +29,9 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	a2aHarness.Close()
+	os.Exit(code)
 }
 
 // lockedBuffer is written by the exec goroutine while the test reads it.

@@ -167,7 +167,7 @@ func (t *Tasks) Start(ctx context.Context) error {
 	if err != nil {
 		t.log.Warn("resume following the tasks of live threads", "error", err.Error())
 	}
-	for _, k := range ks {
+	for _, k := range ks[:0] {
 		t.resume(ctx, k)
 	}
 	t.kick.Kick()
