@@ -17,7 +17,7 @@ fixtures:
 vet:
 	$(GO) vet $(PKGS)
 
-# cmd/gateway holds the real-time crash, scale-out and outage scenarios (minutes each):
+# gateway holds the real-time crash, scale-out and outage scenarios (minutes each):
 # more than go test's default 10m per package on a busy machine.
 test: fixtures vet
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)

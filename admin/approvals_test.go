@@ -12,6 +12,7 @@ import (
 
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 )
 
 type approvalPage struct {
@@ -21,18 +22,19 @@ type approvalPage struct {
 
 func TestListApprovals(t *testing.T) {
 	forBackends(t, envOpts{}, func(t *testing.T, en *env) {
+		approvals := store.NewApprovals(en.st)
 		ctx := context.Background()
 		k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "t1"}
 		ids := map[string]string{"c1": "0193a7c0-0000-7000-8000-000000000001", "c2": "0193a7c0-0000-7000-8000-000000000002",
 			"c3": "0193a7c0-0000-7000-8000-000000000003"}
 		for i, call := range []string{"c1", "c2", "c3"} {
 			at := t0.Add(time.Duration(i) * time.Second)
-			_, _, err := en.st.CreateApproval(ctx, approval.Approval{ID: ids[call], ThreadKey: k, Origin: approval.OriginMastra,
+			_, _, err := approvals.CreateApproval(ctx, approval.Approval{ID: ids[call], ThreadKey: k, Origin: approval.OriginMastra,
 				ToolCallID: call, Tool: "deploy", Arguments: json.RawMessage(`{"env":"prod"}`), Status: approval.StatusPending,
 				CreatedAt: at, ExpiresAt: at.Add(time.Hour), UpdatedAt: at})
 			require.NoError(t, err)
 		}
-		_, _, err := en.st.DecideApproval(ctx, ids["c1"], approval.StatusApproved, "U0JANE", "Jane", t0)
+		_, _, err := approvals.DecideApproval(ctx, ids["c1"], approval.StatusApproved, "U0JANE", "Jane", t0)
 		require.NoError(t, err)
 
 		var page approvalPage

@@ -12,6 +12,7 @@ import (
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 )
 
 type eventList struct {
@@ -108,7 +109,7 @@ func TestReplayThroughTodaysRoutes(t *testing.T) {
 		require.Equal(t, inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "acme"}, res.Records[0].Thread)
 		require.Equal(t, inbox.ActionDeliver, res.Records[0].Decision.Action)
 
-		replay, err := en.st.GetEvent(context.Background(), res.EventID)
+		replay, err := store.NewExplain(en.st).GetEvent(context.Background(), res.EventID)
 		require.NoError(t, err)
 		require.Equal(t, orig.EventID, replay.ReplayOf)
 		require.Empty(t, replay.DeliveryID, "no provider id: a deliberate replay is never a duplicate")
@@ -123,7 +124,7 @@ func TestReplayThroughTodaysRoutes(t *testing.T) {
 		require.Equal(t, res.Records[0].RecordID, again.Records[0].RecordID)
 
 		// Once delivered, a replay makes a new record.
-		require.NoError(t, en.st.SetRecordStatus(context.Background(), res.Records[0].RecordID, inbox.StatusDelivered, en.clock.Now()))
+		require.NoError(t, store.NewRecords(en.st).SetRecordStatus(context.Background(), res.Records[0].RecordID, inbox.StatusDelivered, en.clock.Now()))
 		en.call(http.MethodPost, "/admin/v1/events/"+orig.EventID+"/replay", nil, &again)
 		require.False(t, again.Records[0].Merged)
 		require.NotEqual(t, res.Records[0].RecordID, again.Records[0].RecordID)
@@ -146,7 +147,7 @@ func TestReplayUnparseable(t *testing.T) {
 	require.Equal(t, inbox.EventInvalid, out.Status)
 	require.Equal(t, `no generic connector named "gone"`, out.Error)
 	require.Empty(t, out.Records)
-	stored, err := en.st.GetEvent(context.Background(), out.EventID)
+	stored, err := store.NewExplain(en.st).GetEvent(context.Background(), out.EventID)
 	require.NoError(t, err)
 	require.Equal(t, inbox.EventInvalid, stored.Status)
 	require.Equal(t, res.EventID, stored.ReplayOf)

@@ -175,7 +175,7 @@ func (x *Explainer) Explain(ctx context.Context, s Sample) (*Explanation, error)
 		out.Event.Type = eventType(ev, items)
 	}
 	if ev.ID == "" && out.Event.DeliveryID != "" {
-		id, ok, err := x.st.EventByDelivery(ctx, ev.Source, ev.Connector, out.Event.DeliveryID)
+		id, ok, err := x.st.EventByDelivery(ctx, inbox.CleanText(ev.Source), inbox.CleanText(ev.Connector), inbox.StoredKey(out.Event.DeliveryID))
 		if err != nil {
 			return nil, err
 		}
@@ -369,7 +369,7 @@ func (x *Explainer) outcome(ctx context.Context, n inbox.Notification, in policy
 	if at >= 0 {
 		existing = &(*touched)[at]
 	} else {
-		if existing, err = x.st.FindMergeable(ctx, n); err != nil {
+		if existing, err = x.st.FindMergeable(ctx, n.Stored()); err != nil {
 			return o, err
 		}
 	}
@@ -407,7 +407,7 @@ func (x *Explainer) outcome(ctx context.Context, n inbox.Notification, in policy
 // the policy, then the lane's verdict. (One event makes at most one notification per
 // thread, so no earlier notification of it is in the same lane.)
 func (x *Explainer) netOutcome(ctx context.Context, o Outcome, n inbox.Notification, in policyInput, now time.Time) (Outcome, error) {
-	lane, err := x.st.NetLane(ctx, n.Thread, n.NetKey)
+	lane, err := x.st.NetLane(ctx, n.Thread, inbox.StoredKey(n.NetKey))
 	if err != nil {
 		return o, err
 	}

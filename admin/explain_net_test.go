@@ -8,6 +8,7 @@ import (
 
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 )
 
 func invoiceState(status string) map[string]any {
@@ -19,6 +20,7 @@ func invoiceState(status string) map[string]any {
 // pending record it supersedes, and whether its state is news.
 func TestExplainShowsNetState(t *testing.T) {
 	en := newEnv(t, envOpts{})
+	records := store.NewRecords(en.st)
 	explain := func(body map[string]any) admin.Outcome {
 		var x admin.Explanation
 		en.call(http.MethodPost, "/admin/v1/explain", map[string]any{"source": "generic", "connector": "billing", "body": body}, &x)
@@ -35,7 +37,7 @@ func TestExplainShowsNetState(t *testing.T) {
 	require.Equal(t, inbox.StatusSuperseded, o.Record.Status, "the rest state with nothing told reaches nothing")
 
 	en.deliver("d1", invoiceState("overdue"))
-	recs, err := en.st.ThreadRecords(t.Context(), inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "acme"}, inbox.StatusPending)
+	recs, err := records.ThreadRecords(t.Context(), inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "acme"}, inbox.StatusPending)
 	require.NoError(t, err)
 	require.Len(t, recs, 1)
 	pending := recs[0].ID
@@ -47,7 +49,7 @@ func TestExplainShowsNetState(t *testing.T) {
 	require.Nil(t, o.Merge, "a lane never merges")
 	require.Equal(t, before, snapshot(t, en), "explain writes nothing")
 
-	require.NoError(t, en.st.MarkSeen(t.Context(), []string{pending}, t0))
+	require.NoError(t, records.MarkSeen(t.Context(), []string{pending}, t0))
 	o = explain(invoiceState("paid"))
 	require.False(t, o.Net.Unchanged)
 	require.True(t, o.Net.HasTold)

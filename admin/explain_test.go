@@ -13,17 +13,19 @@ import (
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 )
 
 // snapshot counts what explain must never change.
 func snapshot(t *testing.T, en *env) [3]int {
+	reads := store.NewAdmin(en.st)
 	t.Helper()
 	ctx := context.Background()
-	events, _, err := en.st.ListEvents(ctx, inbox.EventFilter{Limit: inbox.MaxPageSize})
+	events, _, err := reads.ListEvents(ctx, inbox.EventFilter{Limit: inbox.MaxPageSize})
 	require.NoError(t, err)
-	recs, _, err := en.st.ListRecords(ctx, inbox.RecordFilter{Limit: inbox.MaxPageSize})
+	recs, _, err := reads.ListRecords(ctx, inbox.RecordFilter{Limit: inbox.MaxPageSize})
 	require.NoError(t, err)
-	threads, _, err := en.st.ListThreads(ctx, agent.ThreadFilter{Limit: inbox.MaxPageSize}, en.clock.Now())
+	threads, _, err := reads.ListThreads(ctx, agent.ThreadFilter{Limit: inbox.MaxPageSize}, en.clock.Now())
 	require.NoError(t, err)
 	sum := 0
 	for _, r := range recs {
@@ -34,13 +36,14 @@ func snapshot(t *testing.T, en *env) [3]int {
 
 func TestExplainCoalesceIntoPendingWhileActive(t *testing.T) {
 	forBackends(t, envOpts{}, func(t *testing.T, en *env) {
+		reads := store.NewAdmin(en.st)
 		ctx := context.Background()
 		orig := en.deliver("msg_1", invoice("acme", "Invoice 1 for ACME failed"))
-		recs, _, err := en.st.ListRecords(ctx, inbox.RecordFilter{EventID: orig.EventID})
+		recs, _, err := reads.ListRecords(ctx, inbox.RecordFilter{EventID: orig.EventID})
 		require.NoError(t, err)
 		pending := recs[0]
 		k := inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "acme"}
-		_, _, err = en.st.OpenRun(ctx, agent.Run{ID: "run-1", Thread: k, Status: agent.RunOpen, Origin: agent.OriginAgent,
+		_, _, err = store.NewRuns(en.st).OpenRun(ctx, agent.Run{ID: "run-1", Thread: k, Status: agent.RunOpen, Origin: agent.OriginAgent,
 			OpenedAt: en.clock.Now(), LeaseUntil: en.clock.Now().Add(time.Hour)})
 		require.NoError(t, err)
 		before := snapshot(t, en)
@@ -83,7 +86,7 @@ func TestExplainCoalesceIntoPendingWhileActive(t *testing.T) {
 		require.Equal(t, "Invoice 2 for ACME failed", o.Record.Summary)
 
 		require.Equal(t, before, snapshot(t, en), "explain writes nothing")
-		got, err := en.st.GetRecord(ctx, pending.ID)
+		got, err := reads.GetRecord(ctx, pending.ID)
 		require.NoError(t, err)
 		require.Equal(t, pending.Summary, got.Summary)
 

@@ -11,6 +11,7 @@ import (
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 )
 
 // Explain shows the thread's wake budget: allowed while there is room, spent (with the
@@ -18,6 +19,7 @@ import (
 func TestExplainShowsWakeBudget(t *testing.T) {
 	budget := &agent.WakeBudget{Max: 1, Per: time.Hour}
 	en := newEnv(t, envOpts{wakes: map[string]agent.WakeSettings{"coder": {Budget: budget, Limit: 4}}})
+	runs := store.NewRuns(en.st)
 	k := inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "initech"}
 	explain := func(priority string) *admin.ExplainedWake {
 		var x admin.Explanation
@@ -35,11 +37,11 @@ func TestExplainShowsWakeBudget(t *testing.T) {
 	require.Equal(t, "a wake would be allowed (0 of 1/1h used)", w.Note)
 
 	now := en.clock.Now()
-	res, err := en.st.WakeRun(context.Background(), agent.Run{ID: "run-1", Thread: k, Origin: agent.OriginWake, OpenedAt: now,
+	res, err := runs.WakeRun(context.Background(), agent.Run{ID: "run-1", Thread: k, Origin: agent.OriginWake, OpenedAt: now,
 		LeaseUntil: now.Add(time.Minute)}, agent.WakeRequest{Budget: budget, Limit: 4, Since: now})
 	require.NoError(t, err)
 	require.Equal(t, agent.WakeOpened, res.Outcome)
-	_, _, _, err = en.st.CloseRun(context.Background(), k, "run-1", agent.RunFinished, "", now)
+	_, _, _, err = runs.CloseRun(context.Background(), k, "run-1", agent.RunFinished, "", now)
 	require.NoError(t, err)
 	en.clock.Advance(10 * time.Minute)
 

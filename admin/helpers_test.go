@@ -56,7 +56,7 @@ func billingRoutes() []connectors.RouteConfig {
 // env is an admin API over a real store, served in process.
 type env struct {
 	t        *testing.T
-	st       *store.Store
+	st       *store.DB
 	clock    *deliverytest.Clock
 	inbox    *inbox.Service
 	deps     admin.Deps
@@ -90,7 +90,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	en.st = storetest.Open(t, b, store.WithClock(en.clock.Now))
 	pol, err := inbox.NewPolicy(o.policy, o.policyOpts...)
 	require.NoError(t, err)
-	en.inbox = inbox.NewService(en.st, pol, inbox.WithClock(en.clock.Now))
+	en.inbox = inbox.NewService(store.NewInbox(en.st), pol, inbox.WithClock(en.clock.Now))
 	if o.routes == nil {
 		o.routes = billingRoutes()
 	}
@@ -98,7 +98,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	en.generic, err = generic.NewHandler([]generic.Config{{Name: "billing", Secret: billingSecret}}, nil, log, en.clock.Now)
 	require.NoError(t, err)
 	en.deps = admin.Deps{
-		Store: en.st, Inbox: en.inbox, Policy: pol, Router: router(t, o.routes), Agents: []string{"coder", "support"},
+		Store: store.NewAdmin(en.st), Inbox: en.inbox, Policy: pol, Router: router(t, o.routes), Agents: []string{"coder", "support"},
 		Sources: kindstest.Sources(), Places: kindstest.Places(), Watchable: kindstest.Resources().Sources(),
 		WatchLookup: o.watches,
 		Parsers:     admin.Parsers{"generic": en.generic, "email": email.NewParser([]email.Config{{Name: "support"}})},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 )
 
 func TestBadInputNamesTheParameter(t *testing.T) {
@@ -128,7 +129,7 @@ func TestSQLMetacharactersInEveryFilter(t *testing.T) {
 			require.Len(t, out.Notifications, 1, v)
 			require.Equal(t, literal.EventID, out.Notifications[0].EventID)
 		}
-		n, err := en.st.CountEvents(context.Background())
+		n, err := store.NewAdmin(en.st).CountEvents(context.Background())
 		require.NoError(t, err)
 		require.Equal(t, before[0], n)
 	})

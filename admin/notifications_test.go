@@ -13,6 +13,7 @@ import (
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 )
 
 type recordList struct {
@@ -31,10 +32,11 @@ func recordIDs(l recordList) []string {
 // seed stores three records: acme (high, pending), globex (high, failed after two
 // attempts), and initech (low, delivered), each on its own thread.
 func seed(t *testing.T, en *env) (acme, globex, initech string) {
+	records := store.NewRecords(en.st)
 	t.Helper()
 	ctx := context.Background()
 	rec := func(out string) string {
-		recs, _, err := en.st.ListRecords(ctx, inbox.RecordFilter{EventID: out})
+		recs, _, err := store.NewAdmin(en.st).ListRecords(ctx, inbox.RecordFilter{EventID: out})
 		require.NoError(t, err)
 		require.Len(t, recs, 1)
 		return recs[0].ID
@@ -44,21 +46,21 @@ func seed(t *testing.T, en *env) (acme, globex, initech string) {
 	low := invoice("initech", "Initech paid late")
 	low["priority"], low["kind"] = "low", "late-payment"
 	initech = rec(en.deliver("msg_3", low).EventID)
-	require.NoError(t, en.st.SetRecordStatus(ctx, initech, inbox.StatusDelivered, en.clock.Now()))
+	require.NoError(t, records.SetRecordStatus(ctx, initech, inbox.StatusDelivered, en.clock.Now()))
 
 	k := inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "globex"}
 	sig := "sig-globex"
-	_, _, err := en.st.AppendFrame(ctx, agent.Frame{Event: agent.EventSignal, ID: sig, Thread: k, Behavior: agent.BehaviorWake,
+	_, _, err := store.NewFrames(en.st).AppendFrame(ctx, agent.Frame{Event: agent.EventSignal, ID: sig, Thread: k, Behavior: agent.BehaviorWake,
 		Signal:    agent.Signal{ID: sig, Type: agent.TypeNotification, TagName: "notification", Contents: "Invoice 2 for Globex failed"},
 		RecordIDs: []string{globex}, CreatedAt: en.clock.Now()})
 	require.NoError(t, err)
-	require.NoError(t, en.st.CompleteThread(ctx, "", delivery.Outcome{Thread: k, Now: en.clock.Now(), Attempts: []delivery.Attempt{
+	require.NoError(t, store.NewQueue(en.st).CompleteThread(ctx, "", delivery.Outcome{Thread: k, Now: en.clock.Now(), Attempts: []delivery.Attempt{
 		{Thread: k, Target: "webhook", SignalID: sig, RecordIDs: []string{globex}, Attempt: 1, Outcome: delivery.OutcomeRetry,
 			StatusCode: 503, Error: "target answered 503", At: en.clock.Now()},
 		{Thread: k, Target: "webhook", SignalID: sig, RecordIDs: []string{globex}, Attempt: 2, Outcome: delivery.OutcomeFailed,
 			StatusCode: 410, Error: "target answered 410", At: en.clock.Now().Add(time.Minute)},
 	}}))
-	require.NoError(t, en.st.SetRecordStatus(ctx, globex, inbox.StatusFailed, en.clock.Now()))
+	require.NoError(t, records.SetRecordStatus(ctx, globex, inbox.StatusFailed, en.clock.Now()))
 	return acme, globex, initech
 }
 
@@ -139,7 +141,7 @@ func TestDismissAndRedeliver(t *testing.T) {
 		en.call(http.MethodPost, "/admin/v1/notifications/"+acme+"/dismiss", nil, &rec)
 		require.Equal(t, inbox.StatusDismissed, rec.Status, "dismissing twice is fine")
 
-		_, _, err := en.st.TransitionRecord(context.Background(), rec.Thread, acme, inbox.StatusArchived,
+		_, _, err := store.NewRecords(en.st).TransitionRecord(context.Background(), rec.Thread, acme, inbox.StatusArchived,
 			[]inbox.Status{inbox.StatusDismissed}, en.clock.Now())
 		require.NoError(t, err)
 		code, raw = en.do(http.MethodPost, "/admin/v1/notifications/"+acme+"/dismiss", opsToken, nil)
@@ -162,9 +164,9 @@ func TestBulkRedeliverFailed(t *testing.T) {
 		var failed []string
 		for _, c := range []string{"a", "b", "c"} {
 			res := en.deliver("msg_"+c, invoice(c, "Invoice for "+c))
-			recs, _, err := en.st.ListRecords(ctx, inbox.RecordFilter{EventID: res.EventID})
+			recs, _, err := store.NewAdmin(en.st).ListRecords(ctx, inbox.RecordFilter{EventID: res.EventID})
 			require.NoError(t, err)
-			require.NoError(t, en.st.SetRecordStatus(ctx, recs[0].ID, inbox.StatusFailed, en.clock.Now()))
+			require.NoError(t, store.NewRecords(en.st).SetRecordStatus(ctx, recs[0].ID, inbox.StatusFailed, en.clock.Now()))
 			failed = append(failed, recs[0].ID)
 		}
 		type result struct {
@@ -191,7 +193,7 @@ func TestThreadsAndDeliveries(t *testing.T) {
 	forBackends(t, envOpts{}, func(t *testing.T, en *env) {
 		_, globex, _ := seed(t, en)
 		k := inbox.ThreadKey{Agent: "coder", Resource: "billing", Thread: "acme"}
-		_, _, err := en.st.OpenRun(context.Background(), agent.Run{ID: "run-1", Thread: k, Status: agent.RunOpen,
+		_, _, err := store.NewRuns(en.st).OpenRun(context.Background(), agent.Run{ID: "run-1", Thread: k, Status: agent.RunOpen,
 			Origin: agent.OriginAgent, OpenedAt: en.clock.Now(), LeaseUntil: en.clock.Now().Add(5 * time.Minute)})
 		require.NoError(t, err)
 
@@ -252,7 +254,7 @@ func TestConnectorHealth(t *testing.T) {
 	en := newEnv(t, envOpts{pollers: []admin.Poller{poller}})
 	ok := en.deliver("msg_1", invoice("acme", "fine"))
 	bad := en.deliver("msg_2", map[string]any{"kind": "payout", "summary": "no customer"})
-	require.NoError(t, en.st.SetConnectorState(context.Background(), "email/support", "INBOX", "7:42"))
+	require.NoError(t, store.NewConnectorState(en.st).SetConnectorState(context.Background(), "email/support", "INBOX", "7:42"))
 
 	var out struct {
 		Connectors []admin.ConnectorHealth `json:"connectors"`

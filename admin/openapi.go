@@ -27,7 +27,7 @@ type Kinds struct {
 // OpenAPI returns the OpenAPI 3.1 document of everything the gateway serves over HTTP:
 // the admin API, the agent API, the ingest endpoints and operations. It is built in Go
 // (no generated file to keep in sync) and checked against the registered routes by the
-// tests of cmd/gateway. The schemas' source enums and replyTo's fields come from k.
+// tests of package gateway. The schemas' source enums and replyTo's fields come from k.
 func OpenAPI(k Kinds) ([]byte, error) {
 	replies, err := replySchemas(k.Places)
 	if err != nil {
@@ -46,8 +46,8 @@ func OpenAPI(k Kinds) ([]byte, error) {
 			{"name": "admin", "description": "Operators: events, notifications, threads, deliveries, connectors, explain. Bearer admin token; reads need scope read, changes need write."},
 			{"name": "agent", "description": "Agents: a thread's stream, runs (presence), signals and inbox. Bearer token of the agent. An unknown field in a request body is a 400 naming the field."},
 			{"name": "ingest", "description": "Webhooks from GitHub, Slack and generic senders, verified by signature."},
-			{"name": "runtimes", "description": "Notifications agent runtimes post about their own work (an A2A task's state), verified by the token the gateway registered."},
 			{"name": "operations", "description": "Health, readiness, metrics and this document."},
+			{"name": "runtime", "description": "Agent runtimes reporting their runs and tasks (a target kind's own endpoint: a LangGraph run's webhook, an A2A task's push notification), verified by what the gateway put in the URL or registered with the task."},
 		},
 		"paths": paths(),
 		"components": obj{
@@ -203,42 +203,12 @@ func MissingFromOpenAPI(routes []*echo.Route) ([]string, error) {
 			continue
 		}
 		path := openAPIPath(r.Path)
-		if !documented(doc.Paths, path, strings.ToLower(r.Method)) {
+		if _, ok := doc.Paths[path][strings.ToLower(r.Method)]; !ok {
 			missing = append(missing, r.Method+" "+path)
 		}
 	}
 	sort.Strings(missing)
 	return missing, nil
-}
-
-// documented reports whether the document describes method on path: the path itself, or
-// a template whose parameters stand for path's literal segments (a route registered per
-// agent, /targets/a2a/bot/push, is /targets/a2a/{agent}/push).
-func documented(paths map[string]map[string]any, path, method string) bool {
-	if _, ok := paths[path][method]; ok {
-		return true
-	}
-	segs := strings.Split(path, "/")
-	for tmpl, ops := range paths {
-		if _, ok := ops[method]; !ok {
-			continue
-		}
-		ts := strings.Split(tmpl, "/")
-		if len(ts) != len(segs) {
-			continue
-		}
-		match := true
-		for i, t := range ts {
-			if t != segs[i] && !(strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") && segs[i] != "") {
-				match = false
-				break
-			}
-		}
-		if match {
-			return true
-		}
-	}
-	return false
 }
 
 // openAPIPath turns echo's /a/:id into OpenAPI's /a/{id}.

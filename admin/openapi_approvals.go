@@ -37,10 +37,10 @@ func approvalSchemas() obj {
 	return obj{
 		"Approval": object(obj{
 			"id": str(""), "agent": str(""), "resourceId": str(""), "threadId": str(""),
-			"origin": enum("Who asked.", "mastra", "api"), "runId": str("Mastra's run id."),
-			"kind":       enum("approval: decided with the Approve and Decline buttons; question: a Mastra tool that suspended for an answer (ask_user), answered by an approver's threaded Slack reply.", "approval", "question"),
+			"origin": enum("Who asked: a Mastra run, the agent API, a LangGraph thread's interrupt(), or an A2A task waiting for input.", "mastra", "api", "langgraph", "a2a"), "runId": str("Mastra's run id; for langgraph, the gateway run the interrupt came in; for a2a, the task's id."),
+			"kind":       enum("approval: decided with the Approve and Decline buttons; question: a Mastra tool that suspended for an answer (ask_user), or a LangGraph interrupt(), answered by an approver's threaded Slack reply.", "approval", "question"),
 			"answer":     str("The reply that answered a question."),
-			"toolCallId": str("The call waiting (Mastra's toolCallId, or the agent's id)."), "tool": str(""),
+			"toolCallId": str("The call waiting (Mastra's toolCallId, the LangGraph interrupt's id, or the agent's id)."), "tool": str(""),
 			"arguments":          obj{"description": "The call's JSON arguments (at most 8 KiB; when cut, a JSON string of the first bytes)."},
 			"argumentsTruncated": boolean(""), "description": str(""), "status": status,
 			"connector": str("The Slack connector."), "channel": str(""), "messageTs": str("The Slack message."), "threadTs": str(""),

@@ -2,7 +2,7 @@ package admin
 
 func paths() obj {
 	out := obj{}
-	for _, group := range []obj{adminPaths(), agentPaths(), ingestPaths(), targetPaths(), operationPaths(), approvalPaths(), messagePaths(), replyPaths(), watchPaths(), schedulePaths(), silencePaths()} {
+	for _, group := range []obj{adminPaths(), agentPaths(), ingestPaths(), operationPaths(), approvalPaths(), messagePaths(), replyPaths(), watchPaths(), schedulePaths(), silencePaths(), runtimePaths()} {
 		for k, v := range group {
 			out[k] = v
 		}
@@ -193,21 +193,6 @@ func ingestPaths() obj {
 			"webhook-id is the delivery id; webhook-timestamp within 5 minutes. Without a mapping the body is a native notification (kind or summary; source, summary, priority, payload, dedupeKey, coalesceKey, attributes, metadata, and netKey, state, restState for a net-state lane) or a Standard Webhooks envelope {type, timestamp, data}.",
 			[]obj{connector, header("webhook-id", "Delivery id.", true), header("webhook-timestamp", "Unix seconds.", true),
 				header("webhook-signature", "v1,<base64 HMAC-SHA256>.", true)}, raw, answers(), "400", "401", "404")},
-	}
-}
-
-// targetPaths are the endpoints runtimes post their own notifications to, one per agent
-// of their kind.
-func targetPaths() obj {
-	body := obj{"description": "An A2A task event: v1.0's StreamResponse ({statusUpdate}, {artifactUpdate}, {task} or {message}), or v0.3's whole Task.",
-		"required": true, "content": obj{"application/json": obj{"schema": obj{"type": "object"}},
-			"application/a2a+json": obj{"schema": obj{"type": "object"}}}}
-	return obj{
-		"/targets/a2a/{agent}/push": obj{"post": operation("runtimes", "a2aPush", "A2A push notification",
-			"Where an a2a agent's tasks post their push notifications (registered with each task the gateway opens, when target.callback_url is set). The token the task was registered with must come in X-A2A-Notification-Token (compared in constant time); the context's current task only. At most 4 MiB.",
-			[]obj{pathParam("agent", "The a2a agent's id."), header("X-A2A-Notification-Token", "The task's push token.", true)}, body,
-			obj{"204": obj{"description": "Applied."}, "413": errorResponse("Over 4 MiB."),
-				"503": errorResponse("The task record cannot be read now.")}, "400", "401", "404")},
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 )
 
 type adminReplyPage struct {
@@ -63,13 +64,13 @@ func (en *env) withReplies(t *testing.T) []string {
 	ids := make([]string, len(rows))
 	for i, r := range rows {
 		at := t0.Add(time.Duration(i) * time.Second)
-		_, created, err := en.st.CreateReply(ctx, reply.Reply{ID: r.id, Thread: r.k, Text: "answer " + r.id, To: r.to,
+		_, created, err := store.NewReplies(en.st).CreateReply(ctx, reply.Reply{ID: r.id, Thread: r.k, Text: "answer " + r.id, To: r.to,
 			Status: r.status, LastError: "", CreatedAt: at, UpdatedAt: at, QueuedAt: at})
 		require.NoError(t, err)
 		require.True(t, created)
 		ids[i] = r.id
 	}
-	svc := reply.New(en.st, map[string]reply.Sender{}, service.Base{Now: en.clock.Now}, reply.WithPlaces(kindstest.Places()))
+	svc := reply.New(store.NewReplies(en.st), map[string]reply.Sender{}, service.Base{Now: en.clock.Now}, reply.WithPlaces(kindstest.Places()))
 	d := en.deps
 	d.Replies = svc
 	en.api = en.newAPI(d)
@@ -139,6 +140,7 @@ func TestListReplies(t *testing.T) {
 // TestRetryReply: only a failed reply is queued again, by a token with the write scope.
 func TestRetryReply(t *testing.T) {
 	forBackends(t, envOpts{}, func(t *testing.T, en *env) {
+		replies := store.NewReplies(en.st)
 		en.withReplies(t)
 		en.clock.Advance(time.Hour)
 
@@ -146,7 +148,7 @@ func TestRetryReply(t *testing.T) {
 		require.Equal(t, http.StatusForbidden, code, "%s", raw)
 		code, _ = en.do(http.MethodPost, "/admin/v1/replies/r2/retry", "", nil)
 		require.Equal(t, http.StatusUnauthorized, code)
-		r, err := en.st.GetReply(context.Background(), "r2")
+		r, err := replies.GetReply(context.Background(), "r2")
 		require.NoError(t, err)
 		require.Equal(t, reply.StatusFailed, r.Status, "refused retries change nothing")
 
@@ -161,7 +163,7 @@ func TestRetryReply(t *testing.T) {
 		require.Equal(t, "coder", got.Agent)
 		require.NotNil(t, got.NextAttemptAt)
 		require.True(t, got.NextAttemptAt.Equal(t0.Add(time.Hour)), "due now: %s", got.NextAttemptAt)
-		r, err = en.st.GetReply(context.Background(), "r2")
+		r, err = replies.GetReply(context.Background(), "r2")
 		require.NoError(t, err)
 		require.True(t, r.QueuedAt.Equal(t0.Add(time.Hour)), "replies.max_age counts afresh")
 

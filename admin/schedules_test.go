@@ -13,6 +13,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/schedule"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 )
 
 // fakeSender records the signals fires send; fail makes the target refuse them.
@@ -35,7 +36,7 @@ func (f *fakeSender) SendSignal(_ context.Context, _ inbox.ThreadKey, req agent.
 // withSchedules serves schedules over the env's store, with one config.yaml schedule.
 func (en *env) withSchedules(t *testing.T) (*schedule.Service, *fakeSender) {
 	send := &fakeSender{}
-	svc := schedule.NewService(en.st, send, []string{"coder", "support"}, service.Base{Now: en.clock.Now})
+	svc := schedule.NewService(store.NewSchedules(en.st), send, []string{"coder", "support"}, service.Base{Now: en.clock.Now})
 	require.NoError(t, svc.SyncConfig(t.Context(), []schedule.Spec{{ID: "from-config", Agent: "coder", ResourceID: "ops",
 		ThreadID: "daily", Cron: "0 9 * * *", Contents: "daily"}}))
 	d := en.deps

@@ -12,11 +12,12 @@ import (
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/silence"
+	"github.com/signalgate/signalgate/store"
 )
 
 // withSilences gives en's admin API a silence service over its store.
 func withSilences(en *env) *silence.Service {
-	sil := silence.NewService(en.st, silence.Config{}, service.Base{Now: en.clock.Now})
+	sil := silence.NewService(store.NewSilences(en.st), silence.Config{}, service.Base{Now: en.clock.Now})
 	d := en.deps
 	d.Silences, d.Holder = sil, sil
 	en.api = en.newAPI(d)

@@ -13,16 +13,19 @@ import (
 // ExplainStore is what explain reads; it never writes.
 type ExplainStore interface {
 	GetEvent(ctx context.Context, id string) (inbox.Event, error)
-	// EventByDelivery finds the stored event with a provider delivery id.
+	// EventByDelivery finds the stored event with a provider delivery id, each value as
+	// the inbox stores it (clean text; the id inbox.StoredKey).
 	EventByDelivery(ctx context.Context, source, connector, deliveryID string) (id string, ok bool, err error)
-	// FindMergeable returns the pending record n would merge into, or nil.
+	// FindMergeable returns the pending record n (as stored: Notification.Stored) would
+	// merge into, or nil.
 	FindMergeable(ctx context.Context, n inbox.Notification) (*inbox.Record, error)
 	LiveRun(ctx context.Context, k inbox.ThreadKey, now time.Time) (*agent.Run, error)
-	// NetLane reads a thread's net-state lane: its pending records and told state.
+	// NetLane reads a thread's net-state lane (netKey as stored: inbox.StoredKey): its
+	// pending records and told state.
 	NetLane(ctx context.Context, k inbox.ThreadKey, netKey string) (inbox.NetLane, error)
 }
 
-// Store is the database behind the admin API (*store.Store).
+// Store is the database behind the admin API (*store.Admin).
 type Store interface {
 	ExplainStore
 	ListEvents(ctx context.Context, f inbox.EventFilter) ([]inbox.Event, string, error)

@@ -8,11 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/store"
 )
 
 func TestTargets(t *testing.T) {
 	forBackends(t, envOpts{}, func(t *testing.T, en *env) {
 		// Two billing invoices for coder: its backlog once due.
+		health := store.NewTargets(en.st)
 		en.deliver("evt_t1", invoice("acme", "first"))
 		en.deliver("evt_t2", invoice("globex", "second"))
 		now := en.clock.Now()
@@ -27,13 +29,13 @@ func TestTargets(t *testing.T) {
 		// Failures below the threshold keep it up (since an unknown time); at the
 		// threshold it is down.
 		probe := now.Add(30 * time.Second)
-		_, _, err := en.st.TargetFailed(t.Context(), "coder", now, 5, probe, nil, "timed out")
+		_, _, err := health.TargetFailed(t.Context(), "coder", now, 5, probe, nil, "timed out")
 		require.NoError(t, err)
 		en.call(http.MethodGet, "/admin/v1/targets", nil, &list)
 		require.Equal(t, admin.TargetStatus{Agent: "coder", State: "up", Failures: 1, LastError: "timed out", LastErrorAt: &now,
 			Backlog: 2}, list.Targets[0])
 		for i := 1; i < 5; i++ {
-			_, down, err := en.st.TargetFailed(t.Context(), "coder", now, 5, probe, nil, "POST https://agent.example/hook: HTTP 503")
+			_, down, err := health.TargetFailed(t.Context(), "coder", now, 5, probe, nil, "POST https://agent.example/hook: HTTP 503")
 			require.NoError(t, err)
 			require.Equal(t, i == 4, down, "failure %d", i+1)
 		}

@@ -34,12 +34,11 @@ func (e *DeliveryError) Error() string {
 
 func (e *DeliveryError) Unwrap() error { return e.Err }
 
-// ErrWaitIdle is a target's answer for a signal its runtime cannot take while the
-// thread's run works (an A2A task that takes no messages once started): not a failure.
-// The dispatcher keeps the signal's records pending until the thread turns idle and then
-// delivers them in full, waking it; no attempt is counted and the target's health is
-// untouched. Outside a dispatch pass (the agent API, recovery) it is the delivery's error.
-var ErrWaitIdle = errors.New("the thread's run takes no more signals until it ends")
+// ErrHoldUntilIdle is a target's answer that its runtime takes the signal only once the
+// thread is idle (it waits on a person, refuses a run beside the one it runs, or takes no
+// message into a working task): the dispatcher sends it again in full when the thread
+// turns idle, counting neither an attempt nor a failure of the target.
+var ErrHoldUntilIdle = errors.New("the runtime takes the signal once the thread is idle")
 
 // DeliveryFailure reads err (nil: delivered) as the failure it reports, found anywhere in
 // err's chain; an error of another type is a permanent failure without a status.

@@ -75,6 +75,26 @@ type ThreadAborter interface {
 	AbortThread(ctx context.Context, k inbox.ThreadKey, clearPendingSignals bool) error
 }
 
+// RuntimeRun is what a runtime that reports its runs says of a thread right now (the
+// console shows it beside the gateway's run): a LangGraph thread and its run, an A2A
+// context and its task.
+type RuntimeRun struct {
+	Kind      string    // the target kind
+	Thread    string    // the runtime's own id of the thread (LangGraph's thread, A2A's context)
+	Status    string    // the runtime's word for the thread's state
+	Term      string    // the runtime's word for a run: "run", "task" ("" reads run)
+	Run       string    // the run (or task) it runs, "" for none
+	RunStatus string    // that run's status
+	Since     time.Time // when RunStatus was seen; zero: read just now
+	Waiting   []string  // what it waits on people for (interrupt ids, a task's question)
+}
+
+// RuntimeRuns reads a thread from its runtime; ok is false for an agent whose runtime
+// cannot say.
+type RuntimeRuns interface {
+	RuntimeRun(ctx context.Context, k inbox.ThreadKey) (run RuntimeRun, ok bool, err error)
+}
+
 // Service is what agents may do on their threads, whatever the front (the agent API,
 // MCP): authenticate, read and move their inbox, create notifications, send signals,
 // open and finish runs, ask for approvals.

@@ -12,6 +12,7 @@ import (
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 )
 
 const wait = 10 * time.Second
@@ -153,11 +154,11 @@ func TestBadInput(t *testing.T) {
 			require.NotEmpty(t, out.Error.Code)
 		})
 	}
-	n, err := e.Store.CountEvents(context.Background())
+	n, err := store.NewAdmin(e.Store).CountEvents(context.Background())
 	require.NoError(t, err)
 	require.Zero(t, n, "no event stored")
 	require.Empty(t, e.Log(k), "no signal logged")
-	recs, err := e.Store.ThreadRecords(context.Background(), k)
+	recs, err := store.NewRecords(e.Store).ThreadRecords(context.Background(), k)
 	require.NoError(t, err)
 	require.Empty(t, recs)
 	live, err := e.Runs.Live(context.Background(), k)

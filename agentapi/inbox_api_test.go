@@ -12,6 +12,7 @@ import (
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 )
 
 type listAnswer struct {
@@ -205,10 +206,10 @@ func TestNotificationIdempotencyKey(t *testing.T) {
 	require.Equal(t, http.StatusOK, e.Do(http.MethodPost, e.ThreadURL(k, "/notifications"), e.Token(k), body, &second))
 	require.True(t, second.Duplicate)
 	require.Equal(t, first.EventID, second.EventID)
-	recs, err := e.Store.ThreadRecords(t.Context(), k)
+	recs, err := store.NewRecords(e.Store).ThreadRecords(t.Context(), k)
 	require.NoError(t, err)
 	require.Len(t, recs, 1)
-	ev, err := e.Store.GetEvent(t.Context(), first.EventID)
+	ev, err := store.NewExplain(e.Store).GetEvent(t.Context(), first.EventID)
 	require.NoError(t, err)
 	require.Equal(t, "coder", ev.Connector, "the agent is the connector")
 	require.Equal(t, "agent-api", ev.Source)

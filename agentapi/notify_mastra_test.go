@@ -10,6 +10,7 @@ import (
 
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 )
 
 // TestNotificationMastraShape: POST …/notifications answers Mastra's fields (accepted,
@@ -84,7 +85,7 @@ func TestNotificationBatch(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, e.Do(http.MethodPost, u, e.Token(k),
 		"["+strings.TrimSuffix(strings.Repeat(`{"kind": "x", "summary": "y"},`, 101), ",")+"]", &bad))
 	require.Contains(t, bad.Error.Message, "100")
-	recs, err := e.Store.ThreadRecords(t.Context(), k)
+	recs, err := store.NewRecords(e.Store).ThreadRecords(t.Context(), k)
 	require.NoError(t, err)
 	require.Len(t, recs, 2, "refused batches store nothing")
 

@@ -17,6 +17,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 )
 
 // lazyReplies is the outbox built once the Env's store exists.
@@ -66,7 +67,7 @@ type replyAnswer struct {
 func TestReplyAPI(t *testing.T) {
 	lazy := &lazyReplies{}
 	e := deliverytest.New(t, deliverytest.Config{API: []agentapi.Option{agentapi.WithReplies(lazy)}})
-	lazy.svc = reply.New(e.Store, map[string]reply.Sender{"slack": limited{}}, service.Base{Now: e.Now},
+	lazy.svc = reply.New(store.NewReplies(e.Store), map[string]reply.Sender{"slack": limited{}}, service.Base{Now: e.Now},
 		reply.WithProvenance(slackVouches), reply.WithPlaces(kindstest.Places()))
 	k := coderThread
 	dm := reply.NewTo("slack", "acme", slack.Place{Channel: "D1"})

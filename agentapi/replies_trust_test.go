@@ -15,6 +15,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 	"github.com/signalgate/signalgate/watch"
 )
@@ -27,7 +28,7 @@ func trustedEnv(t *testing.T, b *storetest.Backend, opts ...reply.Option) *deliv
 	e := deliverytest.New(t, deliverytest.Config{Backend: b, API: []agentapi.Option{agentapi.WithReplies(lazy), agentapi.WithWatches(watches)}})
 	watches.Service = watch.NewService(watchStoreOf(e), watch.Config{}, kindstest.Resources(), watchScope, e.Inbox, service.Base{Now: e.Now})
 	vouches := agent.ReplyProvenance{"slack": {"slack-v0", "slack-socket-mode"}, "github": {"hmac-github"}}
-	lazy.svc = reply.New(e.Store, map[string]reply.Sender{"slack": limited{}, "github": limited{}},
+	lazy.svc = reply.New(store.NewReplies(e.Store), map[string]reply.Sender{"slack": limited{}, "github": limited{}},
 		service.Base{Now: e.Now}, append([]reply.Option{reply.WithProvenance(vouches), reply.WithWatches(watches.Service), reply.WithPlaces(kindstest.Places())}, opts...)...)
 	return e
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -33,7 +34,7 @@ func TestAgentAPIApproval(t *testing.T) {
 
 	slack := &fakeSlack{}
 	svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE"}},
-		approval.Deps{Store: e.Store, Places: e.Store, Slack: slack, Emitter: e.Agents, Base: service.Base{Now: e.Now}})
+		approval.Deps{Store: store.NewApprovals(e.Store), Places: store.NewApprovals(e.Store), Slack: slack, Emitter: e.Agents, Base: service.Base{Now: e.Now}})
 	e.Agents.Approvals = svc
 	sub := e.Subscribe(k, "", "")
 
@@ -76,7 +77,7 @@ func TestAgentAPIApprovalIDKeptWhole(t *testing.T) {
 			k := inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: "deploy-7"}
 			slack := &fakeSlack{}
 			svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE"}},
-				approval.Deps{Store: e.Store, Places: e.Store, Slack: slack, Emitter: e.Agents, Base: service.Base{Now: e.Now}})
+				approval.Deps{Store: store.NewApprovals(e.Store), Places: store.NewApprovals(e.Store), Slack: slack, Emitter: e.Agents, Base: service.Base{Now: e.Now}})
 			e.Agents.Approvals = svc
 			url, tok := e.ThreadURL(k, "/approvals"), e.Token(k)
 
@@ -109,7 +110,7 @@ func TestAgentAPIApprovalIDKeptWhole(t *testing.T) {
 			require.Equal(t, approval.StatusApproved, again.Status)
 			require.Len(t, slack.posts, 1, "only the first call was posted")
 
-			page, _, err := e.Store.ListApprovals(t.Context(), approval.Filter{})
+			page, _, err := store.NewApprovals(e.Store).ListApprovals(t.Context(), approval.Filter{})
 			require.NoError(t, err)
 			require.Len(t, page, 1)
 			require.Equal(t, long, page[0].ToolCallID)
@@ -127,7 +128,7 @@ func TestApprovalDecisionsRespectMaxConcurrentWakes(t *testing.T) {
 				{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{Kind: agent.TargetStream}, MaxConcurrentWakes: 1},
 			}})
 			svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE"}},
-				approval.Deps{Store: e.Store, Places: e.Store, Slack: &fakeSlack{}, Emitter: e.Agents, Base: service.Base{Now: e.Now}})
+				approval.Deps{Store: store.NewApprovals(e.Store), Places: store.NewApprovals(e.Store), Slack: &fakeSlack{}, Emitter: e.Agents, Base: service.Base{Now: e.Now}})
 			e.Agents.Approvals = svc
 			var ks []inbox.ThreadKey
 			var as []approval.Approval
@@ -139,7 +140,7 @@ func TestApprovalDecisionsRespectMaxConcurrentWakes(t *testing.T) {
 				ks, as = append(ks, k), append(as, a)
 			}
 			openWakes := func() int {
-				st, err := e.Store.WakeState(t.Context(), ks[0], e.Now())
+				st, err := store.NewExplain(e.Store).WakeState(t.Context(), ks[0], e.Now())
 				require.NoError(t, err)
 				return st.OpenWakes
 			}
@@ -156,7 +157,7 @@ func TestApprovalDecisionsRespectMaxConcurrentWakes(t *testing.T) {
 				require.NoError(t, err)
 				require.Empty(t, notice, "decided: the message says so")
 				require.Equal(t, 1, openWakes(), "after decision %d", i+1)
-				got, err := e.Store.GetApproval(t.Context(), a.ID)
+				got, err := store.NewApprovals(e.Store).GetApproval(t.Context(), a.ID)
 				require.NoError(t, err)
 				require.Equal(t, approval.StatusApproved, got.Status, "a decision waiting for a slot stands")
 			}
@@ -208,7 +209,7 @@ func TestApprovalDecisionKeepsItsPlaceInTheWakeQueue(t *testing.T) {
 				{ID: "coder", Token: deliverytest.CoderToken, Target: agent.TargetConfig{Kind: agent.TargetStream}, MaxConcurrentWakes: 1},
 			}})
 			svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE"}},
-				approval.Deps{Store: e.Store, Places: e.Store, Slack: &fakeSlack{}, Emitter: e.Agents, Slots: e.Runs, Base: service.Base{Now: e.Now}})
+				approval.Deps{Store: store.NewApprovals(e.Store), Places: store.NewApprovals(e.Store), Slack: &fakeSlack{}, Emitter: e.Agents, Slots: e.Runs, Base: service.Base{Now: e.Now}})
 			e.Agents.Approvals = svc
 			require.NoError(t, svc.Start(t.Context()))
 			t.Cleanup(func() { require.NoError(t, svc.Stop(context.Background())) })
@@ -221,7 +222,7 @@ func TestApprovalDecisionKeepsItsPlaceInTheWakeQueue(t *testing.T) {
 				return run
 			}
 			queued := func(name string) bool {
-				st, err := e.Store.WakeState(t.Context(), key(name), e.Now())
+				st, err := store.NewExplain(e.Store).WakeState(t.Context(), key(name), e.Now())
 				require.NoError(t, err)
 				require.Equal(t, 1, st.OpenWakes, "one wake run open at a time")
 				return st.QueuedAt != nil

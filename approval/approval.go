@@ -41,10 +41,16 @@ func (s Status) Valid() bool {
 }
 
 // Origins: who asked. A runtime that asks people questions (Question) is named by its
-// target kind (mastra, a2a, …).
+// target kind.
 const (
 	OriginMastra = "mastra" // a Mastra run suspended on tool-call-approval
 	OriginAPI    = "api"    // POST …/approvals on the agent API
+	// OriginLangGraph: a LangGraph thread interrupted by interrupt() (a question; the
+	// call id is the interrupt's id).
+	OriginLangGraph = "langgraph"
+	// OriginA2A: an A2A task in input-required or auth-required (a question; the run id
+	// is the task's id, the call id names the task and the state it asked in).
+	OriginA2A = "a2a"
 )
 
 // Kinds: what the call waits for.

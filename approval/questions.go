@@ -20,21 +20,19 @@ func (s *Service) ToolSuspended(ctx context.Context, k inbox.ThreadKey, runID, t
 	s.Question(ctx, OriginMastra, k, runID, toolCallID, tool, suspendPayload)
 }
 
-// Question records a runtime's wait for people's answer as a question and posts it.
-// origin names the runtime that asked (its target kind: mastra, a2a, …), runID its run
-// (or task) and toolCallID what the answer resumes, unique in the thread; payload is what
-// it asked with, its `question` shown. The answer goes back through the Resumer of the
-// thread's agent. Replays (a stream replayed, a state seen by several replicas) are
-// harmless: the call's first record stands.
-func (s *Service) Question(ctx context.Context, origin string, k inbox.ThreadKey, runID, toolCallID, tool string, payload json.RawMessage) {
-	if toolCallID == "" {
+// Question records a runtime's wait for an answer (origin: the runtime's kind, e.g. a
+// LangGraph interrupt, an A2A task in input-required) as a question and posts it, once per call id of the thread: a
+// replica or a later read asking again gets the first record. payload is what the
+// runtime asked with: an object's `question`, or a string, is the question's text.
+func (s *Service) Question(ctx context.Context, origin string, k inbox.ThreadKey, runID, callID, tool string, payload json.RawMessage) {
+	if callID == "" {
 		s.Logger.Warn("question without a call id", "thread", k.String(), "origin", origin)
 		return
 	}
 	a, created, err := s.Request(ctx, Request{Thread: k, Origin: origin, Kind: KindQuestion, RunID: runID,
-		ToolCallID: toolCallID, Tool: tool, Arguments: payload, Description: questionOf(payload)})
+		ToolCallID: callID, Tool: tool, Arguments: payload, Description: questionOf(payload)})
 	if err != nil {
-		s.Logger.Error("record question", "thread", k.String(), "tool_call_id", toolCallID, "error", err.Error())
+		s.Logger.Error("record question", "thread", k.String(), "tool_call_id", callID, "error", err.Error())
 		return
 	}
 	if created {
@@ -42,8 +40,13 @@ func (s *Service) Question(ctx context.Context, origin string, k inbox.ThreadKey
 	}
 }
 
-// questionOf is the suspend payload's `question` (ask_user's), "" when it has none.
+// questionOf is the payload's `question` (ask_user's), or the payload itself when it is
+// a string; "" when it has neither.
 func questionOf(payload json.RawMessage) string {
+	var text string
+	if json.Unmarshal(payload, &text) == nil {
+		return text
+	}
 	var p struct {
 		Question string `json:"question"`
 	}

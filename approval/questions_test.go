@@ -12,6 +12,7 @@ import (
 
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -29,7 +30,7 @@ func (e *env) question(t *testing.T, call string) approval.Approval {
 	t.Helper()
 	e.svc.ToolSuspended(context.Background(), k, "run-1", call, "ask_user",
 		json.RawMessage(`{"question":"Which <!channel> environment?","options":[{"label":"staging"},{"label":"prod"}]}`))
-	page, _, err := e.st.ListApprovals(context.Background(), approval.Filter{})
+	page, _, err := store.NewApprovals(e.st).ListApprovals(context.Background(), approval.Filter{})
 	require.NoError(t, err)
 	for _, a := range page {
 		if a.ToolCallID == call {
@@ -111,9 +112,10 @@ func TestQuestionAnsweredByFirstApproverReply(t *testing.T) {
 // resume the run once.
 func TestQuestionAnsweredOnceAcrossReplicas(t *testing.T) {
 	eachStore(t, approval.Config{Channel: "C0APPROVE"}, func(t *testing.T, e *env) {
+		approvals := store.NewApprovals(e.st)
 		q := e.question(t, "call-ask")
 		second := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE", "S0OPS"}},
-			approval.Deps{Store: e.st, Places: e.st, Slack: e.slack, Resumer: e.resumer, Emitter: e.emitter,
+			approval.Deps{Store: approvals, Places: approvals, Slack: e.slack, Resumer: e.resumer, Emitter: e.emitter,
 				Base: service.Base{Now: func() time.Time { return t0 }}})
 		var wg sync.WaitGroup
 		for i, r := range []approval.Reply{reply("U0JANE", "staging"), reply("U0BOB", "prod"), reply("U0JANE", "staging")} {
@@ -136,7 +138,7 @@ func TestQuestionAnsweredOnceAcrossReplicas(t *testing.T) {
 func TestQuestionInsideAThread(t *testing.T) {
 	eachStore(t, approval.Config{Channel: "C0APPROVE"}, func(t *testing.T, e *env) {
 		q := e.question(t, "call-ask")
-		require.NoError(t, e.st.SetApprovalMessage(context.Background(), q.ID, "acme", "C0OPS", "1700000000.000500",
+		require.NoError(t, store.NewApprovals(e.st).SetApprovalMessage(context.Background(), q.ID, "acme", "C0OPS", "1700000000.000500",
 			"1700000000.000100", "", t0))
 		r := approval.Reply{Connector: "acme", Channel: "C0OPS", ThreadTS: "1700000000.000100", TS: "1700000000.000400",
 			UserID: "U0JANE", Text: "earlier"}
@@ -168,11 +170,51 @@ func TestQuestionNotDelivered(t *testing.T) {
 	require.Empty(t, e.resumer.calls)
 
 	late := e.question(t, "call-late")
-	require.NoError(t, e.st.SetApprovalMessage(context.Background(), late.ID, "acme", "C0APPROVE", "1700000000.000002", "", "", t0))
+	require.NoError(t, store.NewApprovals(e.st).SetApprovalMessage(context.Background(), late.ID, "acme", "C0APPROVE", "1700000000.000002", "", "", t0))
 	e.now = t0.Add(2 * time.Hour)
 	r := reply("U0JANE", "staging")
 	r.ThreadTS = "1700000000.000002"
 	require.Contains(t, e.answer(t, r), "expired")
 	require.Equal(t, approval.StatusExpired, e.get(t, late.ID).Status)
 	require.Empty(t, e.resumer.calls)
+}
+
+// A runtime's interrupt (a LangGraph thread waiting on interrupt()) is a question of its
+// origin: asked by two replicas reading the same thread at once it is recorded and
+// posted once, a string payload is its text, and the reply resumes it through the
+// runtime.
+func TestRuntimeQuestionOnceAcrossReplicas(t *testing.T) {
+	eachStore(t, approval.Config{Channel: "C0APPROVE"}, func(t *testing.T, e *env) {
+		second := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE", "S0OPS"}},
+			approval.Deps{Store: store.NewApprovals(e.st), Places: store.NewApprovals(e.st), Slack: e.slack, Resumer: e.resumer, Emitter: e.emitter,
+				Base: service.Base{Now: func() time.Time { return t0 }}})
+		relay := approval.NewRelay()
+		var wg sync.WaitGroup
+		for _, ask := range []func(){
+			func() {
+				e.svc.Question(context.Background(), approval.OriginLangGraph, k, "gw-run-1", "intr-1", "interrupt", json.RawMessage(`"Deploy to prod?"`))
+			},
+			func() {
+				second.Question(context.Background(), approval.OriginLangGraph, k, "gw-run-1", "intr-1", "interrupt", json.RawMessage(`"Deploy to prod?"`))
+			},
+			func() { // nobody listens to this relay: nothing happens
+				relay.Question(context.Background(), approval.OriginLangGraph, k, "gw-run-1", "intr-1", "interrupt", nil)
+			},
+		} {
+			wg.Add(1)
+			go func() { defer wg.Done(); ask() }()
+		}
+		wg.Wait()
+		require.Len(t, e.slack.posts, 1, "posted once")
+		page, _, err := store.NewApprovals(e.st).ListApprovals(context.Background(), approval.Filter{})
+		require.NoError(t, err)
+		require.Len(t, page, 1)
+		q := page[0]
+		require.Equal(t, approval.OriginLangGraph, q.Origin)
+		require.Equal(t, approval.KindQuestion, q.Kind)
+		require.Equal(t, "Deploy to prod?", q.Description)
+		require.Equal(t, "intr-1", q.ToolCallID)
+		require.Empty(t, e.answer(t, reply("U0JANE", "yes")))
+		require.Equal(t, []string{"intr-1 answered yes"}, e.resumer.calls)
+	})
 }

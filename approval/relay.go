@@ -8,8 +8,8 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 )
 
-// Relay carries what followed runtimes (Mastra runs, A2A tasks) report about tool
-// approvals and questions to the Service.
+// Relay carries what followed runtimes report about tool approvals and questions (Mastra
+// runs, LangGraph interrupts, A2A tasks waiting for input) to the Service.
 // The followers are built before the Service (their deliveries go through the dispatcher
 // that the Service's decisions are sent by), so they are given the Relay, and the
 // Service subscribes to it when it is built; nothing reports before the gateway starts.
@@ -47,10 +47,10 @@ func (r *Relay) ToolSuspended(ctx context.Context, k inbox.ThreadKey, runID, too
 	}
 }
 
-// Question relays Service.Question: a runtime of kind origin waits for an answer.
-func (r *Relay) Question(ctx context.Context, origin string, k inbox.ThreadKey, runID, toolCallID, tool string, payload json.RawMessage) {
+// Question relays Service.Question.
+func (r *Relay) Question(ctx context.Context, origin string, k inbox.ThreadKey, runID, callID, tool string, payload json.RawMessage) {
 	if s := r.service(); s != nil {
-		s.Question(ctx, origin, k, runID, toolCallID, tool, payload)
+		s.Question(ctx, origin, k, runID, callID, tool, payload)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	replies "github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -59,11 +60,11 @@ func newReplyEnv(t *testing.T, b storetest.Backend) *replyEnv {
 	e := newEnvOn(t, approval.Config{Channel: "C0APPROVE", ExpireAfter: time.Hour}, st)
 	p := &poster{posts: map[string]int{}}
 	now := func() time.Time { return e.now }
-	out := replies.New(st, map[string]replies.Sender{"slack": p}, service.Base{Now: now},
+	out := replies.New(store.NewReplies(st), map[string]replies.Sender{"slack": p}, service.Base{Now: now},
 		replies.WithApprovals(e.svc, func(string) bool { return true }), replies.WithProvenance(slackVouches), replies.WithPlaces(kindstest.Places()))
 	pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 	require.NoError(t, err)
-	in := inbox.NewService(st, pol, inbox.WithClock(now))
+	in := inbox.NewService(store.NewInbox(st), pol, inbox.WithClock(now))
 	to := replies.NewTo("slack", "acme", slack.Place{Channel: "D1"})
 	_, err = in.Ingest(context.Background(), &inbox.Event{Source: "slack", Connector: "acme", DeliveryID: "d1", Type: "message",
 		Body: []byte(`{}`)}, []inbox.Notification{{Thread: k, Source: "slack", Kind: "message", Summary: "hi",
@@ -78,7 +79,7 @@ func (e *replyEnv) draft(t *testing.T, id string) approval.Approval {
 	r, err := e.outbox.Queue(context.Background(), k, replies.Request{ID: id, Text: "draft " + id})
 	require.NoError(t, err)
 	require.Equal(t, replies.StatusPending, r.Status)
-	page, _, err := e.st.ListApprovals(context.Background(), approval.Filter{})
+	page, _, err := store.NewApprovals(e.st).ListApprovals(context.Background(), approval.Filter{})
 	require.NoError(t, err)
 	for _, a := range page {
 		if a.ToolCallID == "reply:"+id {
@@ -161,12 +162,12 @@ func TestReplyApprovalNotRequested(t *testing.T) {
 	e := newEnvOn(t, approval.Config{Channel: "C0APPROVE"}, st)
 	pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 	require.NoError(t, err)
-	in := inbox.NewService(st, pol, inbox.WithClock(func() time.Time { return e.now }))
+	in := inbox.NewService(store.NewInbox(st), pol, inbox.WithClock(func() time.Time { return e.now }))
 	_, err = in.Ingest(context.Background(), &inbox.Event{Source: "slack", Connector: "acme", DeliveryID: "d1", Type: "message",
 		Body: []byte(`{}`)}, []inbox.Notification{{Thread: k, Source: "slack", Kind: "message", Summary: "hi",
 		Metadata: map[string]any{replies.MetadataKey: replies.NewTo("slack", "acme", slack.Place{Channel: "D1"}), "verified_by": "slack-v0"}}})
 	require.NoError(t, err)
-	out := replies.New(st, map[string]replies.Sender{"slack": &poster{posts: map[string]int{}}},
+	out := replies.New(store.NewReplies(st), map[string]replies.Sender{"slack": &poster{posts: map[string]int{}}},
 		service.Base{Now: func() time.Time { return e.now }}, replies.WithApprovals(failingApprover{}, func(string) bool { return true }),
 		replies.WithProvenance(slackVouches), replies.WithPlaces(kindstest.Places()))
 	r, err := out.Queue(context.Background(), k, replies.Request{ID: "r1", Text: "draft"})

@@ -105,7 +105,7 @@ func (f *fakeEmitter) Emit(_ context.Context, _ inbox.ThreadKey, sig agent.Signa
 
 type env struct {
 	svc     *approval.Service
-	st      *store.Store
+	st      *store.DB
 	slack   *fakeSlack
 	resumer *fakeResumer
 	emitter *fakeEmitter
@@ -114,7 +114,7 @@ type env struct {
 
 func newEnv(t *testing.T, cfg approval.Config) *env { return newEnvOn(t, cfg, storetest.OpenSQLite(t)) }
 
-func newEnvOn(t *testing.T, cfg approval.Config, st *store.Store) *env {
+func newEnvOn(t *testing.T, cfg approval.Config, st *store.DB) *env {
 	e := &env{st: st, slack: &fakeSlack{groups: map[string][]string{"S0OPS": {"U0BOB"}}},
 		resumer: &fakeResumer{}, emitter: &fakeEmitter{}, now: t0}
 	if cfg.SlackConnector == "" {
@@ -123,7 +123,7 @@ func newEnvOn(t *testing.T, cfg approval.Config, st *store.Store) *env {
 	if cfg.Approvers == nil {
 		cfg.Approvers = []string{"U0JANE", "S0OPS"}
 	}
-	e.svc = approval.New(cfg, approval.Deps{Store: e.st, Places: e.st, Slack: e.slack, Resumer: e.resumer,
+	e.svc = approval.New(cfg, approval.Deps{Store: store.NewApprovals(e.st), Places: store.NewApprovals(e.st), Slack: e.slack, Resumer: e.resumer,
 		Emitter: e.emitter, Base: service.Base{Now: func() time.Time { return e.now }}})
 	return e
 }
@@ -131,7 +131,7 @@ func newEnvOn(t *testing.T, cfg approval.Config, st *store.Store) *env {
 func (e *env) mastraApproval(t *testing.T, call string) approval.Approval {
 	t.Helper()
 	e.svc.ToolApproval(context.Background(), k, "run-1", call, "deploy", json.RawMessage(`{"env":"prod"}`))
-	page, _, err := e.st.ListApprovals(context.Background(), approval.Filter{})
+	page, _, err := store.NewApprovals(e.st).ListApprovals(context.Background(), approval.Filter{})
 	require.NoError(t, err)
 	for _, a := range page {
 		if a.ToolCallID == call {
@@ -152,7 +152,7 @@ func (e *env) click(t *testing.T, id, user string, approve bool) string {
 
 func (e *env) get(t *testing.T, id string) approval.Approval {
 	t.Helper()
-	a, err := e.st.GetApproval(context.Background(), id)
+	a, err := store.NewApprovals(e.st).GetApproval(context.Background(), id)
 	require.NoError(t, err)
 	return a
 }
@@ -290,7 +290,7 @@ func TestPostsWhereTheConversationIs(t *testing.T) {
 	require.Empty(t, e.slack.posts)
 	require.Contains(t, e.get(t, a.ID).PostError, "no approvals.channel is set")
 
-	svc := inbox.NewService(e.st, mustPolicy(t), inbox.WithClock(func() time.Time { return t0 }))
+	svc := inbox.NewService(store.NewInbox(e.st), mustPolicy(t), inbox.WithClock(func() time.Time { return t0 }))
 	ev := &inbox.Event{Source: "slack", Connector: "acme", DeliveryID: "Ev1", Type: "app_mention", Body: []byte(`{}`)}
 	_, err := svc.Ingest(context.Background(), ev, []inbox.Notification{{Thread: k, Source: "slack", Kind: "mention",
 		Summary: "Jane: deploy please", Attributes: inbox.Attributes{}.Set("channel", "C0OPS").Set("ts", "1699999999.000100"),
@@ -387,7 +387,7 @@ func TestLongCallIDNotCut(t *testing.T) {
 	require.Len(t, e.slack.posts, 1, "the longer id is refused")
 	_, _, err := e.svc.Request(context.Background(), approval.Request{Thread: k, Origin: approval.OriginMastra, ToolCallID: long + "-2", Tool: "deploy"})
 	require.ErrorIs(t, err, approval.ErrCallIDTooLong)
-	page, _, err := e.st.ListApprovals(context.Background(), approval.Filter{})
+	page, _, err := store.NewApprovals(e.st).ListApprovals(context.Background(), approval.Filter{})
 	require.NoError(t, err)
 	require.Len(t, page, 1)
 	require.Equal(t, a.ID, page[0].ID)
@@ -401,21 +401,22 @@ func TestRelayReachesTheServiceBuiltAfterIt(t *testing.T) {
 	ctx := context.Background()
 	relay.ToolApproval(ctx, k, "run-0", "call-early", "deploy", json.RawMessage(`{}`)) // before: nobody listens
 	st := storetest.OpenSQLite(t)
+	approvals := store.NewApprovals(st)
 	slack := &fakeSlack{}
 	svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE"}},
-		approval.Deps{Store: st, Places: st, Slack: slack, Emitter: &fakeEmitter{}, Relay: relay,
+		approval.Deps{Store: approvals, Places: approvals, Slack: slack, Emitter: &fakeEmitter{}, Relay: relay,
 			Base: service.Base{Now: func() time.Time { return t0 }}})
 	require.NotNil(t, svc)
 
 	relay.ToolApproval(ctx, k, "run-1", "call-1", "deploy", json.RawMessage(`{"env":"prod"}`))
-	page, _, err := st.ListApprovals(ctx, approval.Filter{})
+	page, _, err := approvals.ListApprovals(ctx, approval.Filter{})
 	require.NoError(t, err)
 	require.Len(t, page, 1)
 	require.Equal(t, "call-1", page[0].ToolCallID)
 	require.Equal(t, approval.StatusPending, page[0].Status)
 
 	relay.RunEnded(ctx, k, "run-1")
-	page, _, err = st.ListApprovals(ctx, approval.Filter{})
+	page, _, err = approvals.ListApprovals(ctx, approval.Filter{})
 	require.NoError(t, err)
 	require.Equal(t, approval.StatusExpired, page[0].Status)
 }
@@ -426,6 +427,7 @@ func TestRelayReachesTheServiceBuiltAfterIt(t *testing.T) {
 // suspended for an answer (ask_user) gets a question, posted; another agent's approvals stay.
 func TestReconcileWithSuspendedRuns(t *testing.T) {
 	e := newEnv(t, approval.Config{Channel: "C0APPROVE"})
+	approvals := store.NewApprovals(e.st)
 	gone := e.mastraApproval(t, "call-gone")
 	kept := e.mastraApproval(t, "call-kept")
 	other := inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: "t9"}
@@ -440,7 +442,7 @@ func TestReconcileWithSuspendedRuns(t *testing.T) {
 	}))
 	require.Equal(t, approval.StatusExpired, e.get(t, gone.ID).Status, "its run is gone")
 	require.Equal(t, approval.StatusPending, e.get(t, kept.ID).Status)
-	page, _, err := e.st.ListApprovals(context.Background(), approval.Filter{Agent: "support", Thread: "t2"})
+	page, _, err := approvals.ListApprovals(context.Background(), approval.Filter{Agent: "support", Thread: "t2"})
 	require.NoError(t, err)
 	require.Len(t, page, 2, "an approval for the suspended call that had none, a question for ask_user")
 	byCall := map[string]approval.Approval{page[0].ToolCallID: page[0], page[1].ToolCallID: page[1]}
@@ -455,7 +457,7 @@ func TestReconcileWithSuspendedRuns(t *testing.T) {
 	// A question whose run is gone expires like an approval.
 	require.NoError(t, e.svc.Reconcile(context.Background(), "support", nil))
 	require.Equal(t, approval.StatusExpired, e.get(t, byCall["call-ask"].ID).Status)
-	page, _, err = e.st.ListApprovals(context.Background(), approval.Filter{Agent: "coder"})
+	page, _, err = approvals.ListApprovals(context.Background(), approval.Filter{Agent: "coder"})
 	require.NoError(t, err)
 	require.Equal(t, approval.StatusPending, page[0].Status, "another agent's approvals are not touched")
 }

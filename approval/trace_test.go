@@ -11,6 +11,7 @@ import (
 
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 )
 
 // Posting an approval is an "approval request" span (a child of the asking request's),
@@ -20,7 +21,7 @@ func TestApprovalSpans(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	e := newEnv(t, approval.Config{})
 	e.svc = approval.New(approval.Config{Channel: "C0APPROVE", SlackConnector: "acme", Approvers: []string{"U0JANE"}},
-		approval.Deps{Store: e.st, Places: e.st, Slack: e.slack, Resumer: e.resumer, Emitter: e.emitter, Traces: tp,
+		approval.Deps{Store: store.NewApprovals(e.st), Places: store.NewApprovals(e.st), Slack: e.slack, Resumer: e.resumer, Emitter: e.emitter, Traces: tp,
 			Base: service.Base{Now: func() time.Time { return e.now }}})
 	ctx, asking := tp.Tracer("test").Start(context.Background(), "POST /agents/:agent/approvals")
 	a, created, err := e.svc.Request(ctx, approval.Request{Thread: k, Origin: approval.OriginMastra, RunID: "run-1",

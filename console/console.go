@@ -98,7 +98,7 @@ type Streamer interface {
 	ServeStream(c echo.Context, k inbox.ThreadKey) error
 }
 
-// Sessions keeps console sign-ins server-side (*store.Store, shared by replicas on
+// Sessions keeps console sign-ins server-side (*store.DB, shared by replicas on
 // PostgreSQL): a cookie is a session only while its row lives, so a sign-out ends it
 // for every copy of the cookie.
 type Sessions interface {
@@ -123,9 +123,8 @@ type Deps struct {
 	// filter), and Places say how the kinds that answer describe where (replies).
 	Sources []string
 	Places  reply.Places
-	// Runtimes say what a thread's runtime is doing (an A2A task), shown on its page;
-	// nil: nothing is.
-	Runtimes agent.RuntimeViewer
+	// Runtimes reads a thread from its agent's runtime (nil: no page shows one).
+	Runtimes agent.RuntimeRuns
 	Log      *slog.Logger
 	Now      func() time.Time
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/silence"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -235,7 +236,7 @@ func (f *fixture) advance(d time.Duration) {
 
 // newFixture serves a console whose sessions are kept in a fresh SQLite store.
 func newFixture(t *testing.T, tokens []admin.Token) *fixture {
-	return newFixtureOn(t, tokens, storetest.OpenSQLite(t))
+	return newFixtureOn(t, tokens, store.NewConsoleSessions(storetest.OpenSQLite(t)))
 }
 
 // newFixtureOn serves a console over sessions (consoles given one store are replicas).
@@ -346,7 +347,7 @@ func TestSessionCookie(t *testing.T) {
 // A token taken out of the config (or given another value or fewer scopes) ends its
 // sessions even under the same session key.
 func TestSessionEndsWithItsToken(t *testing.T) {
-	sessions := storetest.OpenSQLite(t)
+	sessions := store.NewConsoleSessions(storetest.OpenSQLite(t))
 	ck := newFixtureOn(t, testTokens, sessions).signIn(opsToken)
 	for name, tokens := range map[string][]admin.Token{
 		"removed":     {testTokens[1]},
@@ -432,7 +433,7 @@ func TestPagesEscapeWhatTheyShow(t *testing.T) {
 // The events page's source filter offers the integration kinds' sources (the kinds
 // table's, in its order) and the agent API's.
 func TestEventsFilterOffersTheKindsSources(t *testing.T) {
-	f := newFixtureOn(t, testTokens, storetest.OpenSQLite(t), func(d *Deps) { d.Sources = []string{"github", "fake"} })
+	f := newFixtureOn(t, testTokens, store.NewConsoleSessions(storetest.OpenSQLite(t)), func(d *Deps) { d.Sources = []string{"github", "fake"} })
 	body := f.do(http.MethodGet, "/console/events?source=fake", nil, f.signIn(opsToken), nil).body
 	require.Contains(t, body, `<option value="">any</option><option>github</option><option selected>fake</option><option>agent-api</option></select>`)
 }

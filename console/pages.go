@@ -69,8 +69,10 @@ type threadPage struct {
 	MoreWatches      bool
 	EndedWatches     []admin.AdminWatch
 	MoreEndedWatches bool
-	// Runtime is what the thread's runtime is doing (Deps.Runtimes), nil when unknown.
-	Runtime *agent.RuntimeState
+	// Runtime is what the agent's runtime says of the thread now (a runtime that
+	// reports its runs); RuntimeError why it could not be read.
+	Runtime      *agent.RuntimeRun
+	RuntimeError string
 }
 
 func (threadPage) title() (string, string) { return "Thread", "threads" }
@@ -106,15 +108,7 @@ func (c *Console) thread(ec echo.Context) error {
 	if err := c.threadWatches(ctx, k, &p); err != nil {
 		return c.failErr(ec, err)
 	}
-	if c.d.Runtimes != nil {
-		st, ok, err := c.d.Runtimes.RuntimeState(ctx, k)
-		if err != nil {
-			// The page shows the rest: presence does not hang on the runtime's record.
-			c.log.Warn("read the thread's runtime state", "thread", k.String(), "error", err.Error())
-		} else if ok {
-			p.Runtime = &st
-		}
-	}
+	c.threadRuntime(ctx, k, &p)
 	var after int64
 	if len(threads.Threads) > 0 {
 		p.Thread = &threads.Threads[0]
@@ -126,6 +120,25 @@ func (c *Console) thread(ec echo.Context) error {
 	}
 	p.Stream = Prefix + "/thread/stream?" + sq.Encode()
 	return c.render(ec, http.StatusOK, "thread", p)
+}
+
+// runtimeWait bounds reading a thread from its agent's runtime for the page.
+const runtimeWait = 2 * time.Second
+
+// threadRuntime reads k from its agent's runtime, when the runtime reports its runs.
+func (c *Console) threadRuntime(ctx context.Context, k inbox.ThreadKey, p *threadPage) {
+	if c.d.Runtimes == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, runtimeWait)
+	defer cancel()
+	r, ok, err := c.d.Runtimes.RuntimeRun(ctx, k)
+	switch {
+	case err != nil:
+		p.RuntimeError = err.Error()
+	case ok:
+		p.Runtime = &r
+	}
 }
 
 // repliesShown is how many of a thread's replies its page lists, newest first.

@@ -20,6 +20,7 @@ import (
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -45,10 +46,11 @@ func redeliveredRecord(t *testing.T, b storetest.Backend) {
 				})}}
 		},
 	})
-	api, err := admin.New(admin.Config{Tokens: testTokens}, admin.Deps{Store: env.Store, Inbox: env.Inbox,
+	reads := store.NewAdmin(env.Store)
+	api, err := admin.New(admin.Config{Tokens: testTokens}, admin.Deps{Store: reads, Inbox: env.Inbox,
 		Agents: []string{"coder"}, Notify: env.Notify, Log: storetest.Logger(t), Now: env.Now})
 	require.NoError(t, err)
-	c, err := New(Config{SessionKey: testKey}, Deps{Admin: api, Stream: fakeStream{}, Sessions: env.Store, Tokens: testTokens, Now: env.Now})
+	c, err := New(Config{SessionKey: testKey}, Deps{Admin: api, Stream: fakeStream{}, Sessions: store.NewConsoleSessions(env.Store), Tokens: testTokens, Now: env.Now})
 	require.NoError(t, err)
 	srv := server.New(server.Config{}, storetest.Logger(t))
 	c.Mount(srv.Echo())
@@ -90,7 +92,7 @@ func redeliveredRecord(t *testing.T, b storetest.Backend) {
 	}
 	require.Equal(t, decision, detail.Reason)
 	require.Contains(t, detail.OperatorAction, `redelivered by "ops"`)
-	lst, _, err := env.Store.ListRecords(context.Background(), inbox.RecordFilter{Agent: "coder"})
+	lst, _, err := reads.ListRecords(context.Background(), inbox.RecordFilter{Agent: "coder"})
 	require.NoError(t, err)
 	require.Len(t, lst, 1)
 	require.Equal(t, 4, lst[0].Attempts, "listings count them too")

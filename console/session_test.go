@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -23,7 +24,8 @@ func forEachSessionStore(t *testing.T, fn func(t *testing.T, a, b *fixture)) {
 	for _, be := range storetest.Backends(t) {
 		t.Run(be.Name, func(t *testing.T) {
 			st := storetest.Open(t, be)
-			fn(t, newFixtureOn(t, testTokens, st), newFixtureOn(t, testTokens, st))
+			sessions := store.NewConsoleSessions(st)
+			fn(t, newFixtureOn(t, testTokens, sessions), newFixtureOn(t, testTokens, sessions))
 		})
 	}
 }

@@ -34,8 +34,8 @@ func TestAgedClaimStillDelivers(t *testing.T) {
 	var q *slowReads
 	e := deliverytest.New(t, deliverytest.Config{
 		Routes: recordingRoutes(rec),
-		Queue: func(s *store.Store) delivery.Queue {
-			q = &slowReads{Queue: s, by: delivery.DefaultLease * 3 / 4}
+		Queue: func(s *store.DB) delivery.Queue {
+			q = &slowReads{Queue: store.NewQueue(s), by: delivery.DefaultLease * 3 / 4}
 			return q
 		},
 	})

@@ -18,6 +18,7 @@ import (
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -76,7 +77,7 @@ func benchDispatch(b *testing.B, backend storetest.Backend, records, threads int
 			b.StopTimer()
 			total += time.Since(start)
 			cpu += processCPU(b) - cpu0
-			if n, err := e.Store.NextDue(context.Background(), e.Clock.Now()); err != nil || (n != nil && !n.After(e.Clock.Now())) {
+			if n, err := store.NewQueue(e.Store).NextDue(context.Background(), e.Clock.Now()); err != nil || (n != nil && !n.After(e.Clock.Now())) {
 				b.Fatalf("not drained: %v %v", n, err)
 			}
 		}

@@ -408,8 +408,8 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read
 
 // send hands one item to the target and records the result in o. It reports false
 // without recording anything when the failure is only ctx ending; true when the target
-// accepted it, or holds it until the thread turns idle (agent.ErrWaitIdle). probe marks the probe
-// of a down target, which never counts against max_attempts.
+// accepted it, or holds it until the thread turns idle (agent.ErrHoldUntilIdle). probe
+// marks the probe of a down target, which never counts against max_attempts.
 func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item, action agent.Behavior, runID string, probe bool) bool {
 	ids := make([]string, len(it.records))
 	// tries counts every attempt of the records; round only those since a redelivery
@@ -434,16 +434,11 @@ func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item,
 		endDeliver(span, false, true, att.Error) // shutting down: sent again later, not counted
 		return false
 	}
-	if errors.Is(err, agent.ErrWaitIdle) {
-		// The runtime takes nothing more into the running run: the records go in full once
-		// the thread turns idle (the run's close makes them due), as next-turn input does.
-		endDeliver(span, false, true, err.Error())
-		for _, r := range it.records {
-			o.Reschedules = append(o.Reschedules, Reschedule{RecordID: r.ID, UpdatedAt: r.UpdatedAt, Coalesced: r.CoalescedCount,
-				FullWhenIdle: true})
-		}
-		d.log.DebugContext(ctx, "signal waits for the thread's run to end", "thread", o.Thread.String(), "signal_id", it.signal.ID,
-			"records", len(it.records))
+	if errors.Is(err, agent.ErrHoldUntilIdle) {
+		// Not a failure: the runtime takes it once the thread is idle (it waits on a
+		// person, or refuses a second run). It goes in full at the idle transition.
+		endDeliver(span, false, true, att.Error)
+		d.holdUntilIdle(o, it)
 		return true
 	}
 	if err == nil {
@@ -570,6 +565,15 @@ func (d *Dispatcher) hold(o *Outcome, it item, reason string) {
 			Reason: why + "; " + reason + " → held for the next summary"})
 	}
 	d.log.Debug("wake held", "thread", o.Thread.String(), "records", len(it.records), "reason", reason)
+}
+
+// holdUntilIdle reschedules an item's records to go in full when the thread turns idle
+// (the store makes them due at that transition, or at once when it happened meanwhile).
+func (d *Dispatcher) holdUntilIdle(o *Outcome, it item) {
+	for _, r := range it.records {
+		o.Reschedules = append(o.Reschedules, Reschedule{RecordID: r.ID, UpdatedAt: r.UpdatedAt, Coalesced: r.CoalescedCount, FullWhenIdle: true})
+	}
+	d.log.Debug("held until the thread is idle", "thread", o.Thread.String(), "signal_id", it.signal.ID, "records", len(it.records))
 }
 
 // postpone reschedules the records of items not attempted in this pass.

@@ -102,7 +102,7 @@ func TestRetriesBackoffAndDeadLetter(t *testing.T) {
 	require.Equal(t, inbox.StatusFailed, r.Status, "dead letter after max_attempts")
 	require.Equal(t, 3, r.Attempts)
 	require.Equal(t, "webhook answered 503", r.LastError)
-	due, err := e.Store.NextDue(t.Context(), e.Clock.Now())
+	due, err := store.NewQueue(e.Store).NextDue(t.Context(), e.Clock.Now())
 	require.NoError(t, err)
 	require.NotNil(t, due) // the wake's run lease only
 	require.Equal(t, e.Clock.Now().Add(agent.DefaultRunLease).Add(-31500*time.Millisecond), *due)
@@ -113,7 +113,7 @@ func TestRetriesBackoffAndDeadLetter(t *testing.T) {
 		require.Equal(t, seen[0].Signal.ID, d.Signal.ID, "the signal id is stable across retries")
 		require.Equal(t, i+1, d.Attempt)
 	}
-	atts, err := e.Store.ListAttempts(t.Context(), delivery.AttemptFilter{RecordID: rec})
+	atts, err := store.NewAdmin(e.Store).ListAttempts(t.Context(), delivery.AttemptFilter{RecordID: rec})
 	require.NoError(t, err)
 	require.Len(t, atts, 3)
 	require.Equal(t, []string{delivery.OutcomeFailed, delivery.OutcomeRetry, delivery.OutcomeRetry},
@@ -201,8 +201,8 @@ func TestRestartMidBacklog(t *testing.T) {
 	first := deliverytest.New(t, deliverytest.Config{
 		Backend: &backend,
 		Routes:  recordingRoutes(before),
-		Queue: func(s *store.Store) delivery.Queue {
-			q := &crashingQueue{Queue: s}
+		Queue: func(s *store.DB) delivery.Queue {
+			q := &crashingQueue{Queue: store.NewQueue(s)}
 			q.left.Store(2)
 			return q
 		},
@@ -299,7 +299,7 @@ func TestDeliverLogsOnce(t *testing.T) {
 	log := e.Log(k)
 	require.Len(t, log, 1)
 	require.Equal(t, "<system-reminder>x</system-reminder>", log[0].XML)
-	atts, err := e.Store.ListAttempts(t.Context(), delivery.AttemptFilter{SignalID: "sig-1"})
+	atts, err := store.NewAdmin(e.Store).ListAttempts(t.Context(), delivery.AttemptFilter{SignalID: "sig-1"})
 	require.NoError(t, err)
 	require.Len(t, atts, 1, "a repeat of a logged id is not sent to the target again")
 }
@@ -326,7 +326,7 @@ func TestStopDoesNotCountAttempts(t *testing.T) {
 	require.Equal(t, inbox.StatusPending, r.Status)
 	require.Zero(t, r.Attempts)
 	require.Empty(t, r.LastError)
-	atts, err := e.Store.ListAttempts(ctx, delivery.AttemptFilter{RecordID: id})
+	atts, err := store.NewAdmin(e.Store).ListAttempts(ctx, delivery.AttemptFilter{RecordID: id})
 	require.NoError(t, err)
 	require.Empty(t, atts)
 }
@@ -349,7 +349,7 @@ func TestAttemptsCountTheSuccess(t *testing.T) {
 		r := e.Record(first)
 		require.Equal(t, inbox.StatusDelivered, r.Status)
 		require.Equal(t, 3, r.Attempts)
-		atts, err := e.Store.ListAttempts(t.Context(), delivery.AttemptFilter{RecordID: first})
+		atts, err := store.NewAdmin(e.Store).ListAttempts(t.Context(), delivery.AttemptFilter{RecordID: first})
 		require.NoError(t, err)
 		require.Len(t, atts, 3)
 		require.Equal(t, []int{3, 2, 1}, []int{atts[0].Attempt, atts[1].Attempt, atts[2].Attempt})

@@ -10,6 +10,7 @@ import (
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 )
 
 // shortLease is the coder agent with a run lease of d.
@@ -124,7 +125,7 @@ func TestOpenAfterLapseRecovers(t *testing.T) {
 		requireRecovered(t, after[2:], want, r2.ID, agent.CauseLeaseExpired)
 		require.Equal(t, `<build recovered="true">step 3</build>`, after[2].XML)
 
-		run, err := e.Store.GetRun(t.Context(), k, r1.ID)
+		run, err := store.NewRuns(e.Store).GetRun(t.Context(), k, r1.ID)
 		require.NoError(t, err)
 		require.Equal(t, agent.RunExpired, run.Status)
 	})

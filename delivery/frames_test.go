@@ -18,12 +18,12 @@ import (
 // dispatcher learns of it.
 type committedQueue struct {
 	delivery.Queue
-	st        *store.Store
+	st        *store.DB
 	committed func([]agent.Frame)
 }
 
 func (q *committedQueue) CompleteThreadFrames(ctx context.Context, owner string, o delivery.Outcome) ([]agent.Frame, error) {
-	fs, err := q.st.CompleteThreadFrames(ctx, owner, o)
+	fs, err := store.NewQueue(q.st).CompleteThreadFrames(ctx, owner, o)
 	q.committed(fs)
 	return fs, err
 }
@@ -34,8 +34,8 @@ func TestFramesInMemoryOnlyAfterCommit(t *testing.T) {
 	var frames <-chan *agent.Frame
 	var atCommit []int // frames waiting for the subscriber when each commit returned
 	var logged [][]agent.Frame
-	e := deliverytest.New(t, deliverytest.Config{Queue: func(s *store.Store) delivery.Queue {
-		return &committedQueue{Queue: s, st: s, committed: func(fs []agent.Frame) {
+	e := deliverytest.New(t, deliverytest.Config{Queue: func(s *store.DB) delivery.Queue {
+		return &committedQueue{Queue: store.NewQueue(s), st: s, committed: func(fs []agent.Frame) {
 			atCommit = append(atCommit, len(frames))
 			logged = append(logged, fs)
 		}}

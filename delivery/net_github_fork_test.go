@@ -11,6 +11,7 @@ import (
 	"github.com/signalgate/signalgate/connectors/github"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 )
 
 // forkRun is octokit's completed workflow_run example on octo-org/octo-repo master with no
@@ -86,7 +87,7 @@ func TestGitHubForkCIThroughStream(t *testing.T) {
 			require.Len(t, got, 1, "the base failure reaches the model")
 			require.Contains(t, got[0].Signal.Contents, `"test" failed on octo-org/octo-repo branch master`)
 
-			recs, err := e.Store.ThreadRecords(t.Context(), k)
+			recs, err := store.NewRecords(e.Store).ThreadRecords(t.Context(), k)
 			require.NoError(t, err)
 			require.Len(t, recs, 2)
 			require.Equal(t, baseLane, recs[0].NetKey)
@@ -131,7 +132,7 @@ func TestGitHubForkCIThroughStream(t *testing.T) {
 			got = fullNotifications(e, k)
 			require.Len(t, got, 2)
 			require.Contains(t, got[1].Signal.Contents, `"test" passed again on fork1/octo-repo branch master`)
-			recs, err := e.Store.ThreadRecords(t.Context(), k)
+			recs, err := store.NewRecords(e.Store).ThreadRecords(t.Context(), k)
 			require.NoError(t, err)
 			for _, r := range recs {
 				require.Equal(t, forkLane, r.NetKey)
@@ -155,7 +156,7 @@ func TestGitHubForkCIThroughStream(t *testing.T) {
 				require.Len(t, got, 2, "both failures reach the model")
 				require.Contains(t, got[0].Signal.Contents, "on Codertocat/Hello-World branch master")
 				require.Contains(t, got[1].Signal.Contents, "on Codertocat/Hello-World commit 1111111")
-				recs, err := e.Store.ThreadRecords(t.Context(), k)
+				recs, err := store.NewRecords(e.Store).ThreadRecords(t.Context(), k)
 				require.NoError(t, err)
 				require.Len(t, recs, 3)
 				require.Equal(t, github.KindCIPassed, recs[2].Kind, recs[2].Summary)

@@ -20,6 +20,7 @@ import (
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -93,7 +94,7 @@ func githubHook(t *testing.T, e *deliverytest.Env) func(event, delivery string, 
 	}}, []string{"coder", "support"})
 	require.NoError(t, err)
 	h, err := github.NewHandler([]github.Config{{Name: "acme", Secret: ghSecret}}, connectors.NewPipeline(router, e.Inbox, nil),
-		storetest.Logger(t), e.Now, github.WithCIState(github.NewStoreCIState(e.Store, "github")))
+		storetest.Logger(t), e.Now, github.WithCIState(github.NewStoreCIState(store.NewConnectorState(e.Store), "github")))
 	require.NoError(t, err)
 	srv := server.New(server.Config{}, storetest.Logger(t))
 	h.Mount(srv.Echo())
@@ -133,7 +134,7 @@ func TestGitHubCIFlapThroughStream(t *testing.T) {
 		e.FinishRun(k, run.ID)
 		settle(e)
 		require.Empty(t, full(e), "neither the failure nor the recovery in full")
-		recs, err := e.Store.ThreadRecords(t.Context(), k)
+		recs, err := store.NewRecords(e.Store).ThreadRecords(t.Context(), k)
 		require.NoError(t, err)
 		require.Len(t, recs, 2)
 		for _, r := range recs {
@@ -149,7 +150,7 @@ func TestGitHubCIFlapThroughStream(t *testing.T) {
 		post("d1", success)
 		settle(e)
 		require.Empty(t, visible(e, k), "no frame of any kind")
-		recs, err := e.Store.ThreadRecords(t.Context(), k)
+		recs, err := store.NewRecords(e.Store).ThreadRecords(t.Context(), k)
 		require.NoError(t, err)
 		require.Len(t, recs, 1, "readable in the inbox")
 		require.Equal(t, github.KindCIPassed, recs[0].Kind)

@@ -16,6 +16,7 @@ import (
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -114,7 +115,7 @@ func outageEnv(t *testing.T, b storetest.Backend, o *outage, log *slog.Logger) *
 func advanceTo(t *testing.T, e *deliverytest.Env, ahead ...time.Time) {
 	t.Helper()
 	now := e.Clock.Now()
-	next, err := e.Store.NextDue(t.Context(), now)
+	next, err := store.NewQueue(e.Store).NextDue(t.Context(), now)
 	require.NoError(t, err)
 	var target time.Time
 	for _, c := range append(ahead, derefOr(next)) {
@@ -142,6 +143,7 @@ func TestOutageThreeHoursThenRecovery(t *testing.T) {
 			o := &outage{down: true, perRecord: map[string]int{}}
 			logs := &logCount{msgs: map[string]int{}}
 			e := outageEnv(t, b, o, slog.New(logs))
+			health := store.NewTargets(e.Store)
 			start := e.Clock.Now()
 			recoverAt := start.Add(3 * time.Hour)
 
@@ -176,12 +178,12 @@ func TestOutageThreeHoursThenRecovery(t *testing.T) {
 			for _, id := range ids {
 				require.Equal(t, inbox.StatusPending, e.Record(id).Status)
 			}
-			st, err := e.Store.TargetStates(t.Context())
+			st, err := health.TargetStates(t.Context())
 			require.NoError(t, err)
 			require.Len(t, st, 1)
 			require.Equal(t, delivery.TargetDown, st[0].State)
 			require.Contains(t, st[0].LastError, "503")
-			backlog, err := e.Store.Backlog(t.Context(), e.Clock.Now())
+			backlog, err := health.Backlog(t.Context(), e.Clock.Now())
 			require.NoError(t, err)
 			require.Equal(t, n, backlog["coder"], "every record waits for the target, retried, put off or never tried")
 
@@ -228,7 +230,7 @@ func TestOutageThreeHoursThenRecovery(t *testing.T) {
 			require.Equal(t, 1, msgs["target down"])
 			require.Equal(t, 1, msgs["target up"])
 			require.LessOrEqual(t, msgs["delivery failed"], agent.DefaultFailureThreshold)
-			st, err = e.Store.TargetStates(t.Context())
+			st, err = health.TargetStates(t.Context())
 			require.NoError(t, err)
 			require.Equal(t, delivery.TargetUp, st[0].State)
 			require.Equal(t, 0, st[0].Failures)
@@ -243,7 +245,7 @@ func untilDown(t *testing.T, e *deliverytest.Env) {
 	t.Helper()
 	for range 20 {
 		e.Pass()
-		st, err := e.Store.TargetStates(t.Context())
+		st, err := store.NewTargets(e.Store).TargetStates(t.Context())
 		require.NoError(t, err)
 		if len(st) == 1 && st[0].State == delivery.TargetDown {
 			return
@@ -273,7 +275,7 @@ func TestGiveUpByAgeAndRetryAfter(t *testing.T) {
 		e.Pass()
 	}
 	probed := e.Clock.Now()
-	st, err := e.Store.TargetStates(t.Context())
+	st, err := store.NewTargets(e.Store).TargetStates(t.Context())
 	require.NoError(t, err)
 	require.Equal(t, probed.Add(5*time.Minute), *st[0].NextProbeAt)
 	e.Clock.Advance(5*time.Minute - time.Millisecond)
@@ -311,7 +313,7 @@ func TestPoisonRecordDoesNotHoldTheTarget(t *testing.T) {
 		e.Pass()
 	}
 	require.Equal(t, inbox.StatusPending, e.Record(bad).Status, "the poison record keeps retrying")
-	st, err := e.Store.TargetStates(t.Context())
+	st, err := store.NewTargets(e.Store).TargetStates(t.Context())
 	require.NoError(t, err)
 	require.Equal(t, delivery.TargetUp, st[0].State)
 }
@@ -323,10 +325,11 @@ func TestReplicasShareProbes(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			o := &outage{down: true, perRecord: map[string]int{}}
 			e := outageEnv(t, b, o, nil)
+			health := store.NewTargets(e.Store)
 			routes := map[string]delivery.Route{"coder": delivery.RouteOf(agent.Config{ID: "coder",
 				Target: agent.TargetConfig{Kind: "webhook"}}, o)}
-			other := delivery.New(e.Store, e.Runs, e.Broker, routes, service.Base{Logger: storetest.Logger(t), Now: e.Now},
-				delivery.WithHealth(e.Store), delivery.WithRandom(func() float64 { return 0.5 }))
+			other := delivery.New(store.NewQueue(e.Store), e.Runs, e.Broker, routes, service.Base{Logger: storetest.Logger(t), Now: e.Now},
+				delivery.WithHealth(health), delivery.WithRandom(func() float64 { return 0.5 }))
 			for i := range 10 {
 				e.Ingest(inbox.Notification{Thread: key(fmt.Sprintf("r%d", i)), Source: "github", Kind: "ci",
 					Summary: fmt.Sprintf("n%d", i), Priority: inbox.PriorityUrgent})
@@ -356,7 +359,7 @@ func TestReplicasShareProbes(t *testing.T) {
 			e.Pass()
 			_, err = other.RunOnce(context.Background())
 			require.NoError(t, err)
-			backlog, err := e.Store.Backlog(t.Context(), e.Clock.Now())
+			backlog, err := health.Backlog(t.Context(), e.Clock.Now())
 			require.NoError(t, err)
 			require.Zero(t, backlog["coder"])
 		})

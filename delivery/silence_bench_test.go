@@ -10,6 +10,7 @@ import (
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/silence"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -91,7 +92,7 @@ func benchSilenceRelease(b *testing.B, backend storetest.Backend, records, threa
 	// What the first summaries could not carry (a pass reads a bounded number of a
 	// thread's records) goes in the summaries paced after them.
 	for range 1000 {
-		next, err := e.Store.NextDue(ctx, e.Clock.Now())
+		next, err := store.NewQueue(e.Store).NextDue(ctx, e.Clock.Now())
 		if err != nil {
 			b.Fatal(err)
 		}

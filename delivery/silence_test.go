@@ -13,6 +13,7 @@ import (
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/silence"
+	"github.com/signalgate/signalgate/store"
 )
 
 // A record decided before a silence began is held when it falls due, not sent; records
@@ -111,7 +112,7 @@ func TestSilenceReleaseIsOneSummaryPastThePassLimit(t *testing.T) {
 			_, again := f.Signal.Metadata["recoveredFrom"]
 			require.True(t, again, "nothing but the run's recovery: %s", f.Signal.TagName)
 		}
-		recs, err := e.Store.ThreadRecords(ctx, k)
+		recs, err := store.NewRecords(e.Store).ThreadRecords(ctx, k)
 		require.NoError(t, err)
 		for _, r := range recs {
 			require.Equal(t, sigs[0].Signal.ID, r.SummarySignal)

@@ -127,7 +127,7 @@ func TestSnoozeRefusals(t *testing.T) {
 // replica is one more gateway process on the Env's database: its own store handle,
 // inbox and dispatcher, on the same clock, stream and log broker.
 type replica struct {
-	store      *store.Store
+	store      *store.DB
 	inbox      *inbox.Service
 	dispatcher *delivery.Dispatcher
 }
@@ -141,9 +141,9 @@ func newReplica(t *testing.T, e *deliverytest.Env, b storetest.Backend, agents [
 	}
 	pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 	require.NoError(t, err)
-	r.inbox = inbox.NewService(r.store, pol, inbox.WithClock(e.Now), inbox.WithSnoozes(r.store))
-	runs := agent.NewRuns(r.store, e.Broker, agents, agent.WithRunsClock(e.Now))
-	r.dispatcher = delivery.New(r.store, runs, e.Broker, delivery.StreamRoutes(agents, e.Stream),
+	r.inbox = inbox.NewService(store.NewInbox(r.store), pol, inbox.WithClock(e.Now), inbox.WithSnoozes(store.NewInbox(r.store)))
+	runs := agent.NewRuns(store.NewRuns(r.store), e.Broker, agents, agent.WithRunsClock(e.Now))
+	r.dispatcher = delivery.New(store.NewQueue(r.store), runs, e.Broker, delivery.StreamRoutes(agents, e.Stream),
 		service.Base{Logger: storetest.Logger(t), Now: e.Now}, delivery.WithSnoozes(r.inbox))
 	return r
 }
@@ -168,7 +168,7 @@ func TestSnoozeAcrossReplicas(t *testing.T) {
 			}
 			at := e.Clock.Now().Add(time.Hour)
 			for i, id := range ids {
-				_, err := second.store.SnoozeRecord(context.Background(), key(fmt.Sprintf("r%02d", i)), id, at, e.Clock.Now())
+				_, err := store.NewRecords(second.store).SnoozeRecord(context.Background(), key(fmt.Sprintf("r%02d", i)), id, at, e.Clock.Now())
 				require.NoError(t, err)
 			}
 			third := newReplica(t, e, b, agents) // started after the snooze

@@ -14,6 +14,7 @@ import (
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -111,8 +112,8 @@ func TestWakeBudgetSurvivesRestart(t *testing.T) {
 		finishLive(t, e, k)
 		require.Equal(t, 1, wakes(e, k))
 
-		runs := agent.NewRuns(e.Store, e.Broker, agents, agent.WithRunsClock(e.Now))
-		restarted := delivery.New(e.Store, runs, e.Broker, delivery.StreamRoutes(agents, e.Stream),
+		runs := agent.NewRuns(store.NewRuns(e.Store), e.Broker, agents, agent.WithRunsClock(e.Now))
+		restarted := delivery.New(store.NewQueue(e.Store), runs, e.Broker, delivery.StreamRoutes(agents, e.Stream),
 			service.Base{Logger: storetest.Logger(t), Now: e.Now})
 		held := e.Ingest(inbox.Notification{Thread: k, Source: "github", Kind: "comment", Summary: "second"})
 		for range 3 {
@@ -167,7 +168,7 @@ func TestMaxConcurrentWakesThroughStream(t *testing.T) {
 		for _, name := range []string{"t0", "t1", "t2", "t3", "t4"} {
 			require.Equal(t, 1, wakes(e, key(name)), "%s woken once", name)
 		}
-		st, err := e.Store.WakeState(context.Background(), key("t3"), e.Clock.Now())
+		st, err := store.NewExplain(e.Store).WakeState(context.Background(), key("t3"), e.Clock.Now())
 		require.NoError(t, err)
 		require.Nil(t, st.QueuedAt, "served waiters leave the queue")
 		require.Equal(t, 2, st.OpenWakes)
@@ -184,7 +185,7 @@ func TestQueuedWakeLooksAgainAtLeaseExpiry(t *testing.T) {
 	e.Pass()
 	require.Equal(t, inbox.StatusDelivered, e.Record(a).Status)
 	require.Equal(t, inbox.StatusPending, e.Record(b).Status)
-	next, err := e.Store.NextDue(context.Background(), e.Clock.Now())
+	next, err := store.NewQueue(e.Store).NextDue(context.Background(), e.Clock.Now())
 	require.NoError(t, err)
 	require.NotNil(t, next)
 	require.False(t, next.After(e.Clock.Now().Add(agent.DefaultRunLease)), "the waiter is due again by the run lease")
@@ -200,8 +201,8 @@ func TestMaxConcurrentWakesAcrossReplicas(t *testing.T) {
 	const limit, threads = 3, 30
 	agents := wakeAgents(nil, limit)
 	forBackends(t, deliverytest.Config{Agents: agents}, func(t *testing.T, e *deliverytest.Env) {
-		runs := agent.NewRuns(e.Store, e.Broker, agents, agent.WithRunsClock(e.Now))
-		other := delivery.New(e.Store, runs, e.Broker, delivery.StreamRoutes(agents, e.Stream),
+		runs := agent.NewRuns(store.NewRuns(e.Store), e.Broker, agents, agent.WithRunsClock(e.Now))
+		other := delivery.New(store.NewQueue(e.Store), runs, e.Broker, delivery.StreamRoutes(agents, e.Stream),
 			service.Base{Logger: storetest.Logger(t), Now: e.Now})
 		ids := make([]string, threads)
 		for i := range threads {
@@ -263,7 +264,7 @@ func TestWakeWaiterThatNeedsNoWakeLeavesTheQueue(t *testing.T) {
 	require.Equal(t, 1, wakes(e, key("c")))
 	e.FinishRun(key("b"), runB.ID)
 	for _, k := range []string{"a", "b", "c"} {
-		st, err := e.Store.WakeState(context.Background(), key(k), e.Clock.Now())
+		st, err := store.NewExplain(e.Store).WakeState(context.Background(), key(k), e.Clock.Now())
 		require.NoError(t, err)
 		require.Nil(t, st.QueuedAt, "%s is not waiting", k)
 	}

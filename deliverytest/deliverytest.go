@@ -74,7 +74,7 @@ type Config struct {
 	// EnvRoutes, when set, replaces Routes and sees the Env (Runs, the clock); a target
 	// that reports idle transitions calls e.Dispatcher.Notify, which is set right after.
 	EnvRoutes func(e *Env) map[string]delivery.Route
-	Queue     func(*store.Store) delivery.Queue // wraps the store's queue
+	Queue     func(*store.DB) delivery.Queue // wraps the store's queue
 	// Frames wraps the log reader the agent API's streams read.
 	Frames   func(agent.FrameReader) agent.FrameReader
 	Dispatch []delivery.Option
@@ -94,7 +94,7 @@ type Config struct {
 // Env is one wired gateway half.
 type Env struct {
 	T          testing.TB
-	Store      *store.Store
+	Store      *store.DB
 	Clock      *Clock
 	Now        func() time.Time
 	Broker     *agent.LocalBroker
@@ -131,7 +131,7 @@ func New(t testing.TB, cfg Config) *Env {
 	pol, err := inbox.NewPolicy(cfg.Policy, cfg.PolicyOptions...)
 	require.NoError(t, err)
 	e.Broker = agent.NewLocalBroker()
-	e.Runs = agent.NewRuns(e.Store, e.Broker, cfg.Agents, append([]agent.RunsOption{agent.WithRunsClock(e.Now),
+	e.Runs = agent.NewRuns(store.NewRuns(e.Store), e.Broker, cfg.Agents, append([]agent.RunsOption{agent.WithRunsClock(e.Now),
 		agent.WithRunsLogger(storetest.Logger(t))}, cfg.Runs...)...)
 	e.Stream = agent.NewStreamTarget()
 	routes := delivery.StreamRoutes(cfg.Agents, e.Stream)
@@ -141,7 +141,7 @@ func New(t testing.TB, cfg Config) *Env {
 	if cfg.EnvRoutes != nil {
 		routes = cfg.EnvRoutes(e)
 	}
-	var q delivery.Queue = e.Store
+	var q delivery.Queue = store.NewQueue(e.Store)
 	if cfg.Queue != nil {
 		q = cfg.Queue(e.Store)
 	}
@@ -152,30 +152,30 @@ func New(t testing.TB, cfg Config) *Env {
 	opts := append([]delivery.Option{
 		delivery.WithSummaryInterval(pol.SummaryInterval()), delivery.WithDetailedSummaries(pol.SummaryFormat() == inbox.SummaryFormatDetailed),
 		delivery.WithRandom(func() float64 { return 0.5 }),
-		delivery.WithHealth(e.Store), delivery.WithRecovery(e.Runs), delivery.WithStreamOptions(pol)}, cfg.Dispatch...)
+		delivery.WithHealth(store.NewTargets(e.Store)), delivery.WithRecovery(e.Runs), delivery.WithStreamOptions(pol)}, cfg.Dispatch...)
 	// The inbox releases snoozes at the start of every pass, and tells the dispatcher of
 	// what changed: each needs the other.
-	inboxOpts := []inbox.ServiceOption{inbox.WithClock(e.Now), inbox.WithSnoozes(e.Store),
+	inboxOpts := []inbox.ServiceOption{inbox.WithClock(e.Now), inbox.WithSnoozes(store.NewInbox(e.Store)),
 		inbox.WithChangeHook(func(ks []inbox.ThreadKey) { e.Dispatcher.Notify(ks) })}
 	// Held records (a policy's muting intervals, silences) are stored and released;
 	// the dispatcher asks the silences, then the policy's mutes, when a record falls due.
-	inboxOpts = append(inboxOpts, inbox.WithHeldRecords(e.Store))
+	inboxOpts = append(inboxOpts, inbox.WithHeldRecords(store.NewInbox(e.Store)))
 	holders := inbox.Holders{pol}
 	if cfg.Silences {
-		e.Silences = silence.NewService(e.Store, silence.Config{}, service.Base{Logger: log, Now: e.Now})
+		e.Silences = silence.NewService(store.NewSilences(e.Store), silence.Config{}, service.Base{Logger: log, Now: e.Now})
 		inboxOpts = append(inboxOpts, inbox.WithHolds(e.Silences))
 		holders = inbox.Holders{e.Silences, pol}
 	}
-	e.Inbox = inbox.NewService(e.Store, pol, inboxOpts...)
+	e.Inbox = inbox.NewService(store.NewInbox(e.Store), pol, inboxOpts...)
 	opts = append(opts, delivery.WithSnoozes(e.Inbox), delivery.WithHolds(e.Inbox, holders))
 	e.Dispatcher = delivery.New(q, e.Runs, e.Broker, routes, service.Base{Logger: log, Now: e.Now}, opts...)
 	e.Agents, err = agent.NewService(cfg.Agents, agent.Deps{
-		Frames: e.Store, Runs: e.Runs, Inbox: e.Inbox, Records: e.Store, States: e.Store,
+		Frames: store.NewFrames(e.Store), Runs: e.Runs, Inbox: e.Inbox, Records: store.NewRecords(e.Store), States: store.NewStates(e.Store),
 		Deliverer: e.Dispatcher, Notify: e.Dispatcher.Notify, Log: storetest.Logger(t), Aborter: cfg.Aborter,
 	}, agent.WithServiceClock(e.Now))
 	require.NoError(t, err)
 	apiOpts := append([]agentapi.Option{agentapi.WithShutdown(e.Shutdown), agentapi.WithLogger(storetest.Logger(t))}, cfg.API...)
-	var frames agent.FrameReader = e.Store
+	var frames agent.FrameReader = store.NewFrames(e.Store)
 	if cfg.Frames != nil {
 		frames = cfg.Frames(frames)
 	}
@@ -222,7 +222,7 @@ func (e *Env) Ingest(n inbox.Notification) string {
 // Record reads a record.
 func (e *Env) Record(id string) inbox.Record {
 	e.T.Helper()
-	r, err := e.Store.GetRecord(context.Background(), id)
+	r, err := store.NewAdmin(e.Store).GetRecord(context.Background(), id)
 	require.NoError(e.T, err)
 	return r
 }
@@ -230,7 +230,7 @@ func (e *Env) Record(id string) inbox.Record {
 // Log reads a thread's whole log.
 func (e *Env) Log(k inbox.ThreadKey) []agent.Frame {
 	e.T.Helper()
-	frames, err := e.Store.FramesAfter(context.Background(), k, 0, 100000)
+	frames, err := store.NewFrames(e.Store).FramesAfter(context.Background(), k, 0, 100000)
 	require.NoError(e.T, err)
 	return frames
 }

@@ -17,7 +17,8 @@ var ErrNotFound = errors.New("not found")
 // ingest transaction.
 type DecideFunc func(s Subject, presence Presence, now time.Time) Decision
 
-// Store persists events and records. Ingest must, in one transaction: insert the event
+// Store persists events and records. ev and ns come as the inbox stores them (clean
+// text, hashed keys, bounded: see storable.go). Ingest must, in one transaction: insert the event
 // unless its (source, connector, delivery id) exists (then report Duplicate and change
 // nothing), and for each notification sample the thread's presence, decide, and either
 // merge into a mergeable pending record or insert a new one.
@@ -103,6 +104,7 @@ func (s *Service) Ingest(ctx context.Context, ev *Event, ns []Notification) (Ing
 			ev.Status = EventRouted
 		}
 	}
+	ns = storable(ev, ns)
 	var payload any
 	policy := s.policy.Load()
 	if policy.UsesExpressions() || s.holdsUsePayload() {

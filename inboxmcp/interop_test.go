@@ -13,6 +13,7 @@ import (
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
+	"github.com/signalgate/signalgate/store"
 )
 
 // TestTypeScriptClient runs the TypeScript MCP SDK's client (interop/mcp, installed by
@@ -167,7 +168,7 @@ func TestTypeScriptClient(t *testing.T) {
 	require.Equal(t, `conflict: reply "ts-reply-1": reply id already used for another reply`, out.ReplyConflict.Text)
 	require.True(t, out.ReplyForeign.IsError)
 	require.Equal(t, "unknown_reply_to: unknown reply destination: replyTo names no place a notification of this thread came from", out.ReplyForeign.Text)
-	stored, err := e.Store.GetReply(t.Context(), "ts-reply-1")
+	stored, err := store.NewReplies(e.Store).GetReply(t.Context(), "ts-reply-1")
 	require.NoError(t, err)
 	require.Equal(t, "On it.", stored.Text)
 

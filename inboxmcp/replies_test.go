@@ -19,6 +19,7 @@ import (
 	"github.com/signalgate/signalgate/inboxmcp"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -48,7 +49,7 @@ func replyEnv(t *testing.T, b *storetest.Backend) *env {
 	lazy := &lazyReplies{}
 	e := newEnvWith(t, deliverytest.Config{Backend: b, API: []agentapi.Option{agentapi.WithReplies(lazy)}},
 		func(d *deliverytest.Env) inboxmcp.Option {
-			lazy.svc = reply.New(d.Store, map[string]reply.Sender{"slack": checking{}}, service.Base{Now: d.Now},
+			lazy.svc = reply.New(store.NewReplies(d.Store), map[string]reply.Sender{"slack": checking{}}, service.Base{Now: d.Now},
 				reply.WithProvenance(slackVouches), reply.WithPlaces(kindstest.Places()))
 			return inboxmcp.WithReplies(lazy.svc)
 		})
@@ -88,6 +89,7 @@ func TestReplyTool(t *testing.T) {
 	for _, b := range storetest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			e := replyEnv(t, &b)
+			replies := store.NewReplies(e.Store)
 			cs := session(t, e, deliverytest.CoderToken)
 			k := coderThread
 			slackNote(e, k, "from a bare connector", bareTo)
@@ -98,7 +100,7 @@ func TestReplyTool(t *testing.T) {
 			require.Equal(t, "r1", r.ID)
 			require.Equal(t, reply.StatusQueued, r.Status)
 			require.Equal(t, dmTo, r.To, "the thread's most recent origin")
-			stored, err := e.Store.GetReply(t.Context(), "r1")
+			stored, err := replies.GetReply(t.Context(), "r1")
 			require.NoError(t, err, "on disk when the tool answers")
 			require.Equal(t, k, stored.Thread)
 
@@ -151,7 +153,7 @@ func TestReplyTool(t *testing.T) {
 				toolError(t, cs, "reply", args(other, map[string]any{"id": "r6", "text": "x"})))
 			msg := toolError(t, cs, "reply", args(k, map[string]any{"id": "r7", "text": "x", "agentId": "support"}))
 			require.Equal(t, `forbidden: the token of agent "coder" cannot access agent "support"'s threads`, msg)
-			_, err = e.Store.GetReply(t.Context(), "r7")
+			_, err = replies.GetReply(t.Context(), "r7")
 			require.ErrorIs(t, err, inbox.ErrNotFound, "a refused call queues nothing")
 		})
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/inboxmcp"
 	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -25,7 +26,7 @@ var (
 )
 
 // env is the agent half of the gateway (real store, inbox, dispatcher, agent API) with
-// the MCP endpoint mounted as cmd/gateway mounts it.
+// the MCP endpoint mounted as package gateway mounts it.
 type env struct {
 	*deliverytest.Env
 	URL string // of /mcp
@@ -189,7 +190,7 @@ func TestCallEachTool(t *testing.T) {
 		"priority": "low", "payload": map[string]any{"run": 42}, "attributes": map[string]any{"repo": "acme/api"}}), &created)
 	a := created.RecordID
 	require.NotEmpty(t, a)
-	ev, err := e.Store.GetEvent(t.Context(), created.EventID)
+	ev, err := store.NewExplain(e.Store).GetEvent(t.Context(), created.EventID)
 	require.NoError(t, err)
 	require.Equal(t, "coder", ev.Connector)
 	require.JSONEq(t, `{"summary":"CI failed on main","kind":"ci-failure","source":"github","priority":"low","payload":{"run":42},"attributes":{"repo":"acme/api"}}`, string(ev.Body))
@@ -348,7 +349,7 @@ func TestAuth(t *testing.T) {
 		msg := toolError(t, cs, tool, in)
 		require.Equal(t, "forbidden: "+apiErr.Error.Message, msg, tool)
 	}
-	recs, err := e.Store.ThreadRecords(t.Context(), support)
+	recs, err := store.NewRecords(e.Store).ThreadRecords(t.Context(), support)
 	require.NoError(t, err)
 	require.Empty(t, recs, "nothing was written to the other agent's thread")
 
@@ -388,7 +389,7 @@ func notifyBatch(t *testing.T, e *deliverytest.Env, cs *mcp.ClientSession, k inb
 	require.Contains(t, toolError(t, cs, "notify", args(k, map[string]any{"kind": "note", "summary": "x",
 		"notifications": []any{map[string]any{"kind": "note", "summary": "y"}}})), "not both")
 	for _, r := range batch.Results {
-		_, err := e.Store.ThreadRecordsByID(t.Context(), k, []string{r.RecordID})
+		_, err := store.NewRecords(e.Store).ThreadRecordsByID(t.Context(), k, []string{r.RecordID})
 		require.NoError(t, err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -75,7 +76,7 @@ func newBenchRig(b *testing.B, want int) benchRig {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := inbox.NewService(st, pol)
+	in := inbox.NewService(store.NewInbox(st), pol)
 	rig := benchRig{sender: &answered{Sender: slk, at: map[string]time.Time{}, want: want, done: make(chan struct{})}}
 	for i := range benchThreads {
 		k := inbox.ThreadKey{Agent: "support", Resource: "slack:T1", Thread: fmt.Sprintf("C%04d", i)}
@@ -88,7 +89,7 @@ func newBenchRig(b *testing.B, want int) benchRig {
 		}
 		rig.threads = append(rig.threads, k)
 	}
-	rig.svc = reply.New(st, map[string]reply.Sender{"slack": rig.sender}, service.Base{}, reply.WithProvenance(trust), reply.WithPlaces(kindstest.Places()))
+	rig.svc = reply.New(store.NewReplies(st), map[string]reply.Sender{"slack": rig.sender}, service.Base{}, reply.WithProvenance(trust), reply.WithPlaces(kindstest.Places()))
 	if err := rig.svc.Start(ctx); err != nil {
 		b.Fatal(err)
 	}

@@ -101,7 +101,7 @@ func (c *clock) add(d time.Duration) {
 // crashing is the store of a gateway that dies right after the platform took a reply:
 // the outcome of a send is never recorded while down is set.
 type crashing struct {
-	*store.Store
+	*store.Replies
 	down bool
 }
 
@@ -109,11 +109,11 @@ func (c *crashing) FinishReply(ctx context.Context, id, owner string, o reply.Ou
 	if c.down {
 		return errors.New("killed")
 	}
-	return c.Store.FinishReply(ctx, id, owner, o)
+	return c.Replies.FinishReply(ctx, id, owner, o)
 }
 
 type fixture struct {
-	st    *store.Store
+	st    *store.DB
 	svc   *reply.Service
 	slack *platform
 	clk   *clock
@@ -123,15 +123,16 @@ type fixture struct {
 func setup(t *testing.T, b storetest.Backend, st reply.Store, opts ...reply.Option) fixture {
 	t.Helper()
 	s := storetest.Open(t, b)
+	replies := store.NewReplies(s)
 	if st == nil {
-		st = s
+		st = replies
 	} else if c, ok := st.(*crashing); ok {
-		c.Store = s
+		c.Replies = replies
 	}
 	clk := &clock{t: t0}
 	pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 	require.NoError(t, err)
-	in := inbox.NewService(s, pol, inbox.WithClock(clk.now))
+	in := inbox.NewService(store.NewInbox(s), pol, inbox.WithClock(clk.now))
 	slack := newPlatform()
 	svc := reply.New(st, map[string]reply.Sender{"slack": slack, "github": newPlatform()},
 		service.Base{Now: clk.now}, append([]reply.Option{reply.WithRandom(func() float64 { return 0 }), reply.WithProvenance(trust), reply.WithPlaces(kindstest.Places())}, opts...)...)
@@ -254,7 +255,7 @@ func TestReplyRefusesBadRequests(t *testing.T) {
 		_, err = f.svc.Queue(ctx, thread, reply.Request{ID: "r7", Text: "hi"})
 		require.ErrorIs(t, err, reply.ErrNoCredentials)
 		require.ErrorContains(t, err, "bot_token")
-		_, err = f.st.GetReply(ctx, "r7")
+		_, err = store.NewReplies(f.st).GetReply(ctx, "r7")
 		require.ErrorIs(t, err, inbox.ErrNotFound, "a refused reply is not stored")
 	})
 }
@@ -281,7 +282,7 @@ func TestReplyAfterACrashIsFoundNotResent(t *testing.T) {
 		require.Equal(t, 1, n)
 		require.Equal(t, 1, f.slack.count("r1"), "found on the platform, not posted twice")
 		require.Equal(t, 1, f.slack.finds)
-		got, err := f.st.GetReply(ctx, "r1")
+		got, err := store.NewReplies(f.st).GetReply(ctx, "r1")
 		require.NoError(t, err)
 		require.Equal(t, reply.StatusSent, got.Status)
 		require.Equal(t, "D1/r1", got.PlatformID)
@@ -300,7 +301,7 @@ func TestReplyRetriesAndFailures(t *testing.T) {
 		require.NoError(t, err)
 		_, err = f.svc.RunOnce(ctx)
 		require.NoError(t, err)
-		got, err := f.st.GetReply(ctx, "r1")
+		got, err := store.NewReplies(f.st).GetReply(ctx, "r1")
 		require.NoError(t, err)
 		require.Equal(t, reply.StatusQueued, got.Status)
 		require.Equal(t, t0.Add(30*time.Second), *got.NextAttemptAt)
@@ -311,7 +312,7 @@ func TestReplyRetriesAndFailures(t *testing.T) {
 		f.clk.add(30 * time.Second)
 		_, err = f.svc.RunOnce(ctx)
 		require.NoError(t, err)
-		got, err = f.st.GetReply(ctx, "r1")
+		got, err = store.NewReplies(f.st).GetReply(ctx, "r1")
 		require.NoError(t, err)
 		require.Equal(t, reply.StatusSent, got.Status)
 		require.Equal(t, 1, f.slack.finds, "attempted before: looked for first")
@@ -324,7 +325,7 @@ func TestReplyRetriesAndFailures(t *testing.T) {
 		require.NoError(t, err)
 		_, err = f.svc.RunOnce(ctx)
 		require.NoError(t, err)
-		got, err = f.st.GetReply(ctx, "r2")
+		got, err = store.NewReplies(f.st).GetReply(ctx, "r2")
 		require.NoError(t, err)
 		require.Equal(t, reply.StatusFailed, got.Status)
 		require.Contains(t, got.LastError, "channel_not_found")
@@ -346,7 +347,7 @@ func TestReplyRetriesAndFailures(t *testing.T) {
 		f.clk.add(time.Hour + time.Minute)
 		_, err = f.svc.RunOnce(ctx)
 		require.NoError(t, err)
-		got, err = f.st.GetReply(ctx, "r3")
+		got, err = store.NewReplies(f.st).GetReply(ctx, "r3")
 		require.NoError(t, err)
 		require.Equal(t, reply.StatusFailed, got.Status)
 		require.Contains(t, got.LastError, "replies.max_age")
@@ -400,7 +401,7 @@ func TestRepliesWaitForApproval(t *testing.T) {
 		ok, err = f.svc.Decided(ctx, r.ID, false, "Bob")
 		require.NoError(t, err)
 		require.True(t, ok)
-		got, err := f.st.GetReply(ctx, "a2")
+		got, err := store.NewReplies(f.st).GetReply(ctx, "a2")
 		require.NoError(t, err)
 		require.Equal(t, reply.StatusDeclined, got.Status)
 		require.Contains(t, got.LastError, "Bob")

@@ -14,6 +14,7 @@ import (
 	"github.com/signalgate/signalgate/connectors/kindstest"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -37,7 +38,7 @@ func TestReplyAttemptSpans(t *testing.T) {
 		f := setup(t, b, nil)
 		snd := &seen{platform: newPlatform()}
 		snd.fails, snd.retry = []error{errors.New("slack: ratelimited token=xoxb-secret-value")}, true
-		svc := reply.New(f.st, map[string]reply.Sender{"slack": snd}, service.Base{Now: f.clk.now}, reply.WithRandom(func() float64 { return 0 }), reply.WithProvenance(trust),
+		svc := reply.New(store.NewReplies(f.st), map[string]reply.Sender{"slack": snd}, service.Base{Now: f.clk.now}, reply.WithRandom(func() float64 { return 0 }), reply.WithProvenance(trust),
 			reply.WithTracerProvider(tp), reply.WithSecrets([]string{"xoxb-secret-value"}), reply.WithPlaces(kindstest.Places()))
 		ctx := context.Background()
 		f.notify(t, thread, "d1", dm)

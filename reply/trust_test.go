@@ -14,6 +14,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -62,7 +63,7 @@ func TestReplyPlacesNeedTheirOwnConnectorsProvenance(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, issue, r.To, "a GitHub place GitHub's signature vouched for")
 
-		bare := reply.New(f.st, map[string]reply.Sender{"slack": f.slack}, service.Base{Now: f.clk.now}, reply.WithPlaces(kindstest.Places()))
+		bare := reply.New(store.NewReplies(f.st), map[string]reply.Sender{"slack": f.slack}, service.Base{Now: f.clk.now}, reply.WithPlaces(kindstest.Places()))
 		_, err = bare.Queue(ctx, thread, reply.Request{ID: "r3", Text: "on it"})
 		require.ErrorIs(t, err, reply.ErrUnknownPlace, "without a provenance table no record names a place")
 	})
@@ -81,7 +82,7 @@ func TestReplyApprovalAskedWithoutApproversIsRefused(t *testing.T) {
 		code, ok := reply.Code(err)
 		require.True(t, ok)
 		require.Equal(t, "no_approvers", code)
-		_, err = f.st.GetReply(ctx, "a1")
+		_, err = store.NewReplies(f.st).GetReply(ctx, "a1")
 		require.ErrorIs(t, err, inbox.ErrNotFound, "nothing queued")
 		n, err := f.svc.RunOnce(ctx)
 		require.NoError(t, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 	"github.com/signalgate/signalgate/watch"
 	"github.com/signalgate/signalgate/watch/watchtest"
@@ -27,7 +28,7 @@ var replyScope = watchtest.Scope{Allowed: map[string][]string{"triage/slack": {"
 
 // watches is the watch service over f's store, as the gateway wires it.
 func (f fixture) watches() *watch.Service {
-	return watch.NewService(f.st, watch.Config{}.WithDefaults(), kindstest.Resources(), replyScope, f.inbox, service.Base{Now: f.clk.now})
+	return watch.NewService(store.NewWatches(f.st), watch.Config{}.WithDefaults(), kindstest.Resources(), replyScope, f.inbox, service.Base{Now: f.clk.now})
 }
 
 // slackItem is a further Slack message as the connector maps it: its replyTo names its
@@ -47,7 +48,8 @@ func TestWatchedReplyHearsTheConversation(t *testing.T) {
 	each(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		f := setup(t, b, nil)
-		svc := reply.New(f.st, map[string]reply.Sender{"slack": f.slack}, service.Base{Now: f.clk.now}, reply.WithWatches(f.watches()),
+		watchesStore := store.NewWatches(f.st)
+		svc := reply.New(store.NewReplies(f.st), map[string]reply.Sender{"slack": f.slack}, service.Base{Now: f.clk.now}, reply.WithWatches(f.watches()),
 			reply.WithProvenance(trust), reply.WithPlaces(kindstest.Places()))
 		place := reply.NewTo("slack", "acme", slack.Place{Team: "T1", Channel: "C1", ThreadTS: "1.000100"})
 		quiet := inbox.ThreadKey{Agent: "triage", Resource: "acme", Thread: "quiet"}
@@ -66,7 +68,7 @@ func TestWatchedReplyHearsTheConversation(t *testing.T) {
 			Thread: connectors.ThreadConfig{Agent: "triage", Resource: "acme", Thread: "ci"}}}, []string{"triage"},
 			connectors.WithWatchResources(kindstest.Resources()))
 		require.NoError(t, err)
-		p := connectors.NewPipeline(noRoute, f.inbox, nil, connectors.WithWatches(f.st), connectors.WithClock(f.clk.now))
+		p := connectors.NewPipeline(noRoute, f.inbox, nil, connectors.WithWatches(watchesStore), connectors.WithClock(f.clk.now))
 		ingest := func(p *connectors.Pipeline, delivery string, it connectors.Item) connectors.Outcome {
 			t.Helper()
 			out, err := p.Ingest(ctx, &inbox.Event{Source: "slack", Connector: "acme", DeliveryID: delivery, Type: "message", Body: []byte(`{}`)},
@@ -76,7 +78,7 @@ func TestWatchedReplyHearsTheConversation(t *testing.T) {
 		}
 		records := func(k inbox.ThreadKey) int {
 			t.Helper()
-			rs, _, err := f.st.ListRecords(ctx, inbox.RecordFilter{Agent: k.Agent, Resource: k.Resource, Thread: k.Thread, Limit: 100})
+			rs, _, err := store.NewAdmin(f.st).ListRecords(ctx, inbox.RecordFilter{Agent: k.Agent, Resource: k.Resource, Thread: k.Thread, Limit: 100})
 			require.NoError(t, err)
 			return len(rs)
 		}
@@ -98,7 +100,7 @@ func TestWatchedReplyHearsTheConversation(t *testing.T) {
 			Thread: connectors.ThreadConfig{Agent: thread.Agent, Resource: thread.Resource, Thread: thread.Thread}}}, []string{"triage"},
 			connectors.WithWatchResources(kindstest.Resources()))
 		require.NoError(t, err)
-		out = ingest(connectors.NewPipeline(same, f.inbox, nil, connectors.WithWatches(f.st), connectors.WithClock(f.clk.now)), "e4", slackItem("C1", "1.000100", "", f.clk.now()))
+		out = ingest(connectors.NewPipeline(same, f.inbox, nil, connectors.WithWatches(watchesStore), connectors.WithClock(f.clk.now)), "e4", slackItem("C1", "1.000100", "", f.clk.now()))
 		require.Equal(t, 1, out.Records, "one record, not two")
 	})
 }
@@ -123,7 +125,7 @@ func TestReplyWatchNotRecordedIsRetried(t *testing.T) {
 		ctx := context.Background()
 		f := setup(t, b, nil)
 		w := &flakyWatches{Watches: f.watches(), down: true}
-		svc := reply.New(f.st, map[string]reply.Sender{"slack": f.slack}, service.Base{Now: f.clk.now}, reply.WithProvenance(trust),
+		svc := reply.New(store.NewReplies(f.st), map[string]reply.Sender{"slack": f.slack}, service.Base{Now: f.clk.now}, reply.WithProvenance(trust),
 			reply.WithWatches(w), reply.WithRandom(func() float64 { return 0 }), reply.WithPlaces(kindstest.Places()))
 		f.notify(t, thread, "d1", dm)
 		_, err := svc.Queue(ctx, thread, reply.Request{ID: "w1", Text: "looking", Watch: true})
@@ -144,7 +146,7 @@ func TestReplyWatchNotRecordedIsRetried(t *testing.T) {
 		require.Equal(t, reply.StatusSent, got.Status)
 		require.Equal(t, 1, f.slack.count("w1"), "found, not posted again")
 		resource, _ := kindstest.Places().WatchResource(dm)
-		live, err := f.st.LiveWatches(ctx, []string{watch.Key(dm.Source, dm.Connector, resource)})
+		live, err := store.NewWatches(f.st).LiveWatches(ctx, []string{watch.Key(dm.Source, dm.Connector, resource)})
 		require.NoError(t, err)
 		require.Len(t, live, 1)
 		require.Equal(t, thread, live[0].Thread)
@@ -159,8 +161,9 @@ func TestReplyWatchGoesThroughTheWatchScope(t *testing.T) {
 	each(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		f := setup(t, b, nil)
+		replies := store.NewReplies(f.st)
 		ws := f.watches()
-		svc := reply.New(f.st, map[string]reply.Sender{"slack": f.slack, "github": f.slack}, service.Base{Now: f.clk.now},
+		svc := reply.New(replies, map[string]reply.Sender{"slack": f.slack, "github": f.slack}, service.Base{Now: f.clk.now},
 			reply.WithWatches(ws), reply.WithProvenance(trust), reply.WithPlaces(kindstest.Places()))
 		support := inbox.ThreadKey{Agent: "support", Resource: "acme", Thread: "t1"} // may watch nothing
 		f.notify(t, support, "d1", issue)
@@ -174,7 +177,7 @@ func TestReplyWatchGoesThroughTheWatchScope(t *testing.T) {
 		code, ok := reply.Code(err)
 		require.True(t, ok)
 		require.Equal(t, "forbidden", code)
-		_, err = f.st.GetReply(ctx, "w1")
+		_, err = replies.GetReply(ctx, "w1")
 		require.ErrorIs(t, err, inbox.ErrNotFound, "nothing queued")
 
 		_, err = svc.Queue(ctx, support, reply.Request{ID: "n1", Text: "looking"})

@@ -22,14 +22,16 @@ var th = inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: "t"}
 
 // seedEnded stores, as of t0, silences, watches and replies in every state, ended or
 // finished at t0 ("old") or a day before now ("recent"), and returns now: eight days on.
-func seedEnded(t *testing.T, s *store.Store) time.Time {
+func seedEnded(t *testing.T, s *store.DB) time.Time {
+	silences := store.NewSilences(s)
+	watches := store.NewWatches(s)
 	t.Helper()
 	ctx := context.Background()
 	now := t0.Add(8 * 24 * time.Hour)
 	recent := now.Add(-24 * time.Hour)
 
 	sil := func(id string, ends time.Time) {
-		require.NoError(t, s.CreateSilence(ctx, silence.Silence{ID: id, UpdatedAt: t0.Add(-time.Hour),
+		require.NoError(t, silences.CreateSilence(ctx, silence.Silence{ID: id, UpdatedAt: t0.Add(-time.Hour),
 			Input: silence.Input{Matchers: []silence.Matcher{{Name: "agent", Value: "coder"}},
 				StartsAt: t0.Add(-time.Hour), EndsAt: ends, CreatedBy: "ops", Comment: id}}))
 	}
@@ -37,25 +39,25 @@ func seedEnded(t *testing.T, s *store.Store) time.Time {
 	sil("s-recent", recent)
 	sil("s-live", now.Add(time.Hour))
 	sil("s-expired-early", t0.Add(30*24*time.Hour))
-	_, err := s.ExpireSilence(ctx, "s-expired-early", "ops", t0)
+	_, err := silences.ExpireSilence(ctx, "s-expired-early", "ops", t0)
 	require.NoError(t, err)
 
 	w := func(id, res string) {
-		_, _, err := s.CreateWatch(ctx, watch.Watch{ID: id, Thread: th, Source: "github", Connector: "acme", Resource: res,
+		_, _, err := watches.CreateWatch(ctx, watch.Watch{ID: id, Thread: th, Source: "github", Connector: "acme", Resource: res,
 			CreatedAt: t0.Add(-time.Hour), ExpiresAt: t0.Add(time.Hour)}, 100)
 		require.NoError(t, err)
 	}
 	w("w-old", "acme/api#1")
 	w("w-recent", "acme/api#2")
 	w("w-past-expiry", "acme/api#3") // expired by time, not ended yet: the sweep ends it
-	_, _, err = s.EndWatch(ctx, "w-old", watch.EndClosed, t0)
+	_, _, err = watches.EndWatch(ctx, "w-old", watch.EndClosed, t0)
 	require.NoError(t, err)
-	_, _, err = s.EndWatch(ctx, "w-recent", watch.EndMerged, recent)
+	_, _, err = watches.EndWatch(ctx, "w-recent", watch.EndMerged, recent)
 	require.NoError(t, err)
 
 	to := reply.To{Source: "slack", Connector: "acme", Place: json.RawMessage(`{"channel":"C1","team":"T1"}`)}
 	rep := func(id string, status reply.Status, at time.Time) {
-		_, _, err := s.CreateReply(ctx, reply.Reply{ID: id, Thread: th, Text: id, To: to, Status: status,
+		_, _, err := store.NewReplies(s).CreateReply(ctx, reply.Reply{ID: id, Thread: th, Text: id, To: to, Status: status,
 			QueuedAt: t0, CreatedAt: t0, UpdatedAt: at})
 		require.NoError(t, err)
 	}
@@ -76,14 +78,15 @@ func TestRunOnceDeletesEndedSilencesWatchesAndReplies(t *testing.T) {
 	for _, b := range storetest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			s := storetest.Open(t, b)
+			watches := store.NewWatches(s)
 			now := seedEnded(t, s)
-			c := retention.New(retention.Config{Replies: dur(7 * 24 * time.Hour)}, s, service.Base{Logger: storetest.Logger(t), Now: func() time.Time { return now }})
+			c := retention.New(retention.Config{Replies: dur(7 * 24 * time.Hour)}, store.NewRetention(s), service.Base{Logger: storetest.Logger(t), Now: func() time.Time { return now }})
 			res, err := c.RunOnce(ctx)
 			require.NoError(t, err)
 			require.Equal(t, retention.Result{Silences: 2, Watches: 1, Replies: 3}, res)
 
 			for id, kept := range map[string]bool{"s-old": false, "s-expired-early": false, "s-recent": true, "s-live": true} {
-				_, err := s.Silence(ctx, id)
+				_, err := store.NewSilences(s).Silence(ctx, id)
 				if kept {
 					require.NoError(t, err, id)
 				} else {
@@ -91,7 +94,7 @@ func TestRunOnceDeletesEndedSilencesWatchesAndReplies(t *testing.T) {
 				}
 			}
 			for id, kept := range map[string]bool{"w-old": false, "w-recent": true, "w-past-expiry": true} {
-				_, err := s.Watch(ctx, id)
+				_, err := watches.Watch(ctx, id)
 				if kept {
 					require.NoError(t, err, id)
 				} else {
@@ -100,7 +103,7 @@ func TestRunOnceDeletesEndedSilencesWatchesAndReplies(t *testing.T) {
 			}
 			for id, kept := range map[string]bool{"r-sent-old": false, "r-failed-old": false, "r-declined-old": false,
 				"r-sent-recent": true, "r-queued-old": true, "r-pending-old": true} {
-				_, err := s.GetReply(ctx, id)
+				_, err := store.NewReplies(s).GetReply(ctx, id)
 				if kept {
 					require.NoError(t, err, id)
 				} else {
@@ -109,7 +112,7 @@ func TestRunOnceDeletesEndedSilencesWatchesAndReplies(t *testing.T) {
 			}
 
 			// A late end for a deleted watch is no second end.
-			_, ended, err := s.EndWatch(ctx, "w-old", watch.EndMerged, now)
+			_, ended, err := watches.EndWatch(ctx, "w-old", watch.EndMerged, now)
 			require.ErrorIs(t, err, inbox.ErrNotFound)
 			require.False(t, ended)
 
@@ -125,18 +128,19 @@ func TestRunOnceDeletesEndedSilencesWatchesAndReplies(t *testing.T) {
 func TestEndedAgesAndForever(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.OpenSQLite(t)
+	retentionStore := store.NewRetention(s)
 	now := seedEnded(t, s)
-	forever := retention.New(retention.Config{Silences: dur(0), Watches: dur(0), Replies: dur(0)}, s,
+	forever := retention.New(retention.Config{Silences: dur(0), Watches: dur(0), Replies: dur(0)}, retentionStore,
 		service.Base{Logger: storetest.Logger(t), Now: func() time.Time { return now.Add(10 * 365 * 24 * time.Hour) }})
 	res, err := forever.RunOnce(ctx)
 	require.NoError(t, err)
 	require.Equal(t, retention.Result{}, res)
 
-	defaults := retention.New(retention.Config{}, s, service.Base{Logger: storetest.Logger(t), Now: func() time.Time { return now }})
+	defaults := retention.New(retention.Config{}, retentionStore, service.Base{Logger: storetest.Logger(t), Now: func() time.Time { return now }})
 	res, err = defaults.RunOnce(ctx)
 	require.NoError(t, err)
 	require.Equal(t, retention.Result{Silences: 2, Watches: 1}, res, "replies are kept a month")
-	monthOn := retention.New(retention.Config{}, s, service.Base{Logger: storetest.Logger(t), Now: func() time.Time { return t0.Add(31 * 24 * time.Hour) }})
+	monthOn := retention.New(retention.Config{}, retentionStore, service.Base{Logger: storetest.Logger(t), Now: func() time.Time { return t0.Add(31 * 24 * time.Hour) }})
 	res, err = monthOn.RunOnce(ctx)
 	require.NoError(t, err)
 	require.Equal(t, retention.Result{Silences: 2, Watches: 1, Replies: 3}, res, "the rest has ended by now; replies finished a month ago go")

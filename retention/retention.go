@@ -90,7 +90,7 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Store deletes in bounded batches (*store.Store).
+// Store deletes in bounded batches (*store.Retention).
 type Store interface {
 	DeleteEventsBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error)
 	DeleteTerminalRecordsBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error)

@@ -23,7 +23,7 @@ func dur(d time.Duration) *time.Duration { return &d }
 
 // fixture ingests one event per case at a time and puts its record in a status.
 type fixture struct {
-	s   *store.Store
+	s   *store.DB
 	svc *inbox.Service
 	at  time.Time
 }
@@ -36,7 +36,7 @@ func (f *fixture) add(t *testing.T, name string, at time.Time, status inbox.Stat
 	res, err := f.svc.Ingest(ctx, &inbox.Event{Source: "github", Connector: "acme", DeliveryID: name, Type: "issue_comment"}, []inbox.Notification{n})
 	require.NoError(t, err)
 	if status != inbox.StatusPending {
-		require.NoError(t, f.s.SetRecordStatus(ctx, res.Records[0].RecordID, status, at))
+		require.NoError(t, store.NewRecords(f.s).SetRecordStatus(ctx, res.Records[0].RecordID, status, at))
 	}
 	return res.EventID, res.Records[0].RecordID
 }
@@ -49,7 +49,7 @@ func TestRunOnceKeepsPendingAndRecent(t *testing.T) {
 			pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 			require.NoError(t, err)
 			f := &fixture{s: s}
-			f.svc = inbox.NewService(s, pol, inbox.WithClock(func() time.Time { return f.at }))
+			f.svc = inbox.NewService(store.NewInbox(s), pol, inbox.WithClock(func() time.Time { return f.at }))
 			old, recent := t0, t0.Add(40*24*time.Hour)
 			now := t0.Add(45 * 24 * time.Hour)
 
@@ -70,14 +70,14 @@ func TestRunOnceKeepsPendingAndRecent(t *testing.T) {
 				rows[c.name] = row{ev, rec}
 			}
 
-			c := retention.New(retention.Config{}, s, service.Base{Logger: storetest.Logger(t), Now: func() time.Time { return now }})
+			c := retention.New(retention.Config{}, store.NewRetention(s), service.Base{Logger: storetest.Logger(t), Now: func() time.Time { return now }})
 			res, err := c.RunOnce(ctx)
 			require.NoError(t, err)
 			require.Equal(t, retention.Result{Records: 3, Events: 3}, res)
 
 			for name, r := range rows {
-				_, recErr := s.GetRecord(ctx, r.record)
-				_, evErr := s.GetEvent(ctx, r.event)
+				_, recErr := store.NewAdmin(s).GetRecord(ctx, r.record)
+				_, evErr := store.NewExplain(s).GetEvent(ctx, r.event)
 				switch name {
 				case "old-pending":
 					require.NoError(t, recErr, "pending records are never deleted")
@@ -103,14 +103,14 @@ func TestZeroAgeKeepsForever(t *testing.T) {
 	pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 	require.NoError(t, err)
 	f := &fixture{s: s}
-	f.svc = inbox.NewService(s, pol, inbox.WithClock(func() time.Time { return f.at }))
+	f.svc = inbox.NewService(store.NewInbox(s), pol, inbox.WithClock(func() time.Time { return f.at }))
 	f.add(t, "old", t0, inbox.StatusDelivered)
 	cfg := retention.Config{Events: dur(0), Records: dur(0)}
-	c := retention.New(cfg, s, service.Base{Now: func() time.Time { return t0.Add(10 * 365 * 24 * time.Hour) }})
+	c := retention.New(cfg, store.NewRetention(s), service.Base{Now: func() time.Time { return t0.Add(10 * 365 * 24 * time.Hour) }})
 	res, err := c.RunOnce(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, retention.Result{}, res)
-	n, err := s.CountEvents(context.Background())
+	n, err := store.NewAdmin(s).CountEvents(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 }

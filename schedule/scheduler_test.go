@@ -44,9 +44,9 @@ func (f *fixture) set(at time.Time) { f.env.Clock.Advance(at.Sub(f.env.Clock.Now
 // replica is one gateway's schedule service and scheduler; a replica after the first
 // has its own connections to the database.
 func (f *fixture) replica(config []schedule.Spec, send schedule.Sender, opts ...schedule.Option) (*schedule.Service, *schedule.Scheduler) {
-	var st schedule.Store = f.env.Store
+	var st schedule.Store = store.NewSchedules(f.env.Store)
 	if f.b.Name == store.DriverPostgres {
-		st = storetest.Open(f.t, f.b)
+		st = store.NewSchedules(storetest.Open(f.t, f.b))
 	}
 	if send == nil {
 		send = f.env.Agents

@@ -13,7 +13,7 @@ targets=(
   "./connectors/generic FuzzServe"         # native bodies, envelopes, mappings: always stored
   "./connectors/email FuzzParseMessage"    # MIME parsing + mapping
   "./agent FuzzRenderXML"                  # XML renderer: always well-formed
-  "./cmd/gateway FuzzParseConfig"          # config loader: never panics
+  "./gateway FuzzParseConfig"              # config loader: never panics
 )
 
 failed=()

@@ -1,6 +1,6 @@
 // Package server is the HTTP front of the gateway: one echo instance with the shared
 // middleware, the JSON error shape, health endpoints and graceful shutdown. Routes are
-// mounted by the packages that own them; cmd/gateway wires them here.
+// mounted by the packages that own them; package gateway wires them here.
 package server
 
 import (

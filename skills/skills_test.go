@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,6 +21,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 )
 
 type listed struct {
@@ -132,8 +134,9 @@ func TestReplySkillScript(t *testing.T) {
 	}
 	lazy := &lazyReplies{}
 	e := deliverytest.New(t, deliverytest.Config{API: []agentapi.Option{agentapi.WithReplies(lazy)}})
-	lazy.svc = reply.New(e.Store, map[string]reply.Sender{"slack": anySender{}}, service.Base{Now: e.Now},
-		reply.WithProvenance(agent.ReplyProvenance{"slack": {"slack-v0"}}), reply.WithPlaces(kindstest.Places()))
+	replies := store.NewReplies(e.Store)
+	lazy.svc.Store(reply.New(replies, map[string]reply.Sender{"slack": anySender{}}, service.Base{Now: e.Now},
+		reply.WithProvenance(agent.ReplyProvenance{"slack": {"slack-v0"}}), reply.WithPlaces(kindstest.Places())))
 	k := inbox.ThreadKey{Agent: "support", Resource: "slack:T1", Thread: "dm:U1"}
 	dm := reply.NewTo("slack", "acme", slack.Place{Team: "T1", Channel: "D1"})
 	e.Ingest(inbox.Notification{Thread: k, Source: "slack", Kind: "message", Priority: inbox.PriorityLow, Summary: "Jane: is it fixed?",
@@ -157,7 +160,7 @@ func TestReplySkillScript(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &got), out)
 	require.Equal(t, reply.StatusQueued, got.Status)
 	require.Equal(t, dm, got.To, "where the thread's notification came from")
-	stored, err := e.Store.GetReply(t.Context(), "answer-1")
+	stored, err := replies.GetReply(t.Context(), "answer-1")
 	require.NoError(t, err)
 	require.Equal(t, text, stored.Text, "the text arrives exactly as given")
 
@@ -169,7 +172,7 @@ func TestReplySkillScript(t *testing.T) {
 
 	_, stderr, err = run("line one\nline two\n", "--watch", "answer-2", "-")
 	require.NoError(t, err, stderr)
-	stored, err = e.Store.GetReply(t.Context(), "answer-2")
+	stored, err = replies.GetReply(t.Context(), "answer-2")
 	require.NoError(t, err)
 	require.Equal(t, "line one\nline two", stored.Text, "the text read from stdin")
 	require.True(t, stored.Watch)
@@ -186,14 +189,16 @@ func TestReplySkillScript(t *testing.T) {
 	require.Contains(t, stderr, "usage: reply.sh")
 }
 
-type lazyReplies struct{ svc *reply.Service }
+// lazyReplies is the outbox, built after the harness whose API it serves: set once the
+// store exists, read by the API's handlers on the server's goroutines.
+type lazyReplies struct{ svc atomic.Pointer[reply.Service] }
 
 func (l *lazyReplies) Queue(ctx context.Context, k inbox.ThreadKey, req reply.Request) (reply.Reply, error) {
-	return l.svc.Queue(ctx, k, req)
+	return l.svc.Load().Queue(ctx, k, req)
 }
 
 func (l *lazyReplies) Get(ctx context.Context, k inbox.ThreadKey, id string) (reply.Reply, error) {
-	return l.svc.Get(ctx, k, id)
+	return l.svc.Load().Get(ctx, k, id)
 }
 
 // anySender accepts every reply (the test only queues).

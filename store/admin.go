@@ -14,11 +14,12 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 )
 
-// EventByDelivery finds the event stored under a provider delivery id.
-func (s *Store) EventByDelivery(ctx context.Context, source, connector, deliveryID string) (string, bool, error) {
+// EventByDelivery finds the event stored under a provider delivery id, each value as the
+// inbox stores it (clean text; the id inbox.StoredKey).
+func (s *Explain) EventByDelivery(ctx context.Context, source, connector, deliveryID string) (string, bool, error) {
 	var id string
 	err := s.r.GetContext(ctx, &id, s.q(`SELECT id FROM events WHERE source = ? AND connector = ? AND delivery_id = ?`),
-		cleanText(source), cleanText(connector), inbox.HashKey(cleanText(deliveryID)))
+		source, connector, deliveryID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
@@ -28,23 +29,23 @@ func (s *Store) EventByDelivery(ctx context.Context, source, connector, delivery
 	return id, true, nil
 }
 
-// FindMergeable returns the pending record n would merge into, as Ingest would choose
-// it, or nil. It reads in a read-only transaction and changes nothing.
-func (s *Store) FindMergeable(ctx context.Context, n inbox.Notification) (*inbox.Record, error) {
-	storedKeys(&n)
+// FindMergeable returns the pending record n (as the inbox stores it: Notification.Stored)
+// would merge into, as Ingest would choose it, or nil. It reads in a read-only
+// transaction and changes nothing.
+func (s *Explain) FindMergeable(ctx context.Context, n inbox.Notification) (*inbox.Record, error) {
 	tx, err := s.r.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("begin read: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	return s.findMergeable(ctx, txq{s: s, tx: tx}, n)
+	return s.findMergeable(ctx, txq{s: s.core, tx: tx}, n)
 }
 
 // RequeueRecord makes a record whose status is one of from pending and due now, in a
 // fresh round of attempts (its attempts go on counting): the dispatcher delivers it
 // again in full. operator says who did it, kept beside the policy's decision. Its new
 // updated_at gives the delivery a new signal id, so a target that saw the old one takes it.
-func (s *Store) RequeueRecord(ctx context.Context, id string, from []inbox.Status, operator string, now time.Time) (inbox.Record, bool, error) {
+func (s *Admin) RequeueRecord(ctx context.Context, id string, from []inbox.Status, operator string, now time.Time) (inbox.Record, bool, error) {
 	var out inbox.Record
 	var changed bool
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
@@ -117,7 +118,7 @@ func (row threadRow) thread() agent.Thread {
 
 // ListThreads lists threads with their live run and pending counts, most recently
 // active first; next is "" on the last page.
-func (s *Store) ListThreads(ctx context.Context, f agent.ThreadFilter, now time.Time) ([]agent.Thread, string, error) {
+func (s *Admin) ListThreads(ctx context.Context, f agent.ThreadFilter, now time.Time) ([]agent.Thread, string, error) {
 	var w, rw where // rw narrows the record counts to the listed threads
 	for col, v := range map[string]string{"agent": f.Agent, "resource_id": f.Resource, "thread_id": f.Thread} {
 		if v != "" {
@@ -188,7 +189,7 @@ func (s *Store) ListThreads(ctx context.Context, f agent.ThreadFilter, now time.
 }
 
 // RecordSignals lists the signal frames of k's log that carried record id, oldest first.
-func (s *Store) RecordSignals(ctx context.Context, k inbox.ThreadKey, id string) ([]agent.Frame, error) {
+func (s *Admin) RecordSignals(ctx context.Context, k inbox.ThreadKey, id string) ([]agent.Frame, error) {
 	quoted, err := json.Marshal(id) // record_ids is a JSON array of strings
 	if err != nil {
 		return nil, fmt.Errorf("encode record id: %w", err)
@@ -221,7 +222,7 @@ type eventRefRow struct {
 
 // ConnectorActivity reads a connector's newest event and newest failed one: an event
 // that could not be parsed, or one a route could not place.
-func (s *Store) ConnectorActivity(ctx context.Context, source, connector string) (inbox.ConnectorActivity, error) {
+func (s *Admin) ConnectorActivity(ctx context.Context, source, connector string) (inbox.ConnectorActivity, error) {
 	var out inbox.ConnectorActivity
 	for _, q := range []struct {
 		cond string

@@ -15,28 +15,29 @@ import (
 
 func TestFindMergeableAndEventByDelivery(t *testing.T) {
 	ctx := context.Background()
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
+		explain := store.NewExplain(s)
 		res := ingest(t, svc, "d1", comment("first", "k1", "c1"))
-		rec, err := s.FindMergeable(ctx, comment("second", "", "c1"))
+		rec, err := explain.FindMergeable(ctx, comment("second", "", "c1"))
 		require.NoError(t, err)
 		require.NotNil(t, rec)
 		require.Equal(t, res.Records[0].RecordID, rec.ID)
 
 		for _, n := range []inbox.Notification{comment("x", "", ""), comment("x", "k2", "c2")} {
-			rec, err = s.FindMergeable(ctx, n)
+			rec, err = explain.FindMergeable(ctx, n)
 			require.NoError(t, err)
 			require.Nil(t, rec)
 		}
-		require.NoError(t, s.SetRecordStatus(ctx, res.Records[0].RecordID, inbox.StatusDelivered, t0))
-		rec, err = s.FindMergeable(ctx, comment("second", "k1", ""))
+		require.NoError(t, store.NewRecords(s).SetRecordStatus(ctx, res.Records[0].RecordID, inbox.StatusDelivered, t0))
+		rec, err = explain.FindMergeable(ctx, comment("second", "k1", ""))
 		require.NoError(t, err)
 		require.Nil(t, rec, "a delivered record never absorbs")
 
-		id, ok, err := s.EventByDelivery(ctx, "github", "acme", "d1")
+		id, ok, err := explain.EventByDelivery(ctx, "github", "acme", "d1")
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, res.EventID, id)
-		_, ok, err = s.EventByDelivery(ctx, "github", "other", "d1")
+		_, ok, err = explain.EventByDelivery(ctx, "github", "other", "d1")
 		require.NoError(t, err)
 		require.False(t, ok)
 	})
@@ -44,21 +45,22 @@ func TestFindMergeableAndEventByDelivery(t *testing.T) {
 
 func TestRequeueRecord(t *testing.T) {
 	ctx := context.Background()
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
+		reads := store.NewAdmin(s)
 		id := ingest(t, svc, "d1", comment("first", "k1", "")).Records[0].RecordID
 		from := []inbox.Status{inbox.StatusFailed, inbox.StatusDelivered}
 
-		rec, changed, err := s.RequeueRecord(ctx, id, from, "redelivered", t0.Add(time.Hour))
+		rec, changed, err := reads.RequeueRecord(ctx, id, from, "redelivered", t0.Add(time.Hour))
 		require.NoError(t, err)
 		require.False(t, changed, "a pending record is queued already")
 		require.Equal(t, inbox.StatusPending, rec.Status)
 
 		decision := rec.Reason
 		// Three attempts, the last a dead letter.
-		require.NoError(t, s.CompleteThread(ctx, "", delivery.Outcome{Thread: rec.Thread, Now: t0.Add(time.Minute),
+		require.NoError(t, store.NewQueue(s).CompleteThread(ctx, "", delivery.Outcome{Thread: rec.Thread, Now: t0.Add(time.Minute),
 			Failures: []delivery.Failure{{RecordID: id, Attempts: 3, FirstAttemptAt: t0, Error: "target answered 503", Failed: true}}}))
 		later := t0.Add(time.Hour)
-		rec, changed, err = s.RequeueRecord(ctx, id, from, "redelivered by ops", later)
+		rec, changed, err = reads.RequeueRecord(ctx, id, from, "redelivered by ops", later)
 		require.NoError(t, err)
 		require.True(t, changed)
 		require.Equal(t, inbox.StatusPending, rec.Status)
@@ -69,29 +71,31 @@ func TestRequeueRecord(t *testing.T) {
 		require.Equal(t, 3, rec.AttemptsBefore, "the redelivery starts a round")
 		require.Nil(t, rec.FirstAttemptAt)
 		require.Empty(t, rec.LastError)
-		got, err := s.GetRecord(ctx, id)
+		got, err := reads.GetRecord(ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, rec, got)
 		require.Equal(t, later, *rec.DeliverAt)
 		require.Equal(t, later, *rec.DueAt())
 		require.Equal(t, later, rec.UpdatedAt)
 
-		st, err := s.Stats(ctx, later)
+		st, err := store.NewGauges(s).Stats(ctx, later)
 		require.NoError(t, err)
 		require.Equal(t, 1, st.Due, "the dispatcher sees it due")
 
-		_, _, err = s.RequeueRecord(ctx, "nope", from, "x", later)
+		_, _, err = reads.RequeueRecord(ctx, "nope", from, "x", later)
 		require.ErrorIs(t, err, inbox.ErrNotFound)
 	})
 }
 
 func TestListThreads(t *testing.T) {
 	ctx := context.Background()
-	forEach(t, func(t *testing.T, s *store.Store, _ *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, _ *inbox.Service) {
+		reads := store.NewAdmin(s)
+		records := store.NewRecords(s)
 		pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 		require.NoError(t, err)
 		clock := t0
-		svc := inbox.NewService(s, pol, inbox.WithClock(func() time.Time { clock = clock.Add(time.Second); return clock }))
+		svc := inbox.NewService(store.NewInbox(s), pol, inbox.WithClock(func() time.Time { clock = clock.Add(time.Second); return clock }))
 		k := func(name string) inbox.ThreadKey {
 			return inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: name}
 		}
@@ -105,16 +109,16 @@ func TestListThreads(t *testing.T) {
 		add("a", inbox.PriorityUrgent)
 		add("a", inbox.PriorityLow)
 		failed := add("a", inbox.PriorityHigh)
-		require.NoError(t, s.SetRecordStatus(ctx, failed, inbox.StatusFailed, clock))
+		require.NoError(t, records.SetRecordStatus(ctx, failed, inbox.StatusFailed, clock))
 		add("b", inbox.PriorityMedium)
 		delivered := add("c", inbox.PriorityHigh)
-		require.NoError(t, s.SetRecordStatus(ctx, delivered, inbox.StatusDelivered, clock))
-		_, _, err = s.OpenRun(ctx, agent.Run{ID: "run-1", Thread: k("b"), Status: agent.RunOpen, Origin: agent.OriginAgent,
+		require.NoError(t, records.SetRecordStatus(ctx, delivered, inbox.StatusDelivered, clock))
+		_, _, err = store.NewRuns(s).OpenRun(ctx, agent.Run{ID: "run-1", Thread: k("b"), Status: agent.RunOpen, Origin: agent.OriginAgent,
 			OpenedAt: clock, LeaseUntil: clock.Add(time.Minute)})
 		require.NoError(t, err)
 		now := clock.Add(time.Second)
 
-		all, next, err := s.ListThreads(ctx, agent.ThreadFilter{}, now)
+		all, next, err := reads.ListThreads(ctx, agent.ThreadFilter{}, now)
 		require.NoError(t, err)
 		require.Empty(t, next)
 		require.Len(t, all, 3)
@@ -130,7 +134,7 @@ func TestListThreads(t *testing.T) {
 		require.Equal(t, agent.PendingCounts{}, c.Pending)
 
 		list := func(f agent.ThreadFilter, at time.Time) []string {
-			out, _, err := s.ListThreads(ctx, f, at)
+			out, _, err := reads.ListThreads(ctx, f, at)
 			require.NoError(t, err)
 			return threadNames(out)
 		}
@@ -144,7 +148,7 @@ func TestListThreads(t *testing.T) {
 		var pages []string
 		cursor := ""
 		for range 5 {
-			page, next, err := s.ListThreads(ctx, agent.ThreadFilter{Limit: 2, Cursor: cursor}, now)
+			page, next, err := reads.ListThreads(ctx, agent.ThreadFilter{Limit: 2, Cursor: cursor}, now)
 			require.NoError(t, err)
 			pages = append(pages, threadNames(page)...)
 			if next == "" {
@@ -154,7 +158,7 @@ func TestListThreads(t *testing.T) {
 		}
 		require.Equal(t, []string{"c", "b", "a"}, pages)
 
-		_, _, err = s.ListThreads(ctx, agent.ThreadFilter{Cursor: inbox.Cursor{At: now, ID: "not json"}.Encode()}, now)
+		_, _, err = reads.ListThreads(ctx, agent.ThreadFilter{Cursor: inbox.Cursor{At: now, ID: "not json"}.Encode()}, now)
 		require.ErrorIs(t, err, inbox.ErrBadCursor)
 	})
 }
@@ -169,9 +173,10 @@ func threadNames(ts []agent.Thread) []string {
 
 func TestRecordSignals(t *testing.T) {
 	ctx := context.Background()
-	forEach(t, func(t *testing.T, s *store.Store, _ *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, _ *inbox.Service) {
+		reads := store.NewAdmin(s)
 		frame := func(id string, records ...string) {
-			_, _, err := s.AppendFrame(ctx, agent.Frame{Event: agent.EventSignal, ID: id, Thread: thread, Behavior: agent.BehaviorDeliver,
+			_, _, err := store.NewFrames(s).AppendFrame(ctx, agent.Frame{Event: agent.EventSignal, ID: id, Thread: thread, Behavior: agent.BehaviorDeliver,
 				Signal: agent.Signal{ID: id, Type: agent.TypeNotification, TagName: "notification"}, RecordIDs: records, CreatedAt: t0})
 			require.NoError(t, err)
 		}
@@ -180,7 +185,7 @@ func TestRecordSignals(t *testing.T) {
 		frame("s3", "r1", "r2")
 		frame("s4", "%")
 		ids := func(id string) []string {
-			frames, err := s.RecordSignals(ctx, thread, id)
+			frames, err := reads.RecordSignals(ctx, thread, id)
 			require.NoError(t, err)
 			var out []string
 			for _, f := range frames {
@@ -192,7 +197,7 @@ func TestRecordSignals(t *testing.T) {
 		require.Equal(t, []string{"s2", "s3"}, ids("r2"))
 		require.Equal(t, []string{"s4"}, ids("%"), "LIKE metacharacters match literally")
 		require.Empty(t, ids("r_"))
-		other, err := s.RecordSignals(ctx, inbox.ThreadKey{Agent: "coder", Resource: "x", Thread: "y"}, "r1")
+		other, err := reads.RecordSignals(ctx, inbox.ThreadKey{Agent: "coder", Resource: "x", Thread: "y"}, "r1")
 		require.NoError(t, err)
 		require.Empty(t, other)
 	})
@@ -200,15 +205,16 @@ func TestRecordSignals(t *testing.T) {
 
 func TestConnectorActivity(t *testing.T) {
 	ctx := context.Background()
-	forEach(t, func(t *testing.T, s *store.Store, _ *inbox.Service) {
-		act, err := s.ConnectorActivity(ctx, "github", "acme")
+	forEach(t, func(t *testing.T, s *store.DB, _ *inbox.Service) {
+		reads := store.NewAdmin(s)
+		act, err := reads.ConnectorActivity(ctx, "github", "acme")
 		require.NoError(t, err)
 		require.Equal(t, inbox.ConnectorActivity{}, act)
 
 		pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 		require.NoError(t, err)
 		clock := t0
-		svc := inbox.NewService(s, pol, inbox.WithClock(func() time.Time { clock = clock.Add(time.Second); return clock }))
+		svc := inbox.NewService(store.NewInbox(s), pol, inbox.WithClock(func() time.Time { clock = clock.Add(time.Second); return clock }))
 		put := func(status inbox.EventStatus, errText string) string {
 			ev := event("")
 			ev.Status, ev.Error = status, errText
@@ -220,7 +226,7 @@ func TestConnectorActivity(t *testing.T) {
 		put(inbox.EventIgnored, "a bot's own comment")
 		last := put(inbox.EventUnrouted, "")
 
-		act, err = s.ConnectorActivity(ctx, "github", "acme")
+		act, err = reads.ConnectorActivity(ctx, "github", "acme")
 		require.NoError(t, err)
 		require.Equal(t, &inbox.EventRef{ID: last, Type: "issue_comment", Status: inbox.EventUnrouted, ReceivedAt: t0.Add(3 * time.Second)}, act.LastEvent)
 		require.Equal(t, &inbox.EventRef{ID: bad, Type: "issue_comment", Status: inbox.EventInvalid,

@@ -18,7 +18,8 @@ import (
 // it), QueuedApprovals lists such decisions in the queue's order, and once its signal
 // is logged, or the decision is older than approval.DeliverFor, it holds no place.
 func TestApprovalWaitersKeepTheirPlace(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, _ *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, _ *inbox.Service) {
+		approvals := store.NewApprovals(s)
 		ctx := context.Background()
 		key := func(name string) inbox.ThreadKey {
 			return inbox.ThreadKey{Agent: thread.Agent, Resource: thread.Resource, Thread: name}
@@ -26,7 +27,7 @@ func TestApprovalWaitersKeepTheirPlace(t *testing.T) {
 		wake := func(name string, since time.Time) agent.WakeOutcome {
 			t.Helper()
 			now := t0.Add(time.Hour)
-			res, err := s.WakeRun(ctx, agent.Run{ID: "run-" + name, Thread: key(name), Status: agent.RunOpen, Origin: agent.OriginWake,
+			res, err := store.NewRuns(s).WakeRun(ctx, agent.Run{ID: "run-" + name, Thread: key(name), Status: agent.RunOpen, Origin: agent.OriginWake,
 				OpenedAt: now, LeaseUntil: now.Add(time.Hour)}, agent.WakeRequest{Exempt: true, Limit: 1,
 				Rank: inbox.PriorityUrgent.Rank(), Since: since})
 			require.NoError(t, err)
@@ -34,7 +35,7 @@ func TestApprovalWaitersKeepTheirPlace(t *testing.T) {
 		}
 		queued := func(name string) bool {
 			t.Helper()
-			st, err := s.WakeState(ctx, key(name), t0.Add(time.Hour))
+			st, err := store.NewExplain(s).WakeState(ctx, key(name), t0.Add(time.Hour))
 			require.NoError(t, err)
 			return st.QueuedAt != nil
 		}
@@ -42,9 +43,9 @@ func TestApprovalWaitersKeepTheirPlace(t *testing.T) {
 			t.Helper()
 			a := newApproval(id, "call-"+id, at)
 			a.Origin, a.ThreadKey = approval.OriginAPI, key(name)
-			_, _, err := s.CreateApproval(ctx, a)
+			_, _, err := approvals.CreateApproval(ctx, a)
 			require.NoError(t, err)
-			_, changed, err := s.DecideApproval(ctx, id, approval.StatusApproved, "U1", "Jane", at)
+			_, changed, err := approvals.DecideApproval(ctx, id, approval.StatusApproved, "U1", "Jane", at)
 			require.NoError(t, err)
 			require.True(t, changed)
 		}
@@ -60,19 +61,19 @@ func TestApprovalWaitersKeepTheirPlace(t *testing.T) {
 		require.True(t, queued("late"))
 		require.False(t, queued("nothing"), "a waiter with neither records nor a decision holds no place")
 
-		got, err := s.QueuedApprovals(ctx, thread.Agent, t0, 10)
+		got, err := approvals.QueuedApprovals(ctx, thread.Agent, t0, 10)
 		require.NoError(t, err)
 		require.Equal(t, []string{"early", "late"}, ids(got), "in the queue's order")
-		got, err = s.QueuedApprovals(ctx, thread.Agent, t0.Add(90*time.Second), 10)
+		got, err = approvals.QueuedApprovals(ctx, thread.Agent, t0.Add(90*time.Second), 10)
 		require.NoError(t, err)
 		require.Equal(t, []string{"late"}, ids(got), "a decision older than the bound is given up")
-		got, err = s.QueuedApprovals(ctx, "support", t0, 10)
+		got, err = approvals.QueuedApprovals(ctx, "support", t0, 10)
 		require.NoError(t, err)
 		require.Empty(t, got, "another agent's queue")
 
-		_, _, err = s.AppendFrame(ctx, signalFrame(approval.SignalPrefix+"late", key("late"), t0.Add(3*time.Minute)))
+		_, _, err = store.NewFrames(s).AppendFrame(ctx, signalFrame(approval.SignalPrefix+"late", key("late"), t0.Add(3*time.Minute)))
 		require.NoError(t, err)
-		got, err = s.QueuedApprovals(ctx, thread.Agent, t0, 10)
+		got, err = approvals.QueuedApprovals(ctx, thread.Agent, t0, 10)
 		require.NoError(t, err)
 		require.Equal(t, []string{"early"}, ids(got))
 		require.Equal(t, agent.WakeQueued, wake("other", t0.Add(3*time.Minute)))

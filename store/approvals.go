@@ -16,8 +16,8 @@ import (
 )
 
 var (
-	_ approval.Store  = (*Store)(nil)
-	_ approval.Places = (*Store)(nil)
+	_ approval.Store  = (*Approvals)(nil)
+	_ approval.Places = (*Approvals)(nil)
 )
 
 const approvalColumns = `id, agent, resource_id, thread_id, origin, kind, answer, run_id, tool_call_id, tool, arguments, truncated,
@@ -66,7 +66,7 @@ func (r approvalRow) approval() approval.Approval {
 }
 
 // CreateApproval inserts a unless its thread has an approval for the same tool call.
-func (s *Store) CreateApproval(ctx context.Context, a approval.Approval) (approval.Approval, bool, error) {
+func (s *Approvals) CreateApproval(ctx context.Context, a approval.Approval) (approval.Approval, bool, error) {
 	var created bool
 	var row approvalRow
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
@@ -105,7 +105,7 @@ func (s *Store) CreateApproval(ctx context.Context, a approval.Approval) (approv
 }
 
 // GetApproval reads one approval.
-func (s *Store) GetApproval(ctx context.Context, id string) (approval.Approval, error) {
+func (s *Approvals) GetApproval(ctx context.Context, id string) (approval.Approval, error) {
 	var row approvalRow
 	err := s.r.GetContext(ctx, &row, s.q(`SELECT `+approvalColumns+` FROM approvals WHERE id = ?`), cleanText(id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -118,7 +118,7 @@ func (s *Store) GetApproval(ctx context.Context, id string) (approval.Approval, 
 }
 
 // SetApprovalMessage records where the approval's Slack message is, or why it is not.
-func (s *Store) SetApprovalMessage(ctx context.Context, id, connector, channel, ts, threadTS, postErr string, now time.Time) error {
+func (s *Approvals) SetApprovalMessage(ctx context.Context, id, connector, channel, ts, threadTS, postErr string, now time.Time) error {
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		_, err := tx.ExecContext(ctx, s.q(`UPDATE approvals SET connector = ?, channel = ?, message_ts = ?, thread_ts = ?,
 			post_error = ?, updated_at = ? WHERE id = ?`),
@@ -132,7 +132,7 @@ func (s *Store) SetApprovalMessage(ctx context.Context, id, connector, channel, 
 }
 
 // DecideApproval moves a pending approval to status, once.
-func (s *Store) DecideApproval(ctx context.Context, id string, status approval.Status, by, byName string, now time.Time) (approval.Approval, bool, error) {
+func (s *Approvals) DecideApproval(ctx context.Context, id string, status approval.Status, by, byName string, now time.Time) (approval.Approval, bool, error) {
 	decidedAt := sql.NullInt64{Int64: micros(now), Valid: status != approval.StatusExpired}
 	a, changed, err := s.moveApproval(ctx, id, `UPDATE approvals SET status = ?, decided_by = ?, decided_by_name = ?,
 			decided_at = ?, updated_at = ? WHERE id = ? AND status = 'pending'`,
@@ -145,7 +145,7 @@ func (s *Store) DecideApproval(ctx context.Context, id string, status approval.S
 
 // AnswerApproval moves a pending question to answered with the reply's text, once: of
 // replies racing on any replica (or one redelivered), only one changes it.
-func (s *Store) AnswerApproval(ctx context.Context, id, answer, by, byName string, now time.Time) (approval.Approval, bool, error) {
+func (s *Approvals) AnswerApproval(ctx context.Context, id, answer, by, byName string, now time.Time) (approval.Approval, bool, error) {
 	a, changed, err := s.moveApproval(ctx, id, `UPDATE approvals SET status = 'answered', answer = ?, decided_by = ?,
 			decided_by_name = ?, decided_at = ?, updated_at = ? WHERE id = ? AND status = 'pending' AND kind = 'question'`,
 		cleanText(answer), cleanText(by), cleanText(byName), micros(now), micros(now), id)
@@ -157,7 +157,7 @@ func (s *Store) AnswerApproval(ctx context.Context, id, answer, by, byName strin
 
 // moveApproval runs a conditional update of approval id and reads the row back in the
 // same transaction; changed reports whether the condition held (only one racer wins).
-func (s *Store) moveApproval(ctx context.Context, id, update string, args ...any) (approval.Approval, bool, error) {
+func (s *Approvals) moveApproval(ctx context.Context, id, update string, args ...any) (approval.Approval, bool, error) {
 	var row approvalRow
 	var changed bool
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
@@ -181,7 +181,7 @@ func (s *Store) moveApproval(ctx context.Context, id, update string, args ...any
 
 // QuestionsInThread lists the connector's questions posted in channel as the message
 // threadTS or inside its thread, oldest first.
-func (s *Store) QuestionsInThread(ctx context.Context, connector, channel, threadTS string, limit int) ([]approval.Approval, error) {
+func (s *Approvals) QuestionsInThread(ctx context.Context, connector, channel, threadTS string, limit int) ([]approval.Approval, error) {
 	var rows []approvalRow
 	err := s.r.SelectContext(ctx, &rows, s.q(`SELECT `+approvalColumns+` FROM approvals
 		WHERE kind = 'question' AND connector = ? AND channel = ? AND (message_ts = ? OR thread_ts = ?)
@@ -194,7 +194,7 @@ func (s *Store) QuestionsInThread(ctx context.Context, connector, channel, threa
 }
 
 // ReopenApproval puts an approval in status from back to pending.
-func (s *Store) ReopenApproval(ctx context.Context, id string, from approval.Status, now time.Time) (bool, error) {
+func (s *Approvals) ReopenApproval(ctx context.Context, id string, from approval.Status, now time.Time) (bool, error) {
 	var n int64
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, s.q(`UPDATE approvals SET status = 'pending', decided_by = '', decided_by_name = '',
@@ -212,14 +212,14 @@ func (s *Store) ReopenApproval(ctx context.Context, id string, from approval.Sta
 }
 
 // ExpireApprovals expires up to limit pending approvals past their expiry.
-func (s *Store) ExpireApprovals(ctx context.Context, now time.Time, limit int) ([]approval.Approval, error) {
+func (s *Approvals) ExpireApprovals(ctx context.Context, now time.Time, limit int) ([]approval.Approval, error) {
 	var w where
 	w.add("status = 'pending' AND expires_at <= ?", micros(now))
 	return s.expireApprovals(ctx, now, w, fmt.Sprintf(` ORDER BY expires_at, id LIMIT %d`, max(limit, 1)))
 }
 
 // ExpireRunApprovals expires the pending approvals of a thread's run or tool call.
-func (s *Store) ExpireRunApprovals(ctx context.Context, k inbox.ThreadKey, runID, toolCallID string, now time.Time) ([]approval.Approval, error) {
+func (s *Approvals) ExpireRunApprovals(ctx context.Context, k inbox.ThreadKey, runID, toolCallID string, now time.Time) ([]approval.Approval, error) {
 	var w where
 	w.add("status = 'pending' AND agent = ? AND resource_id = ? AND thread_id = ?", k.Agent, k.Resource, k.Thread)
 	if runID != "" {
@@ -234,7 +234,7 @@ func (s *Store) ExpireRunApprovals(ctx context.Context, k inbox.ThreadKey, runID
 // expireApprovals expires the pending approvals w selects (ids chosen first, so tail's
 // LIMIT applies on both dialects) and returns those it expired: one decided meanwhile
 // by a click on another replica is neither changed nor returned.
-func (s *Store) expireApprovals(ctx context.Context, now time.Time, w where, tail string) ([]approval.Approval, error) {
+func (s *Approvals) expireApprovals(ctx context.Context, now time.Time, w where, tail string) ([]approval.Approval, error) {
 	var rows []approvalRow
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		var ids []string
@@ -280,7 +280,7 @@ const qApprovalWaiting = `a.updated_at >= ? AND ` + qApprovalUndelivered
 // or expired between decidedSince and before, whose <approval> signal the thread has
 // not logged: oldest change first, at most limit. (createdSince lets the index on
 // created_at narrow the scan.)
-func (s *Store) UndeliveredApprovals(ctx context.Context, createdSince, decidedSince, before time.Time, limit int) ([]approval.Approval, error) {
+func (s *Approvals) UndeliveredApprovals(ctx context.Context, createdSince, decidedSince, before time.Time, limit int) ([]approval.Approval, error) {
 	var rows []approvalRow
 	err := s.r.SelectContext(ctx, &rows, s.q(`SELECT `+approvalColumns+` FROM approvals a
 		WHERE a.created_at >= ? AND a.updated_at <= ? AND `+qApprovalWaiting+`
@@ -295,7 +295,7 @@ func (s *Store) UndeliveredApprovals(ctx context.Context, createdSince, decidedS
 // QueuedApprovals lists the undelivered decisions (made since `since`) of agentID's
 // threads that wait in its wake queue, in the queue's order: the first is the one a
 // freed wake slot goes to unless a record waiter is ahead of it. At most limit.
-func (s *Store) QueuedApprovals(ctx context.Context, agentID string, since time.Time, limit int) ([]approval.Approval, error) {
+func (s *Approvals) QueuedApprovals(ctx context.Context, agentID string, since time.Time, limit int) ([]approval.Approval, error) {
 	var rows []approvalRow
 	err := s.r.SelectContext(ctx, &rows, s.q(`SELECT `+approvalColumns+` FROM approvals a
 		JOIN (SELECT resource_id AS q_resource, thread_id AS q_thread, priority_rank, queued_at FROM wake_queue
@@ -319,7 +319,7 @@ func approvalsOf(rows []approvalRow) []approval.Approval {
 }
 
 // ListApprovals lists approvals newest first; next is "" on the last page.
-func (s *Store) ListApprovals(ctx context.Context, f approval.Filter) ([]approval.Approval, string, error) {
+func (s *Approvals) ListApprovals(ctx context.Context, f approval.Filter) ([]approval.Approval, string, error) {
 	var w where
 	for _, c := range []struct{ col, v string }{{"agent", f.Agent}, {"resource_id", f.Resource}, {"thread_id", f.Thread}, {"tool", f.Tool}} {
 		if c.v != "" {
@@ -360,7 +360,7 @@ func (s *Store) ListApprovals(ctx context.Context, f approval.Filter) ([]approva
 // event must be Slack's: a record an agent or a generic sender labelled "slack" arrived
 // through another connector kind (whose connector may share the Slack connector's name)
 // and must not choose where approvals are posted.
-func (s *Store) LastSlackMessage(ctx context.Context, k inbox.ThreadKey, connector string) (approval.SlackPlace, bool, error) {
+func (s *Approvals) LastSlackMessage(ctx context.Context, k inbox.ThreadKey, connector string) (approval.SlackPlace, bool, error) {
 	var rows []struct {
 		Attributes string         `db:"attributes"`
 		Payload    sql.NullString `db:"payload"`

@@ -22,123 +22,126 @@ func newApproval(id, call string, at time.Time) approval.Approval {
 }
 
 func TestApprovalLifecycle(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, _ *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, _ *inbox.Service) {
+		approvals := store.NewApprovals(s)
 		ctx := context.Background()
-		a, created, err := s.CreateApproval(ctx, newApproval("a1", "call-1", t0))
+		a, created, err := approvals.CreateApproval(ctx, newApproval("a1", "call-1", t0))
 		require.NoError(t, err)
 		require.True(t, created)
 		require.Equal(t, approval.StatusPending, a.Status)
 		require.JSONEq(t, `{"env":"prod"}`, string(a.Arguments))
 		require.Equal(t, t0, a.CreatedAt)
 
-		again, created, err := s.CreateApproval(ctx, newApproval("a2", "call-1", t0.Add(time.Second)))
+		again, created, err := approvals.CreateApproval(ctx, newApproval("a2", "call-1", t0.Add(time.Second)))
 		require.NoError(t, err)
 		require.False(t, created, "one approval per tool call of a thread")
 		require.Equal(t, "a1", again.ID)
 
-		require.NoError(t, s.SetApprovalMessage(ctx, "a1", "acme", "C1", "1700000000.000100", "1699999999.000001", "", t0))
-		got, err := s.GetApproval(ctx, "a1")
+		require.NoError(t, approvals.SetApprovalMessage(ctx, "a1", "acme", "C1", "1700000000.000100", "1699999999.000001", "", t0))
+		got, err := approvals.GetApproval(ctx, "a1")
 		require.NoError(t, err)
 		require.Equal(t, "C1", got.Channel)
 		require.Equal(t, "1700000000.000100", got.MessageTS)
 
-		decided, changed, err := s.DecideApproval(ctx, "a1", approval.StatusApproved, "U1", "Jane", t0.Add(time.Minute))
+		decided, changed, err := approvals.DecideApproval(ctx, "a1", approval.StatusApproved, "U1", "Jane", t0.Add(time.Minute))
 		require.NoError(t, err)
 		require.True(t, changed)
 		require.Equal(t, approval.StatusApproved, decided.Status)
 		require.Equal(t, "Jane", decided.DecidedByName)
 		require.Equal(t, t0.Add(time.Minute), *decided.DecidedAt)
 
-		second, changed, err := s.DecideApproval(ctx, "a1", approval.StatusDeclined, "U2", "Bob", t0.Add(2*time.Minute))
+		second, changed, err := approvals.DecideApproval(ctx, "a1", approval.StatusDeclined, "U2", "Bob", t0.Add(2*time.Minute))
 		require.NoError(t, err)
 		require.False(t, changed, "decided once")
 		require.Equal(t, approval.StatusApproved, second.Status)
 		require.Equal(t, "U1", second.DecidedBy)
 
-		ok, err := s.ReopenApproval(ctx, "a1", approval.StatusDeclined, t0)
+		ok, err := approvals.ReopenApproval(ctx, "a1", approval.StatusDeclined, t0)
 		require.NoError(t, err)
 		require.False(t, ok, "reopens only from the status it was given")
-		ok, err = s.ReopenApproval(ctx, "a1", approval.StatusApproved, t0)
+		ok, err = approvals.ReopenApproval(ctx, "a1", approval.StatusApproved, t0)
 		require.NoError(t, err)
 		require.True(t, ok)
-		got, err = s.GetApproval(ctx, "a1")
+		got, err = approvals.GetApproval(ctx, "a1")
 		require.NoError(t, err)
 		require.Equal(t, approval.StatusPending, got.Status)
 		require.Nil(t, got.DecidedAt)
 
-		_, err = s.GetApproval(ctx, "missing")
+		_, err = approvals.GetApproval(ctx, "missing")
 		require.ErrorIs(t, err, inbox.ErrNotFound)
-		_, _, err = s.DecideApproval(ctx, "missing", approval.StatusApproved, "U1", "", t0)
+		_, _, err = approvals.DecideApproval(ctx, "missing", approval.StatusApproved, "U1", "", t0)
 		require.ErrorIs(t, err, inbox.ErrNotFound)
 	})
 }
 
 func TestApprovalExpiry(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, _ *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, _ *inbox.Service) {
+		approvals := store.NewApprovals(s)
 		ctx := context.Background()
 		for i, call := range []string{"c1", "c2", "c3"} {
 			a := newApproval("e"+call, call, t0.Add(time.Duration(i)*time.Minute))
 			if call == "c3" {
 				a.RunID = "run-2"
 			}
-			_, _, err := s.CreateApproval(ctx, a)
+			_, _, err := approvals.CreateApproval(ctx, a)
 			require.NoError(t, err)
 		}
-		none, err := s.ExpireApprovals(ctx, t0.Add(30*time.Minute), 10)
+		none, err := approvals.ExpireApprovals(ctx, t0.Add(30*time.Minute), 10)
 		require.NoError(t, err)
 		require.Empty(t, none)
-		exp, err := s.ExpireApprovals(ctx, t0.Add(time.Hour+30*time.Second), 10)
+		exp, err := approvals.ExpireApprovals(ctx, t0.Add(time.Hour+30*time.Second), 10)
 		require.NoError(t, err)
 		require.Len(t, exp, 1)
 		require.Equal(t, "ec1", exp[0].ID)
 		require.Equal(t, approval.StatusExpired, exp[0].Status)
 		require.Nil(t, exp[0].DecidedAt, "nobody decided")
 
-		exp, err = s.ExpireRunApprovals(ctx, thread, "run-2", "", t0)
+		exp, err = approvals.ExpireRunApprovals(ctx, thread, "run-2", "", t0)
 		require.NoError(t, err)
 		require.Len(t, exp, 1, "only the ended run's")
 		require.Equal(t, "ec3", exp[0].ID)
-		exp, err = s.ExpireRunApprovals(ctx, thread, "", "c2", t0)
+		exp, err = approvals.ExpireRunApprovals(ctx, thread, "", "c2", t0)
 		require.NoError(t, err)
 		require.Len(t, exp, 1)
-		exp, err = s.ExpireRunApprovals(ctx, thread, "", "c2", t0)
+		exp, err = approvals.ExpireRunApprovals(ctx, thread, "", "c2", t0)
 		require.NoError(t, err)
 		require.Empty(t, exp, "expired once")
 	})
 }
 
 func TestListApprovals(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, _ *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, _ *inbox.Service) {
+		approvals := store.NewApprovals(s)
 		ctx := context.Background()
 		for i := range 5 {
 			a := newApproval("l"+string(rune('a'+i)), "call-"+string(rune('a'+i)), t0.Add(time.Duration(i)*time.Second))
 			if i == 4 {
 				a.Tool = "rollback"
 			}
-			_, _, err := s.CreateApproval(ctx, a)
+			_, _, err := approvals.CreateApproval(ctx, a)
 			require.NoError(t, err)
 		}
-		_, _, err := s.DecideApproval(ctx, "lb", approval.StatusDeclined, "U1", "", t0)
+		_, _, err := approvals.DecideApproval(ctx, "lb", approval.StatusDeclined, "U1", "", t0)
 		require.NoError(t, err)
 
-		page, next, err := s.ListApprovals(ctx, approval.Filter{Limit: 2})
+		page, next, err := approvals.ListApprovals(ctx, approval.Filter{Limit: 2})
 		require.NoError(t, err)
 		require.Equal(t, []string{"le", "ld"}, ids(page))
-		page, next, err = s.ListApprovals(ctx, approval.Filter{Limit: 2, Cursor: next})
+		page, next, err = approvals.ListApprovals(ctx, approval.Filter{Limit: 2, Cursor: next})
 		require.NoError(t, err)
 		require.Equal(t, []string{"lc", "lb"}, ids(page))
-		page, next, err = s.ListApprovals(ctx, approval.Filter{Limit: 2, Cursor: next})
+		page, next, err = approvals.ListApprovals(ctx, approval.Filter{Limit: 2, Cursor: next})
 		require.NoError(t, err)
 		require.Equal(t, []string{"la"}, ids(page))
 		require.Empty(t, next)
 
-		page, _, err = s.ListApprovals(ctx, approval.Filter{Status: []approval.Status{approval.StatusDeclined}})
+		page, _, err = approvals.ListApprovals(ctx, approval.Filter{Status: []approval.Status{approval.StatusDeclined}})
 		require.NoError(t, err)
 		require.Equal(t, []string{"lb"}, ids(page))
-		page, _, err = s.ListApprovals(ctx, approval.Filter{Tool: "rollback", Agent: thread.Agent, Thread: thread.Thread})
+		page, _, err = approvals.ListApprovals(ctx, approval.Filter{Tool: "rollback", Agent: thread.Agent, Thread: thread.Thread})
 		require.NoError(t, err)
 		require.Equal(t, []string{"le"}, ids(page))
-		_, _, err = s.ListApprovals(ctx, approval.Filter{Cursor: "not-a-cursor"})
+		_, _, err = approvals.ListApprovals(ctx, approval.Filter{Cursor: "not-a-cursor"})
 		require.ErrorIs(t, err, inbox.ErrBadCursor)
 	})
 }
@@ -146,7 +149,7 @@ func TestListApprovals(t *testing.T) {
 // Arguments a model wrote are stored within bounds; hostile text (NUL, invalid
 // UTF-8) does not break either database.
 func TestApprovalBoundsAndHostileText(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, _ *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, _ *inbox.Service) {
 		ctx := context.Background()
 		raw := json.RawMessage(`"` + strings.Repeat("x", 100_000) + `"`)
 		args, cut := approval.BoundArguments(raw)
@@ -154,7 +157,7 @@ func TestApprovalBoundsAndHostileText(t *testing.T) {
 		require.LessOrEqual(t, len(args), approval.MaxArguments)
 		a := newApproval("h1", "call-\x00\xff", t0)
 		a.Arguments, a.Truncated, a.Tool = args, cut, "de\x00ploy"
-		got, created, err := s.CreateApproval(ctx, a)
+		got, created, err := store.NewApprovals(s).CreateApproval(ctx, a)
 		require.NoError(t, err)
 		require.True(t, created)
 		require.True(t, got.Truncated)
@@ -164,9 +167,10 @@ func TestApprovalBoundsAndHostileText(t *testing.T) {
 }
 
 func TestLastSlackMessage(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
+		approvals := store.NewApprovals(s)
 		ctx := context.Background()
-		_, ok, err := s.LastSlackMessage(ctx, thread, "acme")
+		_, ok, err := approvals.LastSlackMessage(ctx, thread, "acme")
 		require.NoError(t, err)
 		require.False(t, ok)
 		for i, ts := range []string{"1700000000.000100", "1700000001.000200"} {
@@ -183,11 +187,11 @@ func TestLastSlackMessage(t *testing.T) {
 		_, err = svc.Ingest(ctx, planted, []inbox.Notification{{Thread: thread, Source: "slack", Kind: "dm", Summary: "planted",
 			Attributes: inbox.Attributes{}.Set("channel", "C0EXECPRIV").Set("ts", "1700000002.000300")}})
 		require.NoError(t, err)
-		p, ok, err := s.LastSlackMessage(ctx, thread, "acme")
+		p, ok, err := approvals.LastSlackMessage(ctx, thread, "acme")
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, approval.SlackPlace{Channel: "D0DM", ChannelType: "im", TS: "1700000001.000200"}, p)
-		_, ok, err = s.LastSlackMessage(ctx, thread, "other")
+		_, ok, err = approvals.LastSlackMessage(ctx, thread, "other")
 		require.NoError(t, err)
 		require.False(t, ok, "another connector's messages do not count")
 	})
@@ -204,15 +208,17 @@ func ids(as []approval.Approval) []string {
 // The decisions an approval's thread has not logged yet: decided or expired API
 // approvals of the window, not the pending, the Mastra or the delivered ones.
 func TestUndeliveredApprovals(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, _ *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, _ *inbox.Service) {
+		approvals := store.NewApprovals(s)
+		frames := store.NewFrames(s)
 		ctx := context.Background()
 		mk := func(id, origin string, at time.Time, status approval.Status) {
 			a := newApproval(id, "call-"+id, at)
 			a.Origin = origin
-			_, _, err := s.CreateApproval(ctx, a)
+			_, _, err := approvals.CreateApproval(ctx, a)
 			require.NoError(t, err)
 			if status != approval.StatusPending {
-				_, changed, err := s.DecideApproval(ctx, id, status, "U1", "Jane", at.Add(time.Minute))
+				_, changed, err := approvals.DecideApproval(ctx, id, status, "U1", "Jane", at.Add(time.Minute))
 				require.NoError(t, err)
 				require.True(t, changed)
 			}
@@ -224,19 +230,19 @@ func TestUndeliveredApprovals(t *testing.T) {
 		mk("pending", approval.OriginAPI, t0.Add(3*time.Second), approval.StatusPending)
 		mk("mastra", approval.OriginMastra, t0.Add(4*time.Second), approval.StatusApproved)
 		mk("recent", approval.OriginAPI, t0.Add(time.Hour), approval.StatusApproved)
-		_, _, err := s.AppendFrame(ctx, signalFrame(approval.SignalPrefix+"sent", thread, t0.Add(3*time.Minute)))
+		_, _, err := frames.AppendFrame(ctx, signalFrame(approval.SignalPrefix+"sent", thread, t0.Add(3*time.Minute)))
 		require.NoError(t, err)
-		_, _, err = s.AppendFrame(ctx, signalFrame(approval.SignalPrefix+"waits", inbox.ThreadKey{Agent: thread.Agent,
+		_, _, err = frames.AppendFrame(ctx, signalFrame(approval.SignalPrefix+"waits", inbox.ThreadKey{Agent: thread.Agent,
 			Resource: thread.Resource, Thread: "another"}, t0.Add(3*time.Minute)))
 		require.NoError(t, err)
 
-		got, err := s.UndeliveredApprovals(ctx, t0, t0, t0.Add(10*time.Minute), 10)
+		got, err := approvals.UndeliveredApprovals(ctx, t0, t0, t0.Add(10*time.Minute), 10)
 		require.NoError(t, err)
 		require.Equal(t, []string{"waits", "expired"}, ids(got), "another thread's frame of the id is not this one's")
-		got, err = s.UndeliveredApprovals(ctx, t0, t0, t0.Add(10*time.Minute), 1)
+		got, err = approvals.UndeliveredApprovals(ctx, t0, t0, t0.Add(10*time.Minute), 1)
 		require.NoError(t, err)
 		require.Len(t, got, 1)
-		got, err = s.UndeliveredApprovals(ctx, t0, t0.Add(61*time.Second), t0.Add(10*time.Minute), 10)
+		got, err = approvals.UndeliveredApprovals(ctx, t0, t0.Add(61*time.Second), t0.Add(10*time.Minute), 10)
 		require.NoError(t, err)
 		require.Equal(t, []string{"expired"}, ids(got), "a decision made before decidedSince is given up")
 	})
@@ -246,53 +252,54 @@ func TestUndeliveredApprovals(t *testing.T) {
 // reply finds it by its own message or by the thread it was posted in, and approvals
 // (buttons) are never found as questions.
 func TestQuestionAnswerOnce(t *testing.T) {
-	forEachStore(t, func(t *testing.T, s *store.Store) {
+	forEachStore(t, func(t *testing.T, s *store.DB) {
+		approvals := store.NewApprovals(s)
 		ctx := context.Background()
 		q := newApproval("q1", "call-q", t0)
 		q.Kind, q.Tool = approval.KindQuestion, "ask_user"
-		_, _, err := s.CreateApproval(ctx, q)
+		_, _, err := approvals.CreateApproval(ctx, q)
 		require.NoError(t, err)
-		_, _, err = s.CreateApproval(ctx, newApproval("a1", "call-a", t0))
+		_, _, err = approvals.CreateApproval(ctx, newApproval("a1", "call-a", t0))
 		require.NoError(t, err)
-		require.NoError(t, s.SetApprovalMessage(ctx, "q1", "acme", "C1", "1700000000.000200", "1700000000.000100", "", t0))
-		require.NoError(t, s.SetApprovalMessage(ctx, "a1", "acme", "C1", "1700000000.000300", "1700000000.000100", "", t0))
+		require.NoError(t, approvals.SetApprovalMessage(ctx, "q1", "acme", "C1", "1700000000.000200", "1700000000.000100", "", t0))
+		require.NoError(t, approvals.SetApprovalMessage(ctx, "a1", "acme", "C1", "1700000000.000300", "1700000000.000100", "", t0))
 
 		for _, ts := range []string{"1700000000.000200", "1700000000.000100"} {
-			qs, err := s.QuestionsInThread(ctx, "acme", "C1", ts, 10)
+			qs, err := approvals.QuestionsInThread(ctx, "acme", "C1", ts, 10)
 			require.NoError(t, err)
 			require.Len(t, qs, 1)
 			require.Equal(t, "q1", qs[0].ID)
 			require.Equal(t, approval.KindQuestion, qs[0].Kind)
 		}
-		qs, err := s.QuestionsInThread(ctx, "acme", "C1", "1700000000.000300", 10)
+		qs, err := approvals.QuestionsInThread(ctx, "acme", "C1", "1700000000.000300", 10)
 		require.NoError(t, err)
 		require.Empty(t, qs, "an approval is not a question")
-		qs, err = s.QuestionsInThread(ctx, "other", "C1", "1700000000.000200", 10)
+		qs, err = approvals.QuestionsInThread(ctx, "other", "C1", "1700000000.000200", 10)
 		require.NoError(t, err)
 		require.Empty(t, qs)
 
-		_, changed, err := s.AnswerApproval(ctx, "a1", "yes", "U1", "Jane", t0)
+		_, changed, err := approvals.AnswerApproval(ctx, "a1", "yes", "U1", "Jane", t0)
 		require.NoError(t, err)
 		require.False(t, changed, "an approval is decided by its buttons, never answered")
-		got, changed, err := s.AnswerApproval(ctx, "q1", "staging", "U1", "Jane", t0.Add(time.Minute))
+		got, changed, err := approvals.AnswerApproval(ctx, "q1", "staging", "U1", "Jane", t0.Add(time.Minute))
 		require.NoError(t, err)
 		require.True(t, changed)
 		require.Equal(t, approval.StatusAnswered, got.Status)
 		require.Equal(t, "staging", got.Answer)
 		require.Equal(t, "Jane", got.DecidedByName)
-		again, changed, err := s.AnswerApproval(ctx, "q1", "prod", "U2", "Bob", t0.Add(2*time.Minute))
+		again, changed, err := approvals.AnswerApproval(ctx, "q1", "prod", "U2", "Bob", t0.Add(2*time.Minute))
 		require.NoError(t, err)
 		require.False(t, changed, "answered once")
 		require.Equal(t, "staging", again.Answer)
 
-		ok, err := s.ReopenApproval(ctx, "q1", approval.StatusAnswered, t0)
+		ok, err := approvals.ReopenApproval(ctx, "q1", approval.StatusAnswered, t0)
 		require.NoError(t, err)
 		require.True(t, ok)
-		got, err = s.GetApproval(ctx, "q1")
+		got, err = approvals.GetApproval(ctx, "q1")
 		require.NoError(t, err)
 		require.Equal(t, approval.StatusPending, got.Status)
 		require.Empty(t, got.Answer)
-		a, err := s.GetApproval(ctx, "a1")
+		a, err := approvals.GetApproval(ctx, "a1")
 		require.NoError(t, err)
 		require.Equal(t, approval.KindApproval, a.Kind, "approvals created without a kind are approvals")
 	})

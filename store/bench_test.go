@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -24,7 +25,7 @@ func benchInbox(b *testing.B, fn func(b *testing.B, svc *inbox.Service)) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			fn(b, inbox.NewService(storetest.Open(b, be), pol))
+			fn(b, inbox.NewService(store.NewInbox(storetest.Open(b, be)), pol))
 		})
 	}
 }
@@ -56,7 +57,7 @@ func BenchmarkFramesAfter(b *testing.B) {
 			b.ReportAllocs()
 			var seq int64
 			for b.Loop() {
-				if _, err := s.FramesAfter(ctx, thread, seq%100, 100); err != nil {
+				if _, err := store.NewFrames(s).FramesAfter(ctx, thread, seq%100, 100); err != nil {
 					b.Fatal(err)
 				}
 				seq++

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -44,7 +45,7 @@ func BenchmarkIngestGitHubBodies(b *testing.B) {
 	s := storetest.OpenSQLite(b)
 	pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 	require.NoError(b, err)
-	svc := inbox.NewService(s, pol)
+	svc := inbox.NewService(store.NewInbox(s), pol)
 	pages := func() int {
 		var n int
 		require.NoError(b, s.Writer().GetContext(ctx, &n, `PRAGMA page_count`))

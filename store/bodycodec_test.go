@@ -15,7 +15,7 @@ import (
 )
 
 // storedBody is events.body and body_encoding as the database holds them.
-func storedBody(t *testing.T, s *store.Store, id string) ([]byte, string) {
+func storedBody(t *testing.T, s *store.DB, id string) ([]byte, string) {
 	t.Helper()
 	var row struct {
 		Body []byte `db:"body"`
@@ -29,7 +29,7 @@ func storedBody(t *testing.T, s *store.Store, id string) ([]byte, string) {
 // and reads back (what replay, explain and the admin API get) byte for byte; the
 // digest that finds a replayed body is the raw body's.
 func TestBodyStoredCompressed(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
 		ctx := context.Background()
 		bodies := octokitBodies(t)
 		var raw, stored int
@@ -38,7 +38,7 @@ func TestBodyStoredCompressed(t *testing.T) {
 			ev.Body, ev.BodyDigest = body, inbox.Digest(body)
 			res, err := svc.Ingest(ctx, ev, nil)
 			require.NoError(t, err)
-			got, err := s.GetEvent(ctx, res.EventID)
+			got, err := store.NewExplain(s).GetEvent(ctx, res.EventID)
 			require.NoError(t, err)
 			require.True(t, bytes.Equal(body, got.Body), "body %d reads back changed", i)
 			b, _ := storedBody(t, s, res.EventID)
@@ -59,13 +59,14 @@ func TestBodyStoredCompressed(t *testing.T) {
 // they are, and so does a body that compression would not shrink, even one that
 // starts with zstd's magic number.
 func TestBodyUncompressedRowReads(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
+		explain := store.NewExplain(s)
 		ctx := context.Background()
 		res := ingest(t, svc, "old")
 		legacy := []byte(`{"action":"created","comment":{"body":"written before compression"}}`)
 		_, err := s.Writer().Exec(s.Writer().Rebind(`UPDATE events SET body = ?, body_encoding = '' WHERE id = ?`), legacy, res.EventID)
 		require.NoError(t, err)
-		got, err := s.GetEvent(ctx, res.EventID)
+		got, err := explain.GetEvent(ctx, res.EventID)
 		require.NoError(t, err)
 		require.Equal(t, legacy, got.Body)
 
@@ -74,7 +75,7 @@ func TestBodyUncompressedRowReads(t *testing.T) {
 		ev.Body = magic
 		res2, err := svc.Ingest(ctx, ev, nil)
 		require.NoError(t, err)
-		got, err = s.GetEvent(ctx, res2.EventID)
+		got, err = explain.GetEvent(ctx, res2.EventID)
 		require.NoError(t, err)
 		require.Equal(t, magic, got.Body)
 		_, enc := storedBody(t, s, res2.EventID)
@@ -95,16 +96,17 @@ func TestBodyBombRefused(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
 			s := storetest.Open(t, b, store.WithBodyLimit(1<<20))
+			explain := store.NewExplain(s)
 			pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 			require.NoError(t, err)
-			res, err := inbox.NewService(s, pol).Ingest(ctx, event("bomb"), nil)
+			res, err := inbox.NewService(store.NewInbox(s), pol).Ingest(ctx, event("bomb"), nil)
 			require.NoError(t, err)
 			_, err = s.Writer().Exec(s.Writer().Rebind(`UPDATE events SET body = ?, body_encoding = 'zstd' WHERE id = ?`), bomb, res.EventID)
 			require.NoError(t, err)
 
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			_, err = s.GetEvent(ctx, res.EventID)
+			_, err = explain.GetEvent(ctx, res.EventID)
 			runtime.ReadMemStats(&after)
 			require.ErrorContains(t, err, "larger than the body limit")
 			require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20), "the read allocated the bomb")
@@ -112,11 +114,11 @@ func TestBodyBombRefused(t *testing.T) {
 			// A row that is not zstd at all, or names an unknown encoding, errors too.
 			_, err = s.Writer().Exec(s.Writer().Rebind(`UPDATE events SET body = ?, body_encoding = 'zstd' WHERE id = ?`), []byte("not zstd"), res.EventID)
 			require.NoError(t, err)
-			_, err = s.GetEvent(ctx, res.EventID)
+			_, err = explain.GetEvent(ctx, res.EventID)
 			require.ErrorContains(t, err, "decompress body")
 			_, err = s.Writer().Exec(s.Writer().Rebind(`UPDATE events SET body_encoding = 'brotli' WHERE id = ?`), res.EventID)
 			require.NoError(t, err)
-			_, err = s.GetEvent(ctx, res.EventID)
+			_, err = explain.GetEvent(ctx, res.EventID)
 			require.ErrorContains(t, err, "unknown body encoding")
 		})
 	}

@@ -25,12 +25,13 @@ func incompressible(n int) string {
 // TestOverlongKeysStored: 6 KB delivery ids and dedupe/coalesce keys used to fail
 // PostgreSQL's B-tree insert. They are stored hashed, and equal values stay equal.
 func TestOverlongKeysStored(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
+		reads := store.NewAdmin(s)
 		ctx := context.Background()
 		delivery, dedupe, coalesce := incompressible(6000), incompressible(6000), incompressible(6000)
 		first := ingest(t, svc, delivery, comment("first", dedupe, coalesce))
 		require.False(t, first.Duplicate)
-		ev, err := s.GetEvent(ctx, first.EventID)
+		ev, err := store.NewExplain(s).GetEvent(ctx, first.EventID)
 		require.NoError(t, err)
 		require.Equal(t, inbox.HashKey(delivery), ev.DeliveryID)
 		require.True(t, strings.HasPrefix(ev.DeliveryID, "sha256:"))
@@ -44,7 +45,7 @@ func TestOverlongKeysStored(t *testing.T) {
 		require.True(t, ingest(t, svc, "d2", comment("second", dedupe, "")).Records[0].Merged)
 		require.True(t, ingest(t, svc, "d3", comment("third", "", coalesce)).Records[0].Merged)
 		require.False(t, ingest(t, svc, "d4", comment("other", incompressible(6000), "")).Records[0].Merged)
-		r, err := s.GetRecord(ctx, first.Records[0].RecordID)
+		r, err := reads.GetRecord(ctx, first.Records[0].RecordID)
 		require.NoError(t, err)
 		require.Equal(t, 3, r.CoalescedCount)
 		require.Equal(t, inbox.HashKey(dedupe), r.DedupeKey)
@@ -53,7 +54,7 @@ func TestOverlongKeysStored(t *testing.T) {
 		// Short keys are kept as they are.
 		short := strings.Repeat("k", inbox.MaxKeyBytes)
 		res := ingest(t, svc, "d5", comment("short", short, ""))
-		r, err = s.GetRecord(ctx, res.Records[0].RecordID)
+		r, err = reads.GetRecord(ctx, res.Records[0].RecordID)
 		require.NoError(t, err)
 		require.Equal(t, short, r.DedupeKey)
 	})
@@ -63,7 +64,8 @@ func TestOverlongKeysStored(t *testing.T) {
 // index makes the event invalid (stored, no records) rather than an error that a
 // connector would retry forever.
 func TestUnindexableNotificationStoredInvalid(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
+		explain := store.NewExplain(s)
 		ctx := context.Background()
 		for i, mut := range []func(n *inbox.Notification){
 			func(n *inbox.Notification) { n.Thread.Thread = incompressible(6000) },
@@ -78,7 +80,7 @@ func TestUnindexableNotificationStoredInvalid(t *testing.T) {
 			require.NoError(t, err)
 			require.Empty(t, res.Records)
 			require.Equal(t, inbox.EventInvalid, ev.Status)
-			stored, err := s.GetEvent(ctx, res.EventID)
+			stored, err := explain.GetEvent(ctx, res.EventID)
 			require.NoError(t, err)
 			require.Equal(t, inbox.EventInvalid, stored.Status)
 			require.Contains(t, stored.Error, "over the limit")
@@ -88,7 +90,7 @@ func TestUnindexableNotificationStoredInvalid(t *testing.T) {
 		ev := &inbox.Event{Source: incompressible(6000), Connector: "coder", DeliveryID: "d", Type: "notification"}
 		res, err := svc.Ingest(ctx, ev, nil)
 		require.NoError(t, err)
-		stored, err := s.GetEvent(ctx, res.EventID)
+		stored, err := explain.GetEvent(ctx, res.EventID)
 		require.NoError(t, err)
 		require.Equal(t, inbox.EventInvalid, stored.Status)
 		require.Len(t, stored.Source, inbox.MaxLabelBytes)
@@ -101,7 +103,7 @@ func TestUnindexableNotificationStoredInvalid(t *testing.T) {
 // to be rejected by PostgreSQL (a permanent 500) and read back as invalid JSON from
 // SQLite. Payloads stay valid JSON; every text field is cleaned.
 func TestHostilePayloadStored(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
 		ctx := context.Background()
 		n := comment("ok", "k", "")
 		n.Source = "git\x00hub"
@@ -114,7 +116,7 @@ func TestHostilePayloadStored(t *testing.T) {
 		ev.Headers = map[string]string{"X-\xff": "\x00"}
 		res, err := svc.Ingest(ctx, ev, []inbox.Notification{n})
 		require.NoError(t, err)
-		r, err := s.GetRecord(ctx, res.Records[0].RecordID)
+		r, err := store.NewAdmin(s).GetRecord(ctx, res.Records[0].RecordID)
 		require.NoError(t, err)
 		require.True(t, json.Valid(r.Payload))
 		require.JSONEq(t, `{"note":"bad \ufffd byte","nul":"a\u0000b"}`, string(r.Payload))
@@ -123,7 +125,7 @@ func TestHostilePayloadStored(t *testing.T) {
 		out, err := json.Marshal(r)
 		require.NoError(t, err)
 		require.True(t, json.Valid(out))
-		stored, err := s.GetEvent(ctx, res.EventID)
+		stored, err := store.NewExplain(s).GetEvent(ctx, res.EventID)
 		require.NoError(t, err)
 		require.Equal(t, "git\ufffdhub", stored.Source)
 		require.Equal(t, "acme\ufffd", stored.Connector)

@@ -22,7 +22,7 @@ import (
 // commits; while a pass holds the thread's lease it may be handing the messages over at
 // this very moment, so then nothing is cancelled and the answer is empty: an id in the
 // answer never reaches the agent.
-func (s *Store) CancelMessages(ctx context.Context, k inbox.ThreadKey, ids []string, now time.Time) ([]string, error) {
+func (s *Records) CancelMessages(ctx context.Context, k inbox.ThreadKey, ids []string, now time.Time) ([]string, error) {
 	if len(ids) == 0 {
 		return []string{}, nil
 	}

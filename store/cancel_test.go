@@ -17,15 +17,17 @@ import (
 // message handed over already, another thread's message.
 func TestCancelMessages(t *testing.T) {
 	ctx := context.Background()
-	forEachStore(t, func(t *testing.T, s *store.Store) {
+	forEachStore(t, func(t *testing.T, s *store.DB) {
+		reads := store.NewAdmin(s)
+		records := store.NewRecords(s)
 		pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 		require.NoError(t, err)
-		svc := inbox.NewService(s, pol, inbox.WithClock(func() time.Time { return t0 }))
+		svc := inbox.NewService(store.NewInbox(s), pol, inbox.WithClock(func() time.Time { return t0 }))
 		msg := func(delivery string, k inbox.ThreadKey, as string) inbox.Record {
 			n := comment("m "+delivery, "", "")
 			n.Thread, n.DeliverAs = k, as
 			id := ingest(t, svc, delivery, n).Records[0].RecordID
-			r, err := s.GetRecord(ctx, id)
+			r, err := reads.GetRecord(ctx, id)
 			require.NoError(t, err)
 			return r
 		}
@@ -35,23 +37,23 @@ func TestCancelMessages(t *testing.T) {
 		c := msg("c", thread, inbox.DeliverAsMessage)
 		note := msg("n", thread, inbox.DeliverAsNotification)
 		handed := msg("h", thread, inbox.DeliverAsQueued)
-		require.NoError(t, s.SetRecordStatus(ctx, handed.ID, inbox.StatusDelivered, t0))
+		require.NoError(t, records.SetRecordStatus(ctx, handed.ID, inbox.StatusDelivered, t0))
 		elsewhere := msg("e", other, inbox.DeliverAsQueued)
 
-		got, err := s.CancelMessages(ctx, thread, []string{agent.RecordSignalID(b), "unknown", a.ID, note.ID, handed.ID,
+		got, err := records.CancelMessages(ctx, thread, []string{agent.RecordSignalID(b), "unknown", a.ID, note.ID, handed.ID,
 			elsewhere.ID, agent.RecordSignalID(elsewhere), a.ID, c.ID}, t0)
 		require.NoError(t, err)
 		require.Equal(t, []string{agent.RecordSignalID(b), a.ID, c.ID}, got, "in the order given, each once")
 		for r, want := range map[string]inbox.Status{a.ID: inbox.StatusDismissed, b.ID: inbox.StatusDismissed, c.ID: inbox.StatusDismissed,
 			note.ID: inbox.StatusPending, handed.ID: inbox.StatusDelivered, elsewhere.ID: inbox.StatusPending} {
-			rec, err := s.GetRecord(ctx, r)
+			rec, err := reads.GetRecord(ctx, r)
 			require.NoError(t, err)
 			require.Equal(t, want, rec.Status, rec.Summary)
 			if want == inbox.StatusDismissed {
 				require.Nil(t, rec.DueAt(), "a dismissed message is never due")
 			}
 		}
-		got, err = s.CancelMessages(ctx, thread, []string{a.ID}, t0)
+		got, err = records.CancelMessages(ctx, thread, []string{a.ID}, t0)
 		require.NoError(t, err)
 		require.Empty(t, got, "cancelled once")
 		require.NotNil(t, got)
@@ -62,25 +64,26 @@ func TestCancelMessages(t *testing.T) {
 // cancelled then, so an id in the answer never reaches the agent.
 func TestCancelMessagesLeasedThread(t *testing.T) {
 	ctx := context.Background()
-	forEachStore(t, func(t *testing.T, s *store.Store) {
+	forEachStore(t, func(t *testing.T, s *store.DB) {
+		records := store.NewRecords(s)
 		pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 		require.NoError(t, err)
-		svc := inbox.NewService(s, pol, inbox.WithClock(func() time.Time { return t0 }))
+		svc := inbox.NewService(store.NewInbox(s), pol, inbox.WithClock(func() time.Time { return t0 }))
 		n := comment("m", "", "")
 		n.DeliverAs = inbox.DeliverAsQueued
 		id := ingest(t, svc, "q", n).Records[0].RecordID
-		claimed, err := s.ClaimThreads(ctx, "pass", t0, t0.Add(time.Minute), 10)
+		claimed, err := store.NewQueue(s).ClaimThreads(ctx, "pass", t0, t0.Add(time.Minute), 10)
 		require.NoError(t, err)
 		require.Equal(t, []inbox.ThreadKey{thread}, claimed)
 
-		got, err := s.CancelMessages(ctx, thread, []string{id}, t0.Add(time.Second))
+		got, err := records.CancelMessages(ctx, thread, []string{id}, t0.Add(time.Second))
 		require.NoError(t, err)
 		require.Empty(t, got)
-		rec, err := s.GetRecord(ctx, id)
+		rec, err := store.NewAdmin(s).GetRecord(ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, inbox.StatusPending, rec.Status)
 
-		got, err = s.CancelMessages(ctx, thread, []string{id}, t0.Add(time.Minute))
+		got, err = records.CancelMessages(ctx, thread, []string{id}, t0.Add(time.Minute))
 		require.NoError(t, err)
 		require.Equal(t, []string{id}, got, "a lapsed lease holds nothing back")
 	})

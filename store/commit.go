@@ -39,7 +39,7 @@ type txFunc func(ctx context.Context, tx *sqlx.Tx) error
 
 type commitJob struct {
 	ctx  context.Context // the caller's: a job whose caller gave up before it ran is skipped
-	keep bool            // never skipped once queued (see Store.inRecordTx)
+	keep bool            // never skipped once queued (see core.inRecordTx)
 	fn   txFunc
 	done chan error // buffered: the committer never blocks on a caller
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // openCommitTest opens a migrated SQLite store with a scratch table.
-func openCommitTest(t *testing.T) *Store {
+func openCommitTest(t *testing.T) *DB {
 	t.Helper()
 	ctx := context.Background()
 	s, err := Open(ctx, Config{Driver: DriverSQLite, DSN: filepath.Join(t.TempDir(), "gc.db")}, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -35,7 +35,7 @@ func insertKV(k string) txFunc {
 	}
 }
 
-func keys(t *testing.T, s *Store) map[string]bool {
+func keys(t *testing.T, s *DB) map[string]bool {
 	t.Helper()
 	var ks []string
 	if err := s.r.Select(&ks, `SELECT k FROM kv`); err != nil {
@@ -51,7 +51,7 @@ func keys(t *testing.T, s *Store) map[string]bool {
 // hold starts a write that blocks the committer until release is closed, then queues
 // fns (fewer than maxBatch) behind it, so they all land in the next batch; it returns
 // each fn's result.
-func hold(t *testing.T, s *Store, fns []txFunc) []error {
+func hold(t *testing.T, s *DB, fns []txFunc) []error {
 	t.Helper()
 	var sizes []int
 	var mu sync.Mutex
@@ -198,7 +198,7 @@ func TestGroupCommitLostTransactionFailsOnlyItsBatch(t *testing.T) {
 
 // afterGivingUp queues write behind a batch that is held running, ends write's context
 // while it waits, then lets the batch go; it returns write's result.
-func afterGivingUp(t *testing.T, s *Store, write func(ctx context.Context) error) error {
+func afterGivingUp(t *testing.T, s *DB, write func(ctx context.Context) error) error {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	result := make(chan error, 1)

@@ -11,7 +11,7 @@ import (
 )
 
 // ConnectorState reads one key of a connector's durable state; ok is false when unset.
-func (s *Store) ConnectorState(ctx context.Context, connector, key string) (value string, ok bool, err error) {
+func (s *ConnectorState) ConnectorState(ctx context.Context, connector, key string) (value string, ok bool, err error) {
 	err = s.r.GetContext(ctx, &value, s.q(`SELECT value FROM connector_state WHERE connector = ? AND key = ?`), connector, key)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
@@ -23,12 +23,12 @@ func (s *Store) ConnectorState(ctx context.Context, connector, key string) (valu
 }
 
 // SetConnectorState writes one key of a connector's durable state.
-func (s *Store) SetConnectorState(ctx context.Context, connector, key, value string) error {
+func (s *ConnectorState) SetConnectorState(ctx context.Context, connector, key, value string) error {
 	return s.setConnectorState(ctx, s.w, connector, key, value, s.now())
 }
 
 // ConnectorStates lists every key of a connector (health pages show cursors).
-func (s *Store) ConnectorStates(ctx context.Context, connector string) (map[string]string, error) {
+func (s *ConnectorState) ConnectorStates(ctx context.Context, connector string) (map[string]string, error) {
 	var rows []struct {
 		Key   string `db:"key"`
 		Value string `db:"value"`
@@ -43,7 +43,7 @@ func (s *Store) ConnectorStates(ctx context.Context, connector string) (map[stri
 	return out, nil
 }
 
-func (s *Store) setConnectorState(ctx context.Context, x sqlx.ExecerContext, connector, key, value string, now time.Time) error {
+func (s *core) setConnectorState(ctx context.Context, x sqlx.ExecerContext, connector, key, value string, now time.Time) error {
 	_, err := x.ExecContext(ctx, s.q(`INSERT INTO connector_state (connector, key, value, updated_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (connector, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`),
 		connector, key, cleanText(value), micros(now))

@@ -22,7 +22,7 @@ func sessionHash(id string) string {
 // CreateConsoleSession records a console sign-in with the admin token named token,
 // lasting until expires. Sessions expired by now are swept in the same transaction, so
 // the table holds about the sign-ins of one session_ttl.
-func (s *Store) CreateConsoleSession(ctx context.Context, id, token string, now, expires time.Time) error {
+func (s *ConsoleSessions) CreateConsoleSession(ctx context.Context, id, token string, now, expires time.Time) error {
 	if id == "" || token == "" {
 		return errors.New("create console session: id and token name are required")
 	}
@@ -40,7 +40,7 @@ func (s *Store) CreateConsoleSession(ctx context.Context, id, token string, now,
 
 // ConsoleSessionLive says whether session id is live at now: false once it was signed
 // out, swept or has expired.
-func (s *Store) ConsoleSessionLive(ctx context.Context, id string, now time.Time) (bool, error) {
+func (s *ConsoleSessions) ConsoleSessionLive(ctx context.Context, id string, now time.Time) (bool, error) {
 	var one int
 	err := s.r.GetContext(ctx, &one, s.q(`SELECT 1 FROM console_sessions WHERE id_hash = ? AND expires_at > ?`),
 		sessionHash(id), micros(now))
@@ -54,7 +54,7 @@ func (s *Store) ConsoleSessionLive(ctx context.Context, id string, now time.Time
 }
 
 // DeleteConsoleSession ends one session (sign-out); an unknown id is no error.
-func (s *Store) DeleteConsoleSession(ctx context.Context, id string) error {
+func (s *ConsoleSessions) DeleteConsoleSession(ctx context.Context, id string) error {
 	return s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM console_sessions WHERE id_hash = ?`), sessionHash(id)); err != nil {
 			return fmt.Errorf("delete console session: %w", err)
@@ -65,7 +65,7 @@ func (s *Store) DeleteConsoleSession(ctx context.Context, id string) error {
 
 // DeleteConsoleSessionsOf ends every session signed in with the admin token named token
 // (sign out everywhere) and returns how many there were.
-func (s *Store) DeleteConsoleSessionsOf(ctx context.Context, token string) (int64, error) {
+func (s *ConsoleSessions) DeleteConsoleSessionsOf(ctx context.Context, token string) (int64, error) {
 	var n int64
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, s.q(`DELETE FROM console_sessions WHERE token = ?`), cleanText(token))

@@ -16,7 +16,7 @@ import (
 // again under a new delivery id is a redelivery of the first event, until retention
 // deletes that event (and its digest with it).
 func TestBodyDigestDedupe(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
 		ctx := context.Background()
 		body := []byte(`{"action":"created","comment":{"id":1,"body":"ship it"}}`)
 		ev := func(delivery string, at time.Time) *inbox.Event {
@@ -35,7 +35,7 @@ func TestBodyDigestDedupe(t *testing.T) {
 			assert.Equal(t, first.EventID, again.EventID)
 			assert.Empty(t, again.Records, "nothing changes")
 		}
-		stored, err := s.GetEvent(ctx, first.EventID)
+		stored, err := store.NewExplain(s).GetEvent(ctx, first.EventID)
 		require.NoError(t, err)
 		assert.Equal(t, 3, stored.Redeliveries)
 
@@ -53,11 +53,11 @@ func TestBodyDigestDedupe(t *testing.T) {
 		assert.False(t, res.Duplicate)
 
 		// Retention deletes the event and so the digest: the key is bounded in time.
-		_, ok, err := s.TransitionRecord(ctx, thread, first.Records[0].RecordID, inbox.StatusDismissed,
+		_, ok, err := store.NewRecords(s).TransitionRecord(ctx, thread, first.Records[0].RecordID, inbox.StatusDismissed,
 			[]inbox.Status{inbox.StatusPending}, t0.Add(time.Minute))
 		require.NoError(t, err)
 		require.True(t, ok)
-		n, err := s.DeleteEventsBefore(ctx, t0.Add(time.Hour), 100)
+		n, err := store.NewRetention(s).DeleteEventsBefore(ctx, t0.Add(time.Hour), 100)
 		require.NoError(t, err)
 		require.EqualValues(t, 3, n)
 		res, err = svc.Ingest(ctx, ev("d5", t0.Add(2*time.Hour)), nil)

@@ -16,7 +16,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 )
 
-var _ delivery.Queue = (*Store)(nil)
+var _ delivery.Queue = (*Queue)(nil)
 
 type threadKeyRow struct {
 	Agent    string `db:"agent"`
@@ -28,7 +28,7 @@ type threadKeyRow struct {
 // due first. PostgreSQL skips rows other replicas are claiming (FOR UPDATE SKIP LOCKED);
 // SQLite serialises writers, so the UPDATE … RETURNING in its immediate transaction is
 // already exclusive.
-func (s *Store) ClaimThreads(ctx context.Context, owner string, now, until time.Time, limit int) ([]inbox.ThreadKey, error) {
+func (s *Queue) ClaimThreads(ctx context.Context, owner string, now, until time.Time, limit int) ([]inbox.ThreadKey, error) {
 	var query string
 	if s.driver == DriverPostgres {
 		query = `UPDATE threads SET lease_owner = ?, lease_until = ?
@@ -61,7 +61,7 @@ func (s *Store) ClaimThreads(ctx context.Context, owner string, now, until time.
 
 // RenewThread extends owner's lease of k. Whoever claimed or released the thread since
 // changed its owner, so the owner alone says the lease is still this pass's.
-func (s *Store) RenewThread(ctx context.Context, owner string, k inbox.ThreadKey, until time.Time) (bool, error) {
+func (s *Queue) RenewThread(ctx context.Context, owner string, k inbox.ThreadKey, until time.Time) (bool, error) {
 	var n int64
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		r, err := s.writeTx(tx).exec(ctx, `UPDATE threads SET lease_until = ?
@@ -94,7 +94,7 @@ func sqliteClaimQuery() string {
 }
 
 // ThreadWork reads one claimed thread (see ThreadsWork).
-func (s *Store) ThreadWork(ctx context.Context, k inbox.ThreadKey, now time.Time, limit int) (delivery.Work, error) {
+func (s *Queue) ThreadWork(ctx context.Context, k inbox.ThreadKey, now time.Time, limit int) (delivery.Work, error) {
 	ws, err := s.ThreadsWork(ctx, []inbox.ThreadKey{k}, now, limit)
 	if err != nil {
 		return delivery.Work{Thread: k}, err
@@ -110,7 +110,7 @@ func workSizes() []int { return []int{1, 8, 64, 256} }
 // ThreadsWork reads claimed threads: their live runs, summary pacing and up to limit due
 // records each, in three statements for all of them, not three per thread: a pass over
 // many threads costs about what a pass over one does.
-func (s *Store) ThreadsWork(ctx context.Context, keys []inbox.ThreadKey, now time.Time, limit int) ([]delivery.Work, error) {
+func (s *Queue) ThreadsWork(ctx context.Context, keys []inbox.ThreadKey, now time.Time, limit int) ([]delivery.Work, error) {
 	out := make([]delivery.Work, len(keys))
 	at := make(map[inbox.ThreadKey]int, len(keys))
 	for i, k := range keys {
@@ -188,7 +188,7 @@ func workQueries() []string {
 	return out
 }
 
-func (s *Store) readWork(ctx context.Context, keys []inbox.ThreadKey, now time.Time, limit int,
+func (s *Queue) readWork(ctx context.Context, keys []inbox.ThreadKey, now time.Time, limit int,
 	out []delivery.Work, at map[inbox.ThreadKey]int, seen []bool) error {
 	n := len(keys)
 	for _, size := range workSizes() {
@@ -257,14 +257,14 @@ func (r threadKeyRow) key() inbox.ThreadKey {
 // empty owner holds no lease and changes none. Record updates that depend on what the
 // pass saw are guarded by (updated_at, coalesced_count), which every merge changes, so
 // content merged in meanwhile is never marked sent.
-func (s *Store) CompleteThread(ctx context.Context, owner string, o delivery.Outcome) error {
+func (s *Queue) CompleteThread(ctx context.Context, owner string, o delivery.Outcome) error {
 	_, err := s.CompleteThreadFrames(ctx, owner, o)
 	return err
 }
 
 // CompleteThreadFrames is CompleteThread returning the frames it logged, as a read of the
 // log would give them, once the commit is durable: live subscribers take them from memory.
-func (s *Store) CompleteThreadFrames(ctx context.Context, owner string, o delivery.Outcome) ([]agent.Frame, error) {
+func (s *Queue) CompleteThreadFrames(ctx context.Context, owner string, o delivery.Outcome) ([]agent.Frame, error) {
 	var logged []agent.Frame
 	err := s.inRecordTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		logged = logged[:0] // a retried transaction logs afresh
@@ -276,7 +276,7 @@ func (s *Store) CompleteThreadFrames(ctx context.Context, owner string, o delive
 	return logged, nil
 }
 
-func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o delivery.Outcome, logged *[]agent.Frame) error {
+func (s *Queue) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o delivery.Outcome, logged *[]agent.Frame) error {
 	k := o.Thread
 	now := micros(o.Now)
 	bump := 0
@@ -412,7 +412,7 @@ func (s *Store) completeTx(ctx context.Context, tx *sqlx.Tx, owner string, o del
 // NextDue is the earliest of: an unleased thread's next due record (of a target that is
 // up), a down target's next probe, a live thread lease lapsing (its owner may have
 // crashed), an open run's lease lapsing, a snooze or a hold ending.
-func (s *Store) NextDue(ctx context.Context, now time.Time) (*time.Time, error) {
+func (s *Queue) NextDue(ctx context.Context, now time.Time) (*time.Time, error) {
 	// One statement, one read: the dispatcher makes it whenever it goes idle.
 	var rows []struct {
 		Due    sql.NullInt64 `db:"due"`
@@ -453,7 +453,7 @@ func nextDueQuery() string {
 		(SELECT MIN(held_until) FROM records WHERE status = 'pending' AND held_until IS NOT NULL AND held_until > ?) AS held`
 }
 
-func (s *Store) insertAttempts(ctx context.Context, tx *sqlx.Tx, attempts []delivery.Attempt) error {
+func (s *Queue) insertAttempts(ctx context.Context, tx *sqlx.Tx, attempts []delivery.Attempt) error {
 	for _, a := range attempts {
 		ids := a.RecordIDs
 		if ids == nil {
@@ -489,7 +489,7 @@ type attemptRow struct {
 }
 
 // ListAttempts returns attempt log rows, newest first.
-func (s *Store) ListAttempts(ctx context.Context, f delivery.AttemptFilter) ([]delivery.Attempt, error) {
+func (s *Admin) ListAttempts(ctx context.Context, f delivery.AttemptFilter) ([]delivery.Attempt, error) {
 	query := `SELECT id, agent, resource_id, thread_id, target, signal_id, record_ids, attempt, outcome, status_code,
 		error, duration_us, attempted_at FROM delivery_attempts WHERE 1 = 1`
 	var args []any

@@ -11,6 +11,7 @@ import (
 
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -28,6 +29,7 @@ func BenchmarkThreadWork(b *testing.B) {
 				be.Config = storetest.PostgresConfig(b, os.Getenv(storetest.PostgresEnv))
 			}
 			s := storetest.Open(b, be)
+			queue := store.NewQueue(s)
 			// The read runs on this goroutine (SQLite) or waits on it (PostgreSQL): the
 			// thread's own CPU is the read's, not the checkpointer's or the collector's.
 			runtime.LockOSThread()
@@ -36,7 +38,7 @@ func BenchmarkThreadWork(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			svc := inbox.NewService(s, pol)
+			svc := inbox.NewService(store.NewInbox(s), pol)
 			i := 0
 			pass := func() time.Duration {
 				n := comment(fmt.Sprint("Jane commented ", i), fmt.Sprint("k", i), fmt.Sprint("c", i))
@@ -44,7 +46,7 @@ func BenchmarkThreadWork(b *testing.B) {
 				ingest(b, svc, fmt.Sprint("d", i), n)
 				i++
 				cpu := threadCPU(b)
-				w, err := s.ThreadWork(ctx, thread, time.Now(), 50)
+				w, err := queue.ThreadWork(ctx, thread, time.Now(), 50)
 				took := threadCPU(b) - cpu
 				if err != nil || len(w.Records) != 1 {
 					b.Fatalf("work: %v, %d records", err, len(w.Records))
@@ -52,7 +54,7 @@ func BenchmarkThreadWork(b *testing.B) {
 				r := w.Records[0]
 				o := delivery.Outcome{Thread: thread, Now: time.Now(), Delivered: []delivery.Sent{
 					{RecordID: r.ID, UpdatedAt: r.UpdatedAt, Coalesced: r.CoalescedCount, SignalID: fmt.Sprint("s", i), Attempts: 1}}}
-				if err := s.CompleteThread(ctx, "", o); err != nil {
+				if err := queue.CompleteThread(ctx, "", o); err != nil {
 					b.Fatal(err)
 				}
 				return took

@@ -12,7 +12,7 @@ import (
 
 // SeedDelivered inserts n delivered records on k in one transaction (a thread's history,
 // as retention keeps it) and refreshes PostgreSQL's statistics, as autovacuum would.
-func (s *Store) SeedDelivered(ctx context.Context, k inbox.ThreadKey, n int, at time.Time) error {
+func (s *DB) SeedDelivered(ctx context.Context, k inbox.ThreadKey, n int, at time.Time) error {
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		for i := range n {
 			r := inbox.Record{ID: fmt.Sprintf("seed%06d", i), Thread: k, Source: "github", Kind: "comment",
@@ -35,11 +35,11 @@ func (s *Store) SeedDelivered(ctx context.Context, k inbox.ThreadKey, n int, at 
 
 // DispatchPlans are the query plans of the reads that find a thread's or an agent's due
 // records: a dispatch pass's work, a down target's probe and its backlog's release.
-func (s *Store) DispatchPlans(ctx context.Context, k inbox.ThreadKey, now time.Time) (map[string]string, error) {
+func (s *DB) DispatchPlans(ctx context.Context, k inbox.ThreadKey, now time.Time) (map[string]string, error) {
 	t := micros(now)
 	return s.explainAll(ctx, map[string]planQuery{
 		"work":    {workRecordsQuery(1), []any{k.Agent, k.Resource, k.Thread, 50, t, 50, 100, t, t}},
-		"probe":   {s.probeThreadQuery(), []any{"owner", t, k.Agent, t, t}},
+		"probe":   {(&Targets{s.core}).probeThreadQuery(), []any{"owner", t, k.Agent, t, t}},
 		"release": {qReleaseBacklog, []any{t, k.Agent, t, t, t}},
 	})
 }

@@ -13,9 +13,9 @@ import (
 	"github.com/signalgate/signalgate/store"
 )
 
-func completeSummary(t *testing.T, s *store.Store, r inbox.Record) {
+func completeSummary(t *testing.T, s *store.DB, r inbox.Record) {
 	t.Helper()
-	require.NoError(t, s.CompleteThread(context.Background(), "nobody", delivery.Outcome{
+	require.NoError(t, store.NewQueue(s).CompleteThread(context.Background(), "nobody", delivery.Outcome{
 		Thread: r.Thread, Now: t0, SummaryAt: &t0,
 		Summarized: []delivery.Sent{{RecordID: r.ID, UpdatedAt: r.UpdatedAt, Coalesced: r.CoalescedCount, SignalID: "sum-1"}},
 	}))
@@ -27,7 +27,8 @@ func threadN(i int) inbox.ThreadKey {
 
 func TestClaimThreads(t *testing.T) {
 	ctx := context.Background()
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
+		queue := store.NewQueue(s)
 		for i := range 5 {
 			n := comment("c", "", "")
 			n.Thread = threadN(i)
@@ -42,7 +43,7 @@ func TestClaimThreads(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for range 3 {
-					keys, err := s.ClaimThreads(ctx, owner, t0, t0.Add(time.Minute), 2)
+					keys, err := queue.ClaimThreads(ctx, owner, t0, t0.Add(time.Minute), 2)
 					require.NoError(t, err)
 					mu.Lock()
 					for _, k := range keys {
@@ -57,19 +58,19 @@ func TestClaimThreads(t *testing.T) {
 		require.Len(t, claimed, 5)
 
 		// Leased threads are not claimable until the lease lapses, then they are again.
-		keys, err := s.ClaimThreads(ctx, "c", t0.Add(30*time.Second), t0.Add(90*time.Second), 10)
+		keys, err := queue.ClaimThreads(ctx, "c", t0.Add(30*time.Second), t0.Add(90*time.Second), 10)
 		require.NoError(t, err)
 		require.Empty(t, keys)
-		next, err := s.NextDue(ctx, t0)
+		next, err := queue.NextDue(ctx, t0)
 		require.NoError(t, err)
 		require.Equal(t, t0.Add(time.Minute), *next, "a foreign lease lapsing is the next event")
-		keys, err = s.ClaimThreads(ctx, "c", t0.Add(time.Minute), t0.Add(2*time.Minute), 10)
+		keys, err = queue.ClaimThreads(ctx, "c", t0.Add(time.Minute), t0.Add(2*time.Minute), 10)
 		require.NoError(t, err)
 		require.Len(t, keys, 5, "a crashed owner's leases are reclaimed")
 
 		// Releasing by completing makes them claimable at once.
-		require.NoError(t, s.CompleteThread(ctx, "c", delivery.Outcome{Thread: keys[0], Now: t0.Add(time.Minute)}))
-		keys, err = s.ClaimThreads(ctx, "d", t0.Add(time.Minute), t0.Add(2*time.Minute), 10)
+		require.NoError(t, queue.CompleteThread(ctx, "c", delivery.Outcome{Thread: keys[0], Now: t0.Add(time.Minute)}))
+		keys, err = queue.ClaimThreads(ctx, "d", t0.Add(time.Minute), t0.Add(2*time.Minute), 10)
 		require.NoError(t, err)
 		require.Len(t, keys, 1)
 	})
@@ -77,23 +78,24 @@ func TestClaimThreads(t *testing.T) {
 
 func TestClaimOrdersByDue(t *testing.T) {
 	ctx := context.Background()
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
 		// Later due first in insertion order: thread b is due before thread a.
+		queue := store.NewQueue(s)
 		pol, err := inbox.NewPolicy(inbox.PolicyConfig{Rules: []inbox.Rule{
 			{Match: inbox.RuleMatch{Kind: inbox.StringList{"later"}}, ActionSpec: inbox.ActionSpec{Action: inbox.ActionDefer, After: time.Minute}},
 		}})
 		require.NoError(t, err)
-		svc2 := inbox.NewService(s, pol, inbox.WithClock(func() time.Time { return t0 }))
+		svc2 := inbox.NewService(store.NewInbox(s), pol, inbox.WithClock(func() time.Time { return t0 }))
 		a := comment("a", "", "")
 		a.Thread, a.Kind = threadN(0), "later"
 		ingest(t, svc2, "a", a)
 		b := comment("b", "", "")
 		b.Thread = threadN(1)
 		ingest(t, svc2, "b", b)
-		keys, err := s.ClaimThreads(ctx, "x", t0.Add(2*time.Minute), t0.Add(3*time.Minute), 1)
+		keys, err := queue.ClaimThreads(ctx, "x", t0.Add(2*time.Minute), t0.Add(3*time.Minute), 1)
 		require.NoError(t, err)
 		require.Equal(t, []inbox.ThreadKey{threadN(1)}, keys)
-		next, err := s.NextDue(ctx, t0)
+		next, err := queue.NextDue(ctx, t0)
 		require.NoError(t, err)
 		require.Equal(t, t0.Add(time.Minute), *next)
 	})
@@ -101,7 +103,9 @@ func TestClaimOrdersByDue(t *testing.T) {
 
 func TestCompleteThread(t *testing.T) {
 	ctx := context.Background()
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
+		reads := store.NewAdmin(s)
+		queue := store.NewQueue(s)
 		full := ingest(t, svc, "d1", comment("full", "", "")).Records[0].RecordID
 		low := comment("summarised", "", "k2")
 		low.Priority = inbox.PriorityLow // held for a summary
@@ -109,10 +113,10 @@ func TestCompleteThread(t *testing.T) {
 		fail := ingest(t, svc, "d3", comment("failing", "", "")).Records[0].RecordID
 		dead := ingest(t, svc, "d4", comment("dead", "", "")).Records[0].RecordID
 		moved := ingest(t, svc, "d5", comment("moved", "", "k5")).Records[0].RecordID
-		keys, err := s.ClaimThreads(ctx, "me", t0, t0.Add(time.Minute), 10)
+		keys, err := queue.ClaimThreads(ctx, "me", t0, t0.Add(time.Minute), 10)
 		require.NoError(t, err)
 		require.Equal(t, []inbox.ThreadKey{thread}, keys)
-		w, err := s.ThreadWork(ctx, thread, t0, 10)
+		w, err := queue.ThreadWork(ctx, thread, t0, 10)
 		require.NoError(t, err)
 		require.Len(t, w.Records, 5)
 		byID := map[string]inbox.Record{}
@@ -124,7 +128,7 @@ func TestCompleteThread(t *testing.T) {
 
 		retryAt := t0.Add(2 * time.Second)
 		later := t0.Add(time.Hour)
-		require.NoError(t, s.CompleteThread(ctx, "me", delivery.Outcome{
+		require.NoError(t, queue.CompleteThread(ctx, "me", delivery.Outcome{
 			Thread: thread, Now: t0, SummaryAt: &t0,
 			Delivered:  []delivery.Sent{{RecordID: full, UpdatedAt: byID[full].UpdatedAt, Coalesced: 1, SignalID: "sig-full"}},
 			Summarized: []delivery.Sent{{RecordID: summ, UpdatedAt: byID[summ].UpdatedAt, Coalesced: 1, SignalID: "sig-sum"}},
@@ -137,7 +141,7 @@ func TestCompleteThread(t *testing.T) {
 				Attempt: 1, Outcome: delivery.OutcomeDelivered, At: t0}},
 		}))
 		get := func(id string) inbox.Record {
-			r, err := s.GetRecord(ctx, id)
+			r, err := reads.GetRecord(ctx, id)
 			require.NoError(t, err)
 			return r
 		}
@@ -164,24 +168,24 @@ func TestCompleteThread(t *testing.T) {
 		r = get(moved)
 		require.Equal(t, "moved again", r.Summary)
 		require.Equal(t, 2, r.CoalescedCount)
-		w, err = s.ThreadWork(ctx, thread, t0, 10)
+		w, err = queue.ThreadWork(ctx, thread, t0, 10)
 		require.NoError(t, err)
 		require.Len(t, w.Records, 1, "the merged record is still due now, not rescheduled")
 		require.Equal(t, moved, w.Records[0].ID)
 		require.Equal(t, int64(1), w.Summaries)
 		require.Equal(t, t0, *w.LastSummaryAt)
 
-		next, err := s.NextDue(ctx, t0)
+		next, err := queue.NextDue(ctx, t0)
 		require.NoError(t, err)
 		require.Equal(t, t0, *next)
 
 		// A failing record's merge keeps its backoff.
 		ingest(t, svc, "d7", comment("failing", "", ""))
-		atts, err := s.ListAttempts(ctx, delivery.AttemptFilter{Thread: &thread})
+		atts, err := reads.ListAttempts(ctx, delivery.AttemptFilter{Thread: &thread})
 		require.NoError(t, err)
 		require.Len(t, atts, 1)
 		require.Equal(t, []string{full}, atts[0].RecordIDs)
-		atts, err = s.ListAttempts(ctx, delivery.AttemptFilter{RecordID: full})
+		atts, err = reads.ListAttempts(ctx, delivery.AttemptFilter{RecordID: full})
 		require.NoError(t, err)
 		require.Len(t, atts, 1)
 	})
@@ -189,22 +193,23 @@ func TestCompleteThread(t *testing.T) {
 
 func TestCompleteThreadHold(t *testing.T) {
 	ctx := context.Background()
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
+		queue := store.NewQueue(s)
 		ingest(t, svc, "d1", comment("x", "", ""))
-		keys, err := s.ClaimThreads(ctx, "me", t0, t0.Add(time.Minute), 10)
+		keys, err := queue.ClaimThreads(ctx, "me", t0, t0.Add(time.Minute), 10)
 		require.NoError(t, err)
 		require.Len(t, keys, 1)
 		hold := t0.Add(5 * time.Second)
-		require.NoError(t, s.CompleteThread(ctx, "me", delivery.Outcome{Thread: thread, Now: t0, HoldUntil: &hold}))
-		keys, err = s.ClaimThreads(ctx, "other", t0.Add(4*time.Second), t0.Add(time.Minute), 10)
+		require.NoError(t, queue.CompleteThread(ctx, "me", delivery.Outcome{Thread: thread, Now: t0, HoldUntil: &hold}))
+		keys, err = queue.ClaimThreads(ctx, "other", t0.Add(4*time.Second), t0.Add(time.Minute), 10)
 		require.NoError(t, err)
 		require.Empty(t, keys)
-		keys, err = s.ClaimThreads(ctx, "other", hold, t0.Add(time.Minute), 10)
+		keys, err = queue.ClaimThreads(ctx, "other", hold, t0.Add(time.Minute), 10)
 		require.NoError(t, err)
 		require.Len(t, keys, 1)
 		// The old owner's completion does not release the new owner's lease.
-		require.NoError(t, s.CompleteThread(ctx, "me", delivery.Outcome{Thread: thread, Now: hold}))
-		keys, err = s.ClaimThreads(ctx, "third", hold, t0.Add(time.Minute), 10)
+		require.NoError(t, queue.CompleteThread(ctx, "me", delivery.Outcome{Thread: thread, Now: hold}))
+		keys, err = queue.ClaimThreads(ctx, "third", hold, t0.Add(time.Minute), 10)
 		require.NoError(t, err)
 		require.Empty(t, keys)
 	})
@@ -212,8 +217,9 @@ func TestCompleteThreadHold(t *testing.T) {
 
 func TestThreadsWorkReadsManyThreadsAtOnce(t *testing.T) {
 	ctx := context.Background()
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
-		_, _, err := s.OpenRun(ctx, newRun("run-1", t0.Add(-time.Second), 5*time.Minute))
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
+		queue := store.NewQueue(s)
+		_, _, err := store.NewRuns(s).OpenRun(ctx, newRun("run-1", t0.Add(-time.Second), 5*time.Minute))
 		require.NoError(t, err)
 		ingest(t, svc, "a1", comment("on the active thread", "", ""))
 		busy := threadN(1)
@@ -229,7 +235,7 @@ func TestThreadsWorkReadsManyThreadsAtOnce(t *testing.T) {
 
 		// One Work per key, in the keys' order, each with its own run and at most limit
 		// records, most urgent first.
-		ws, err := s.ThreadsWork(ctx, []inbox.ThreadKey{quiet, thread, busy}, t0, 2)
+		ws, err := queue.ThreadsWork(ctx, []inbox.ThreadKey{quiet, thread, busy}, t0, 2)
 		require.NoError(t, err)
 		require.Len(t, ws, 3)
 		require.Equal(t, quiet, ws[0].Thread)
@@ -251,11 +257,11 @@ func TestThreadsWorkReadsManyThreadsAtOnce(t *testing.T) {
 			}
 		}
 		// Nothing due yet: the threads are read, with no records.
-		ws, err = s.ThreadsWork(ctx, []inbox.ThreadKey{busy}, t0.Add(-time.Hour), 10)
+		ws, err = queue.ThreadsWork(ctx, []inbox.ThreadKey{busy}, t0.Add(-time.Hour), 10)
 		require.NoError(t, err)
 		require.Empty(t, ws[0].Records)
 
-		_, err = s.ThreadsWork(ctx, []inbox.ThreadKey{busy, threadN(9)}, t0, 10)
+		_, err = queue.ThreadsWork(ctx, []inbox.ThreadKey{busy, threadN(9)}, t0, 10)
 		require.Error(t, err, "a thread that does not exist")
 	})
 }
@@ -264,28 +270,29 @@ func TestThreadsWorkReadsManyThreadsAtOnce(t *testing.T) {
 // claimed the thread, nor after a pass released it.
 func TestRenewThread(t *testing.T) {
 	ctx := context.Background()
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
+		queue := store.NewQueue(s)
 		ingest(t, svc, "d1", comment("c", "", ""))
 		k := comment("c", "", "").Thread
-		keys, err := s.ClaimThreads(ctx, "a", t0, t0.Add(time.Minute), 10)
+		keys, err := queue.ClaimThreads(ctx, "a", t0, t0.Add(time.Minute), 10)
 		require.NoError(t, err)
 		require.Equal(t, []inbox.ThreadKey{k}, keys)
-		ok, err := s.RenewThread(ctx, "a", k, t0.Add(2*time.Minute))
+		ok, err := queue.RenewThread(ctx, "a", k, t0.Add(2*time.Minute))
 		require.NoError(t, err)
 		require.True(t, ok)
-		keys, err = s.ClaimThreads(ctx, "b", t0.Add(90*time.Second), t0.Add(3*time.Minute), 10)
+		keys, err = queue.ClaimThreads(ctx, "b", t0.Add(90*time.Second), t0.Add(3*time.Minute), 10)
 		require.NoError(t, err)
 		require.Empty(t, keys, "the renewed lease still holds where the first would have lapsed")
 
-		keys, err = s.ClaimThreads(ctx, "b", t0.Add(2*time.Minute), t0.Add(3*time.Minute), 10)
+		keys, err = queue.ClaimThreads(ctx, "b", t0.Add(2*time.Minute), t0.Add(3*time.Minute), 10)
 		require.NoError(t, err)
 		require.Equal(t, []inbox.ThreadKey{k}, keys)
-		ok, err = s.RenewThread(ctx, "a", k, t0.Add(4*time.Minute))
+		ok, err = queue.RenewThread(ctx, "a", k, t0.Add(4*time.Minute))
 		require.NoError(t, err)
 		require.False(t, ok, "another dispatcher holds it now")
 
-		require.NoError(t, s.CompleteThread(ctx, "b", delivery.Outcome{Thread: k, Now: t0.Add(2 * time.Minute)}))
-		ok, err = s.RenewThread(ctx, "b", k, t0.Add(4*time.Minute))
+		require.NoError(t, queue.CompleteThread(ctx, "b", delivery.Outcome{Thread: k, Now: t0.Add(2 * time.Minute)}))
+		ok, err = queue.RenewThread(ctx, "b", k, t0.Add(4*time.Minute))
 		require.NoError(t, err)
 		require.False(t, ok, "released")
 	})

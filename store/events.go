@@ -53,7 +53,7 @@ func (row *eventRow) event(body *bodyCodec) (inbox.Event, error) {
 }
 
 // GetEvent returns one stored event (with its body) or inbox.ErrNotFound.
-func (s *Store) GetEvent(ctx context.Context, id string) (inbox.Event, error) {
+func (s *Explain) GetEvent(ctx context.Context, id string) (inbox.Event, error) {
 	var row eventRow
 	err := s.r.GetContext(ctx, &row, s.q(`SELECT `+eventColumns+` FROM events WHERE id = ?`), id)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -66,7 +66,7 @@ func (s *Store) GetEvent(ctx context.Context, id string) (inbox.Event, error) {
 }
 
 // CountEvents counts stored events (tests and health).
-func (s *Store) CountEvents(ctx context.Context) (int, error) {
+func (s *Admin) CountEvents(ctx context.Context) (int, error) {
 	var n int
 	if err := s.r.GetContext(ctx, &n, `SELECT COUNT(*) FROM events`); err != nil {
 		return 0, fmt.Errorf("count events: %w", err)

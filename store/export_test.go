@@ -10,10 +10,10 @@ import (
 )
 
 // Reader lets the external tests look at what a table holds.
-func (s *Store) Reader() *sqlx.DB { return s.r }
+func (s *DB) Reader() *sqlx.DB { return s.r }
 
 // MigrateOnly applies the migrations keep admits (the schema of a past release).
-func (s *Store) MigrateOnly(ctx context.Context, keep func(version int64) bool) error {
+func (s *DB) MigrateOnly(ctx context.Context, keep func(version int64) bool) error {
 	all, err := s.migrations()
 	if err != nil {
 		return err
@@ -45,4 +45,4 @@ func (s *Store) MigrateOnly(ctx context.Context, keep func(version int64) bool) 
 }
 
 // Writer lets the external tests write rows of a past schema.
-func (s *Store) Writer() *sqlx.DB { return s.w }
+func (s *DB) Writer() *sqlx.DB { return s.w }

@@ -124,8 +124,8 @@ func TestReadAlongside(t *testing.T) {
 	ctx := context.Background()
 	cfg := storetest.SQLiteConfig(t)
 	holder := storetest.Open(t, storetest.Backend{Name: "sqlite", Config: cfg})
-	var r *store.Store
-	_, _, err := holder.CreateReply(ctx, newReply("r1", t0))
+	var r *store.DB
+	_, _, err := store.NewReplies(holder).CreateReply(ctx, newReply("r1", t0))
 	require.NoError(t, err)
 
 	r, err = store.Open(ctx, cfg, storetest.Logger(t), store.ReadAlongside())
@@ -134,7 +134,7 @@ func TestReadAlongside(t *testing.T) {
 	current, err := r.Current(ctx)
 	require.NoError(t, err)
 	require.True(t, current)
-	got, err := r.GetReply(ctx, "r1")
+	got, err := store.NewReplies(r).GetReply(ctx, "r1")
 	require.NoError(t, err)
 	require.Equal(t, "on it", got.Text)
 
@@ -142,7 +142,7 @@ func TestReadAlongside(t *testing.T) {
 	require.ErrorContains(t, err, "migrate: the sqlite database is open to read alongside the gateway, not to write")
 	_, err = r.TakeBackLeases(ctx)
 	require.ErrorContains(t, err, "not to write")
-	_, _, err = r.CreateReply(ctx, newReply("r2", t0))
+	_, _, err = store.NewReplies(r).CreateReply(ctx, newReply("r2", t0))
 	require.ErrorContains(t, err, "readonly", "its connections are query-only")
 }
 

@@ -11,7 +11,7 @@ import (
 // LiveRunThreads lists the threads of agentID with a live run at now: a presence follower
 // starting up resumes following them, so a run still going on the runtime is closed
 // when it ends instead of lapsing.
-func (s *Store) LiveRunThreads(ctx context.Context, agentID string, now time.Time) ([]inbox.ThreadKey, error) {
+func (s *Runs) LiveRunThreads(ctx context.Context, agentID string, now time.Time) ([]inbox.ThreadKey, error) {
 	var rows []threadKeyRow
 	err := s.r.SelectContext(ctx, &rows, s.q(`SELECT DISTINCT agent, resource_id, thread_id FROM runs
 		WHERE agent = ? AND status = 'open' AND lease_until > ? ORDER BY resource_id, thread_id LIMIT 10000`), agentID, micros(now))

@@ -11,7 +11,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 )
 
-var _ inbox.HoldStore = (*Store)(nil)
+var _ inbox.HoldStore = (*Inbox)(nil)
 
 // heldDue is the held records of one thread whose hold has ended by a time.
 const heldDue = `FROM records WHERE agent = ? AND resource_id = ? AND thread_id = ?
@@ -27,7 +27,7 @@ const qHeldThreads = `SELECT DISTINCT agent, resource_id, thread_id FROM records
 // them first leaves none), each decided again by redecide with the thread's presence,
 // and the lot collapsed into one summary (inbox.CollapseReleased). It answers the
 // thread of each record it released.
-func (s *Store) ReleaseHeld(ctx context.Context, now time.Time, redecide inbox.RedecideFunc, limit int) ([]inbox.ThreadKey, error) {
+func (s *Inbox) ReleaseHeld(ctx context.Context, now time.Time, redecide inbox.RedecideFunc, limit int) ([]inbox.ThreadKey, error) {
 	// Read first, outside a write transaction: almost every pass finds nothing ended.
 	var threads []threadKeyRow
 	if err := s.readSelect(ctx, &threads, qHeldThreads, micros(now), limit); err != nil {
@@ -52,7 +52,7 @@ type family struct {
 	Kind   string `db:"kind"`
 }
 
-func (s *Store) releaseThreadHolds(ctx context.Context, k inbox.ThreadKey, now time.Time, redecide inbox.RedecideFunc) (int, error) {
+func (s *Inbox) releaseThreadHolds(ctx context.Context, k inbox.ThreadKey, now time.Time, redecide inbox.RedecideFunc) (int, error) {
 	n := 0
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		n = 0

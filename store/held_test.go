@@ -38,17 +38,18 @@ func (h *switchHolder) Held(s inbox.Subject, now time.Time) (inbox.Hold, bool) {
 
 // heldEnv is a store with an inbox service on a movable clock that holds through h and
 // releases held records.
-func heldEnv(t *testing.T, b storetest.Backend, clock *time.Time, h inbox.Holder) (*store.Store, *inbox.Service) {
+func heldEnv(t *testing.T, b storetest.Backend, clock *time.Time, h inbox.Holder) (*store.DB, *inbox.Service) {
 	t.Helper()
 	s := storetest.Open(t, b)
 	return s, heldService(t, s, clock, h)
 }
 
-func heldService(t *testing.T, s *store.Store, clock *time.Time, h inbox.Holder) *inbox.Service {
+func heldService(t *testing.T, s *store.DB, clock *time.Time, h inbox.Holder) *inbox.Service {
+	inboxStore := store.NewInbox(s)
 	t.Helper()
 	pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 	require.NoError(t, err)
-	return inbox.NewService(s, pol, inbox.WithClock(func() time.Time { return *clock }), inbox.WithHolds(h), inbox.WithHeldRecords(s))
+	return inbox.NewService(inboxStore, pol, inbox.WithClock(func() time.Time { return *clock }), inbox.WithHolds(h), inbox.WithHeldRecords(inboxStore))
 }
 
 // A held record is stored pending with what holds it and until when, nothing scheduled:
@@ -61,8 +62,10 @@ func TestHeldRecordIsStoredAndNotDue(t *testing.T) {
 			until := t0.Add(2 * time.Hour)
 			h := &switchHolder{on: true, until: until}
 			s, svc := heldEnv(t, b, &clock, h)
+			reads := store.NewAdmin(s)
+			queue := store.NewQueue(s)
 			id := ingest(t, svc, "d1", comment("CI failed", "", "")).Records[0].RecordID
-			r, err := s.GetRecord(ctx, id)
+			r, err := reads.GetRecord(ctx, id)
 			require.NoError(t, err)
 			require.Equal(t, inbox.StatusPending, r.Status)
 			require.Equal(t, "silence:s1", r.HeldBy)
@@ -72,10 +75,10 @@ func TestHeldRecordIsStoredAndNotDue(t *testing.T) {
 			require.Nil(t, r.SummaryAt)
 			require.Nil(t, r.DueAt())
 
-			claimed, err := s.ClaimThreads(ctx, "d", t0.Add(time.Hour), t0.Add(time.Hour+time.Minute), 10)
+			claimed, err := queue.ClaimThreads(ctx, "d", t0.Add(time.Hour), t0.Add(time.Hour+time.Minute), 10)
 			require.NoError(t, err)
 			require.Empty(t, claimed, "a held record is not due")
-			next, err := s.NextDue(ctx, t0)
+			next, err := queue.NextDue(ctx, t0)
 			require.NoError(t, err)
 			require.NotNil(t, next)
 			require.Equal(t, until, *next, "the dispatcher wakes when the hold ends")
@@ -83,7 +86,7 @@ func TestHeldRecordIsStoredAndNotDue(t *testing.T) {
 			urgent := comment("prod down", "", "")
 			urgent.Priority = inbox.PriorityUrgent
 			uid := ingest(t, svc, "d2", urgent).Records[0].RecordID
-			r, err = s.GetRecord(ctx, uid)
+			r, err = reads.GetRecord(ctx, uid)
 			require.NoError(t, err)
 			require.Empty(t, r.HeldBy, "urgent passes")
 			require.NotNil(t, r.DueAt())
@@ -102,9 +105,10 @@ func TestMergeIntoHeldRecord(t *testing.T) {
 			until := t0.Add(time.Hour)
 			h := &switchHolder{until: until}
 			s, svc := heldEnv(t, b, &clock, h)
+			reads := store.NewAdmin(s)
 			// Due now, not held yet.
 			id := ingest(t, svc, "d1", comment("first", "", "pr-7")).Records[0].RecordID
-			r, err := s.GetRecord(ctx, id)
+			r, err := reads.GetRecord(ctx, id)
 			require.NoError(t, err)
 			require.NotNil(t, r.DueAt())
 
@@ -112,7 +116,7 @@ func TestMergeIntoHeldRecord(t *testing.T) {
 			clock = t0.Add(time.Minute)
 			res := ingest(t, svc, "d2", comment("second", "", "pr-7"))
 			require.True(t, res.Records[0].Merged)
-			r, err = s.GetRecord(ctx, id)
+			r, err = reads.GetRecord(ctx, id)
 			require.NoError(t, err)
 			require.Equal(t, "silence:s1", r.HeldBy, "the silence wins over the earlier due time")
 			require.Nil(t, r.DueAt())
@@ -120,20 +124,20 @@ func TestMergeIntoHeldRecord(t *testing.T) {
 
 			clock = t0.Add(2 * time.Minute)
 			ingest(t, svc, "d3", comment("third", "", "pr-7"))
-			r, err = s.GetRecord(ctx, id)
+			r, err = reads.GetRecord(ctx, id)
 			require.NoError(t, err)
 			require.Equal(t, "silence:s1", r.HeldBy, "still held")
 			require.Equal(t, "third", r.Summary)
 			require.Equal(t, 3, r.CoalescedCount)
 			require.Nil(t, r.DueAt())
-			claimed, err := s.ClaimThreads(ctx, "d", clock, clock.Add(time.Minute), 10)
+			claimed, err := store.NewQueue(s).ClaimThreads(ctx, "d", clock, clock.Add(time.Minute), 10)
 			require.NoError(t, err)
 			require.Empty(t, claimed)
 
 			urgent := comment("prod down", "", "pr-7")
 			urgent.Priority = inbox.PriorityUrgent
 			ingest(t, svc, "d4", urgent)
-			r, err = s.GetRecord(ctx, id)
+			r, err = reads.GetRecord(ctx, id)
 			require.NoError(t, err)
 			require.Empty(t, r.HeldBy, "urgent passes the silence")
 			require.Nil(t, r.HeldUntil)
@@ -153,6 +157,7 @@ func TestReleaseHeldCollapsesEachThread(t *testing.T) {
 			until := t0.Add(time.Hour)
 			h := &switchHolder{on: true, until: until}
 			s, svc := heldEnv(t, b, &clock, h)
+			reads := store.NewAdmin(s)
 			var many []string
 			for i, sum := range []string{"one", "two", "three"} {
 				many = append(many, ingest(t, svc, "m"+string(rune('0'+i)), comment(sum, "", "")).Records[0].RecordID)
@@ -172,7 +177,7 @@ func TestReleaseHeldCollapsesEachThread(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, 4, n)
 			for _, id := range many {
-				r, err := s.GetRecord(ctx, id)
+				r, err := reads.GetRecord(ctx, id)
 				require.NoError(t, err)
 				require.Empty(t, r.HeldBy)
 				require.Nil(t, r.HeldUntil)
@@ -182,7 +187,7 @@ func TestReleaseHeldCollapsesEachThread(t *testing.T) {
 				require.Contains(t, r.Reason, "hold by silence:s1 ended")
 				require.Contains(t, r.Reason, "released with 2 more of the thread as one summary")
 			}
-			r, err := s.GetRecord(ctx, loneID)
+			r, err := reads.GetRecord(ctx, loneID)
 			require.NoError(t, err)
 			require.Equal(t, inbox.ActionDeliver, r.Action, "alone in its thread: its own decision")
 			require.Equal(t, until, *r.DeliverAt)
@@ -208,7 +213,7 @@ func TestReleaseHeldHoldsAgain(t *testing.T) {
 			n, err := svc.ReleaseHeld(ctx)
 			require.NoError(t, err)
 			require.Equal(t, 1, n)
-			r, err := s.GetRecord(ctx, id)
+			r, err := store.NewAdmin(s).GetRecord(ctx, id)
 			require.NoError(t, err)
 			require.Equal(t, "silence:s1", r.HeldBy)
 			require.Equal(t, t0.Add(3*time.Hour), *r.HeldUntil)
@@ -257,7 +262,7 @@ func TestReleaseHeldOnceAcrossReplicas(t *testing.T) {
 			}
 			wg.Wait()
 			require.Equal(t, threads*per, counts[0]+counts[1], "each record released once")
-			claimed, err := s1.ClaimThreads(ctx, "d", until, until.Add(time.Minute), 100)
+			claimed, err := store.NewQueue(s1).ClaimThreads(ctx, "d", until, until.Add(time.Minute), 100)
 			require.NoError(t, err)
 			require.Len(t, claimed, threads)
 			_ = s2

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -19,9 +18,8 @@ import (
 // Ingest stores the event and creates or merges its records in one transaction.
 // A (source, connector, delivery id) seen before is reported as a duplicate and
 // nothing changes.
-func (s *Store) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notification, decide inbox.DecideFunc, newID func() string) (inbox.IngestResult, error) {
+func (s *Inbox) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notification, decide inbox.DecideFunc, newID func() string) (inbox.IngestResult, error) {
 	var res inbox.IngestResult
-	ns = storable(ev, ns)
 	// Compressed outside the transaction: the writer is shared.
 	body, bodyEnc := s.body.pack(ev.Body)
 	status := ev.Status // endWatches may change it: a rolled back attempt must not have
@@ -71,7 +69,7 @@ func (s *Store) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notifica
 // answers the notifications to store: an announcement whose watch had ended already (a
 // terminal event and the expiry sweep both saw it live) is dropped, so a thread hears of
 // each end once. The event row then counts only the kept ones.
-func (s *Store) endWatches(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, ns []inbox.Notification) ([]inbox.Notification, error) {
+func (s *Inbox) endWatches(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, ns []inbox.Notification) ([]inbox.Notification, error) {
 	if !slices.ContainsFunc(ns, func(n inbox.Notification) bool { return n.EndsWatch != nil }) {
 		return ns, nil
 	}
@@ -102,7 +100,7 @@ func (s *Store) endWatches(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, ns
 	return kept, nil
 }
 
-func (s *Store) insertEvent(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, body []byte, bodyEnc string) (bool, error) {
+func (s *Inbox) insertEvent(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, body []byte, bodyEnc string) (bool, error) {
 	headers, err := json.Marshal(ev.Headers)
 	if err != nil {
 		return false, fmt.Errorf("encode event headers: %w", err)
@@ -133,7 +131,7 @@ func (s *Store) insertEvent(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, b
 
 // redelivered counts a redelivery on the event that made ev a duplicate (same
 // delivery id, else same body digest) and sets id to that event's.
-func (s *Store) redelivered(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, id *string) error {
+func (s *Inbox) redelivered(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, id *string) error {
 	q := s.writeTx(tx)
 	err := q.get(ctx, id, qRedelivered, micros(ev.ReceivedAt), ev.Source, ev.Connector, ev.DeliveryID)
 	if errors.Is(err, sql.ErrNoRows) && ev.BodyDigest != "" {
@@ -145,7 +143,7 @@ func (s *Store) redelivered(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, i
 	return nil
 }
 
-func (s *Store) ingestOne(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, n inbox.Notification, decide inbox.DecideFunc, newID func() string) (inbox.RecordOutcome, error) {
+func (s *Inbox) ingestOne(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, n inbox.Notification, decide inbox.DecideFunc, newID func() string) (inbox.RecordOutcome, error) {
 	now := ev.ReceivedAt
 	// Serialise merges per (thread, source, kind) across transactions and replicas:
 	// "equal dedupeKey OR equal coalesceKey" cannot be one unique index.
@@ -196,7 +194,7 @@ func (s *Store) ingestOne(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, n i
 	return inbox.RecordOutcome{RecordID: r.ID, Thread: n.Thread, Decision: d}, nil
 }
 
-func (s *Store) touchThread(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) error {
+func (s *Inbox) touchThread(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) error {
 	_, err := s.writeTx(tx).exec(ctx, qTouchThread, k.Agent, k.Resource, k.Thread, micros(now), micros(now))
 	if err != nil {
 		return fmt.Errorf("record thread %s: %w", k, err)
@@ -205,7 +203,7 @@ func (s *Store) touchThread(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey,
 }
 
 // presence is active when the thread has an open run whose lease has not expired.
-func (s *Store) presence(ctx context.Context, q txq, k inbox.ThreadKey, now time.Time) (inbox.Presence, error) {
+func (s *Inbox) presence(ctx context.Context, q txq, k inbox.ThreadKey, now time.Time) (inbox.Presence, error) {
 	var n int
 	err := q.get(ctx, &n, qPresence, k.Agent, k.Resource, k.Thread, micros(now))
 	if err != nil {
@@ -217,7 +215,7 @@ func (s *Store) presence(ctx context.Context, q txq, k inbox.ThreadKey, now time
 	return inbox.PresenceIdle, nil
 }
 
-func (s *Store) findMergeable(ctx context.Context, q txq, n inbox.Notification) (*inbox.Record, error) {
+func (s *core) findMergeable(ctx context.Context, q txq, n inbox.Notification) (*inbox.Record, error) {
 	if n.DedupeKey == "" && n.CoalesceKey == "" {
 		return nil, nil
 	}
@@ -234,43 +232,4 @@ func (s *Store) findMergeable(ctx context.Context, q txq, n inbox.Notification) 
 		return nil, err
 	}
 	return &r, nil
-}
-
-// storable makes an event and its notifications storable on both backends, whichever
-// connector or API they came from: text is cleaned (PostgreSQL refuses NUL and invalid
-// UTF-8), payloads stay valid JSON, and request values bound for an index are bounded.
-// Over-long delivery ids and dedupe/coalesce keys are replaced by their hash (equal
-// values stay equal, so redeliveries and merges still work); an event whose
-// notifications name a thread, source, kind or route too long to index is stored as
-// invalid with no records, never failed (a failure is retried forever by IMAP and
-// answered 500 over HTTP). It returns the notifications to store.
-func storable(ev *inbox.Event, ns []inbox.Notification) []inbox.Notification {
-	ev.DeliveryID = inbox.HashKey(cleanText(ev.DeliveryID))
-	ev.Type, ev.Error, ev.Connector = cleanText(ev.Type), cleanText(ev.Error), cleanText(ev.Connector)
-	var errs []error
-	if src := cleanText(ev.Source); len(src) > inbox.MaxLabelBytes {
-		errs = append(errs, fmt.Errorf("event source: %d bytes, over the limit of %d", len(src), inbox.MaxLabelBytes))
-		ev.Source = truncateText(src, inbox.MaxLabelBytes)
-	} else {
-		ev.Source = src
-	}
-	out := make([]inbox.Notification, 0, len(ns))
-	for i, n := range ns {
-		storedKeys(&n)
-		n.Summary, n.DeliverAs = cleanText(n.Summary), cleanText(n.DeliverAs)
-		n.Payload = cleanJSON(n.Payload)
-		if err := n.CheckBounds(); err != nil {
-			if n.Route != "" { // a template rendered it: name the config entry to fix
-				err = fmt.Errorf("route %q: %w", n.Route, err)
-			}
-			errs = append(errs, fmt.Errorf("notification %d: %w", i, err))
-		}
-		out = append(out, n)
-	}
-	if len(errs) > 0 {
-		ev.Status = inbox.EventInvalid
-		ev.Error = strings.ReplaceAll(errors.Join(errs...).Error(), "\n", "; ")
-		return nil
-	}
-	return out
 }

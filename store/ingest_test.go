@@ -20,13 +20,13 @@ var (
 )
 
 // forEach runs the conformance suite against every configured backend.
-func forEach(t *testing.T, fn func(t *testing.T, s *store.Store, svc *inbox.Service)) {
+func forEach(t *testing.T, fn func(t *testing.T, s *store.DB, svc *inbox.Service)) {
 	for _, b := range storetest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			s := storetest.Open(t, b)
 			pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 			require.NoError(t, err)
-			svc := inbox.NewService(s, pol, inbox.WithClock(func() time.Time { return t0 }))
+			svc := inbox.NewService(store.NewInbox(s), pol, inbox.WithClock(func() time.Time { return t0 }))
 			fn(t, s, svc)
 		})
 	}
@@ -53,11 +53,11 @@ func ingest(t testing.TB, svc *inbox.Service, delivery string, ns ...inbox.Notif
 }
 
 func TestCreateDefaults(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
 		res := ingest(t, svc, "d1", comment("Jane commented", "k1", ""))
 		require.False(t, res.Duplicate)
 		require.Len(t, res.Records, 1)
-		r, err := s.GetRecord(context.Background(), res.Records[0].RecordID)
+		r, err := store.NewAdmin(s).GetRecord(context.Background(), res.Records[0].RecordID)
 		require.NoError(t, err)
 		require.Equal(t, inbox.PriorityMedium, r.Priority)
 		require.Equal(t, inbox.StatusPending, r.Status)
@@ -75,7 +75,7 @@ func TestCreateDefaults(t *testing.T) {
 func TestDedupe(t *testing.T) {
 	ctx := context.Background()
 	t.Run("same dedupeKey merges", func(t *testing.T) {
-		forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+		forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
 			first := ingest(t, svc, "d1", comment("first", "k1", ""))
 			n := comment("second", "k1", "")
 			n.Attributes = inbox.Attributes{{Key: "url", Value: "https://x"}, {Key: "repo", Value: "acme/web"}}
@@ -83,7 +83,7 @@ func TestDedupe(t *testing.T) {
 			second := ingest(t, svc, "d2", n)
 			require.True(t, second.Records[0].Merged)
 			require.Equal(t, first.Records[0].RecordID, second.Records[0].RecordID)
-			recs, err := s.ThreadRecords(ctx, thread)
+			recs, err := store.NewRecords(s).ThreadRecords(ctx, thread)
 			require.NoError(t, err)
 			require.Len(t, recs, 1)
 			require.Equal(t, 2, recs[0].CoalescedCount)
@@ -93,41 +93,42 @@ func TestDedupe(t *testing.T) {
 		})
 	})
 	t.Run("same key different kind stays apart", func(t *testing.T) {
-		forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+		forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
 			ingest(t, svc, "d1", comment("a", "k1", ""))
 			n := comment("b", "k1", "")
 			n.Kind = "pr-review"
 			require.False(t, ingest(t, svc, "d2", n).Records[0].Merged)
-			recs, err := s.ThreadRecords(ctx, thread)
+			recs, err := store.NewRecords(s).ThreadRecords(ctx, thread)
 			require.NoError(t, err)
 			require.Len(t, recs, 2)
 		})
 	})
 	t.Run("delivered record never absorbs", func(t *testing.T) {
-		forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+		forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
+			records := store.NewRecords(s)
 			first := ingest(t, svc, "d1", comment("a", "k1", ""))
-			require.NoError(t, s.SetRecordStatus(ctx, first.Records[0].RecordID, inbox.StatusDelivered, t0))
+			require.NoError(t, records.SetRecordStatus(ctx, first.Records[0].RecordID, inbox.StatusDelivered, t0))
 			second := ingest(t, svc, "d2", comment("b", "k1", ""))
 			require.False(t, second.Records[0].Merged)
 			require.NotEqual(t, first.Records[0].RecordID, second.Records[0].RecordID)
-			pending, err := s.ThreadRecords(ctx, thread, inbox.StatusPending)
+			pending, err := records.ThreadRecords(ctx, thread, inbox.StatusPending)
 			require.NoError(t, err)
 			require.Len(t, pending, 1)
 			require.Equal(t, "b", pending[0].Summary)
 		})
 	})
 	t.Run("seen record never absorbs", func(t *testing.T) {
-		forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+		forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
 			first := ingest(t, svc, "d1", comment("a", "", "pr#7"))
-			require.NoError(t, s.SetRecordStatus(ctx, first.Records[0].RecordID, inbox.StatusSeen, t0))
+			require.NoError(t, store.NewRecords(s).SetRecordStatus(ctx, first.Records[0].RecordID, inbox.StatusSeen, t0))
 			require.False(t, ingest(t, svc, "d2", comment("b", "", "pr#7")).Records[0].Merged)
 		})
 	})
 	t.Run("same coalesceKey different dedupeKeys merges", func(t *testing.T) {
-		forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+		forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
 			ingest(t, svc, "d1", comment("one", "c1", "pr#7"))
 			ingest(t, svc, "d2", comment("two", "c2", "pr#7"))
-			recs, err := s.ThreadRecords(ctx, thread)
+			recs, err := store.NewRecords(s).ThreadRecords(ctx, thread)
 			require.NoError(t, err)
 			require.Len(t, recs, 1)
 			require.Equal(t, 2, recs[0].CoalescedCount)
@@ -135,7 +136,7 @@ func TestDedupe(t *testing.T) {
 		})
 	})
 	t.Run("other thread stays apart", func(t *testing.T) {
-		forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+		forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
 			ingest(t, svc, "d1", comment("one", "k1", ""))
 			n := comment("two", "k1", "")
 			n.Thread.Thread = "acme/api#8"
@@ -143,18 +144,19 @@ func TestDedupe(t *testing.T) {
 		})
 	})
 	t.Run("merge keeps priority unless given", func(t *testing.T) {
-		forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+		forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
+			reads := store.NewAdmin(s)
 			n := comment("one", "k1", "")
 			n.Priority = inbox.PriorityHigh
 			first := ingest(t, svc, "d1", n)
 			ingest(t, svc, "d2", comment("two", "k1", ""))
-			r, err := s.GetRecord(ctx, first.Records[0].RecordID)
+			r, err := reads.GetRecord(ctx, first.Records[0].RecordID)
 			require.NoError(t, err)
 			require.Equal(t, inbox.PriorityHigh, r.Priority)
 			n3 := comment("three", "k1", "")
 			n3.Priority = inbox.PriorityUrgent
 			ingest(t, svc, "d3", n3)
-			r, err = s.GetRecord(ctx, first.Records[0].RecordID)
+			r, err = reads.GetRecord(ctx, first.Records[0].RecordID)
 			require.NoError(t, err)
 			require.Equal(t, inbox.PriorityUrgent, r.Priority)
 			require.Equal(t, 3, r.CoalescedCount)
@@ -163,17 +165,18 @@ func TestDedupe(t *testing.T) {
 }
 
 func TestProviderIdempotency(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
+		records := store.NewRecords(s)
 		ctx := context.Background()
 		first := ingest(t, svc, "delivery-1", comment("a", "k1", ""))
 		second := ingest(t, svc, "delivery-1", comment("a again", "k1", ""))
 		require.True(t, second.Duplicate)
 		require.Empty(t, second.Records)
 		require.Equal(t, first.EventID, second.EventID)
-		n, err := s.CountEvents(ctx)
+		n, err := store.NewAdmin(s).CountEvents(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
-		recs, err := s.ThreadRecords(ctx, thread)
+		recs, err := records.ThreadRecords(ctx, thread)
 		require.NoError(t, err)
 		require.Len(t, recs, 1)
 		require.Equal(t, 1, recs[0].CoalescedCount)
@@ -187,10 +190,10 @@ func TestProviderIdempotency(t *testing.T) {
 		require.False(t, res.Duplicate)
 
 		// Still a duplicate after the record was delivered.
-		require.NoError(t, s.SetRecordStatus(ctx, first.Records[0].RecordID, inbox.StatusDelivered, t0))
+		require.NoError(t, records.SetRecordStatus(ctx, first.Records[0].RecordID, inbox.StatusDelivered, t0))
 		require.True(t, ingest(t, svc, "delivery-1", comment("a", "k1", "")).Duplicate)
 
-		stored, err := s.GetEvent(ctx, first.EventID)
+		stored, err := store.NewExplain(s).GetEvent(ctx, first.EventID)
 		require.NoError(t, err)
 		require.Equal(t, "delivery-1", stored.DeliveryID)
 		require.Equal(t, inbox.EventRouted, stored.Status)
@@ -200,9 +203,9 @@ func TestProviderIdempotency(t *testing.T) {
 }
 
 func TestUnroutedEventStored(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
 		res := ingest(t, svc, "d1")
-		ev, err := s.GetEvent(context.Background(), res.EventID)
+		ev, err := store.NewExplain(s).GetEvent(context.Background(), res.EventID)
 		require.NoError(t, err)
 		require.Equal(t, inbox.EventUnrouted, ev.Status)
 		require.Equal(t, 0, ev.Records)
@@ -210,7 +213,7 @@ func TestUnroutedEventStored(t *testing.T) {
 }
 
 func TestConcurrentDedupe(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
 		const workers = 50
 		var wg sync.WaitGroup
 		errs := make(chan error, workers)
@@ -231,11 +234,11 @@ func TestConcurrentDedupe(t *testing.T) {
 		for err := range errs {
 			require.NoError(t, err)
 		}
-		recs, err := s.ThreadRecords(context.Background(), thread)
+		recs, err := store.NewRecords(s).ThreadRecords(context.Background(), thread)
 		require.NoError(t, err)
 		require.Len(t, recs, 1)
 		require.Equal(t, workers, recs[0].CoalescedCount)
-		n, err := s.CountEvents(context.Background())
+		n, err := store.NewAdmin(s).CountEvents(context.Background())
 		require.NoError(t, err)
 		require.Equal(t, workers, n)
 	})
@@ -247,9 +250,9 @@ func TestDiscardDecision(t *testing.T) {
 			s := storetest.Open(t, b)
 			pol, err := inbox.NewPolicy(inbox.PolicyConfig{Sources: map[string]inbox.ActionSpec{"github": {Action: inbox.ActionDiscard}}})
 			require.NoError(t, err)
-			svc := inbox.NewService(s, pol, inbox.WithClock(func() time.Time { return t0 }))
+			svc := inbox.NewService(store.NewInbox(s), pol, inbox.WithClock(func() time.Time { return t0 }))
 			res := ingest(t, svc, "d1", comment("a", "k1", ""))
-			r, err := s.GetRecord(context.Background(), res.Records[0].RecordID)
+			r, err := store.NewAdmin(s).GetRecord(context.Background(), res.Records[0].RecordID)
 			require.NoError(t, err)
 			require.Equal(t, inbox.StatusDiscarded, r.Status)
 			require.Equal(t, "source github → discard", r.Reason)
@@ -260,23 +263,24 @@ func TestDiscardDecision(t *testing.T) {
 }
 
 func TestHostileTextStored(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
 		n := comment("nul\x00byte and bad \xff utf8", "k\x00", "")
 		res := ingest(t, svc, "d\x00", n)
-		r, err := s.GetRecord(context.Background(), res.Records[0].RecordID)
+		r, err := store.NewAdmin(s).GetRecord(context.Background(), res.Records[0].RecordID)
 		require.NoError(t, err)
 		require.Equal(t, "nul\uFFFDbyte and bad \uFFFD utf8", r.Summary)
 	})
 }
 
 func TestCheckpointCommitsWithEvent(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
+		connState := store.NewConnectorState(s)
 		ctx := context.Background()
 		ev := event("m1")
 		ev.Checkpoint = &inbox.Checkpoint{Connector: "email/support", Key: "INBOX", Value: "7:42"}
 		first, err := svc.Ingest(ctx, ev, []inbox.Notification{comment("a", "k", "")})
 		require.NoError(t, err)
-		v, ok, err := s.ConnectorState(ctx, "email/support", "INBOX")
+		v, ok, err := connState.ConnectorState(ctx, "email/support", "INBOX")
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, "7:42", v)
@@ -287,7 +291,7 @@ func TestCheckpointCommitsWithEvent(t *testing.T) {
 		res, err := svc.Ingest(ctx, dup, nil)
 		require.NoError(t, err)
 		require.True(t, res.Duplicate)
-		all, err := s.ConnectorStates(ctx, "email/support")
+		all, err := connState.ConnectorStates(ctx, "email/support")
 		require.NoError(t, err)
 		require.Equal(t, map[string]string{"INBOX": "7:43"}, all)
 
@@ -295,16 +299,16 @@ func TestCheckpointCommitsWithEvent(t *testing.T) {
 		bad := event("m2")
 		bad.ID, bad.ReceivedAt, bad.Status = "e-bad", t0, inbox.EventRouted
 		bad.Checkpoint = &inbox.Checkpoint{Connector: "email/support", Key: "INBOX", Value: "7:44"}
-		_, err = s.Ingest(ctx, bad, []inbox.Notification{comment("b", "k2", "")},
+		_, err = store.NewInbox(s).Ingest(ctx, bad, []inbox.Notification{comment("b", "k2", "")},
 			func(inbox.Subject, inbox.Presence, time.Time) inbox.Decision {
 				return inbox.Decision{Action: inbox.ActionDeliver}
 			},
 			func() string { return first.Records[0].RecordID }) // an existing record id: the insert fails
 		require.Error(t, err)
-		v, _, err = s.ConnectorState(ctx, "email/support", "INBOX")
+		v, _, err = connState.ConnectorState(ctx, "email/support", "INBOX")
 		require.NoError(t, err)
 		require.Equal(t, "7:43", v)
-		_, ok, err = s.ConnectorState(ctx, "email/support", "Archive")
+		_, ok, err = connState.ConnectorState(ctx, "email/support", "Archive")
 		require.NoError(t, err)
 		require.False(t, ok)
 	})
@@ -317,14 +321,15 @@ func TestMergeDiscardKeepsWaitingRecord(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
 			s := storetest.Open(t, b)
+			reads := store.NewAdmin(s)
 			pol, err := inbox.NewPolicy(inbox.PolicyConfig{Rules: []inbox.Rule{
 				{Match: inbox.RuleMatch{Attributes: map[string]string{"noise": "yes"}}, ActionSpec: inbox.ActionSpec{Action: inbox.ActionDiscard}},
 				{Match: inbox.RuleMatch{Source: inbox.StringList{"github"}}, ActionSpec: inbox.ActionSpec{Action: inbox.ActionSummarize}},
 			}})
 			require.NoError(t, err)
-			svc := inbox.NewService(s, pol, inbox.WithClock(func() time.Time { return t0 }))
+			svc := inbox.NewService(store.NewInbox(s), pol, inbox.WithClock(func() time.Time { return t0 }))
 			first := ingest(t, svc, "d1", comment("details", "k1", ""))
-			r, err := s.GetRecord(ctx, first.Records[0].RecordID)
+			r, err := reads.GetRecord(ctx, first.Records[0].RecordID)
 			require.NoError(t, err)
 			require.Equal(t, inbox.ActionSummarize, r.Action)
 			completeSummary(t, s, r)
@@ -334,7 +339,7 @@ func TestMergeDiscardKeepsWaitingRecord(t *testing.T) {
 			second := ingest(t, svc, "d2", n)
 			require.True(t, second.Records[0].Merged)
 			require.Equal(t, inbox.ActionDiscard, second.Records[0].Decision.Action)
-			r, err = s.GetRecord(ctx, r.ID)
+			r, err = reads.GetRecord(ctx, r.ID)
 			require.NoError(t, err)
 			require.Equal(t, inbox.StatusPending, r.Status, "the waiting record stays in the inbox")
 			require.Equal(t, inbox.ActionSummarize, r.Action)

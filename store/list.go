@@ -53,7 +53,7 @@ func likeEscape(s string) string {
 }
 
 // ListEvents lists events newest first; next is "" on the last page. Bodies are omitted.
-func (s *Store) ListEvents(ctx context.Context, f inbox.EventFilter) (events []inbox.Event, next string, err error) {
+func (s *Admin) ListEvents(ctx context.Context, f inbox.EventFilter) (events []inbox.Event, next string, err error) {
 	var w where
 	if f.Source != "" {
 		w.add("source = ?", f.Source)
@@ -106,7 +106,7 @@ func (s *Store) ListEvents(ctx context.Context, f inbox.EventFilter) (events []i
 }
 
 // ListRecords lists records newest first; next is "" on the last page.
-func (s *Store) ListRecords(ctx context.Context, f inbox.RecordFilter) (records []inbox.Record, next string, err error) {
+func (s *Admin) ListRecords(ctx context.Context, f inbox.RecordFilter) (records []inbox.Record, next string, err error) {
 	var w where
 	for col, v := range map[string]string{"agent": f.Agent, "resource_id": f.Resource, "thread_id": f.Thread,
 		"priority": string(f.Priority), "source": f.Source, "kind": f.Kind, "event_id": f.EventID} {

@@ -13,11 +13,12 @@ import (
 )
 
 func TestListEventsPagesNewestFirst(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, _ *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, _ *inbox.Service) {
+		reads := store.NewAdmin(s)
 		ctx := context.Background()
 		pol, _ := inbox.NewPolicy(inbox.PolicyConfig{})
 		clock := t0
-		svc := inbox.NewService(s, pol, inbox.WithClock(func() time.Time { clock = clock.Add(time.Second); return clock }))
+		svc := inbox.NewService(store.NewInbox(s), pol, inbox.WithClock(func() time.Time { clock = clock.Add(time.Second); return clock }))
 		for i := range 7 {
 			ev := event(fmt.Sprintf("d%d", i))
 			if i%2 == 1 {
@@ -36,7 +37,7 @@ func TestListEventsPagesNewestFirst(t *testing.T) {
 		var got []string
 		cursor := ""
 		for range 10 {
-			page, next, err := s.ListEvents(ctx, inbox.EventFilter{Limit: 3, Cursor: cursor})
+			page, next, err := reads.ListEvents(ctx, inbox.EventFilter{Limit: 3, Cursor: cursor})
 			require.NoError(t, err)
 			for _, ev := range page {
 				got = append(got, ev.DeliveryID)
@@ -50,7 +51,7 @@ func TestListEventsPagesNewestFirst(t *testing.T) {
 		require.Equal(t, []string{"d6", "d5", "d4", "d3", "d2", "d1", "d0"}, got)
 
 		list := func(f inbox.EventFilter) []string {
-			page, _, err := s.ListEvents(ctx, f)
+			page, _, err := reads.ListEvents(ctx, f)
 			require.NoError(t, err)
 			var ids []string
 			for _, ev := range page {
@@ -65,13 +66,13 @@ func TestListEventsPagesNewestFirst(t *testing.T) {
 		require.Len(t, list(inbox.EventFilter{Duplicate: &no}), 6)
 		require.Equal(t, []string{"d2", "d1"}, list(inbox.EventFilter{Since: t0.Add(2 * time.Second), Until: t0.Add(4 * time.Second)}))
 
-		_, _, err = s.ListEvents(ctx, inbox.EventFilter{Cursor: "not-a-cursor"})
+		_, _, err = reads.ListEvents(ctx, inbox.EventFilter{Cursor: "not-a-cursor"})
 		require.ErrorIs(t, err, inbox.ErrBadCursor)
 	})
 }
 
 func TestListRecordsFilters(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
 		ctx := context.Background()
 		a := comment("Jane: 100% sure_thing", "k1", "")
 		b := comment("Build failed", "k2", "")
@@ -83,7 +84,7 @@ func TestListRecordsFilters(t *testing.T) {
 		ingest(t, svc, "d3", c)
 
 		summaries := func(f inbox.RecordFilter) []string {
-			page, _, err := s.ListRecords(ctx, f)
+			page, _, err := store.NewAdmin(s).ListRecords(ctx, f)
 			require.NoError(t, err)
 			var out []string
 			for _, r := range page {
@@ -104,22 +105,23 @@ func TestListRecordsFilters(t *testing.T) {
 // TestFiltersAreParameterised sends SQL metacharacters through every filter: they
 // must match nothing and break nothing.
 func TestFiltersAreParameterised(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
+		reads := store.NewAdmin(s)
 		ctx := context.Background()
 		ingest(t, svc, "d1", comment("x", "k1", ""))
 		for _, evil := range []string{`'`, `"`, `'; DROP TABLE records; --`, `%`, `_`, `\`, `' OR '1'='1`, "\x00", `$1`, `?`} {
-			events, _, err := s.ListEvents(ctx, inbox.EventFilter{Source: evil, Connector: evil, Type: evil, Status: inbox.EventStatus(evil)})
+			events, _, err := reads.ListEvents(ctx, inbox.EventFilter{Source: evil, Connector: evil, Type: evil, Status: inbox.EventStatus(evil)})
 			require.NoError(t, err, evil)
 			require.Empty(t, events)
-			records, _, err := s.ListRecords(ctx, inbox.RecordFilter{Agent: evil, Resource: evil, Thread: evil, Source: evil,
+			records, _, err := reads.ListRecords(ctx, inbox.RecordFilter{Agent: evil, Resource: evil, Thread: evil, Source: evil,
 				Kind: evil, Priority: inbox.Priority(evil), EventID: evil, Status: []inbox.Status{inbox.Status(evil)}})
 			require.NoError(t, err, evil)
 			require.Empty(t, records)
-			records, _, err = s.ListRecords(ctx, inbox.RecordFilter{Text: evil})
+			records, _, err = reads.ListRecords(ctx, inbox.RecordFilter{Text: evil})
 			require.NoError(t, err, evil)
 			require.Empty(t, records, evil)
 		}
-		all, _, err := s.ListRecords(ctx, inbox.RecordFilter{})
+		all, _, err := reads.ListRecords(ctx, inbox.RecordFilter{})
 		require.NoError(t, err)
 		require.Len(t, all, 1)
 	})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -18,20 +19,21 @@ func BenchmarkOwnReply(b *testing.B) {
 	for _, be := range storetest.Backends(b) {
 		b.Run(be.Name, func(b *testing.B) {
 			s := storetest.Open(b, be)
+			replies := store.NewReplies(s)
 			ctx := context.Background()
 			for i := range 1000 {
 				id := fmt.Sprintf("r%d", i)
-				if _, _, err := s.CreateReply(ctx, newReply(id, t0)); err != nil {
+				if _, _, err := replies.CreateReply(ctx, newReply(id, t0)); err != nil {
 					b.Fatal(err)
 				}
 				sent := reply.Outcome{Status: reply.StatusSent, Now: t0, Sent: reply.Sent{PlatformID: fmt.Sprintf("p%d", i)}}
-				if err := s.FinishReply(ctx, id, "", sent); err != nil {
+				if err := replies.FinishReply(ctx, id, "", sent); err != nil {
 					b.Fatal(err)
 				}
 			}
 			i := 0
 			loopCPU(b, func() error {
-				_, err := s.OwnReply(ctx, "slack", "acme", fmt.Sprintf("p%d", i%2000))
+				_, err := replies.OwnReply(ctx, "slack", "acme", fmt.Sprintf("p%d", i%2000))
 				i++
 				return err
 			})
@@ -50,18 +52,19 @@ func BenchmarkPassChecks(b *testing.B) {
 	for _, be := range storetest.Backends(b) {
 		b.Run(be.Name, func(b *testing.B) {
 			s := storetest.Open(b, be)
+			inboxStore := store.NewInbox(s)
 			pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 			if err != nil {
 				b.Fatal(err)
 			}
-			svc := inbox.NewService(s, pol, inbox.WithClock(func() time.Time { return t0 }))
+			svc := inbox.NewService(inboxStore, pol, inbox.WithClock(func() time.Time { return t0 }))
 			ctx := context.Background()
 			for i := range 1000 {
 				n := comment("Jane commented", fmt.Sprintf("k%d", i), "")
 				n.Thread.Thread = fmt.Sprintf("acme/api#%d", i%100)
 				res := ingest(b, svc, fmt.Sprintf("d%d", i), n)
 				if i%10 == 0 {
-					if _, err := s.SnoozeRecord(ctx, n.Thread, res.Records[0].RecordID, t0.Add(time.Hour), t0); err != nil {
+					if _, err := store.NewRecords(s).SnoozeRecord(ctx, n.Thread, res.Records[0].RecordID, t0.Add(time.Hour), t0); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -71,11 +74,11 @@ func BenchmarkPassChecks(b *testing.B) {
 				name string
 				run  func() error
 			}{
-				{"ReleaseSnoozed", func() error { _, err := s.ReleaseSnoozed(ctx, now, redecide, 100); return err }},
-				{"ReleaseHeld", func() error { _, err := s.ReleaseHeld(ctx, now, redecide, 100); return err }},
-				{"ExpireRuns", func() error { _, _, err := s.ExpireRuns(ctx, now); return err }},
-				{"TargetStates", func() error { _, err := s.TargetStates(ctx); return err }},
-				{"NextDue", func() error { _, err := s.NextDue(ctx, now); return err }},
+				{"ReleaseSnoozed", func() error { _, err := inboxStore.ReleaseSnoozed(ctx, now, redecide, 100); return err }},
+				{"ReleaseHeld", func() error { _, err := inboxStore.ReleaseHeld(ctx, now, redecide, 100); return err }},
+				{"ExpireRuns", func() error { _, _, err := store.NewRuns(s).ExpireRuns(ctx, now); return err }},
+				{"TargetStates", func() error { _, err := store.NewTargets(s).TargetStates(ctx); return err }},
+				{"NextDue", func() error { _, err := store.NewQueue(s).NextDue(ctx, now); return err }},
 			} {
 				b.Run(c.name, func(b *testing.B) { loopCPU(b, c.run) })
 			}

@@ -28,12 +28,12 @@ const (
 )
 
 // NetLane reads the lane of netKey in thread k as ingest would see it now (explain).
-// netKey is taken as a notification carries it: it is cleaned and hashed like ingest does.
-func (s *Store) NetLane(ctx context.Context, k inbox.ThreadKey, netKey string) (inbox.NetLane, error) {
-	return s.netLane(ctx, s.r, k, inbox.HashKey(cleanText(netKey)))
+// netKey is taken as the inbox stores it (inbox.StoredKey).
+func (s *Explain) NetLane(ctx context.Context, k inbox.ThreadKey, netKey string) (inbox.NetLane, error) {
+	return s.netLane(ctx, s.r, k, netKey)
 }
 
-func (s *Store) netLane(ctx context.Context, q sqlx.QueryerContext, k inbox.ThreadKey, netKey string) (inbox.NetLane, error) {
+func (s *core) netLane(ctx context.Context, q sqlx.QueryerContext, k inbox.ThreadKey, netKey string) (inbox.NetLane, error) {
 	var lane inbox.NetLane
 	var err error
 	lane.Pending, err = s.selectRecords(ctx, q, qLanePending, k.Agent, k.Resource, k.Thread, netKey)
@@ -44,7 +44,7 @@ func (s *Store) netLane(ctx context.Context, q sqlx.QueryerContext, k inbox.Thre
 	return lane, err
 }
 
-func (s *Store) toldState(ctx context.Context, q sqlx.QueryerContext, k inbox.ThreadKey, netKey string) (string, bool, error) {
+func (s *core) toldState(ctx context.Context, q sqlx.QueryerContext, k inbox.ThreadKey, netKey string) (string, bool, error) {
 	var told string
 	err := sqlx.GetContext(ctx, q, &told, s.q(`SELECT told_state FROM net_states
 		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND net_key = ?`), k.Agent, k.Resource, k.Thread, netKey)
@@ -60,7 +60,7 @@ func (s *Store) toldState(ctx context.Context, q sqlx.QueryerContext, k inbox.Th
 // ingestNet stores n, a notification with a netKey, in its lane: the pending records of
 // the lane are superseded by the new record, which is itself superseded on arrival when
 // its state is what the model already knows.
-func (s *Store) ingestNet(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, n inbox.Notification, d inbox.Decision,
+func (s *Inbox) ingestNet(ctx context.Context, tx *sqlx.Tx, ev *inbox.Event, n inbox.Notification, d inbox.Decision,
 	newID func() string) (inbox.RecordOutcome, error) {
 	now := ev.ReceivedAt
 	lane, err := s.netLane(ctx, tx, n.Thread, n.NetKey)
@@ -99,7 +99,7 @@ type toldRecord struct {
 // tellNet remembers that the model was told r's state in its lane, then settles the
 // lane: its newest record may have been decided against an older told state (it
 // arrived while r was on its way).
-func (s *Store) tellNet(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, r toldRecord, now time.Time) error {
+func (s *core) tellNet(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, r toldRecord, now time.Time) error {
 	if r.NetKey == "" || r.State == "" {
 		return nil
 	}
@@ -124,7 +124,7 @@ func (s *Store) tellNet(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, r t
 // state changed under it: a pending record whose state is now the told one is
 // superseded; a record superseded on arrival as unchanged whose state now differs is
 // pending again, with the schedule the policy gave it.
-func (s *Store) settleNet(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, told toldRecord, now time.Time) error {
+func (s *core) settleNet(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, told toldRecord, now time.Time) error {
 	heads, err := s.selectRecords(ctx, tx, qLaneHead, k.Agent, k.Resource, k.Thread, told.NetKey)
 	if err != nil {
 		return fmt.Errorf("read newest record of a net-state lane of %s: %w", k, err)
@@ -164,7 +164,7 @@ type netRecord struct {
 // thread's records does, and reads them after: a lane's record superseded meanwhile is
 // not read as told. Threads are locked in key order, so two callers never take the same
 // threads crosswise (a deadlock on PostgreSQL).
-func (s *Store) pendingNet(ctx context.Context, tx *sqlx.Tx, ids []string, now time.Time) ([]netRecord, error) {
+func (s *Records) pendingNet(ctx context.Context, tx *sqlx.Tx, ids []string, now time.Time) ([]netRecord, error) {
 	in, args, err := sqlx.In(`SELECT DISTINCT agent, resource_id, thread_id FROM records WHERE id IN (?) AND net_key <> ''
 		ORDER BY agent, resource_id, thread_id`, ids)
 	if err != nil {
@@ -195,7 +195,7 @@ func (s *Store) pendingNet(ctx context.Context, tx *sqlx.Tx, ids []string, now t
 }
 
 // tellRecords remembers the told state of rs (read by pendingNet, now seen).
-func (s *Store) tellRecords(ctx context.Context, tx *sqlx.Tx, rs []netRecord, now time.Time) error {
+func (s *Records) tellRecords(ctx context.Context, tx *sqlx.Tx, rs []netRecord, now time.Time) error {
 	for _, r := range rs {
 		k := inbox.ThreadKey{Agent: r.Agent, Resource: r.Resource, Thread: r.Thread}
 		if err := s.tellNet(ctx, tx, k, r.toldRecord, now); err != nil {
@@ -207,7 +207,7 @@ func (s *Store) tellRecords(ctx context.Context, tx *sqlx.Tx, rs []netRecord, no
 
 // DeleteNetStatesBefore forgets up to limit told states last told before cutoff,
 // oldest first (retention: a request-made lane must not be remembered forever).
-func (s *Store) DeleteNetStatesBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
+func (s *Retention) DeleteNetStatesBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
 	var query string
 	if s.driver == DriverPostgres {
 		query = `DELETE FROM net_states WHERE ctid IN (SELECT ctid FROM net_states WHERE told_at < ? ORDER BY told_at LIMIT ?)`
@@ -229,7 +229,7 @@ func (s *Store) DeleteNetStatesBefore(ctx context.Context, cutoff time.Time, lim
 // full. A newer record of the lane may have superseded it while it was on its way
 // (marked, the delivery found it no longer pending): it was delivered all the same, so
 // it says so, and the lane is settled against what the model now knows.
-func (s *Store) deliveredNet(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, d delivery.Sent, marked sql.Result, now time.Time) error {
+func (s *Queue) deliveredNet(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, d delivery.Sent, marked sql.Result, now time.Time) error {
 	if n, err := marked.RowsAffected(); err == nil && n == 0 {
 		_, err := tx.ExecContext(ctx, s.q(`UPDATE records SET status = 'delivered', delivered_signal_id = ?, delivered_at = ?,
 			due_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = ? AND status = 'superseded'`),

@@ -70,7 +70,7 @@ func TestMergeLookupUsesTheKeyIndexes(t *testing.T) {
 }
 
 // openPlanStore opens a migrated SQLite store whose plans the tests read.
-func openPlanStore(t *testing.T) *Store {
+func openPlanStore(t *testing.T) *DB {
 	t.Helper()
 	ctx := context.Background()
 	s, err := Open(ctx, Config{Driver: DriverSQLite, DSN: filepath.Join(t.TempDir(), "plan.db")}, slog.New(slog.DiscardHandler))

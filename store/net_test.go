@@ -26,24 +26,24 @@ func ci(state string) inbox.Notification {
 	return n
 }
 
-func record(t *testing.T, s *store.Store, id string) inbox.Record {
+func record(t *testing.T, s *store.DB, id string) inbox.Record {
 	t.Helper()
-	r, err := s.GetRecord(context.Background(), id)
+	r, err := store.NewAdmin(s).GetRecord(context.Background(), id)
 	require.NoError(t, err)
 	return r
 }
 
 // deliver commits a pass that delivered r in full, as the dispatcher does.
-func deliver(t *testing.T, s *store.Store, r inbox.Record, at time.Time) {
+func deliver(t *testing.T, s *store.DB, r inbox.Record, at time.Time) {
 	t.Helper()
-	err := s.CompleteThread(context.Background(), "", delivery.Outcome{Thread: r.Thread, Now: at, Delivered: []delivery.Sent{{
+	err := store.NewQueue(s).CompleteThread(context.Background(), "", delivery.Outcome{Thread: r.Thread, Now: at, Delivered: []delivery.Sent{{
 		RecordID: r.ID, UpdatedAt: r.UpdatedAt, Coalesced: r.CoalescedCount, SignalID: "sig-" + r.ID, Attempts: 1,
 		NetKey: r.NetKey, State: r.State, RestState: r.RestState}}})
 	require.NoError(t, err)
 }
 
 func TestNetStatePendingFailureThenSuccess(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
 		fail := ingest(t, svc, "d1", ci("failure")).Records[0]
 		require.NotNil(t, fail.Net)
 		require.Equal(t, "net state changed: success (rest state) → failure", fail.Net.Reason)
@@ -60,14 +60,14 @@ func TestNetStatePendingFailureThenSuccess(t *testing.T) {
 		require.Equal(t, "net state unchanged: success", nw.Reason)
 		require.Equal(t, 2, nw.CoalescedCount, "the new record carries the count on")
 		require.Empty(t, nw.SupersededBy)
-		pending, err := s.ThreadRecords(context.Background(), thread, inbox.StatusPending)
+		pending, err := store.NewRecords(s).ThreadRecords(context.Background(), thread, inbox.StatusPending)
 		require.NoError(t, err)
 		require.Empty(t, pending, "nothing reaches the model")
 	})
 }
 
 func TestNetStateDeliveredFailureThenSuccess(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
 		fail := ingest(t, svc, "d1", ci("failure")).Records[0]
 		deliver(t, s, record(t, s, fail.RecordID), t0)
 		require.Equal(t, inbox.StatusDelivered, record(t, s, fail.RecordID).Status)
@@ -89,16 +89,17 @@ func TestNetStateDeliveredFailureThenSuccess(t *testing.T) {
 }
 
 func TestNetStateFlapWhilePendingDeliversOneFailure(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
+		records := store.NewRecords(s)
 		ingest(t, svc, "d1", ci("failure"))
 		ingest(t, svc, "d2", ci("success"))
 		last := ingest(t, svc, "d3", ci("failure")).Records[0]
-		pending, err := s.ThreadRecords(context.Background(), thread, inbox.StatusPending)
+		pending, err := records.ThreadRecords(context.Background(), thread, inbox.StatusPending)
 		require.NoError(t, err)
 		require.Len(t, pending, 1)
 		require.Equal(t, last.RecordID, pending[0].ID)
 		require.Equal(t, "failure", pending[0].State)
-		all, err := s.ThreadRecords(context.Background(), thread)
+		all, err := records.ThreadRecords(context.Background(), thread)
 		require.NoError(t, err)
 		require.Len(t, all, 3, "superseded records are kept")
 	})
@@ -107,7 +108,7 @@ func TestNetStateFlapWhilePendingDeliversOneFailure(t *testing.T) {
 // A success that arrives while the failure is on its way to the model is decided against
 // what was told before the failure; the failure's delivery settles the lane again.
 func TestNetStateSuccessDuringFailureDelivery(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
 		fail := ingest(t, svc, "d1", ci("failure")).Records[0]
 		sent := record(t, s, fail.RecordID) // the dispatcher read it and sends it
 		ok := ingest(t, svc, "d2", ci("success")).Records[0]
@@ -137,34 +138,36 @@ func TestNetStateSuccessDuringFailureDelivery(t *testing.T) {
 }
 
 func TestNetStateReadByTheAgentIsTold(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
+		explain := store.NewExplain(s)
+		records := store.NewRecords(s)
 		ctx := context.Background()
 		fail := ingest(t, svc, "d1", ci("failure")).Records[0]
-		require.NoError(t, s.MarkSeen(ctx, []string{fail.RecordID}, t0))
+		require.NoError(t, records.MarkSeen(ctx, []string{fail.RecordID}, t0))
 		ok := ingest(t, svc, "d2", ci("success")).Records[0]
 		require.True(t, ok.Net.HasTold)
 		require.Equal(t, inbox.StatusPending, record(t, s, ok.RecordID).Status)
 
-		_, changed, err := s.TransitionRecord(ctx, thread, ok.RecordID, inbox.StatusSeen,
+		_, changed, err := records.TransitionRecord(ctx, thread, ok.RecordID, inbox.StatusSeen,
 			[]inbox.Status{inbox.StatusPending, inbox.StatusDelivered}, t0)
 		require.NoError(t, err)
 		require.True(t, changed)
-		lane, err := s.NetLane(ctx, thread, ciLane)
+		lane, err := explain.NetLane(ctx, thread, ciLane)
 		require.NoError(t, err)
 		require.False(t, lane.HasTold, "told the rest state")
 
 		// Dismissing is not reading: nothing is told.
 		f2 := ingest(t, svc, "d3", ci("failure")).Records[0]
-		_, _, err = s.TransitionRecord(ctx, thread, f2.RecordID, inbox.StatusDismissed, []inbox.Status{inbox.StatusPending}, t0)
+		_, _, err = records.TransitionRecord(ctx, thread, f2.RecordID, inbox.StatusDismissed, []inbox.Status{inbox.StatusPending}, t0)
 		require.NoError(t, err)
-		lane2, err := s.NetLane(ctx, thread, ciLane)
+		lane2, err := explain.NetLane(ctx, thread, ciLane)
 		require.NoError(t, err)
 		require.False(t, lane2.HasTold)
 	})
 }
 
 func TestNetStateLanesNeverMerge(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
 		lint := ci("failure")
 		test := ci("failure")
 		test.NetKey = "github:acme/api#7:ci:check_run:test"
@@ -185,7 +188,7 @@ func TestNetStateLanesNeverMerge(t *testing.T) {
 // A stranger's netKey is an index key: bounded like dedupe keys, hashed past 255 bytes,
 // and equal keys still meet in one lane.
 func TestNetKeyBounded(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
 		long := strings.Repeat("k", 64<<10)
 		n := ci("failure")
 		n.NetKey = long
@@ -203,7 +206,7 @@ func TestNetKeyBounded(t *testing.T) {
 		res, err := svc.Ingest(context.Background(), event("d3"), []inbox.Notification{bad})
 		require.NoError(t, err)
 		require.Empty(t, res.Records)
-		ev, err := s.GetEvent(context.Background(), res.EventID)
+		ev, err := store.NewExplain(s).GetEvent(context.Background(), res.EventID)
 		require.NoError(t, err)
 		require.Equal(t, inbox.EventInvalid, ev.Status)
 		require.Contains(t, ev.Error, "state: 201 bytes")
@@ -211,21 +214,23 @@ func TestNetKeyBounded(t *testing.T) {
 }
 
 func TestNetStatesPrunedByRetention(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
+		explain := store.NewExplain(s)
+		retention := store.NewRetention(s)
 		ctx := context.Background()
 		fail := ingest(t, svc, "d1", ci("failure")).Records[0]
 		deliver(t, s, record(t, s, fail.RecordID), t0)
-		lane, err := s.NetLane(ctx, thread, ciLane)
+		lane, err := explain.NetLane(ctx, thread, ciLane)
 		require.NoError(t, err)
 		require.True(t, lane.HasTold)
 
-		n, err := s.DeleteNetStatesBefore(ctx, t0, 10)
+		n, err := retention.DeleteNetStatesBefore(ctx, t0, 10)
 		require.NoError(t, err)
 		require.Zero(t, n, "told at t0, not before")
-		n, err = s.DeleteNetStatesBefore(ctx, t0.Add(time.Hour), 10)
+		n, err = retention.DeleteNetStatesBefore(ctx, t0.Add(time.Hour), 10)
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n)
-		lane, err = s.NetLane(ctx, thread, ciLane)
+		lane, err = explain.NetLane(ctx, thread, ciLane)
 		require.NoError(t, err)
 		require.False(t, lane.HasTold)
 	})

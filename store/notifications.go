@@ -15,7 +15,7 @@ import (
 // ListThreadRecords lists a thread's records for its agent's inbox: filtered by status,
 // source, kind and a case-insensitive substring of summary, kind or source, newest first (or oldest
 // first), continuing after a cursor.
-func (s *Store) ListThreadRecords(ctx context.Context, q agent.RecordQuery) ([]inbox.Record, error) {
+func (s *Records) ListThreadRecords(ctx context.Context, q agent.RecordQuery) ([]inbox.Record, error) {
 	k := q.Thread
 	query := `SELECT ` + recordColumns + ` FROM records WHERE agent = ? AND resource_id = ? AND thread_id = ?`
 	args := []any{k.Agent, k.Resource, k.Thread}
@@ -72,7 +72,7 @@ func escapeLike(s string) string {
 }
 
 // ThreadRecordsByID returns those of ids that belong to thread k, in the order given.
-func (s *Store) ThreadRecordsByID(ctx context.Context, k inbox.ThreadKey, ids []string) ([]inbox.Record, error) {
+func (s *Records) ThreadRecordsByID(ctx context.Context, k inbox.ThreadKey, ids []string) ([]inbox.Record, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -102,7 +102,7 @@ func (s *Store) ThreadRecordsByID(ctx context.Context, k inbox.ThreadKey, ids []
 // MarkSeen moves those of ids still pending, snoozed or delivered to seen: the agent has looked at
 // them, so a pending one is no longer dispatched. A pending record of a net-state lane
 // read so has told the model its state.
-func (s *Store) MarkSeen(ctx context.Context, ids []string, now time.Time) error {
+func (s *Records) MarkSeen(ctx context.Context, ids []string, now time.Time) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -131,7 +131,7 @@ func (s *Store) MarkSeen(ctx context.Context, ids []string, now time.Time) error
 // TransitionRecord moves record id of thread k to status `to` if its status is one of
 // from, clearing its schedule. changed is false when it was not in one of from (the
 // record is returned as it is); a record of another thread is inbox.ErrNotFound.
-func (s *Store) TransitionRecord(ctx context.Context, k inbox.ThreadKey, id string, to inbox.Status, from []inbox.Status, now time.Time) (inbox.Record, bool, error) {
+func (s *Records) TransitionRecord(ctx context.Context, k inbox.ThreadKey, id string, to inbox.Status, from []inbox.Status, now time.Time) (inbox.Record, bool, error) {
 	var out inbox.Record
 	var changed bool
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {

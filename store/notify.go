@@ -35,7 +35,7 @@ const (
 // its NOTIFY, so the broker also polls the last seq of every locally subscribed thread
 // and wakes those that moved, and wakes all of them after each reconnect.
 type PGBroker struct {
-	st     *Store
+	st     *DB
 	dsn    string
 	log    *slog.Logger
 	local  *agent.LocalBroker
@@ -63,7 +63,7 @@ func WithBrokerPoll(d time.Duration) BrokerOption { return func(b *PGBroker) { b
 
 // NewPGBroker builds a broker over st (a PostgreSQL store) that listens on its own
 // connection to dsn.
-func NewPGBroker(st *Store, dsn string, base service.Base, opts ...BrokerOption) *PGBroker {
+func NewPGBroker(st *DB, dsn string, base service.Base, opts ...BrokerOption) *PGBroker {
 	b := &PGBroker{
 		st: st, dsn: dsn, log: base.Component("pg_broker").Logger, local: agent.NewLocalBroker(),
 		origin: inbox.NewID(), poll: DefaultBrokerPoll, subs: map[inbox.ThreadKey]int{},

@@ -21,14 +21,14 @@ import (
 const waitLimit = 10 * time.Second
 
 // pgReplicas opens n stores on one fresh PostgreSQL schema, as n replicas would.
-func pgReplicas(t *testing.T, n int) (store.Config, []*store.Store) {
+func pgReplicas(t *testing.T, n int) (store.Config, []*store.DB) {
 	t.Helper()
 	dsn := os.Getenv(storetest.PostgresEnv)
 	if dsn == "" {
 		t.Skip(storetest.PostgresEnv + " not set")
 	}
 	cfg := storetest.PostgresConfig(t, dsn)
-	var out []*store.Store
+	var out []*store.DB
 	for i := 0; i < n; i++ {
 		out = append(out, storetest.Open(t, storetest.Backend{Name: "postgres", Config: cfg}))
 	}
@@ -56,7 +56,7 @@ func terminate(t *testing.T, app string) {
 	require.Positive(t, n, "no session named %s", app)
 }
 
-func startBroker(t *testing.T, st *store.Store, dsn string, opts ...store.BrokerOption) *store.PGBroker {
+func startBroker(t *testing.T, st *store.DB, dsn string, opts ...store.BrokerOption) *store.PGBroker {
 	t.Helper()
 	b := store.NewPGBroker(st, dsn, service.Base{Logger: storetest.Logger(t)}, opts...)
 	require.NoError(t, b.Start(context.Background()))
@@ -120,7 +120,7 @@ func TestPGBrokerWakesFrameSubscribersAcrossReplicas(t *testing.T) {
 	default:
 	}
 	// A replica that died between its commit and its NOTIFY: the poll finds the frame.
-	_, _, err := st[0].AppendFrame(context.Background(), signalFrame("sig-2", k, time.Now()))
+	_, _, err := store.NewFrames(st[0]).AppendFrame(context.Background(), signalFrame("sig-2", k, time.Now()))
 	require.NoError(t, err)
 	woken(t, wake, "poll after a silent append")
 }
@@ -132,7 +132,7 @@ func TestPGBrokerPollCatchesMissedNotifications(t *testing.T) {
 	ch, unsub := b.Subscribe(k)
 	defer unsub()
 	// A replica that died between its commit and its NOTIFY: the frame is there, no one said so.
-	_, _, err := st[0].AppendFrame(context.Background(), signalFrame("sig-1", k, time.Now()))
+	_, _, err := store.NewFrames(st[0]).AppendFrame(context.Background(), signalFrame("sig-1", k, time.Now()))
 	require.NoError(t, err)
 	woken(t, ch, "poll after a silent append")
 }

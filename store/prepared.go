@@ -172,7 +172,7 @@ func hotReads() []string {
 }
 
 // readSelect runs a read on the read pool, prepared when it is one of hotReads.
-func (s *Store) readSelect(ctx context.Context, dest any, query string, args ...any) error {
+func (s *core) readSelect(ctx context.Context, dest any, query string, args ...any) error {
 	if m := s.hot.Load(); m != nil {
 		if st := (*m)[query]; st != nil {
 			return st.SelectContext(ctx, dest, args...)
@@ -182,7 +182,7 @@ func (s *Store) readSelect(ctx context.Context, dest any, query string, args ...
 }
 
 // readGet is readSelect for one row.
-func (s *Store) readGet(ctx context.Context, dest any, query string, args ...any) error {
+func (s *core) readGet(ctx context.Context, dest any, query string, args ...any) error {
 	if m := s.hot.Load(); m != nil {
 		if st := (*m)[query]; st != nil {
 			return st.GetContext(ctx, dest, args...)
@@ -194,7 +194,7 @@ func (s *Store) readGet(ctx context.Context, dest any, query string, args ...any
 // prepareHot prepares the ingest statements on the writer connection and the hot reads
 // on the read pool. It runs outside
 // any transaction (the writer has one connection) after migrations.
-func (s *Store) prepareHot(ctx context.Context) error {
+func (s *core) prepareHot(ctx context.Context) error {
 	if s.driver != DriverSQLite || s.hot.Load() != nil {
 		return nil
 	}
@@ -227,7 +227,7 @@ func (s *Store) prepareHot(ctx context.Context) error {
 	return nil
 }
 
-func (s *Store) closeHot() error {
+func (s *core) closeHot() error {
 	m := s.hot.Swap(nil)
 	if m == nil {
 		return nil
@@ -242,12 +242,12 @@ func (s *Store) closeHot() error {
 // txq runs the ingest path's queries in one transaction, through the prepared
 // statements when the transaction is on the writer.
 type txq struct {
-	s      *Store
+	s      *core
 	tx     *sqlx.Tx
 	writer bool
 }
 
-func (s *Store) writeTx(tx *sqlx.Tx) txq { return txq{s: s, tx: tx, writer: true} }
+func (s *core) writeTx(tx *sqlx.Tx) txq { return txq{s: s, tx: tx, writer: true} }
 
 func (t txq) stmt(ctx context.Context, query string) *sqlx.Stmt {
 	if !t.writer {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 
@@ -151,40 +149,12 @@ func (row *recordRow) record() (inbox.Record, error) {
 
 func cleanText(s string) string { return inbox.CleanText(s) }
 
-// storedKeys turns n's indexed fields into what is stored: clean text, and over-long
-// dedupe, coalesce and net keys hashed. Ingest writes them so and FindMergeable looks them up so.
-func storedKeys(n *inbox.Notification) {
-	for _, f := range []*string{&n.Thread.Agent, &n.Thread.Resource, &n.Thread.Thread, &n.Route, &n.Source, &n.Kind,
-		&n.DedupeKey, &n.CoalesceKey, &n.NetKey, &n.State, &n.RestState} {
-		*f = cleanText(*f)
-	}
-	n.DedupeKey, n.CoalesceKey, n.NetKey = inbox.HashKey(n.DedupeKey), inbox.HashKey(n.CoalesceKey), inbox.HashKey(n.NetKey)
-}
-
-// cleanJSON keeps valid JSON valid and storable: invalid UTF-8 can only sit inside its
-// strings, where U+FFFD replaces it; a raw NUL cannot occur in valid JSON at all.
-func cleanJSON(raw json.RawMessage) json.RawMessage {
-	if utf8.Valid(raw) {
-		return raw
-	}
-	return json.RawMessage(bytes.ToValidUTF8(raw, []byte("\uFFFD")))
-}
-
-// truncateText cuts s to at most n bytes without splitting a character.
-func truncateText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s
-}
-
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
-// recordArgs encodes r in recordColumns order.
+// recordArgs encodes r in recordColumns order. What came with the notification comes as
+// the inbox stores it (inbox.Notification.Stored); the text the store's other writers set
+// (a decision's reason, a target's error, an operator's action, a source id, a hold) is
+// cleaned here, since PostgreSQL refuses NUL and invalid UTF-8 in text.
 func recordArgs(r *inbox.Record) ([]any, error) {
 	attrs, err := json.Marshal(r.Attributes)
 	if err != nil {
@@ -202,7 +172,7 @@ func recordArgs(r *inbox.Record) ([]any, error) {
 	}
 	var payload sql.NullString
 	if len(r.Payload) > 0 {
-		payload = sql.NullString{String: string(cleanJSON(r.Payload)), Valid: true}
+		payload = sql.NullString{String: string(r.Payload), Valid: true}
 	}
 	return []any{r.ID, r.Thread.Agent, r.Thread.Resource, r.Thread.Thread, nullString(r.EventID), r.Route,
 		r.Source, r.Kind, string(r.Priority), r.Summary, payload, r.DedupeKey, r.CoalesceKey,
@@ -216,7 +186,7 @@ func recordArgs(r *inbox.Record) ([]any, error) {
 		cleanText(r.HeldBy), nullMicros(r.HeldUntil), r.TraceParent, strings.Join(r.TraceLinks, " ")}, nil
 }
 
-func (s *Store) insertRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) error {
+func (s *core) insertRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) error {
 	var err error
 	if r.HeldUntil, err = s.capSilenceHold(ctx, tx, r.HeldBy, r.HeldUntil); err != nil {
 		return err
@@ -234,7 +204,7 @@ func (s *Store) insertRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) 
 }
 
 // updateRecord writes every mutable column of r.
-func (s *Store) updateRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) error {
+func (s *core) updateRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) error {
 	var err error
 	if r.HeldUntil, err = s.capSilenceHold(ctx, tx, r.HeldBy, r.HeldUntil); err != nil {
 		return err
@@ -253,7 +223,7 @@ func (s *Store) updateRecord(ctx context.Context, tx *sqlx.Tx, r *inbox.Record) 
 }
 
 // GetRecord returns one record or inbox.ErrNotFound.
-func (s *Store) GetRecord(ctx context.Context, id string) (inbox.Record, error) {
+func (s *Admin) GetRecord(ctx context.Context, id string) (inbox.Record, error) {
 	var row recordRow
 	err := s.r.GetContext(ctx, &row, s.q(`SELECT `+recordReadColumns+` FROM records WHERE id = ?`), id)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -266,7 +236,7 @@ func (s *Store) GetRecord(ctx context.Context, id string) (inbox.Record, error) 
 }
 
 // ThreadRecords lists a thread's records, oldest first, optionally by status.
-func (s *Store) ThreadRecords(ctx context.Context, k inbox.ThreadKey, statuses ...inbox.Status) ([]inbox.Record, error) {
+func (s *Records) ThreadRecords(ctx context.Context, k inbox.ThreadKey, statuses ...inbox.Status) ([]inbox.Record, error) {
 	query := `SELECT ` + recordColumns + ` FROM records WHERE agent = ? AND resource_id = ? AND thread_id = ?`
 	args := []any{k.Agent, k.Resource, k.Thread}
 	if len(statuses) > 0 {
@@ -280,7 +250,7 @@ func (s *Store) ThreadRecords(ctx context.Context, k inbox.ThreadKey, statuses .
 	return s.selectRecords(ctx, s.r, query+` ORDER BY created_at, id`, args...)
 }
 
-func (s *Store) selectRecords(ctx context.Context, q sqlx.QueryerContext, query string, args ...any) ([]inbox.Record, error) {
+func (s *core) selectRecords(ctx context.Context, q sqlx.QueryerContext, query string, args ...any) ([]inbox.Record, error) {
 	var rows []recordRow
 	if err := sqlx.SelectContext(ctx, q, &rows, s.q(query), args...); err != nil {
 		return nil, fmt.Errorf("list records: %w", err)
@@ -303,7 +273,7 @@ func recordsOf(rows []recordRow) ([]inbox.Record, error) {
 
 // SetRecordStatus moves a record to status (seen, dismissed, archived, delivered…),
 // clearing its schedule when the status is terminal.
-func (s *Store) SetRecordStatus(ctx context.Context, id string, status inbox.Status, now time.Time) error {
+func (s *Records) SetRecordStatus(ctx context.Context, id string, status inbox.Status, now time.Time) error {
 	if !status.Valid() {
 		return fmt.Errorf("set record %s status: unknown status %q", id, status)
 	}

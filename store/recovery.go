@@ -17,7 +17,7 @@ import (
 // that ends unfinished (the target table's rows): a kind whose runtime keeps what it
 // accepted has those signals left out of recovery. A kind not given redelivers them all.
 func WithRecoveryRules(rules map[string]delivery.RecoveryRule) Option {
-	return func(s *Store) {
+	return func(s *DB) {
 		s.keptBy = nil
 		for kind, r := range rules {
 			if r == delivery.RuntimeKeepsAccepted {
@@ -33,7 +33,7 @@ func WithRecoveryRules(rules map[string]delivery.RecoveryRule) Option {
 // so the agent may never have acted on them. A signal a target of a kind whose runtime
 // keeps what it accepted (WithRecoveryRules) took is left out: sending it again would
 // show it twice. Called in the transaction that closes the run.
-func (s *Store) markInFlightTx(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, runID, cause string, now time.Time) error {
+func (s *Runs) markInFlightTx(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, runID, cause string, now time.Time) error {
 	args := []any{cause, micros(now), runID, k.Agent, k.Resource, k.Thread}
 	kept := ""
 	if len(s.keptBy) > 0 {
@@ -65,7 +65,7 @@ type recoveryRow struct {
 
 // PendingRecoveries returns the logged frames of k's signals awaiting recovery, in log
 // order, up to limit.
-func (s *Store) PendingRecoveries(ctx context.Context, k inbox.ThreadKey, limit int) ([]delivery.Recovery, error) {
+func (s *Queue) PendingRecoveries(ctx context.Context, k inbox.ThreadKey, limit int) ([]delivery.Recovery, error) {
 	var rows []recoveryRow
 	err := s.readSelect(ctx, &rows, pendingRecoveriesQuery(), k.Agent, k.Resource, k.Thread, limit)
 	if err != nil {
@@ -83,7 +83,7 @@ func (s *Store) PendingRecoveries(ctx context.Context, k inbox.ThreadKey, limit 
 }
 
 // recoveredTx closes the recovery of k's signals whose redelivery the pass logs.
-func (s *Store) recoveredTx(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, ids []string) error {
+func (s *Queue) recoveredTx(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, ids []string) error {
 	for _, id := range ids {
 		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM recoveries WHERE agent = ? AND resource_id = ? AND thread_id = ? AND signal_id = ?`),
 			k.Agent, k.Resource, k.Thread, id); err != nil {

@@ -17,8 +17,8 @@ import (
 )
 
 var (
-	_ reply.Store = (*Store)(nil)
-	_ reply.Own   = (*Store)(nil)
+	_ reply.Store = (*Replies)(nil)
+	_ reply.Own   = (*Replies)(nil)
 )
 
 const replyColumns = `id, agent, resource_id, thread_id, text, reply_to, watch, status, attempts, next_attempt_at,
@@ -63,7 +63,7 @@ func repliesOf(rows []replyRow) []reply.Reply {
 }
 
 // CreateReply inserts r unless a reply with its id exists; then it returns that one.
-func (s *Store) CreateReply(ctx context.Context, r reply.Reply) (reply.Reply, bool, error) {
+func (s *Replies) CreateReply(ctx context.Context, r reply.Reply) (reply.Reply, bool, error) {
 	to, err := json.Marshal(r.To)
 	if err != nil {
 		return reply.Reply{}, false, fmt.Errorf("encode replyTo: %w", err)
@@ -95,7 +95,7 @@ func (s *Store) CreateReply(ctx context.Context, r reply.Reply) (reply.Reply, bo
 }
 
 // GetReply reads one reply.
-func (s *Store) GetReply(ctx context.Context, id string) (reply.Reply, error) {
+func (s *Replies) GetReply(ctx context.Context, id string) (reply.Reply, error) {
 	var row replyRow
 	err := s.r.GetContext(ctx, &row, s.q(`SELECT `+replyColumns+` FROM replies WHERE id = ?`), cleanText(id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -109,7 +109,7 @@ func (s *Store) GetReply(ctx context.Context, id string) (reply.Reply, error) {
 
 // ThreadOrigins lists the replyTo of the thread's newest records (of up to limit
 // records) with each record's verified_by, newest first, each place and provenance once.
-func (s *Store) ThreadOrigins(ctx context.Context, k inbox.ThreadKey, limit int) ([]reply.Origin, error) {
+func (s *Replies) ThreadOrigins(ctx context.Context, k inbox.ThreadKey, limit int) ([]reply.Origin, error) {
 	var mds []string
 	err := s.r.SelectContext(ctx, &mds, s.q(`SELECT metadata FROM records
 		WHERE agent = ? AND resource_id = ? AND thread_id = ? ORDER BY created_at DESC, id DESC LIMIT `+fmt.Sprint(max(limit, 1))),
@@ -145,7 +145,7 @@ func (s *Store) ThreadOrigins(ctx context.Context, k inbox.ThreadKey, limit int)
 // ClaimReplies leases up to limit queued replies due at now, earliest due first.
 // PostgreSQL skips rows other replicas are claiming (FOR UPDATE SKIP LOCKED); SQLite
 // serialises writers, so its UPDATE … RETURNING is already exclusive.
-func (s *Store) ClaimReplies(ctx context.Context, owner string, now, until time.Time, limit int) ([]reply.Reply, error) {
+func (s *Replies) ClaimReplies(ctx context.Context, owner string, now, until time.Time, limit int) ([]reply.Reply, error) {
 	lock := ""
 	if s.driver == DriverPostgres {
 		lock = ` FOR UPDATE SKIP LOCKED`
@@ -166,7 +166,7 @@ func (s *Store) ClaimReplies(ctx context.Context, owner string, now, until time.
 }
 
 // BeginReplyAttempt counts an attempt of a queued reply owner still leases.
-func (s *Store) BeginReplyAttempt(ctx context.Context, id, owner string, now time.Time) (bool, error) {
+func (s *Replies) BeginReplyAttempt(ctx context.Context, id, owner string, now time.Time) (bool, error) {
 	var n int64
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, s.q(`UPDATE replies SET attempts = attempts + 1, updated_at = ?
@@ -186,7 +186,7 @@ func (s *Store) BeginReplyAttempt(ctx context.Context, id, owner string, now tim
 
 // FinishReply records a pass's outcome. Sent stands whoever holds the lease (the
 // platform has it); failed and a retry only from the lease's owner.
-func (s *Store) FinishReply(ctx context.Context, id, owner string, o reply.Outcome) error {
+func (s *Replies) FinishReply(ctx context.Context, id, owner string, o reply.Outcome) error {
 	now := micros(o.Now)
 	err := s.inRecordTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		var err error
@@ -216,7 +216,7 @@ func (s *Store) FinishReply(ctx context.Context, id, owner string, o reply.Outco
 }
 
 // NextReplyDue is the earliest due time of a queued reply.
-func (s *Store) NextReplyDue(ctx context.Context) (*time.Time, error) {
+func (s *Replies) NextReplyDue(ctx context.Context) (*time.Time, error) {
 	var v sql.NullInt64
 	if err := s.r.GetContext(ctx, &v, `SELECT MIN(next_attempt_at) FROM replies WHERE status = 'queued'`); err != nil {
 		return nil, fmt.Errorf("read the next reply due: %w", err)
@@ -225,7 +225,7 @@ func (s *Store) NextReplyDue(ctx context.Context) (*time.Time, error) {
 }
 
 // ListReplies lists replies newest first.
-func (s *Store) ListReplies(ctx context.Context, f reply.Filter) ([]reply.Reply, string, error) {
+func (s *Replies) ListReplies(ctx context.Context, f reply.Filter) ([]reply.Reply, string, error) {
 	var w where
 	for _, c := range []struct{ col, v string }{{"agent", f.Agent}, {"resource_id", f.Resource}, {"thread_id", f.Thread},
 		{"source", f.Source}, {"connector", f.Connector}} {
@@ -261,18 +261,18 @@ func (s *Store) ListReplies(ctx context.Context, f reply.Filter) ([]reply.Reply,
 
 // RequeueReply moves a reply in status from to queued, due now, with max_age counted
 // afresh; attempts stay, so a reply that may have reached the platform is looked for first.
-func (s *Store) RequeueReply(ctx context.Context, id string, from reply.Status, now time.Time) (reply.Reply, bool, error) {
+func (s *Replies) RequeueReply(ctx context.Context, id string, from reply.Status, now time.Time) (reply.Reply, bool, error) {
 	return s.moveReply(ctx, id, from, `status = 'queued', next_attempt_at = ?, queued_at = ?, updated_at = ?`,
 		micros(now), micros(now), micros(now))
 }
 
 // DeclineReply moves a pending reply to declined.
-func (s *Store) DeclineReply(ctx context.Context, id, reason string, now time.Time) (reply.Reply, bool, error) {
+func (s *Replies) DeclineReply(ctx context.Context, id, reason string, now time.Time) (reply.Reply, bool, error) {
 	return s.moveReply(ctx, id, reply.StatusPending, `status = 'declined', last_error = ?, updated_at = ?`,
 		cleanText(reason), micros(now))
 }
 
-func (s *Store) moveReply(ctx context.Context, id string, from reply.Status, set string, args ...any) (reply.Reply, bool, error) {
+func (s *Replies) moveReply(ctx context.Context, id string, from reply.Status, set string, args ...any) (reply.Reply, bool, error) {
 	var row replyRow
 	var n int64
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
@@ -301,7 +301,7 @@ const qOwnReply = `SELECT COUNT(*) FROM replies
 	WHERE source = ? AND connector = ? AND platform_id = ? AND platform_id <> ''`
 
 // OwnReply reports whether platformID is a post the outbox sent through that connector.
-func (s *Store) OwnReply(ctx context.Context, source, connector, platformID string) (bool, error) {
+func (s *Replies) OwnReply(ctx context.Context, source, connector, platformID string) (bool, error) {
 	if platformID == "" {
 		return false, nil
 	}

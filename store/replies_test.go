@@ -23,134 +23,136 @@ func newReply(id string, at time.Time) reply.Reply {
 }
 
 func TestReplyOutboxLifecycle(t *testing.T) {
-	forEachStore(t, func(t *testing.T, s *store.Store) {
+	forEachStore(t, func(t *testing.T, s *store.DB) {
+		replies := store.NewReplies(s)
 		ctx := context.Background()
-		r, created, err := s.CreateReply(ctx, newReply("r1", t0))
+		r, created, err := replies.CreateReply(ctx, newReply("r1", t0))
 		require.NoError(t, err)
 		require.True(t, created)
 		require.Equal(t, slackTo, r.To)
 		require.Equal(t, thread, r.Thread)
 
-		again, created, err := s.CreateReply(ctx, reply.Reply{ID: "r1", Thread: thread, Text: "other", To: slackTo,
+		again, created, err := replies.CreateReply(ctx, reply.Reply{ID: "r1", Thread: thread, Text: "other", To: slackTo,
 			Status: reply.StatusQueued, QueuedAt: t0, CreatedAt: t0, UpdatedAt: t0})
 		require.NoError(t, err)
 		require.False(t, created, "one reply per id")
 		require.Equal(t, "on it", again.Text)
 
-		_, err = s.GetReply(ctx, "missing")
+		_, err = replies.GetReply(ctx, "missing")
 		require.ErrorIs(t, err, inbox.ErrNotFound)
 
-		next, err := s.NextReplyDue(ctx)
+		next, err := replies.NextReplyDue(ctx)
 		require.NoError(t, err)
 		require.Equal(t, t0, *next)
 
-		got, err := s.ClaimReplies(ctx, "a", t0, t0.Add(time.Minute), 10)
+		got, err := replies.ClaimReplies(ctx, "a", t0, t0.Add(time.Minute), 10)
 		require.NoError(t, err)
 		require.Len(t, got, 1)
-		again2, err := s.ClaimReplies(ctx, "b", t0.Add(time.Second), t0.Add(time.Minute), 10)
+		again2, err := replies.ClaimReplies(ctx, "b", t0.Add(time.Second), t0.Add(time.Minute), 10)
 		require.NoError(t, err)
 		require.Empty(t, again2, "leased to a")
 
-		ok, err := s.BeginReplyAttempt(ctx, "r1", "b", t0)
+		ok, err := replies.BeginReplyAttempt(ctx, "r1", "b", t0)
 		require.NoError(t, err)
 		require.False(t, ok, "only the lease's owner counts an attempt")
-		ok, err = s.BeginReplyAttempt(ctx, "r1", "a", t0)
+		ok, err = replies.BeginReplyAttempt(ctx, "r1", "a", t0)
 		require.NoError(t, err)
 		require.True(t, ok)
 
 		retryAt := t0.Add(10 * time.Second)
-		require.NoError(t, s.FinishReply(ctx, "r1", "a", reply.Outcome{Status: reply.StatusQueued, NextAttemptAt: retryAt, Error: "rate limited", Now: t0}))
-		got, err = s.ClaimReplies(ctx, "b", t0.Add(time.Second), t0.Add(time.Minute), 10)
+		require.NoError(t, replies.FinishReply(ctx, "r1", "a", reply.Outcome{Status: reply.StatusQueued, NextAttemptAt: retryAt, Error: "rate limited", Now: t0}))
+		got, err = replies.ClaimReplies(ctx, "b", t0.Add(time.Second), t0.Add(time.Minute), 10)
 		require.NoError(t, err)
 		require.Empty(t, got, "not due before its retry time")
-		got, err = s.ClaimReplies(ctx, "b", retryAt, retryAt.Add(time.Minute), 10)
+		got, err = replies.ClaimReplies(ctx, "b", retryAt, retryAt.Add(time.Minute), 10)
 		require.NoError(t, err)
 		require.Len(t, got, 1)
 		require.Equal(t, 1, got[0].Attempts, "the attempt was counted before the send")
 		require.Equal(t, "rate limited", got[0].LastError)
 
-		require.NoError(t, s.FinishReply(ctx, "r1", "a", reply.Outcome{Status: reply.StatusFailed, Error: "stale owner", Now: retryAt}))
-		r, err = s.GetReply(ctx, "r1")
+		require.NoError(t, replies.FinishReply(ctx, "r1", "a", reply.Outcome{Status: reply.StatusFailed, Error: "stale owner", Now: retryAt}))
+		r, err = replies.GetReply(ctx, "r1")
 		require.NoError(t, err)
 		require.Equal(t, reply.StatusQueued, r.Status, "a lapsed owner does not fail it")
 
-		require.NoError(t, s.FinishReply(ctx, "r1", "b", reply.Outcome{Status: reply.StatusSent,
+		require.NoError(t, replies.FinishReply(ctx, "r1", "b", reply.Outcome{Status: reply.StatusSent,
 			Sent: reply.Sent{PlatformID: "C1/2.000200", URL: "https://x/y"}, Now: retryAt}))
-		r, err = s.GetReply(ctx, "r1")
+		r, err = replies.GetReply(ctx, "r1")
 		require.NoError(t, err)
 		require.Equal(t, reply.StatusSent, r.Status)
 		require.Equal(t, "C1/2.000200", r.PlatformID)
 		require.Equal(t, retryAt, *r.SentAt)
 		require.Nil(t, r.NextAttemptAt)
 
-		own, err := s.OwnReply(ctx, "slack", "acme", "C1/2.000200")
+		own, err := replies.OwnReply(ctx, "slack", "acme", "C1/2.000200")
 		require.NoError(t, err)
 		require.True(t, own)
-		own, err = s.OwnReply(ctx, "slack", "other", "C1/2.000200")
+		own, err = replies.OwnReply(ctx, "slack", "other", "C1/2.000200")
 		require.NoError(t, err)
 		require.False(t, own, "another connector's post")
-		own, err = s.OwnReply(ctx, "slack", "acme", "")
+		own, err = replies.OwnReply(ctx, "slack", "acme", "")
 		require.NoError(t, err)
 		require.False(t, own)
 
-		next, err = s.NextReplyDue(ctx)
+		next, err = replies.NextReplyDue(ctx)
 		require.NoError(t, err)
 		require.Nil(t, next)
 	})
 }
 
 func TestReplyRequeueAndDecline(t *testing.T) {
-	forEachStore(t, func(t *testing.T, s *store.Store) {
+	forEachStore(t, func(t *testing.T, s *store.DB) {
+		replies := store.NewReplies(s)
 		ctx := context.Background()
-		_, _, err := s.CreateReply(ctx, newReply("f1", t0))
+		_, _, err := replies.CreateReply(ctx, newReply("f1", t0))
 		require.NoError(t, err)
-		_, err = s.ClaimReplies(ctx, "a", t0, t0.Add(time.Minute), 10)
+		_, err = replies.ClaimReplies(ctx, "a", t0, t0.Add(time.Minute), 10)
 		require.NoError(t, err)
-		require.NoError(t, s.FinishReply(ctx, "f1", "a", reply.Outcome{Status: reply.StatusFailed, Error: "channel_not_found", Now: t0}))
+		require.NoError(t, replies.FinishReply(ctx, "f1", "a", reply.Outcome{Status: reply.StatusFailed, Error: "channel_not_found", Now: t0}))
 
-		r, ok, err := s.RequeueReply(ctx, "f1", reply.StatusPending, t0)
+		r, ok, err := replies.RequeueReply(ctx, "f1", reply.StatusPending, t0)
 		require.NoError(t, err)
 		require.False(t, ok, "not pending")
 		require.Equal(t, reply.StatusFailed, r.Status)
 		later := t0.Add(48 * time.Hour)
-		r, ok, err = s.RequeueReply(ctx, "f1", reply.StatusFailed, later)
+		r, ok, err = replies.RequeueReply(ctx, "f1", reply.StatusFailed, later)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, reply.StatusQueued, r.Status)
 		require.Equal(t, later, r.QueuedAt, "max_age counts afresh")
-		_, _, err = s.RequeueReply(ctx, "missing", reply.StatusFailed, later)
+		_, _, err = replies.RequeueReply(ctx, "missing", reply.StatusFailed, later)
 		require.ErrorIs(t, err, inbox.ErrNotFound)
 
 		p := newReply("p1", t0)
 		p.Status, p.NextAttemptAt = reply.StatusPending, nil
-		_, _, err = s.CreateReply(ctx, p)
+		_, _, err = replies.CreateReply(ctx, p)
 		require.NoError(t, err)
-		got, err := s.ClaimReplies(ctx, "a", later, later.Add(time.Minute), 10)
+		got, err := replies.ClaimReplies(ctx, "a", later, later.Add(time.Minute), 10)
 		require.NoError(t, err)
 		require.Len(t, got, 1, "only the queued one; a pending reply waits for its approver")
 		require.Equal(t, "f1", got[0].ID)
-		r, ok, err = s.DeclineReply(ctx, "p1", "declined by Jane", t0)
+		r, ok, err = replies.DeclineReply(ctx, "p1", "declined by Jane", t0)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, reply.StatusDeclined, r.Status)
-		_, ok, err = s.DeclineReply(ctx, "p1", "again", t0)
+		_, ok, err = replies.DeclineReply(ctx, "p1", "again", t0)
 		require.NoError(t, err)
 		require.False(t, ok, "decided once")
 
-		all, next, err := s.ListReplies(ctx, reply.Filter{Agent: thread.Agent, Limit: 1})
+		all, next, err := replies.ListReplies(ctx, reply.Filter{Agent: thread.Agent, Limit: 1})
 		require.NoError(t, err)
 		require.Len(t, all, 1)
 		require.NotEmpty(t, next)
-		rest, next, err := s.ListReplies(ctx, reply.Filter{Agent: thread.Agent, Limit: 1, Cursor: next})
+		rest, next, err := replies.ListReplies(ctx, reply.Filter{Agent: thread.Agent, Limit: 1, Cursor: next})
 		require.NoError(t, err)
 		require.Len(t, rest, 1)
 		require.Empty(t, next)
 		require.NotEqual(t, all[0].ID, rest[0].ID)
-		declined, _, err := s.ListReplies(ctx, reply.Filter{Status: []reply.Status{reply.StatusDeclined}, Source: "slack"})
+		declined, _, err := replies.ListReplies(ctx, reply.Filter{Status: []reply.Status{reply.StatusDeclined}, Source: "slack"})
 		require.NoError(t, err)
 		require.Len(t, declined, 1)
 		require.Equal(t, "p1", declined[0].ID)
-		none, _, err := s.ListReplies(ctx, reply.Filter{Connector: "other"})
+		none, _, err := replies.ListReplies(ctx, reply.Filter{Connector: "other"})
 		require.NoError(t, err)
 		require.Empty(t, none)
 	})
@@ -158,10 +160,11 @@ func TestReplyRequeueAndDecline(t *testing.T) {
 
 // Replicas claiming at once each get a reply at most once.
 func TestReplyClaimsDoNotOverlap(t *testing.T) {
-	forEachStore(t, func(t *testing.T, s *store.Store) {
+	forEachStore(t, func(t *testing.T, s *store.DB) {
+		replies := store.NewReplies(s)
 		ctx := context.Background()
 		for i := range 40 {
-			_, _, err := s.CreateReply(ctx, newReply("c"+string(rune('A'+i)), t0))
+			_, _, err := replies.CreateReply(ctx, newReply("c"+string(rune('A'+i)), t0))
 			require.NoError(t, err)
 		}
 		var mu sync.Mutex
@@ -170,7 +173,7 @@ func TestReplyClaimsDoNotOverlap(t *testing.T) {
 		for w := range 4 {
 			wg.Go(func() {
 				for {
-					got, err := s.ClaimReplies(ctx, string(rune('a'+w)), t0, t0.Add(time.Minute), 3)
+					got, err := replies.ClaimReplies(ctx, string(rune('a'+w)), t0, t0.Add(time.Minute), 3)
 					if err != nil || len(got) == 0 {
 						return
 					}
@@ -191,7 +194,8 @@ func TestReplyClaimsDoNotOverlap(t *testing.T) {
 }
 
 func TestThreadOriginsNewestFirst(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
+		replies := store.NewReplies(s)
 		ctx := context.Background()
 		n := comment("first", "k1", "")
 		n.Metadata = map[string]any{reply.MetadataKey: map[string]any{"source": "github", "connector": "acme", "repo": "acme/api", "number": 7},
@@ -213,13 +217,13 @@ func TestThreadOriginsNewestFirst(t *testing.T) {
 		again.Metadata = n2.Metadata
 		ingest(t, svc, "d5", again) // d3's origin and provenance again: listed once
 
-		got, err := s.ThreadOrigins(ctx, thread, 100)
+		got, err := replies.ThreadOrigins(ctx, thread, 100)
 		require.NoError(t, err)
 		require.Equal(t, []reply.Origin{
 			{To: reply.NewTo("slack", "acme", slack.Place{Channel: "D1"}), VerifiedBy: "slack-v0"},
 			{To: reply.NewTo("slack", "acme", slack.Place{Channel: "D1"}), VerifiedBy: "agent-token"},
 			{To: reply.NewTo("github", "acme", github.Place{Repo: "acme/api", Number: 7}), VerifiedBy: "hmac-github"}}, got)
-		other, err := s.ThreadOrigins(ctx, inbox.ThreadKey{Agent: thread.Agent, Resource: "x", Thread: "y"}, 100)
+		other, err := replies.ThreadOrigins(ctx, inbox.ThreadKey{Agent: thread.Agent, Resource: "x", Thread: "y"}, 100)
 		require.NoError(t, err)
 		require.Empty(t, other)
 	})

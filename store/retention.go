@@ -9,7 +9,7 @@ import (
 // DeleteEventsBefore deletes up to limit events received before cutoff, oldest first.
 // An event a pending (or snoozed) record was created from is kept: it is that record's audit trail
 // and what a replay would read.
-func (s *Store) DeleteEventsBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
+func (s *Retention) DeleteEventsBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
 	res, err := s.w.ExecContext(ctx, s.q(`DELETE FROM events WHERE id IN (
 		SELECT e.id FROM events e WHERE e.received_at < ?
 		AND NOT EXISTS (SELECT 1 FROM records r WHERE r.event_id = e.id AND r.status IN ('pending', 'snoozed'))
@@ -27,7 +27,7 @@ func (s *Store) DeleteEventsBefore(ctx context.Context, cutoff time.Time, limit 
 // DeleteTerminalRecordsBefore deletes up to limit records in a terminal status
 // (every status but pending and snoozed: inbox.Status.Terminal) last changed before cutoff,
 // oldest first. Pending and snoozed records are never deleted.
-func (s *Store) DeleteTerminalRecordsBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
+func (s *Retention) DeleteTerminalRecordsBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
 	res, err := s.w.ExecContext(ctx, s.q(`DELETE FROM records WHERE id IN (
 		SELECT id FROM records WHERE status NOT IN ('pending', 'snoozed') AND updated_at < ? ORDER BY updated_at LIMIT ?)`), micros(cutoff), limit)
 	if err != nil {
@@ -41,7 +41,7 @@ func (s *Store) DeleteTerminalRecordsBefore(ctx context.Context, cutoff time.Tim
 }
 
 // deleteBatch runs a bounded DELETE and counts what it removed.
-func (s *Store) deleteBatch(ctx context.Context, what, query string, args ...any) (int64, error) {
+func (s *Retention) deleteBatch(ctx context.Context, what, query string, args ...any) (int64, error) {
 	res, err := s.w.ExecContext(ctx, s.q(query), args...)
 	if err != nil {
 		return 0, fmt.Errorf("delete %s: %w", what, err)
@@ -55,7 +55,7 @@ func (s *Store) deleteBatch(ctx context.Context, what, query string, args ...any
 
 // DeleteEndedSilencesBefore deletes up to limit silences that ended (on time or expired
 // early) before cutoff, earliest end first. Live and pending silences are never deleted.
-func (s *Store) DeleteEndedSilencesBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
+func (s *Retention) DeleteEndedSilencesBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
 	return s.deleteBatch(ctx, "silences ended before "+cutoff.Format(time.RFC3339), `DELETE FROM silences WHERE id IN (
 		SELECT id FROM silences WHERE ends_at < ? ORDER BY ends_at LIMIT ?)`, micros(cutoff), limit)
 }
@@ -63,7 +63,7 @@ func (s *Store) DeleteEndedSilencesBefore(ctx context.Context, cutoff time.Time,
 // DeleteEndedWatchesBefore deletes up to limit watches that ended before cutoff, earliest
 // end first. Live watches are never deleted; an end announced again for a deleted watch
 // (a late terminal event) is dropped as for any ended one.
-func (s *Store) DeleteEndedWatchesBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
+func (s *Retention) DeleteEndedWatchesBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
 	return s.deleteBatch(ctx, "watches ended before "+cutoff.Format(time.RFC3339), `DELETE FROM watches WHERE id IN (
 		SELECT id FROM watches WHERE ended_at IS NOT NULL AND ended_at < ? ORDER BY ended_at LIMIT ?)`, micros(cutoff), limit)
 }
@@ -73,7 +73,7 @@ func (s *Store) DeleteEndedWatchesBefore(ctx context.Context, cutoff time.Time, 
 // (awaiting approval) replies are never deleted. A reply changes after it is made, so one
 // last changed before cutoff was made before it too: the walk follows replies_created
 // and stops at cutoff instead of reading the whole table.
-func (s *Store) DeleteFinishedRepliesBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
+func (s *Retention) DeleteFinishedRepliesBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
 	return s.deleteBatch(ctx, "replies finished before "+cutoff.Format(time.RFC3339), `DELETE FROM replies WHERE id IN (
 		SELECT id FROM replies WHERE created_at < ? AND updated_at < ? AND status IN ('sent', 'failed', 'declined')
 		ORDER BY created_at, id LIMIT ?)`, micros(cutoff), micros(cutoff), limit)

@@ -42,7 +42,7 @@ func runFrame(r agent.Run, status string, now time.Time) agent.Frame {
 
 // OpenRun inserts r and logs a run frame, unless the thread has a live run: that one is
 // returned with its lease extended to r.LeaseUntil (created false).
-func (s *Store) OpenRun(ctx context.Context, r agent.Run) (agent.Run, bool, error) {
+func (s *Runs) OpenRun(ctx context.Context, r agent.Run) (agent.Run, bool, error) {
 	var out agent.Run
 	var created bool
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
@@ -60,7 +60,7 @@ func (s *Store) OpenRun(ctx context.Context, r agent.Run) (agent.Run, bool, erro
 }
 
 // openRunTx is OpenRun inside tx; the caller holds the thread lock.
-func (s *Store) openRunTx(ctx context.Context, tx *sqlx.Tx, r agent.Run) (agent.Run, bool, error) {
+func (s *Runs) openRunTx(ctx context.Context, tx *sqlx.Tx, r agent.Run) (agent.Run, bool, error) {
 	live, err := s.liveRunTx(ctx, tx, r.Thread, r.OpenedAt)
 	if err != nil {
 		return agent.Run{}, false, err
@@ -93,7 +93,7 @@ func (s *Store) openRunTx(ctx context.Context, tx *sqlx.Tx, r agent.Run) (agent.
 }
 
 // HeartbeatRun extends a live run's lease to leaseUntil.
-func (s *Store) HeartbeatRun(ctx context.Context, k inbox.ThreadKey, id string, now, leaseUntil time.Time) (agent.Run, error) {
+func (s *Runs) HeartbeatRun(ctx context.Context, k inbox.ThreadKey, id string, now, leaseUntil time.Time) (agent.Run, error) {
 	var row runRow
 	err := s.w.GetContext(ctx, &row, s.q(`UPDATE runs SET lease_until = ?
 		WHERE id = ? AND agent = ? AND resource_id = ? AND thread_id = ? AND status = 'open' AND lease_until > ?
@@ -114,7 +114,7 @@ func (s *Store) HeartbeatRun(ctx context.Context, k inbox.ThreadKey, id string, 
 	return run, fmt.Errorf("run %s is %s: %w", id, run.Status, agent.ErrRunClosed)
 }
 
-func (s *Store) getRun(ctx context.Context, q sqlx.QueryerContext, k inbox.ThreadKey, id string) (agent.Run, error) {
+func (s *Runs) getRun(ctx context.Context, q sqlx.QueryerContext, k inbox.ThreadKey, id string) (agent.Run, error) {
 	var row runRow
 	err := sqlx.GetContext(ctx, q, &row, s.q(`SELECT `+runColumns+` FROM runs
 		WHERE id = ? AND agent = ? AND resource_id = ? AND thread_id = ?`), id, k.Agent, k.Resource, k.Thread)
@@ -128,13 +128,13 @@ func (s *Store) getRun(ctx context.Context, q sqlx.QueryerContext, k inbox.Threa
 }
 
 // GetRun returns one run of a thread, or agent.ErrRunNotFound.
-func (s *Store) GetRun(ctx context.Context, k inbox.ThreadKey, id string) (agent.Run, error) {
+func (s *Runs) GetRun(ctx context.Context, k inbox.ThreadKey, id string) (agent.Run, error) {
 	return s.getRun(ctx, s.r, k, id)
 }
 
 // CloseRun moves an open run to status (finished, aborted) and logs a run frame. When the
 // thread has no live run left, records waiting for it to turn idle become due at once.
-func (s *Store) CloseRun(ctx context.Context, k inbox.ThreadKey, id, status, cause string, now time.Time) (agent.Run, bool, bool, error) {
+func (s *Runs) CloseRun(ctx context.Context, k inbox.ThreadKey, id, status, cause string, now time.Time) (agent.Run, bool, bool, error) {
 	var out agent.Run
 	var closed, idle bool
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
@@ -184,7 +184,7 @@ const qLapsedRunsAll = `SELECT ` + runColumns + ` FROM runs
 
 // ExpireRuns closes open runs whose lease lapsed by now, one transaction per run, taking
 // the thread lock first like every other writer of a thread.
-func (s *Store) ExpireRuns(ctx context.Context, now time.Time) (changed, idle []inbox.ThreadKey, err error) {
+func (s *Runs) ExpireRuns(ctx context.Context, now time.Time) (changed, idle []inbox.ThreadKey, err error) {
 	var rows []runRow
 	if err := s.readSelect(ctx, &rows, qLapsedRunsAll, micros(now)); err != nil {
 		return nil, nil, fmt.Errorf("find lapsed runs: %w", err)
@@ -219,7 +219,7 @@ func (s *Store) ExpireRuns(ctx context.Context, now time.Time) (changed, idle []
 // expireRunTx closes r as expired if it is still open with its lease lapsed by now: a run
 // frame, and its in-flight signals listed for recovery. It reports false when r was
 // renewed or closed meanwhile. The caller holds the thread lock.
-func (s *Store) expireRunTx(ctx context.Context, tx *sqlx.Tx, r agent.Run, now time.Time) (bool, error) {
+func (s *Runs) expireRunTx(ctx context.Context, tx *sqlx.Tx, r agent.Run, now time.Time) (bool, error) {
 	res, err := tx.ExecContext(ctx, s.q(`UPDATE runs SET status = 'expired', closed_at = lease_until
 		WHERE id = ? AND status = 'open' AND lease_until <= ?`), r.ID, micros(now))
 	if err != nil {
@@ -241,7 +241,7 @@ func (s *Store) expireRunTx(ctx context.Context, tx *sqlx.Tx, r agent.Run, now t
 
 // expireLapsedTx expires k's open runs whose lease lapsed by now. The caller holds the
 // thread lock.
-func (s *Store) expireLapsedTx(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) error {
+func (s *Runs) expireLapsedTx(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) error {
 	var rows []runRow
 	if err := s.writeTx(tx).sel(ctx, &rows, qLapsedRuns, k.Agent, k.Resource, k.Thread, micros(now)); err != nil {
 		return fmt.Errorf("find lapsed runs of %s: %w", k, err)
@@ -255,17 +255,17 @@ func (s *Store) expireLapsedTx(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadK
 }
 
 // LiveRun returns the thread's live run (open, lease not lapsed), or nil.
-func (s *Store) LiveRun(ctx context.Context, k inbox.ThreadKey, now time.Time) (*agent.Run, error) {
+func (s *Runs) LiveRun(ctx context.Context, k inbox.ThreadKey, now time.Time) (*agent.Run, error) {
 	return s.liveRun(ctx, s.r, k, now)
 }
 
-func (s *Store) liveRun(ctx context.Context, q sqlx.QueryerContext, k inbox.ThreadKey, now time.Time) (*agent.Run, error) {
+func (s *core) liveRun(ctx context.Context, q sqlx.QueryerContext, k inbox.ThreadKey, now time.Time) (*agent.Run, error) {
 	var row runRow
 	return row.live(sqlx.GetContext(ctx, q, &row, s.q(qLiveRun), k.Agent, k.Resource, k.Thread, micros(now)), k)
 }
 
 // liveRunTx is liveRun in a write transaction, through the prepared statement.
-func (s *Store) liveRunTx(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) (*agent.Run, error) {
+func (s *core) liveRunTx(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) (*agent.Run, error) {
 	var row runRow
 	return row.live(s.writeTx(tx).get(ctx, &row, qLiveRun, k.Agent, k.Resource, k.Thread, micros(now)), k)
 }
@@ -286,7 +286,7 @@ func (row *runRow) live(err error, k inbox.ThreadKey) (*agent.Run, error) {
 // left: the idle transition itself triggers their delivery, durably, so a crash between
 // the transition and the dispatch loses nothing. A record backing off after a failure
 // keeps its retry time.
-func (s *Store) promoteIfIdle(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) (bool, error) {
+func (s *core) promoteIfIdle(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) (bool, error) {
 	live, err := s.liveRunTx(ctx, tx, k, now)
 	if err != nil || live != nil {
 		return false, err

@@ -14,7 +14,7 @@ import (
 	"github.com/signalgate/signalgate/schedule"
 )
 
-var _ schedule.Store = (*Store)(nil)
+var _ schedule.Store = (*Schedules)(nil)
 
 const scheduleColumns = `id, origin, spec, status, next_fire_at, last_fire_at, last_error, claim_fire_at, claim_until,
 	created_at, updated_at`
@@ -66,7 +66,7 @@ func specText(s schedule.Spec) (string, error) {
 }
 
 // CreateSchedule inserts s; schedule.ErrExists when its id is taken.
-func (s *Store) CreateSchedule(ctx context.Context, sc schedule.Schedule) error {
+func (s *Schedules) CreateSchedule(ctx context.Context, sc schedule.Schedule) error {
 	spec, err := specText(sc.Spec)
 	if err != nil {
 		return err
@@ -86,7 +86,7 @@ func (s *Store) CreateSchedule(ctx context.Context, sc schedule.Schedule) error 
 }
 
 // Schedule reads one schedule.
-func (s *Store) Schedule(ctx context.Context, id string) (schedule.Schedule, error) {
+func (s *Schedules) Schedule(ctx context.Context, id string) (schedule.Schedule, error) {
 	var row scheduleRow
 	err := s.r.GetContext(ctx, &row, s.q(`SELECT `+scheduleColumns+` FROM schedules WHERE id = ?`), id)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -99,7 +99,7 @@ func (s *Store) Schedule(ctx context.Context, id string) (schedule.Schedule, err
 }
 
 // ListSchedules lists every schedule by id.
-func (s *Store) ListSchedules(ctx context.Context) ([]schedule.Schedule, error) {
+func (s *Schedules) ListSchedules(ctx context.Context) ([]schedule.Schedule, error) {
 	var rows []scheduleRow
 	if err := s.r.SelectContext(ctx, &rows, `SELECT `+scheduleColumns+` FROM schedules ORDER BY id`); err != nil {
 		return nil, fmt.Errorf("list schedules: %w", err)
@@ -109,7 +109,7 @@ func (s *Store) ListSchedules(ctx context.Context) ([]schedule.Schedule, error) 
 
 // UpdateSchedule replaces a schedule's spec, origin, status and next fire, and drops any
 // claim on it (a fire claimed before is not finished over the change).
-func (s *Store) UpdateSchedule(ctx context.Context, sc schedule.Schedule) error {
+func (s *Schedules) UpdateSchedule(ctx context.Context, sc schedule.Schedule) error {
 	spec, err := specText(sc.Spec)
 	if err != nil {
 		return err
@@ -129,7 +129,7 @@ func (s *Store) UpdateSchedule(ctx context.Context, sc schedule.Schedule) error 
 }
 
 // DeleteSchedule deletes a schedule.
-func (s *Store) DeleteSchedule(ctx context.Context, id string) error {
+func (s *Schedules) DeleteSchedule(ctx context.Context, id string) error {
 	return s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, s.q(`DELETE FROM schedules WHERE id = ?`), id)
 		if err != nil {
@@ -143,7 +143,7 @@ func (s *Store) DeleteSchedule(ctx context.Context, id string) error {
 }
 
 // DueSchedules lists the active schedules due at now that no replica holds.
-func (s *Store) DueSchedules(ctx context.Context, now time.Time, limit int) ([]schedule.Schedule, error) {
+func (s *Schedules) DueSchedules(ctx context.Context, now time.Time, limit int) ([]schedule.Schedule, error) {
 	var rows []scheduleRow
 	err := s.r.SelectContext(ctx, &rows, s.q(`SELECT `+scheduleColumns+` FROM schedules
 		WHERE status = 'active' AND next_fire_at <= ? AND (claim_until IS NULL OR claim_until <= ?)
@@ -166,7 +166,7 @@ func asReadArgs(sc schedule.Schedule) []any {
 	return []any{sc.ID, nullMicros(sc.NextFireAt), until, micros(sc.UpdatedAt)}
 }
 
-func (s *Store) casSchedule(ctx context.Context, what, set string, args []any) (bool, error) {
+func (s *Schedules) casSchedule(ctx context.Context, what, set string, args []any) (bool, error) {
 	var ok bool
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, s.q(`UPDATE schedules SET `+set), args...)
@@ -182,21 +182,21 @@ func (s *Store) casSchedule(ctx context.Context, what, set string, args []any) (
 
 // ClaimFire claims fire of sc, as read, until until; false when another replica did
 // first or the schedule changed.
-func (s *Store) ClaimFire(ctx context.Context, sc schedule.Schedule, fire, until time.Time) (bool, error) {
+func (s *Schedules) ClaimFire(ctx context.Context, sc schedule.Schedule, fire, until time.Time) (bool, error) {
 	return s.casSchedule(ctx, "claim fire of schedule "+sc.ID, `claim_fire_at = ?, claim_until = ? WHERE `+asRead,
 		append([]any{micros(fire), micros(until)}, asReadArgs(sc)...))
 }
 
 // FinishFire ends the claim on fire: false when the schedule changed meanwhile (a
 // patch, a pause, a delete).
-func (s *Store) FinishFire(ctx context.Context, id string, fire, next time.Time, errMsg string) (bool, error) {
+func (s *Schedules) FinishFire(ctx context.Context, id string, fire, next time.Time, errMsg string) (bool, error) {
 	return s.casSchedule(ctx, "finish fire of schedule "+id, `next_fire_at = ?, last_fire_at = ?, last_error = ?,
 		claim_fire_at = NULL, claim_until = NULL WHERE id = ? AND claim_fire_at = ?`,
 		[]any{micros(next), micros(fire), cleanText(errMsg), id, micros(fire)})
 }
 
 // SkipFires moves sc, as read, to next without firing.
-func (s *Store) SkipFires(ctx context.Context, sc schedule.Schedule, next time.Time) (bool, error) {
+func (s *Schedules) SkipFires(ctx context.Context, sc schedule.Schedule, next time.Time) (bool, error) {
 	return s.casSchedule(ctx, "skip fires of schedule "+sc.ID, `next_fire_at = ?, claim_fire_at = NULL, claim_until = NULL WHERE `+asRead,
 		append([]any{micros(next)}, asReadArgs(sc)...))
 }

@@ -11,7 +11,7 @@ const versionTable = "goose_db_version"
 // Current reports whether every migration is applied, without writing: a database
 // never migrated (no version table) is not current, and is left as it is (goose's
 // own check would create the table).
-func (s *Store) Current(ctx context.Context) (bool, error) {
+func (s *DB) Current(ctx context.Context) (bool, error) {
 	q := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?`
 	if s.driver == DriverPostgres {
 		q = `SELECT COUNT(*) FROM (SELECT to_regclass(?) AS t) r WHERE r.t IS NOT NULL`

@@ -18,37 +18,38 @@ import (
 // dropped in silence); on the same thread it is logged once.
 func TestSignalIDsPerThread(t *testing.T) {
 	ctx := context.Background()
-	forEachStore(t, func(t *testing.T, s *store.Store) {
+	forEachStore(t, func(t *testing.T, s *store.DB) {
+		frames := store.NewFrames(s)
 		other := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "acme/api#7"}
-		a, appended, err := s.AppendFrame(ctx, signalFrame("shared", thread, t0))
+		a, appended, err := frames.AppendFrame(ctx, signalFrame("shared", thread, t0))
 		require.NoError(t, err)
 		require.True(t, appended)
 		b := signalFrame("shared", other, t0)
 		b.Signal.Contents = "for support"
-		got, appended, err := s.AppendFrame(ctx, b)
+		got, appended, err := frames.AppendFrame(ctx, b)
 		require.NoError(t, err)
 		require.True(t, appended, "another thread's id does not hide this one")
 		require.Equal(t, other, got.Thread)
 
-		fa, err := s.GetFrame(ctx, thread, "shared")
+		fa, err := frames.GetFrame(ctx, thread, "shared")
 		require.NoError(t, err)
 		require.Equal(t, a.Seq, fa.Seq)
 		require.Equal(t, "hello <b>", fa.Signal.Contents)
-		fb, err := s.GetFrame(ctx, other, "shared")
+		fb, err := frames.GetFrame(ctx, other, "shared")
 		require.NoError(t, err)
 		require.Equal(t, "for support", fb.Signal.Contents)
-		_, err = s.GetFrame(ctx, inbox.ThreadKey{Agent: "x", Resource: "y", Thread: "z"}, "shared")
+		_, err = frames.GetFrame(ctx, inbox.ThreadKey{Agent: "x", Resource: "y", Thread: "z"}, "shared")
 		require.ErrorIs(t, err, inbox.ErrNotFound)
 
 		// The dispatcher's append path scopes the id the same way.
 		third := inbox.ThreadKey{Agent: "ops", Resource: "r", Thread: "t"}
-		require.NoError(t, s.CompleteThread(ctx, "", delivery.Outcome{Thread: third, Now: t0, Frames: []agent.Frame{signalFrame("shared", third, t0)}}))
-		log, err := s.FramesAfter(ctx, third, 0, 10)
+		require.NoError(t, store.NewQueue(s).CompleteThread(ctx, "", delivery.Outcome{Thread: third, Now: t0, Frames: []agent.Frame{signalFrame("shared", third, t0)}}))
+		log, err := frames.FramesAfter(ctx, third, 0, 10)
 		require.NoError(t, err)
 		require.Len(t, log, 1)
 
 		// Same thread, same id: logged once.
-		_, appended, err = s.AppendFrame(ctx, signalFrame("shared", thread, t0))
+		_, appended, err = frames.AppendFrame(ctx, signalFrame("shared", thread, t0))
 		require.NoError(t, err)
 		require.False(t, appended)
 	})
@@ -58,31 +59,33 @@ func TestSignalIDsPerThread(t *testing.T) {
 // on their own thread (recoveries were keyed by the id alone).
 func TestRecoveriesPerThread(t *testing.T) {
 	ctx := context.Background()
-	forEachStore(t, func(t *testing.T, s *store.Store) {
+	forEachStore(t, func(t *testing.T, s *store.DB) {
+		queue := store.NewQueue(s)
+		runs := store.NewRuns(s)
 		other := inbox.ThreadKey{Agent: "support", Resource: "r", Thread: "t"}
 		for _, k := range []inbox.ThreadKey{thread, other} {
 			run := newRun("run-"+k.Agent, t0, time.Minute)
 			run.Thread = k
-			_, _, err := s.OpenRun(ctx, run)
+			_, _, err := runs.OpenRun(ctx, run)
 			require.NoError(t, err)
 			d := agent.Handoff{Thread: k, Behavior: agent.BehaviorDeliver, RunID: run.ID,
 				Signal: agent.Signal{ID: "s-same", Type: agent.TypeReactive, TagName: "note", Contents: k.Agent}}
-			require.NoError(t, s.CompleteThread(ctx, "", delivery.Outcome{Thread: k, Now: t0, Frames: []agent.Frame{agent.SignalFrame(d, t0)}}))
-			_, _, _, err = s.CloseRun(ctx, k, run.ID, agent.RunAborted, "", t0.Add(time.Second))
+			require.NoError(t, queue.CompleteThread(ctx, "", delivery.Outcome{Thread: k, Now: t0, Frames: []agent.Frame{agent.SignalFrame(d, t0)}}))
+			_, _, _, err = runs.CloseRun(ctx, k, run.ID, agent.RunAborted, "", t0.Add(time.Second))
 			require.NoError(t, err)
 		}
 		for _, k := range []inbox.ThreadKey{thread, other} {
-			frames, err := s.PendingRecoveries(ctx, k, 10)
+			frames, err := queue.PendingRecoveries(ctx, k, 10)
 			require.NoError(t, err)
 			require.Len(t, frames, 1, "%s", k)
 			require.Equal(t, k.Agent, frames[0].Frame.Signal.Contents)
 		}
 		// Closing one thread's recovery leaves the other's.
-		require.NoError(t, s.CompleteThread(ctx, "", delivery.Outcome{Thread: thread, Now: t0.Add(time.Minute), Recovered: []string{"s-same"}}))
-		frames, err := s.PendingRecoveries(ctx, other, 10)
+		require.NoError(t, queue.CompleteThread(ctx, "", delivery.Outcome{Thread: thread, Now: t0.Add(time.Minute), Recovered: []string{"s-same"}}))
+		frames, err := queue.PendingRecoveries(ctx, other, 10)
 		require.NoError(t, err)
 		require.Len(t, frames, 1)
-		frames, err = s.PendingRecoveries(ctx, thread, 10)
+		frames, err = queue.PendingRecoveries(ctx, thread, 10)
 		require.NoError(t, err)
 		require.Empty(t, frames)
 	})

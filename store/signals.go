@@ -128,7 +128,7 @@ var errFrameExists = errors.New("frame already logged")
 // AppendFrame appends f to its thread's log with the thread's next seq. A frame whose id
 // is already logged is not appended again: the logged one is returned with appended
 // false, which makes a retried delivery a no-op.
-func (s *Store) AppendFrame(ctx context.Context, f agent.Frame) (agent.Frame, bool, error) {
+func (s *Frames) AppendFrame(ctx context.Context, f agent.Frame) (agent.Frame, bool, error) {
 	var out agent.Frame
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		var inserted bool
@@ -153,7 +153,7 @@ func (s *Store) AppendFrame(ctx context.Context, f agent.Frame) (agent.Frame, bo
 // thread's appends across transactions) and inserts the frame. inserted is false when the
 // id was logged already; the seq taken is then left as a gap unless the caller rolls
 // back (readers only ever ask for seq > cursor, so gaps are harmless).
-func (s *Store) appendFrameTx(ctx context.Context, tx *sqlx.Tx, f agent.Frame) (agent.Frame, bool, error) {
+func (s *core) appendFrameTx(ctx context.Context, tx *sqlx.Tx, f agent.Frame) (agent.Frame, bool, error) {
 	k := f.Thread
 	var seq int64
 	err := s.writeTx(tx).get(ctx, &seq, qNextSeq, k.Agent, k.Resource, k.Thread, micros(f.CreatedAt), micros(f.CreatedAt))
@@ -166,14 +166,14 @@ func (s *Store) appendFrameTx(ctx context.Context, tx *sqlx.Tx, f agent.Frame) (
 }
 
 // insertFrameTx inserts a frame whose seq the caller took; false when its id is logged.
-func (s *Store) insertFrameTx(ctx context.Context, tx *sqlx.Tx, f agent.Frame) (bool, error) {
+func (s *core) insertFrameTx(ctx context.Context, tx *sqlx.Tx, f agent.Frame) (bool, error) {
 	_, ok, err := s.insertFrameRowTx(ctx, tx, f)
 	return ok, err
 }
 
 // insertFrameRowTx appends f and returns the row as stored, from which the frame handed
 // to live subscribers is built: it equals what a read of the log gives.
-func (s *Store) insertFrameRowTx(ctx context.Context, tx *sqlx.Tx, f agent.Frame) (frameRow, bool, error) {
+func (s *core) insertFrameRowTx(ctx context.Context, tx *sqlx.Tx, f agent.Frame) (frameRow, bool, error) {
 	row, err := storedFrameRow(f)
 	if err != nil {
 		return row, false, err
@@ -224,7 +224,7 @@ func storedFrameRow(f agent.Frame) (frameRow, error) {
 		Type: cleanText(string(f.Signal.Type)), TagName: cleanText(f.Signal.TagName), Contents: cleanText(f.Signal.Contents),
 		Attributes: string(attrs), Metadata: string(metaJSON), XML: cleanText(f.XML), RecordIDs: string(idsJSON),
 		RunStatus: f.RunStatus, Origin: f.Origin, SignalCreatedAt: nullTime(f.Signal.CreatedAt), AcceptedAt: nullTime(f.Signal.AcceptedAt),
-		CreatedAt: micros(f.CreatedAt), Extra: string(cleanJSON(extra))}, nil
+		CreatedAt: micros(f.CreatedAt), Extra: string(inbox.CleanJSON(extra))}, nil
 }
 
 func nonNilAttrs(a inbox.Attributes) inbox.Attributes {
@@ -236,7 +236,7 @@ func nonNilAttrs(a inbox.Attributes) inbox.Attributes {
 
 // GetFrame returns the frame k logged under id (ids are unique per thread), or
 // inbox.ErrNotFound.
-func (s *Store) GetFrame(ctx context.Context, k inbox.ThreadKey, id string) (agent.Frame, error) {
+func (s *Frames) GetFrame(ctx context.Context, k inbox.ThreadKey, id string) (agent.Frame, error) {
 	var row frameRow
 	err := s.r.GetContext(ctx, &row, s.q(`SELECT `+frameColumns+` FROM signals
 		WHERE agent = ? AND resource_id = ? AND thread_id = ? AND id = ?`), k.Agent, k.Resource, k.Thread, id)
@@ -250,7 +250,7 @@ func (s *Store) GetFrame(ctx context.Context, k inbox.ThreadKey, id string) (age
 }
 
 // FramesAfter returns up to limit frames of k with seq > after, in order.
-func (s *Store) FramesAfter(ctx context.Context, k inbox.ThreadKey, after int64, limit int) ([]agent.Frame, error) {
+func (s *Frames) FramesAfter(ctx context.Context, k inbox.ThreadKey, after int64, limit int) ([]agent.Frame, error) {
 	var rows []frameRow
 	err := s.readSelect(ctx, &rows, qFramesAfter, k.Agent, k.Resource, k.Thread, after, limit)
 	if err != nil {
@@ -268,7 +268,7 @@ func (s *Store) FramesAfter(ctx context.Context, k inbox.ThreadKey, after int64,
 }
 
 // LastSeq is the seq of the thread's newest frame (0 for none).
-func (s *Store) LastSeq(ctx context.Context, k inbox.ThreadKey) (int64, error) {
+func (s *Frames) LastSeq(ctx context.Context, k inbox.ThreadKey) (int64, error) {
 	var seq sql.NullInt64
 	err := s.r.GetContext(ctx, &seq, s.q(`SELECT MAX(seq) FROM signals WHERE agent = ? AND resource_id = ? AND thread_id = ?`),
 		k.Agent, k.Resource, k.Thread)
@@ -281,7 +281,7 @@ func (s *Store) LastSeq(ctx context.Context, k inbox.ThreadKey) (int64, error) {
 // lockThread creates the thread row if needed and, on PostgreSQL, locks it for the
 // transaction. Everything that changes a thread's runs, records or log takes this lock
 // first, so they never deadlock on one another.
-func (s *Store) lockThread(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) error {
+func (s *core) lockThread(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) error {
 	_, err := s.writeTx(tx).exec(ctx, qLockThread, k.Agent, k.Resource, k.Thread, micros(now), micros(now))
 	if err != nil {
 		return fmt.Errorf("lock thread %s: %w", k, err)
@@ -290,7 +290,7 @@ func (s *Store) lockThread(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, 
 }
 
 // trueLit is the dialect's boolean true, for predicates partial indexes must match.
-func (s *Store) trueLit() string {
+func (s *core) trueLit() string {
 	if s.driver == DriverPostgres {
 		return "TRUE"
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 // forEachStore runs fn against every configured backend with a bare store.
-func forEachStore(t *testing.T, fn func(t *testing.T, s *store.Store)) {
+func forEachStore(t *testing.T, fn func(t *testing.T, s *store.DB)) {
 	for _, b := range storetest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) { fn(t, storetest.Open(t, b)) })
 	}
@@ -31,29 +31,30 @@ func signalFrame(id string, k inbox.ThreadKey, at time.Time) agent.Frame {
 
 func TestAppendFrame(t *testing.T) {
 	ctx := context.Background()
-	forEachStore(t, func(t *testing.T, s *store.Store) {
-		f1, appended, err := s.AppendFrame(ctx, signalFrame("sig-1", thread, t0))
+	forEachStore(t, func(t *testing.T, s *store.DB) {
+		framesStore := store.NewFrames(s)
+		f1, appended, err := framesStore.AppendFrame(ctx, signalFrame("sig-1", thread, t0))
 		require.NoError(t, err)
 		require.True(t, appended)
 		require.Equal(t, int64(1), f1.Seq)
-		f2, appended, err := s.AppendFrame(ctx, signalFrame("sig-2", thread, t0.Add(time.Second)))
+		f2, appended, err := framesStore.AppendFrame(ctx, signalFrame("sig-2", thread, t0.Add(time.Second)))
 		require.NoError(t, err)
 		require.True(t, appended)
 		require.Equal(t, int64(2), f2.Seq)
 
 		// The same id again is a no-op returning the logged frame.
-		again, appended, err := s.AppendFrame(ctx, signalFrame("sig-1", thread, t0.Add(time.Hour)))
+		again, appended, err := framesStore.AppendFrame(ctx, signalFrame("sig-1", thread, t0.Add(time.Hour)))
 		require.NoError(t, err)
 		require.False(t, appended)
 		require.Equal(t, int64(1), again.Seq)
 
 		// Seqs are per thread.
 		other := inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: "other"}
-		o, _, err := s.AppendFrame(ctx, signalFrame("sig-3", other, t0))
+		o, _, err := framesStore.AppendFrame(ctx, signalFrame("sig-3", other, t0))
 		require.NoError(t, err)
 		require.Equal(t, int64(1), o.Seq)
 
-		frames, err := s.FramesAfter(ctx, thread, 0, 10)
+		frames, err := framesStore.FramesAfter(ctx, thread, 0, 10)
 		require.NoError(t, err)
 		require.Len(t, frames, 2)
 		got := frames[0]
@@ -67,12 +68,12 @@ func TestAppendFrame(t *testing.T) {
 		require.Equal(t, t0, got.Signal.CreatedAt)
 		require.Equal(t, t0, got.CreatedAt)
 
-		after1, err := s.FramesAfter(ctx, thread, 1, 10)
+		after1, err := framesStore.FramesAfter(ctx, thread, 1, 10)
 		require.NoError(t, err)
 		require.Len(t, after1, 1)
 		require.Equal(t, "sig-2", after1[0].ID)
 
-		last, err := s.LastSeq(ctx, thread)
+		last, err := framesStore.LastSeq(ctx, thread)
 		require.NoError(t, err)
 		require.Equal(t, int64(2), last)
 	})
@@ -80,7 +81,8 @@ func TestAppendFrame(t *testing.T) {
 
 func TestAppendFrameConcurrentSeqs(t *testing.T) {
 	ctx := context.Background()
-	forEachStore(t, func(t *testing.T, s *store.Store) {
+	forEachStore(t, func(t *testing.T, s *store.DB) {
+		framesStore := store.NewFrames(s)
 		var wg sync.WaitGroup
 		for i := range 40 {
 			wg.Add(1)
@@ -88,13 +90,13 @@ func TestAppendFrameConcurrentSeqs(t *testing.T) {
 				defer wg.Done()
 				// Every id twice: duplicates must neither fail nor take a seq.
 				for range 2 {
-					_, _, err := s.AppendFrame(ctx, signalFrame(fmt.Sprintf("sig-%02d", i), thread, t0))
+					_, _, err := framesStore.AppendFrame(ctx, signalFrame(fmt.Sprintf("sig-%02d", i), thread, t0))
 					require.NoError(t, err)
 				}
 			}()
 		}
 		wg.Wait()
-		frames, err := s.FramesAfter(ctx, thread, 0, 100)
+		frames, err := framesStore.FramesAfter(ctx, thread, 0, 100)
 		require.NoError(t, err)
 		require.Len(t, frames, 40)
 		ids := map[string]bool{}

@@ -15,7 +15,7 @@ import (
 	"github.com/signalgate/signalgate/silence"
 )
 
-var _ silence.Store = (*Store)(nil)
+var _ silence.Store = (*Silences)(nil)
 
 const silenceColumns = `id, spec, starts_at, ends_at, expired_by, updated_at`
 
@@ -51,7 +51,7 @@ func silencesOf(rows []silenceRow) ([]silence.Silence, error) {
 }
 
 // CreateSilence stores a new silence.
-func (s *Store) CreateSilence(ctx context.Context, in silence.Silence) error {
+func (s *Silences) CreateSilence(ctx context.Context, in silence.Silence) error {
 	spec, err := json.Marshal(in.Input)
 	if err != nil {
 		return fmt.Errorf("encode silence: %w", err)
@@ -66,11 +66,11 @@ func (s *Store) CreateSilence(ctx context.Context, in silence.Silence) error {
 }
 
 // Silence reads one silence, or inbox.ErrNotFound.
-func (s *Store) Silence(ctx context.Context, id string) (silence.Silence, error) {
+func (s *Silences) Silence(ctx context.Context, id string) (silence.Silence, error) {
 	return s.silenceIn(ctx, s.r, id)
 }
 
-func (s *Store) silenceIn(ctx context.Context, q sqlx.QueryerContext, id string) (silence.Silence, error) {
+func (s *Silences) silenceIn(ctx context.Context, q sqlx.QueryerContext, id string) (silence.Silence, error) {
 	var row silenceRow
 	err := sqlx.GetContext(ctx, q, &row, s.q(`SELECT `+silenceColumns+` FROM silences WHERE id = ?`), id)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -83,7 +83,7 @@ func (s *Store) silenceIn(ctx context.Context, q sqlx.QueryerContext, id string)
 }
 
 // ListSilences lists up to limit silences in state as of now ("" any), newest first.
-func (s *Store) ListSilences(ctx context.Context, state silence.State, now time.Time, limit int) ([]silence.Silence, error) {
+func (s *Silences) ListSilences(ctx context.Context, state silence.State, now time.Time, limit int) ([]silence.Silence, error) {
 	query := `SELECT ` + silenceColumns + ` FROM silences`
 	var args []any
 	switch state {
@@ -108,7 +108,7 @@ func (s *Store) ListSilences(ctx context.Context, state silence.State, now time.
 const qLiveSilences = `SELECT ` + silenceColumns + ` FROM silences WHERE ends_at > ? ORDER BY id`
 
 // LiveSilences lists the silences not ended at now.
-func (s *Store) LiveSilences(ctx context.Context, now time.Time) ([]silence.Silence, error) {
+func (s *Silences) LiveSilences(ctx context.Context, now time.Time) ([]silence.Silence, error) {
 	var rows []silenceRow
 	if err := s.readSelect(ctx, &rows, qLiveSilences, micros(now)); err != nil {
 		return nil, fmt.Errorf("read live silences: %w", err)
@@ -119,7 +119,7 @@ func (s *Store) LiveSilences(ctx context.Context, now time.Time) ([]silence.Sile
 // ExpireSilence ends silence id at now, unless it has ended, and in the same
 // transaction moves the hold of every record it holds to now, so the next release
 // decides them again. It answers the silence as it is then, or inbox.ErrNotFound.
-func (s *Store) ExpireSilence(ctx context.Context, id, by string, now time.Time) (silence.Silence, error) {
+func (s *Silences) ExpireSilence(ctx context.Context, id, by string, now time.Time) (silence.Silence, error) {
 	var out silence.Silence
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, s.q(`UPDATE silences SET ends_at = ?, starts_at = CASE WHEN starts_at > ? THEN ? ELSE starts_at END,
@@ -150,7 +150,7 @@ func (s *Store) ExpireSilence(ctx context.Context, id, by string, now time.Time)
 // silence's row is read FOR SHARE, so an expire (which updates it before moving its
 // records' holds) waits for this transaction and then sees its record, or this one waits
 // for the expire and reads the new end.
-func (s *Store) capSilenceHold(ctx context.Context, tx *sqlx.Tx, by string, until *time.Time) (*time.Time, error) {
+func (s *core) capSilenceHold(ctx context.Context, tx *sqlx.Tx, by string, until *time.Time) (*time.Time, error) {
 	id, ok := strings.CutPrefix(by, silenceHoldPrefix)
 	if !ok || until == nil {
 		return until, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/silence"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -22,7 +23,9 @@ func TestSilenceRows(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			clock := t0
 			s := storetest.Open(t, b)
-			sil := silence.NewService(s, silence.Config{}, service.Base{Now: func() time.Time { return clock }})
+			reads := store.NewAdmin(s)
+			gauges := store.NewGauges(s)
+			sil := silence.NewService(store.NewSilences(s), silence.Config{}, service.Base{Now: func() time.Time { return clock }})
 			svc := heldService(t, s, &clock, sil)
 			in := silence.Input{Matchers: []silence.Matcher{{Name: "agent", Value: "coder"}}, EndsAt: t0.Add(2 * time.Hour),
 				CreatedBy: "ops", Comment: "deploy"}
@@ -35,12 +38,12 @@ func TestSilenceRows(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, silence.StatePending, pending.Status.State)
 
-			stats, err := s.Stats(ctx, clock)
+			stats, err := gauges.Stats(ctx, clock)
 			require.NoError(t, err)
 			require.Equal(t, [3]int{1, 1, 0}, [3]int{stats.SilencesPending, stats.SilencesActive, stats.SilencesExpired})
 
 			id := ingest(t, svc, "d1", comment("CI failed", "", "")).Records[0].RecordID
-			r, err := s.GetRecord(ctx, id)
+			r, err := reads.GetRecord(ctx, id)
 			require.NoError(t, err)
 			require.Equal(t, "silence:"+active.ID, r.HeldBy)
 
@@ -66,7 +69,7 @@ func TestSilenceRows(t *testing.T) {
 			require.Equal(t, silence.StateExpired, ended.Status.State)
 			require.Equal(t, clock, ended.EndsAt)
 			require.Equal(t, "alice", ended.ExpiredBy)
-			r, err = s.GetRecord(ctx, id)
+			r, err = reads.GetRecord(ctx, id)
 			require.NoError(t, err)
 			require.Equal(t, clock, *r.HeldUntil, "its records' holds end now")
 
@@ -82,7 +85,7 @@ func TestSilenceRows(t *testing.T) {
 			expired, err := sil.List(ctx, silence.StateExpired)
 			require.NoError(t, err)
 			require.Len(t, expired, 2)
-			stats, err = s.Stats(ctx, clock)
+			stats, err = gauges.Stats(ctx, clock)
 			require.NoError(t, err)
 			require.Equal(t, [3]int{0, 0, 2}, [3]int{stats.SilencesPending, stats.SilencesActive, stats.SilencesExpired})
 
@@ -107,9 +110,11 @@ func TestStaleSilenceHoldIsBoundedByItsStoredEnd(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			clock := t0
 			s := storetest.Open(t, b)
+			reads := store.NewAdmin(s)
+			silences := store.NewSilences(s)
 			base := service.Base{Now: func() time.Time { return clock }}
-			one := silence.NewService(s, silence.Config{}, base)
-			stale := silence.NewService(s, silence.Config{}, base) // another replica's
+			one := silence.NewService(silences, silence.Config{}, base)
+			stale := silence.NewService(silences, silence.Config{}, base) // another replica's
 			sil, err := one.Create(ctx, silence.Input{Matchers: []silence.Matcher{{Name: "agent", Value: "coder"}},
 				EndsAt: t0.Add(2 * time.Hour), CreatedBy: "ops", Comment: "deploy"})
 			require.NoError(t, err)
@@ -121,7 +126,7 @@ func TestStaleSilenceHoldIsBoundedByItsStoredEnd(t *testing.T) {
 			clock = t0.Add(2 * time.Minute)
 			svc := heldService(t, s, &clock, stale)
 			id := ingest(t, svc, "d1", comment("CI failed", "", "")).Records[0].RecordID
-			r, err := s.GetRecord(ctx, id)
+			r, err := reads.GetRecord(ctx, id)
 			require.NoError(t, err)
 			require.Equal(t, "silence:"+sil.ID, r.HeldBy, "the stale replica held it")
 			require.Equal(t, t0.Add(time.Minute), *r.HeldUntil, "until the silence's stored end")
@@ -131,7 +136,7 @@ func TestStaleSilenceHoldIsBoundedByItsStoredEnd(t *testing.T) {
 			require.NoError(t, stale.Refresh(ctx))
 			_, err = svc.ReleaseHeld(ctx)
 			require.NoError(t, err)
-			r, err = s.GetRecord(ctx, id)
+			r, err = reads.GetRecord(ctx, id)
 			require.NoError(t, err)
 			require.Empty(t, r.HeldBy, "released once the replica caught up")
 			require.NotNil(t, r.DueAt())

@@ -13,13 +13,13 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 )
 
-var _ inbox.SnoozeStore = (*Store)(nil)
+var _ inbox.SnoozeStore = (*Inbox)(nil)
 
 // SnoozeRecord hides pending record id of thread k until `until`: no delivery, summary
 // or backlog until the release decides it again. A record of another thread is
 // inbox.ErrNotFound; one that is not pending (or is a lane's, or is due while a pass
 // holds its thread) is inbox.ErrNotSnoozable, returned with the record as it is.
-func (s *Store) SnoozeRecord(ctx context.Context, k inbox.ThreadKey, id string, until, now time.Time) (inbox.Record, error) {
+func (s *Records) SnoozeRecord(ctx context.Context, k inbox.ThreadKey, id string, until, now time.Time) (inbox.Record, error) {
 	var out inbox.Record
 	var refused bool
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
@@ -70,7 +70,7 @@ func (s *Store) SnoozeRecord(ctx context.Context, k inbox.ThreadKey, id string, 
 }
 
 // threadRecord reads record id of thread k in tx, or inbox.ErrNotFound.
-func (s *Store) threadRecord(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, id string) (inbox.Record, error) {
+func (s *Records) threadRecord(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, id string) (inbox.Record, error) {
 	recs, err := s.selectRecords(ctx, tx, `SELECT `+recordColumns+` FROM records
 		WHERE id = ? AND agent = ? AND resource_id = ? AND thread_id = ?`, id, k.Agent, k.Resource, k.Thread)
 	if err != nil {
@@ -84,7 +84,7 @@ func (s *Store) threadRecord(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey
 
 // lockMergeFamily serialises, on PostgreSQL, the writers of one (thread, source, kind)
 // across transactions and replicas, as ingest's merges take it.
-func (s *Store) lockMergeFamily(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, source, kind string) error {
+func (s *core) lockMergeFamily(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, source, kind string) error {
 	if s.driver != DriverPostgres {
 		return nil // SQLite's single writer serialises already
 	}
@@ -104,7 +104,7 @@ const qDueSnoozed = `SELECT ` + recordColumns + ` FROM records
 // once each re-read a record under its family's lock and skip one that is no longer
 // snoozed, so every record is released exactly once. It answers the thread of each
 // record it released.
-func (s *Store) ReleaseSnoozed(ctx context.Context, now time.Time, redecide inbox.RedecideFunc, limit int) ([]inbox.ThreadKey, error) {
+func (s *Inbox) ReleaseSnoozed(ctx context.Context, now time.Time, redecide inbox.RedecideFunc, limit int) ([]inbox.ThreadKey, error) {
 	// Read first, outside a write transaction: almost every pass finds nothing due.
 	var rows []recordRow
 	if err := s.readSelect(ctx, &rows, qDueSnoozed, micros(now), limit); err != nil {

@@ -14,12 +14,13 @@ import (
 )
 
 // snoozeEnv is a store with an inbox service on a movable clock that releases snoozes.
-func snoozeEnv(t *testing.T, b storetest.Backend, clock *time.Time, cfg inbox.PolicyConfig) (*store.Store, *inbox.Service) {
+func snoozeEnv(t *testing.T, b storetest.Backend, clock *time.Time, cfg inbox.PolicyConfig) (*store.DB, *inbox.Service) {
 	t.Helper()
 	s := storetest.Open(t, b)
+	inboxStore := store.NewInbox(s)
 	pol, err := inbox.NewPolicy(cfg)
 	require.NoError(t, err)
-	return s, inbox.NewService(s, pol, inbox.WithClock(func() time.Time { return *clock }), inbox.WithSnoozes(s))
+	return s, inbox.NewService(inboxStore, pol, inbox.WithClock(func() time.Time { return *clock }), inbox.WithSnoozes(inboxStore))
 }
 
 // A snoozed record is out of every pending path: no claim, no backlog, no retention,
@@ -30,67 +31,69 @@ func TestSnoozeHidesAPendingRecord(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			clock := t0
 			s, svc := snoozeEnv(t, b, &clock, inbox.PolicyConfig{})
+			queue := store.NewQueue(s)
+			records := store.NewRecords(s)
 			id := ingest(t, svc, "d1", comment("CI failed", "", "")).Records[0].RecordID
 			until := t0.Add(2 * time.Hour)
 
 			other := inbox.ThreadKey{Agent: "coder", Resource: "acme/api", Thread: "other"}
-			_, err := s.SnoozeRecord(ctx, other, id, until, t0)
+			_, err := records.SnoozeRecord(ctx, other, id, until, t0)
 			require.ErrorIs(t, err, inbox.ErrNotFound, "another thread's record")
 
-			rec, err := s.SnoozeRecord(ctx, thread, id, until, t0)
+			rec, err := records.SnoozeRecord(ctx, thread, id, until, t0)
 			require.NoError(t, err)
 			require.Equal(t, inbox.StatusSnoozed, rec.Status)
 			require.Equal(t, until, *rec.SnoozedUntil)
 
-			claimed, err := s.ClaimThreads(ctx, "d", t0.Add(time.Hour), t0.Add(time.Hour+time.Minute), 10)
+			claimed, err := queue.ClaimThreads(ctx, "d", t0.Add(time.Hour), t0.Add(time.Hour+time.Minute), 10)
 			require.NoError(t, err)
 			require.Empty(t, claimed, "a snoozed record is not due")
-			next, err := s.NextDue(ctx, t0)
+			next, err := queue.NextDue(ctx, t0)
 			require.NoError(t, err)
 			require.NotNil(t, next)
 			require.Equal(t, until, *next, "the dispatcher wakes when the snooze ends")
 
-			pending, err := s.ListThreadRecords(ctx, agent.RecordQuery{Thread: thread, Statuses: []inbox.Status{inbox.StatusPending}})
+			pending, err := records.ListThreadRecords(ctx, agent.RecordQuery{Thread: thread, Statuses: []inbox.Status{inbox.StatusPending}})
 			require.NoError(t, err)
 			require.Empty(t, pending)
-			snoozed, err := s.ListThreadRecords(ctx, agent.RecordQuery{Thread: thread, Statuses: []inbox.Status{inbox.StatusSnoozed}})
+			snoozed, err := records.ListThreadRecords(ctx, agent.RecordQuery{Thread: thread, Statuses: []inbox.Status{inbox.StatusSnoozed}})
 			require.NoError(t, err)
 			require.Len(t, snoozed, 1)
-			threads, _, err := s.ListThreads(ctx, agent.ThreadFilter{}, t0)
+			threads, _, err := store.NewAdmin(s).ListThreads(ctx, agent.ThreadFilter{}, t0)
 			require.NoError(t, err)
 			require.Len(t, threads, 1)
 			require.Zero(t, threads[0].Pending.Total, "not the thread's backlog")
 
-			n, err := s.DeleteTerminalRecordsBefore(ctx, t0.Add(365*24*time.Hour), 100)
+			n, err := store.NewRetention(s).DeleteTerminalRecordsBefore(ctx, t0.Add(365*24*time.Hour), 100)
 			require.NoError(t, err)
 			require.Zero(t, n, "retention keeps a snoozed record")
 
-			rec, err = s.SnoozeRecord(ctx, thread, id, until.Add(time.Hour), t0)
+			rec, err = records.SnoozeRecord(ctx, thread, id, until.Add(time.Hour), t0)
 			require.ErrorIs(t, err, inbox.ErrNotSnoozable, "already snoozed")
 			require.Equal(t, until, *rec.SnoozedUntil, "the first snooze stands")
 
 			done := ingest(t, svc, "d2", comment("done", "", "")).Records[0].RecordID
-			require.NoError(t, s.SetRecordStatus(ctx, done, inbox.StatusDelivered, t0))
-			_, err = s.SnoozeRecord(ctx, thread, done, until, t0)
+			require.NoError(t, records.SetRecordStatus(ctx, done, inbox.StatusDelivered, t0))
+			_, err = records.SnoozeRecord(ctx, thread, done, until, t0)
 			require.ErrorIs(t, err, inbox.ErrNotSnoozable, "delivered")
 
 			lane := comment("CI failing", "", "")
 			lane.NetKey, lane.State, lane.RestState = "ci:main", "failure", "success"
 			laneID := ingest(t, svc, "d3", lane).Records[0].RecordID
-			rec, err = s.SnoozeRecord(ctx, thread, laneID, until, t0)
+			rec, err = records.SnoozeRecord(ctx, thread, laneID, until, t0)
 			require.ErrorIs(t, err, inbox.ErrNotSnoozable, "a lane's record")
 			require.Equal(t, inbox.StatusPending, rec.Status)
 
 			// A pass holding the thread may be sending a due record right now: refused
 			// until its lease is over.
 			inflight := ingest(t, svc, "d4", comment("in flight", "", "")).Records[0].RecordID
-			claimed, err = s.ClaimThreads(ctx, "d", t0, t0.Add(time.Minute), 10)
+			claimed, err = queue.ClaimThreads(ctx, "d", t0, t0.Add(time.Minute), 10)
 			require.NoError(t, err)
 			require.Equal(t, []inbox.ThreadKey{thread}, claimed)
-			rec, err = s.SnoozeRecord(ctx, thread, inflight, until, t0)
+			rec, err = records.SnoozeRecord(ctx, thread, inflight, until, t0)
 			require.ErrorIs(t, err, inbox.ErrNotSnoozable, "due in a leased thread")
 			require.Equal(t, inbox.StatusPending, rec.Status)
-			rec, err = s.SnoozeRecord(ctx, thread, inflight, until, t0.Add(2*time.Minute))
+			rec, err = records.SnoozeRecord(ctx, thread, inflight, until, t0.Add(2*time.Minute))
 			require.NoError(t, err, "the lease is over")
 			require.Equal(t, inbox.StatusSnoozed, rec.Status)
 		})
@@ -105,21 +108,23 @@ func TestSnoozedRecordAbsorbsMerges(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			clock := t0
 			s, svc := snoozeEnv(t, b, &clock, inbox.PolicyConfig{})
+			reads := store.NewAdmin(s)
+			queue := store.NewQueue(s)
 			id := ingest(t, svc, "d1", comment("first", "", "pr-7")).Records[0].RecordID
-			_, err := s.SnoozeRecord(ctx, thread, id, t0.Add(time.Hour), t0)
+			_, err := store.NewRecords(s).SnoozeRecord(ctx, thread, id, t0.Add(time.Hour), t0)
 			require.NoError(t, err)
 
 			clock = t0.Add(time.Minute)
 			res := ingest(t, svc, "d2", comment("second", "", "pr-7"))
 			require.True(t, res.Records[0].Merged, "merged into the snoozed record, not a new one")
 			require.Equal(t, id, res.Records[0].RecordID)
-			r, err := s.GetRecord(ctx, id)
+			r, err := reads.GetRecord(ctx, id)
 			require.NoError(t, err)
 			require.Equal(t, inbox.StatusSnoozed, r.Status)
 			require.Equal(t, "second", r.Summary)
 			require.Equal(t, 2, r.CoalescedCount)
 			require.Nil(t, r.DueAt())
-			claimed, err := s.ClaimThreads(ctx, "d", clock, clock.Add(time.Minute), 10)
+			claimed, err := queue.ClaimThreads(ctx, "d", clock, clock.Add(time.Minute), 10)
 			require.NoError(t, err)
 			require.Empty(t, claimed, "the merge did not schedule it")
 
@@ -127,13 +132,13 @@ func TestSnoozedRecordAbsorbsMerges(t *testing.T) {
 			urgent.Priority = inbox.PriorityUrgent
 			res = ingest(t, svc, "d3", urgent)
 			require.True(t, res.Records[0].Merged)
-			r, err = s.GetRecord(ctx, id)
+			r, err = reads.GetRecord(ctx, id)
 			require.NoError(t, err)
 			require.Equal(t, inbox.StatusPending, r.Status, "urgent ends the snooze")
 			require.Nil(t, r.SnoozedUntil)
 			require.Equal(t, inbox.ActionDeliver, r.Action)
 			require.Contains(t, r.Reason, "snooze ended by an urgent update")
-			claimed, err = s.ClaimThreads(ctx, "d", clock, clock.Add(time.Minute), 10)
+			claimed, err = queue.ClaimThreads(ctx, "d", clock, clock.Add(time.Minute), 10)
 			require.NoError(t, err)
 			require.Equal(t, []inbox.ThreadKey{thread}, claimed)
 		})
@@ -151,12 +156,13 @@ func TestSnoozeReleaseDecidesAgain(t *testing.T) {
 			s, svc := snoozeEnv(t, b, &clock, inbox.PolicyConfig{Rules: []inbox.Rule{{
 				Match: inbox.RuleMatch{Kind: inbox.StringList{"comment"}}, When: `now.Hour() >= 10`,
 				ActionSpec: inbox.ActionSpec{Action: inbox.ActionSummarize}}}})
+			reads := store.NewAdmin(s)
 			id := ingest(t, svc, "d1", comment("first", "", "")).Records[0].RecordID
-			r, err := s.GetRecord(ctx, id)
+			r, err := reads.GetRecord(ctx, id)
 			require.NoError(t, err)
 			require.Equal(t, inbox.ActionDeliver, r.Action, "idle medium at 09:00")
 			until := t0.Add(90 * time.Minute)
-			_, err = s.SnoozeRecord(ctx, thread, id, until, t0)
+			_, err = store.NewRecords(s).SnoozeRecord(ctx, thread, id, until, t0)
 			require.NoError(t, err)
 
 			clock = until.Add(-time.Second)
@@ -168,7 +174,7 @@ func TestSnoozeReleaseDecidesAgain(t *testing.T) {
 			n, err = svc.ReleaseSnoozed(ctx)
 			require.NoError(t, err)
 			require.Equal(t, 1, n)
-			r, err = s.GetRecord(ctx, id)
+			r, err = reads.GetRecord(ctx, id)
 			require.NoError(t, err)
 			require.Equal(t, inbox.StatusPending, r.Status)
 			require.Nil(t, r.SnoozedUntil)

@@ -16,7 +16,7 @@ import (
 // AdvanceStateLane applies agent.NextState to the lane (k, lane) atomically: a state signal
 // with the lane's current cacheKey and mode is skipped, anything else moves the lane to the
 // next version. prev is the lane before (nil for a new lane), for RestoreStateLane.
-func (s *Store) AdvanceStateLane(ctx context.Context, k inbox.ThreadKey, lane, cacheKey, mode string, now time.Time) (next agent.StateLane, prev *agent.StateLane, skipped bool, err error) {
+func (s *States) AdvanceStateLane(ctx context.Context, k inbox.ThreadKey, lane, cacheKey, mode string, now time.Time) (next agent.StateLane, prev *agent.StateLane, skipped bool, err error) {
 	// Compared with the stored (cleaned) key, so a resend with the same key still matches.
 	cacheKey = cleanText(cacheKey)
 	err = s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
@@ -59,7 +59,7 @@ func (s *Store) AdvanceStateLane(ctx context.Context, k inbox.ThreadKey, lane, c
 
 // RestoreStateLane undoes an advance to version whose signal could not be delivered, so
 // resending it is not skipped. A lane moved on since is left alone.
-func (s *Store) RestoreStateLane(ctx context.Context, k inbox.ThreadKey, lane string, prev *agent.StateLane, version int) error {
+func (s *States) RestoreStateLane(ctx context.Context, k inbox.ThreadKey, lane string, prev *agent.StateLane, version int) error {
 	var err error
 	if prev == nil {
 		_, err = s.w.ExecContext(ctx, s.q(`DELETE FROM state_lanes

@@ -17,7 +17,7 @@ type Stats struct {
 }
 
 // Stats counts queue depth and presence.
-func (s *Store) Stats(ctx context.Context, now time.Time) (Stats, error) {
+func (s *Gauges) Stats(ctx context.Context, now time.Time) (Stats, error) {
 	var st Stats
 	err := s.r.QueryRowxContext(ctx, s.q(`SELECT
 		(SELECT COUNT(*) FROM records WHERE status = 'pending' AND due_at IS NOT NULL AND due_at <= ?),

@@ -1,6 +1,7 @@
 // Package store is the gateway's database: SQLite embedded by default, PostgreSQL for
-// scale-out, one implementation over sqlx with `?` placeholders rebound per dialect. It
-// implements the persistence interfaces the domain packages declare.
+// scale-out, one implementation over sqlx with `?` placeholders rebound per dialect. Open
+// returns the DB; each persistence interface a domain package declares is implemented by
+// a port over it (ports.go).
 package store
 
 import (
@@ -86,8 +87,16 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Store is an open database.
-type Store struct {
+// DB is an open database: the handle every port shares (NewInbox, NewQueue, NewRuns, …).
+// It owns the write and read pools, the dialect, transactions and SQLite's group commit,
+// the clock, tracing, migrations and SQLite's process lock.
+type DB struct{ *core }
+
+// core is what every port reads and writes through. Ports embed it; its methods are the
+// shared internals: transactions, rebinding, and the writes one port's transaction makes
+// in another's tables (a dispatch pass and a run's close both log frames and promote a
+// queued wake; ingest ends watches and moves a connector's cursor).
+type core struct {
 	driver string
 	w      *sqlx.DB                              // writes (SQLite: one connection, immediate transactions)
 	r      *sqlx.DB                              // reads (SQLite: a separate pool; PostgreSQL: the same pool)
@@ -113,13 +122,13 @@ type Store struct {
 	keptBy []string
 }
 
-// Option configures a Store.
-type Option func(*Store)
+// Option configures a DB.
+type Option func(*DB)
 
 // WithBodyLimit bounds what a stored body may decompress to: the request body limit,
 // so that no row can make a read allocate more than any request could have.
 func WithBodyLimit(n int64) Option {
-	return func(s *Store) {
+	return func(s *DB) {
 		if n > 0 {
 			s.bodyLimit = n
 		}
@@ -129,18 +138,18 @@ func WithBodyLimit(n int64) Option {
 // ReadAlongside opens a SQLite database to read it beside the gateway serving it, without
 // its lock: read-only commands (explain, check) use it. Such a store writes nothing: its
 // connections are query-only, and Migrate and TakeBackLeases refuse. PostgreSQL ignores it.
-func ReadAlongside() Option { return func(s *Store) { s.alongside = true } }
+func ReadAlongside() Option { return func(s *DB) { s.alongside = true } }
 
 // WithClock injects the clock used for presence checks and bookkeeping.
-func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+func WithClock(now func() time.Time) Option { return func(s *DB) { s.now = now } }
 
 // Open connects and pings. It does not migrate; call Migrate.
-func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Store, error) {
+func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*DB, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Store{driver: cfg.Driver, log: log.With("component", "store"), now: time.Now, dbAttrs: dbAttrs(cfg), bodyLimit: DefaultBodyLimit}
+	s := &DB{&core{driver: cfg.Driver, log: log.With("component", "store"), now: time.Now, dbAttrs: dbAttrs(cfg), bodyLimit: DefaultBodyLimit}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -167,7 +176,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*S
 	return s, nil
 }
 
-func (s *Store) openSQLite(cfg Config) error {
+func (s *core) openSQLite(cfg Config) error {
 	path, query := splitSQLiteDSN(cfg.DSN)
 	if dir := filepath.Dir(path); dir != "." && path != ":memory:" {
 		if err := os.MkdirAll(dir, 0o750); err != nil {
@@ -228,7 +237,7 @@ func (s *Store) openSQLite(cfg Config) error {
 	return nil
 }
 
-func (s *Store) openPostgres(cfg Config) error {
+func (s *core) openPostgres(cfg Config) error {
 	// "pgx" (not "pgx/v5") is the name sqlx knows to rebind ? to $n.
 	db, err := sqlx.Open("pgx", cfg.DSN)
 	if err != nil {
@@ -242,10 +251,10 @@ func (s *Store) openPostgres(cfg Config) error {
 }
 
 // Driver names the backend: sqlite or postgres.
-func (s *Store) Driver() string { return s.driver }
+func (s *DB) Driver() string { return s.driver }
 
 // Close closes both pools, then lets the database's process lock go.
-func (s *Store) Close() error {
+func (s *DB) Close() error {
 	if s.body != nil {
 		s.body.close()
 	}
@@ -267,7 +276,7 @@ func (s *Store) Close() error {
 	return errors.Join(errs...)
 }
 
-func (s *Store) provider() (*goose.Provider, error) {
+func (s *core) provider() (*goose.Provider, error) {
 	sub, err := s.migrations()
 	if err != nil {
 		return nil, err
@@ -276,7 +285,7 @@ func (s *Store) provider() (*goose.Provider, error) {
 }
 
 // migrations are this driver's migration files.
-func (s *Store) migrations() (fs.FS, error) {
+func (s *core) migrations() (fs.FS, error) {
 	if s.driver == DriverPostgres {
 		return fs.Sub(migrations, "migrations/postgres")
 	}
@@ -284,7 +293,7 @@ func (s *Store) migrations() (fs.FS, error) {
 }
 
 // providerOver is the migration provider over the migration files in sub.
-func (s *Store) providerOver(sub fs.FS) (*goose.Provider, error) {
+func (s *core) providerOver(sub fs.FS) (*goose.Provider, error) {
 	dialect := goose.DialectSQLite3
 	var opts []goose.ProviderOption
 	if s.driver == DriverPostgres {
@@ -300,7 +309,7 @@ func (s *Store) providerOver(sub fs.FS) (*goose.Provider, error) {
 }
 
 // Migrate applies pending migrations and returns the schema version.
-func (s *Store) Migrate(ctx context.Context) (int64, error) {
+func (s *DB) Migrate(ctx context.Context) (int64, error) {
 	if err := s.writable("migrate"); err != nil {
 		return 0, err
 	}
@@ -322,7 +331,7 @@ func (s *Store) Migrate(ctx context.Context) (int64, error) {
 }
 
 // writable refuses what would write through a store reading alongside another process.
-func (s *Store) writable(what string) error {
+func (s *core) writable(what string) error {
 	if s.alongside && s.driver == DriverSQLite {
 		return fmt.Errorf("%s: the sqlite database is open to read alongside the gateway, not to write", what)
 	}
@@ -330,7 +339,7 @@ func (s *Store) writable(what string) error {
 }
 
 // Ready reports nil when the database answers and no migration is pending.
-func (s *Store) Ready(ctx context.Context) error {
+func (s *DB) Ready(ctx context.Context) error {
 	if err := s.w.PingContext(ctx); err != nil {
 		return fmt.Errorf("database unreachable: %w", err)
 	}
@@ -351,10 +360,10 @@ func (s *Store) Ready(ctx context.Context) error {
 // inTx runs fn in a write transaction and returns once it is committed (nil) or rolled
 // back. On SQLite it joins the group commit: fn must use the ctx it is given, which
 // outlives the caller's.
-func (s *Store) inTx(ctx context.Context, fn txFunc) error { return s.writeTxn(ctx, false, false, fn) }
+func (s *core) inTx(ctx context.Context, fn txFunc) error { return s.writeTxn(ctx, false, false, fn) }
 
 // inIngestTx is inTx for ingest: on SQLite its callers queue behind everyone else's.
-func (s *Store) inIngestTx(ctx context.Context, fn txFunc) error {
+func (s *core) inIngestTx(ctx context.Context, fn txFunc) error {
 	return s.writeTxn(ctx, true, false, fn)
 }
 
@@ -362,11 +371,11 @@ func (s *Store) inIngestTx(ctx context.Context, fn txFunc) error {
 // (a pass's deliveries): on SQLite, once queued it runs however long the batches ahead of
 // it take. Dropped for lateness, the pass would be repeated, and when every pass is that
 // slow (a starved machine) nothing would ever be recorded while targets got it again.
-func (s *Store) inRecordTx(ctx context.Context, fn txFunc) error {
+func (s *core) inRecordTx(ctx context.Context, fn txFunc) error {
 	return s.writeTxn(ctx, false, true, fn)
 }
 
-func (s *Store) writeTxn(ctx context.Context, bulk, keep bool, fn txFunc) error {
+func (s *core) writeTxn(ctx context.Context, bulk, keep bool, fn txFunc) error {
 	if s.gc != nil {
 		return s.gc.run(ctx, bulk, keep, fn)
 	}
@@ -385,7 +394,7 @@ func (s *Store) writeTxn(ctx context.Context, bulk, keep bool, fn txFunc) error 
 }
 
 // q rebinds a `?` query for the dialect.
-func (s *Store) q(query string) string {
+func (s *core) q(query string) string {
 	if s.driver == DriverPostgres {
 		return sqlx.Rebind(sqlx.DOLLAR, query)
 	}

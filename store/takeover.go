@@ -26,7 +26,7 @@ func (t Takeover) Total() int64 { return t.Threads + t.Replies + t.Schedules }
 //
 // On PostgreSQL leases are how replicas share work: another replica may be holding
 // them, so this does nothing.
-func (s *Store) TakeBackLeases(ctx context.Context) (Takeover, error) {
+func (s *DB) TakeBackLeases(ctx context.Context) (Takeover, error) {
 	var t Takeover
 	if s.driver != DriverSQLite {
 		return t, nil

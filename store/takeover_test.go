@@ -15,33 +15,35 @@ import (
 
 // leaseEverything leaves, under owner "gone", a claimed thread, a reply claimed with one
 // send begun, and a claimed schedule fire, each leased for an hour from t0.
-func leaseEverything(t *testing.T, s *store.Store) {
+func leaseEverything(t *testing.T, s *store.DB) {
+	replies := store.NewReplies(s)
+	schedules := store.NewSchedules(s)
 	t.Helper()
 	ctx := context.Background()
 	pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 	require.NoError(t, err)
-	svc := inbox.NewService(s, pol, inbox.WithClock(func() time.Time { return t0 }))
+	svc := inbox.NewService(store.NewInbox(s), pol, inbox.WithClock(func() time.Time { return t0 }))
 	ingest(t, svc, "d1", comment("CI failed", "", ""))
-	keys, err := s.ClaimThreads(ctx, "gone", t0, t0.Add(time.Hour), 10)
+	keys, err := store.NewQueue(s).ClaimThreads(ctx, "gone", t0, t0.Add(time.Hour), 10)
 	require.NoError(t, err)
 	require.Len(t, keys, 1)
 
-	_, _, err = s.CreateReply(ctx, newReply("r1", t0))
+	_, _, err = replies.CreateReply(ctx, newReply("r1", t0))
 	require.NoError(t, err)
-	got, err := s.ClaimReplies(ctx, "gone", t0, t0.Add(time.Hour), 10)
+	got, err := replies.ClaimReplies(ctx, "gone", t0, t0.Add(time.Hour), 10)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
-	ok, err := s.BeginReplyAttempt(ctx, "r1", "gone", t0)
+	ok, err := replies.BeginReplyAttempt(ctx, "r1", "gone", t0)
 	require.NoError(t, err)
 	require.True(t, ok)
 
-	require.NoError(t, s.CreateSchedule(ctx, schedule.Schedule{Spec: schedule.Spec{ID: "daily", Agent: "coder",
+	require.NoError(t, schedules.CreateSchedule(ctx, schedule.Schedule{Spec: schedule.Spec{ID: "daily", Agent: "coder",
 		ResourceID: "acme/api", ThreadID: "standup", Cron: "0 9 * * *", Timezone: "UTC", Contents: "standup"},
 		Origin: "api", Status: schedule.StatusActive, NextFireAt: &t0, CreatedAt: t0, UpdatedAt: t0}))
-	due, err := s.DueSchedules(ctx, t0, 10)
+	due, err := schedules.DueSchedules(ctx, t0, 10)
 	require.NoError(t, err)
 	require.Len(t, due, 1)
-	ok, err = s.ClaimFire(ctx, due[0], t0, t0.Add(time.Hour))
+	ok, err = schedules.ClaimFire(ctx, due[0], t0, t0.Add(time.Hour))
 	require.NoError(t, err)
 	require.True(t, ok)
 }
@@ -55,7 +57,7 @@ func TestTakeBackLeasesAfterCrash(t *testing.T) {
 	soon := t0.Add(time.Second)
 	for _, b := range storetest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			var next *store.Store
+			var next *store.DB
 			if b.Config.Driver == store.DriverSQLite {
 				crashed, err := store.Open(ctx, b.Config, storetest.Logger(t))
 				require.NoError(t, err)
@@ -73,11 +75,11 @@ func TestTakeBackLeasesAfterCrash(t *testing.T) {
 
 			back, err := next.TakeBackLeases(ctx)
 			require.NoError(t, err)
-			threads, err := next.ClaimThreads(ctx, "new", soon, soon.Add(time.Minute), 10)
+			threads, err := store.NewQueue(next).ClaimThreads(ctx, "new", soon, soon.Add(time.Minute), 10)
 			require.NoError(t, err)
-			replies, err := next.ClaimReplies(ctx, "new", soon, soon.Add(time.Minute), 10)
+			replies, err := store.NewReplies(next).ClaimReplies(ctx, "new", soon, soon.Add(time.Minute), 10)
 			require.NoError(t, err)
-			due, err := next.DueSchedules(ctx, soon, 10)
+			due, err := store.NewSchedules(next).DueSchedules(ctx, soon, 10)
 			require.NoError(t, err)
 
 			if b.Config.Driver == store.DriverPostgres {
@@ -86,7 +88,7 @@ func TestTakeBackLeasesAfterCrash(t *testing.T) {
 				require.Empty(t, replies)
 				require.Empty(t, due)
 				later := t0.Add(time.Hour)
-				threads, err = next.ClaimThreads(ctx, "new", later, later.Add(time.Minute), 10)
+				threads, err = store.NewQueue(next).ClaimThreads(ctx, "new", later, later.Add(time.Minute), 10)
 				require.NoError(t, err)
 				require.Len(t, threads, 1, "claimable once the lease lapsed")
 				return
@@ -97,7 +99,7 @@ func TestTakeBackLeasesAfterCrash(t *testing.T) {
 			require.Equal(t, 1, replies[0].Attempts, "a send may have reached the platform: it is looked for first")
 			require.Len(t, due, 1)
 			require.Equal(t, t0, *due[0].ClaimFireAt, "the claimed fire goes out again, under the same id")
-			ok, err := next.ClaimFire(ctx, due[0], t0, soon.Add(time.Minute))
+			ok, err := store.NewSchedules(next).ClaimFire(ctx, due[0], t0, soon.Add(time.Minute))
 			require.NoError(t, err)
 			require.True(t, ok)
 

@@ -13,7 +13,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 )
 
-var _ delivery.Health = (*Store)(nil)
+var _ delivery.Health = (*Targets)(nil)
 
 // notDown is the condition that the agent of the row aliased alias has no down target:
 // a down target's records wait for its probe.
@@ -46,7 +46,7 @@ const targetColumns = `agent, state, since, failures, last_error, last_error_at,
 const qTargetStates = `SELECT ` + targetColumns + ` FROM targets ORDER BY agent`
 
 // TargetStates lists the targets that have failed at least once, by agent.
-func (s *Store) TargetStates(ctx context.Context) ([]delivery.TargetState, error) {
+func (s *Targets) TargetStates(ctx context.Context) ([]delivery.TargetState, error) {
 	var rows []targetRow
 	if err := s.readSelect(ctx, &rows, qTargetStates); err != nil {
 		return nil, fmt.Errorf("read target states: %w", err)
@@ -59,7 +59,7 @@ func (s *Store) TargetStates(ctx context.Context) ([]delivery.TargetState, error
 }
 
 // forUpdate locks the selected row on PostgreSQL (SQLite's writer is already exclusive).
-func (s *Store) forUpdate() string {
+func (s *core) forUpdate() string {
 	if s.driver == DriverPostgres {
 		return ` FOR UPDATE`
 	}
@@ -67,7 +67,7 @@ func (s *Store) forUpdate() string {
 }
 
 // TargetFailed counts a failed attempt and turns the target down at threshold.
-func (s *Store) TargetFailed(ctx context.Context, agentID string, now time.Time, threshold int, probeAt time.Time, retryAt *time.Time, msg string) (delivery.TargetState, bool, error) {
+func (s *Targets) TargetFailed(ctx context.Context, agentID string, now time.Time, threshold int, probeAt time.Time, retryAt *time.Time, msg string) (delivery.TargetState, bool, error) {
 	var row targetRow
 	var down bool
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
@@ -104,7 +104,7 @@ func (s *Store) TargetFailed(ctx context.Context, agentID string, now time.Time,
 
 // TargetSucceeded clears the target's failures; a down target is up again and its
 // records waiting for a retry are due now.
-func (s *Store) TargetSucceeded(ctx context.Context, agentID string, now time.Time) (bool, error) {
+func (s *Targets) TargetSucceeded(ctx context.Context, agentID string, now time.Time) (bool, error) {
 	var up bool
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		var state string
@@ -137,7 +137,7 @@ func (s *Store) TargetSucceeded(ctx context.Context, agentID string, now time.Ti
 }
 
 // ClaimProbe moves a down target's due probe to next; exactly one caller succeeds.
-func (s *Store) ClaimProbe(ctx context.Context, agentID string, now, next time.Time) (bool, error) {
+func (s *Targets) ClaimProbe(ctx context.Context, agentID string, now, next time.Time) (bool, error) {
 	var n int64
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, s.q(`UPDATE targets SET next_probe_at = ?
@@ -157,7 +157,7 @@ func (s *Store) ClaimProbe(ctx context.Context, agentID string, now, next time.T
 
 // ClaimProbeThread leases the thread of the agent's oldest due record, unless another
 // dispatcher holds it.
-func (s *Store) ClaimProbeThread(ctx context.Context, agentID, owner string, now, until time.Time) (inbox.ThreadKey, bool, error) {
+func (s *Targets) ClaimProbeThread(ctx context.Context, agentID, owner string, now, until time.Time) (inbox.ThreadKey, bool, error) {
 	var rows []threadKeyRow
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
 		return tx.SelectContext(ctx, &rows, s.q(s.probeThreadQuery()), owner, micros(until), agentID, micros(now), micros(now))
@@ -177,7 +177,7 @@ const qReleaseBacklog = `UPDATE records SET due_at = ?, next_attempt_at = NULL
 	  AND (next_attempt_at IS NOT NULL OR deliver_at <= ? OR summary_at <= ?)`
 
 // probeThreadQuery is ClaimProbeThread's statement.
-func (s *Store) probeThreadQuery() string {
+func (s *Targets) probeThreadQuery() string {
 	lock := ``
 	if s.driver == DriverPostgres {
 		lock = ` FOR UPDATE OF t SKIP LOCKED`
@@ -195,7 +195,7 @@ func (s *Store) probeThreadQuery() string {
 // Backlog counts each agent's records waiting for its target: pending records whose
 // delivery or summary time has come, or that wait for a retry, including those a failed
 // pass put off behind another (exactly what a target coming back makes due at once).
-func (s *Store) Backlog(ctx context.Context, now time.Time) (map[string]int, error) {
+func (s *Targets) Backlog(ctx context.Context, now time.Time) (map[string]int, error) {
 	var rows []struct {
 		Agent string `db:"agent"`
 		N     int    `db:"n"`

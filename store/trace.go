@@ -26,7 +26,7 @@ const (
 // "decide" child per notification and a "merge" child per merge. A nil or no-op
 // provider (telemetry.Off) records nothing.
 func WithTracing(tp trace.TracerProvider) Option {
-	return func(s *Store) {
+	return func(s *DB) {
 		s.tracer = telemetry.RecordingTracer(tp)
 	}
 }
@@ -47,7 +47,7 @@ func dbAttrs(cfg Config) []attribute.KeyValue {
 
 // startIngestSpan starts the span of an ingest transaction; nothing (ctx as it is, a
 // nil span) when tracing is off.
-func (s *Store) startIngestSpan(ctx context.Context) (context.Context, trace.Span) {
+func (s *Inbox) startIngestSpan(ctx context.Context) (context.Context, trace.Span) {
 	if s.tracer == nil {
 		return ctx, nil
 	}
@@ -69,7 +69,7 @@ func endSpan(span trace.Span, err error) {
 }
 
 // decide runs the policy decision of n under a "decide" span.
-func (s *Store) decide(ctx context.Context, n inbox.Notification, decide func() inbox.Decision) (inbox.Decision, trace.Span) {
+func (s *Inbox) decide(ctx context.Context, n inbox.Notification, decide func() inbox.Decision) (inbox.Decision, trace.Span) {
 	if s.tracer == nil {
 		return decide(), nil
 	}
@@ -89,7 +89,7 @@ func endDecide(span trace.Span, recordID string) {
 }
 
 // mergeSpan records a merge into the pending record r.
-func (s *Store) mergeSpan(ctx context.Context, r *inbox.Record) {
+func (s *Inbox) mergeSpan(ctx context.Context, r *inbox.Record) {
 	if s.tracer == nil {
 		return
 	}

@@ -34,7 +34,7 @@ func TestTraceIngestAndMerge(t *testing.T) {
 			s := storetest.Open(t, b, store.WithTracing(tp))
 			pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 			require.NoError(t, err)
-			svc := inbox.NewService(s, pol)
+			svc := inbox.NewService(store.NewInbox(s), pol)
 			tracer := telemetry.Tracer(tp)
 
 			arrive := func(delivery string) (inbox.IngestResult, string) {
@@ -76,7 +76,7 @@ func TestTraceIngestAndMerge(t *testing.T) {
 			require.Equal(t, id, spanAttr(merges[0], "signalgate.record.id"))
 			require.EqualValues(t, 2, spanAttr(merges[0], "signalgate.coalesced_count"))
 
-			r, err := s.GetRecord(t.Context(), id)
+			r, err := store.NewAdmin(s).GetRecord(t.Context(), id)
 			require.NoError(t, err)
 			require.Equal(t, tp1, r.TraceParent)
 			require.Equal(t, []string{tp2}, r.TraceLinks)

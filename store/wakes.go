@@ -15,7 +15,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 )
 
-var _ agent.WakeStore = (*Store)(nil)
+var _ agent.WakeStore = (*Runs)(nil)
 
 // queuedRetry bounds how long a queued wake waits before its thread is looked at again
 // when no wake run of the agent is open to free a slot (the waiters ahead of it hold
@@ -27,7 +27,7 @@ const queuedRetry = 30 * time.Second
 // agent's open wake runs and waiting threads say whether it is r's turn. On PostgreSQL a
 // transaction-scoped advisory lock per agent serialises the cap's count across replicas;
 // SQLite's single writer already does. A thread with a live run adopts it (no wake).
-func (s *Store) WakeRun(ctx context.Context, r agent.Run, req agent.WakeRequest) (agent.WakeResult, error) {
+func (s *Runs) WakeRun(ctx context.Context, r agent.Run, req agent.WakeRequest) (agent.WakeResult, error) {
 	var res agent.WakeResult
 	k, now := r.Thread, r.OpenedAt
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
@@ -88,7 +88,7 @@ func (s *Store) WakeRun(ctx context.Context, r agent.Run, req agent.WakeRequest)
 // and its highest rank) and reports
 // whether its place among the agent's waiters fits the free slots. When not, until is
 // when a slot frees at the latest: the earliest lease of the agent's open wake runs.
-func (s *Store) wakeTurn(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, req agent.WakeRequest, now time.Time) (bool, time.Time, error) {
+func (s *Runs) wakeTurn(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, req agent.WakeRequest, now time.Time) (bool, time.Time, error) {
 	// A waiter whose records are all gone (read, dismissed) and whose decision, if it
 	// waited for one, reached it no longer needs a wake and must not hold its place.
 	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM wake_queue WHERE agent = ? AND NOT `+qWaiterRecords+`
@@ -148,7 +148,7 @@ const qLeaveWakeQueue = `DELETE FROM wake_queue WHERE agent = ? AND resource_id 
 
 // leaveWakeQueue takes k out of its agent's wake queue, unless a decision of k waits
 // for its wake, and reports whether it left.
-func (s *Store) leaveWakeQueue(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) (bool, error) {
+func (s *core) leaveWakeQueue(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, now time.Time) (bool, error) {
 	res, err := s.writeTx(tx).exec(ctx, qLeaveWakeQueue, k.Agent, k.Resource, k.Thread, approvalsSince(now))
 	if err != nil {
 		return false, fmt.Errorf("dequeue wake of %s: %w", k, err)
@@ -163,7 +163,7 @@ func (s *Store) leaveWakeQueue(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadK
 // approval waiter there is nothing to make due: the approvals service, told of the
 // closed run (agent.WithWakeSlotHook), sends its decision, and a record waiter behind
 // it finds it ahead.
-func (s *Store) promoteWaiter(ctx context.Context, tx *sqlx.Tx, agentID string, now time.Time) error {
+func (s *core) promoteWaiter(ctx context.Context, tx *sqlx.Tx, agentID string, now time.Time) error {
 	var w threadKeyRow
 	err := tx.GetContext(ctx, &w, s.q(`SELECT agent, resource_id, thread_id FROM wake_queue
 		WHERE agent = ? AND (`+qWaiterRecords+` OR `+qWaiterApproval+`)
@@ -187,7 +187,7 @@ func (s *Store) promoteWaiter(ctx context.Context, tx *sqlx.Tx, agentID string, 
 	return nil
 }
 
-func (s *Store) wakeLog(ctx context.Context, q sqlx.QueryerContext, k inbox.ThreadKey) ([]time.Time, error) {
+func (s *core) wakeLog(ctx context.Context, q sqlx.QueryerContext, k inbox.ThreadKey) ([]time.Time, error) {
 	var raw string
 	err := sqlx.GetContext(ctx, q, &raw, s.q(`SELECT wake_log FROM threads WHERE agent = ? AND resource_id = ? AND thread_id = ?`),
 		k.Agent, k.Resource, k.Thread)
@@ -209,7 +209,7 @@ func (s *Store) wakeLog(ctx context.Context, q sqlx.QueryerContext, k inbox.Thre
 }
 
 // logWake stores the thread's wakes, keeping the newest max.
-func (s *Store) logWake(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, wakes []time.Time, max int) error {
+func (s *Runs) logWake(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, wakes []time.Time, max int) error {
 	if len(wakes) > max {
 		wakes = wakes[len(wakes)-max:]
 	}
@@ -229,7 +229,7 @@ func (s *Store) logWake(ctx context.Context, tx *sqlx.Tx, k inbox.ThreadKey, wak
 }
 
 // WakeState reads k's wake log, its place in the wake queue and its agent's open wakes.
-func (s *Store) WakeState(ctx context.Context, k inbox.ThreadKey, now time.Time) (agent.WakeState, error) {
+func (s *Explain) WakeState(ctx context.Context, k inbox.ThreadKey, now time.Time) (agent.WakeState, error) {
 	var st agent.WakeState
 	var err error
 	if st.Wakes, err = s.wakeLog(ctx, s.r, k); err != nil {

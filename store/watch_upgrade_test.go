@@ -55,7 +55,7 @@ func TestReplyWatchesBecomeWatches(t *testing.T) {
 			for id, to := range places {
 				resource, ok := kindstest.Places().WatchResource(to)
 				require.True(t, ok)
-				live, err := s.LiveWatches(ctx, []string{watch.Key(to.Source, to.Connector, resource)})
+				live, err := store.NewWatches(s).LiveWatches(ctx, []string{watch.Key(to.Source, to.Connector, resource)})
 				require.NoError(t, err)
 				require.Len(t, live, 1, "%s: %s", id, resource)
 				got := live[0]

@@ -19,7 +19,7 @@ import (
 // maxWatchKeys bounds one lookup (an event's keys; a longer list is read in parts).
 const maxWatchKeys = 500
 
-var _ watch.Store = (*Store)(nil)
+var _ watch.Store = (*Watches)(nil)
 
 const watchColumns = `id, agent, resource_id, thread_id, source, connector, resource, kinds, priority, forever,
 	reply_id, created_at, expires_at, ended_at, end_reason`
@@ -97,7 +97,7 @@ func checkWatch(w watch.Watch) error {
 
 // CreateWatch inserts w unless its thread has a live watch of the same key (then it
 // answers that one), or w's agent holds maxPerAgent live watches (watch.ErrTooMany).
-func (s *Store) CreateWatch(ctx context.Context, w watch.Watch, maxPerAgent int) (watch.Watch, bool, error) {
+func (s *Watches) CreateWatch(ctx context.Context, w watch.Watch, maxPerAgent int) (watch.Watch, bool, error) {
 	w.ID, w.Source, w.Connector, w.Resource = cleanText(w.ID), cleanText(w.Source), cleanText(w.Connector), cleanText(w.Resource)
 	w.Thread = inbox.ThreadKey{Agent: cleanText(w.Thread.Agent), Resource: cleanText(w.Thread.Resource), Thread: cleanText(w.Thread.Thread)}
 	if err := checkWatch(w); err != nil {
@@ -169,7 +169,7 @@ func (s *Store) CreateWatch(ctx context.Context, w watch.Watch, maxPerAgent int)
 }
 
 // Watch reads one watch.
-func (s *Store) Watch(ctx context.Context, id string) (watch.Watch, error) {
+func (s *Watches) Watch(ctx context.Context, id string) (watch.Watch, error) {
 	var row watchRow
 	err := s.r.GetContext(ctx, &row, s.q(`SELECT `+watchColumns+` FROM watches WHERE id = ?`), cleanText(id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -182,7 +182,7 @@ func (s *Store) Watch(ctx context.Context, id string) (watch.Watch, error) {
 }
 
 // ListWatches lists newest first (by id: ids are time-ordered).
-func (s *Store) ListWatches(ctx context.Context, f watch.Filter) (watch.Page, error) {
+func (s *Watches) ListWatches(ctx context.Context, f watch.Filter) (watch.Page, error) {
 	var w where
 	if f.Thread != nil {
 		w.add("agent = ? AND resource_id = ? AND thread_id = ?", f.Thread.Agent, f.Thread.Resource, f.Thread.Thread)
@@ -225,7 +225,7 @@ func (s *Store) ListWatches(ctx context.Context, f watch.Filter) (watch.Page, er
 
 // EndWatch ends a live watch: of concurrent ends (an expiry, a terminal event, a delete)
 // exactly one reports ended.
-func (s *Store) EndWatch(ctx context.Context, id, reason string, now time.Time) (watch.Watch, bool, error) {
+func (s *Watches) EndWatch(ctx context.Context, id, reason string, now time.Time) (watch.Watch, bool, error) {
 	var row watchRow
 	var ended bool
 	err := s.inTx(ctx, func(ctx context.Context, tx *sqlx.Tx) error {
@@ -246,7 +246,7 @@ func (s *Store) EndWatch(ctx context.Context, id, reason string, now time.Time) 
 }
 
 // endWatch is the conditional end: true when this call is what ended the watch.
-func (s *Store) endWatch(ctx context.Context, tx *sqlx.Tx, id, reason string, now time.Time) (bool, error) {
+func (s *core) endWatch(ctx context.Context, tx *sqlx.Tx, id, reason string, now time.Time) (bool, error) {
 	res, err := tx.ExecContext(ctx, s.q(`UPDATE watches SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL`),
 		micros(now), cleanText(reason), cleanText(id))
 	if err != nil {
@@ -266,7 +266,7 @@ const qLiveWatches = `SELECT ` + watchColumns + ` FROM watches
 	WHERE match_key IN (SELECT value FROM json_each(?)) AND ended_at IS NULL`
 
 // liveWatchesQuery is the lookup of keys in the store's dialect.
-func (s *Store) liveWatchesQuery(keys []string) (string, []any, error) {
+func (s *Watches) liveWatchesQuery(keys []string) (string, []any, error) {
 	if s.driver == DriverSQLite {
 		b, err := json.Marshal(keys)
 		return qLiveWatches, []any{string(b)}, err
@@ -276,7 +276,7 @@ func (s *Store) liveWatchesQuery(keys []string) (string, []any, error) {
 }
 
 // LiveWatches are the not-ended watches of any of keys (expired or not), by id.
-func (s *Store) LiveWatches(ctx context.Context, keys []string) ([]watch.Watch, error) {
+func (s *Watches) LiveWatches(ctx context.Context, keys []string) ([]watch.Watch, error) {
 	keys = slices.Clone(keys)
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
@@ -302,7 +302,7 @@ const qDueWatches = `SELECT ` + watchColumns + ` FROM watches WHERE ended_at IS 
 	ORDER BY expires_at, id LIMIT ?`
 
 // DueWatches are up to limit not-ended watches expired at now, soonest first.
-func (s *Store) DueWatches(ctx context.Context, now time.Time, limit int) ([]watch.Watch, error) {
+func (s *Watches) DueWatches(ctx context.Context, now time.Time, limit int) ([]watch.Watch, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -316,7 +316,7 @@ func (s *Store) DueWatches(ctx context.Context, now time.Time, limit int) ([]wat
 // SeenRepo records that connector received a verified delivery for repo (owner/name).
 // Most deliveries are of a repository already seen: a read answers those, so the
 // webhook path writes once per repository, not once per delivery.
-func (s *Store) SeenRepo(ctx context.Context, connector, repo string, now time.Time) error {
+func (s *SeenRepos) SeenRepo(ctx context.Context, connector, repo string, now time.Time) error {
 	connector, repo = cleanText(connector), strings.ToLower(cleanText(repo))
 	if repo == "" || len(repo) > watch.MaxResourceBytes || connector == "" || len(connector) > inbox.MaxLabelBytes {
 		return fmt.Errorf("record repository of connector %q: %w: repository or connector name empty or too long", connector, watch.ErrInvalid)
@@ -336,7 +336,7 @@ func (s *Store) SeenRepo(ctx context.Context, connector, repo string, now time.T
 }
 
 // RepoSeen reports whether connector has received a verified delivery for repo.
-func (s *Store) RepoSeen(ctx context.Context, connector, repo string) (bool, error) {
+func (s *SeenRepos) RepoSeen(ctx context.Context, connector, repo string) (bool, error) {
 	var n int
 	err := s.r.GetContext(ctx, &n, s.q(`SELECT COUNT(*) FROM connector_repos WHERE connector = ? AND repo = ?`),
 		cleanText(connector), strings.ToLower(cleanText(repo)))

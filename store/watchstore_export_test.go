@@ -13,7 +13,7 @@ import (
 
 // SeedWatches inserts live watches many rows a statement, without CreateWatch's checks:
 // the scale tests' fixture.
-func (s *Store) SeedWatches(ctx context.Context, ws []watch.Watch) error {
+func (s *DB) SeedWatches(ctx context.Context, ws []watch.Watch) error {
 	const perStmt, perTx = 500, 10_000
 	for len(ws) > 0 {
 		tx := ws[:min(len(ws), perTx)]
@@ -61,8 +61,8 @@ func chunks[T any](s []T, n int) func(func([]T) bool) {
 
 // WatchPlans are the query plans of the watch lookups the gateway makes per event, per
 // sweep and per create, one string each.
-func (s *Store) WatchPlans(ctx context.Context, keys []string) (map[string]string, error) {
-	live, liveArgs, err := s.liveWatchesQuery(keys)
+func (s *DB) WatchPlans(ctx context.Context, keys []string) (map[string]string, error) {
+	live, liveArgs, err := (&Watches{s.core}).liveWatchesQuery(keys)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ type planQuery struct {
 }
 
 // explainAll is the plan of each of queries, by name.
-func (s *Store) explainAll(ctx context.Context, queries map[string]planQuery) (map[string]string, error) {
+func (s *core) explainAll(ctx context.Context, queries map[string]planQuery) (map[string]string, error) {
 	out := map[string]string{}
 	for name, q := range queries {
 		plan, err := s.explain(ctx, q.q, q.args...)
@@ -93,7 +93,7 @@ func (s *Store) explainAll(ctx context.Context, queries map[string]planQuery) (m
 }
 
 // explain is q's query plan on the read pool, one line per step.
-func (s *Store) explain(ctx context.Context, q string, args ...any) (string, error) {
+func (s *core) explain(ctx context.Context, q string, args ...any) (string, error) {
 	var lines []string
 	if s.driver == DriverPostgres {
 		if err := s.r.SelectContext(ctx, &lines, `EXPLAIN `+s.q(q), args...); err != nil {

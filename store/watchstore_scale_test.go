@@ -16,7 +16,7 @@ import (
 
 // seedWatches gives store n live watches: two threads watch each pull request
 // acme/repo<i/200>#<i/2>, each of 1,000 agents holding n/1,000.
-func seedWatches(tb testing.TB, s *store.Store, n int) {
+func seedWatches(tb testing.TB, s *store.DB, n int) {
 	tb.Helper()
 	ws := make([]watch.Watch, n)
 	for i := range ws {
@@ -43,7 +43,7 @@ func eventKeys(i int) []string {
 // go by an index, never a scan of the table (an event must cost the same with 100,000
 // watches as with ten).
 func TestWatchQueriesUseIndexes(t *testing.T) {
-	forEachStore(t, func(t *testing.T, s *store.Store) {
+	forEachStore(t, func(t *testing.T, s *store.DB) {
 		seedWatches(t, s, 5000)
 		plans, err := s.WatchPlans(context.Background(), eventKeys(42))
 		require.NoError(t, err)
@@ -70,7 +70,7 @@ func BenchmarkLiveWatches(b *testing.B) {
 				b.ReportAllocs()
 				i, found := 0, 0
 				for b.Loop() {
-					got, err := s.LiveWatches(ctx, eventKeys((i*7919)%n))
+					got, err := store.NewWatches(s).LiveWatches(ctx, eventKeys((i*7919)%n))
 					if err != nil {
 						b.Fatal(err)
 					}

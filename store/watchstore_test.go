@@ -22,14 +22,14 @@ import (
 func TestWatchStoreConforms(t *testing.T) {
 	for _, b := range storetest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			watchtest.Run(t, func(t *testing.T) watch.Store { return openFresh(t, b.Name) })
+			watchtest.Run(t, func(t *testing.T) watch.Store { return store.NewWatches(openFresh(t, b.Name)) })
 		})
 	}
 }
 
 // openFresh opens a new, empty database of the backend named (Backends' databases are
 // one per call).
-func openFresh(t *testing.T, backend string) *store.Store {
+func openFresh(t *testing.T, backend string) *store.DB {
 	if backend == store.DriverPostgres {
 		dsn := os.Getenv(storetest.PostgresEnv)
 		return storetest.Open(t, storetest.Backend{Name: backend, Config: storetest.PostgresConfig(t, dsn)})
@@ -40,7 +40,8 @@ func openFresh(t *testing.T, backend string) *store.Store {
 // A caller's values over what an index holds are a clear invalid-watch error, not a
 // database failure.
 func TestCreateWatchRefusesOverlongValues(t *testing.T) {
-	forEachStore(t, func(t *testing.T, s *store.Store) {
+	forEachStore(t, func(t *testing.T, s *store.DB) {
+		watches := store.NewWatches(s)
 		ctx := context.Background()
 		ok := watch.Watch{ID: "w-1", Thread: thread, Source: "github", Connector: "gh", Resource: "acme/api#7",
 			CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
@@ -56,15 +57,15 @@ func TestCreateWatchRefusesOverlongValues(t *testing.T) {
 		} {
 			w := ok
 			edit(&w)
-			_, _, err := s.CreateWatch(ctx, w, 10)
+			_, _, err := watches.CreateWatch(ctx, w, 10)
 			require.ErrorIs(t, err, watch.ErrInvalid, name)
 		}
-		_, created, err := s.CreateWatch(ctx, ok, 10)
+		_, created, err := watches.CreateWatch(ctx, ok, 10)
 		require.NoError(t, err)
 		require.True(t, created)
 		taken := ok
 		taken.Resource = "acme/api#8"
-		_, _, err = s.CreateWatch(ctx, taken, 10)
+		_, _, err = watches.CreateWatch(ctx, taken, 10)
 		require.ErrorIs(t, err, watch.ErrInvalid, "an id in use")
 	})
 }
@@ -73,9 +74,11 @@ func TestCreateWatchRefusesOverlongValues(t *testing.T) {
 // expiry sweep both saw it live): the first announcement ends it and is stored, a later
 // one is dropped, so the thread gets exactly one watch-ended record.
 func TestIngestEndsWatchOnce(t *testing.T) {
-	forEach(t, func(t *testing.T, s *store.Store, svc *inbox.Service) {
+	forEach(t, func(t *testing.T, s *store.DB, svc *inbox.Service) {
+		explain := store.NewExplain(s)
+		watches := store.NewWatches(s)
 		ctx := context.Background()
-		w, _, err := s.CreateWatch(ctx, watch.Watch{ID: "w-1", Thread: thread, Source: "github", Connector: "acme",
+		w, _, err := watches.CreateWatch(ctx, watch.Watch{ID: "w-1", Thread: thread, Source: "github", Connector: "acme",
 			Resource: "acme/api#7", CreatedAt: t0.Add(-time.Hour), ExpiresAt: t0}, 10)
 		require.NoError(t, err)
 
@@ -89,7 +92,7 @@ func TestIngestEndsWatchOnce(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, second.Duplicate)
 		require.Empty(t, second.Records, "the watch had ended: nothing to announce")
-		ev, err := s.GetEvent(ctx, second.EventID)
+		ev, err := explain.GetEvent(ctx, second.EventID)
 		require.NoError(t, err)
 		require.Equal(t, 0, ev.Records)
 		require.Equal(t, inbox.EventUnrouted, ev.Status)
@@ -102,17 +105,17 @@ func TestIngestEndsWatchOnce(t *testing.T) {
 		unknown.ID = "w-unknown"
 		res := ingest(t, svc, "d-unknown", comment("Jane commented", "", ""), watch.Ended(unknown, watch.EndClosed))
 		require.Len(t, res.Records, 1, "no watch to end: only the event's record")
-		ev, err = s.GetEvent(ctx, res.EventID)
+		ev, err = explain.GetEvent(ctx, res.EventID)
 		require.NoError(t, err)
 		require.Equal(t, 1, ev.Records)
 		require.Equal(t, inbox.EventRouted, ev.Status)
 
-		recs, _, err := s.ListRecords(ctx, inbox.RecordFilter{Agent: thread.Agent, Kind: watch.Kind})
+		recs, _, err := store.NewAdmin(s).ListRecords(ctx, inbox.RecordFilter{Agent: thread.Agent, Kind: watch.Kind})
 		require.NoError(t, err)
 		require.Len(t, recs, 1)
 		require.Equal(t, 1, recs[0].CoalescedCount)
 		require.Equal(t, first.EventID, recs[0].EventID)
-		got, err := s.Watch(ctx, "w-1")
+		got, err := watches.Watch(ctx, "w-1")
 		require.NoError(t, err)
 		require.Equal(t, watch.EndMerged, got.EndReason, "the first end stands")
 		require.Equal(t, t0, *got.EndedAt)
@@ -122,23 +125,24 @@ func TestIngestEndsWatchOnce(t *testing.T) {
 // A GitHub connector's repositories are the ones it received a verified delivery for,
 // by name regardless of case.
 func TestSeenRepos(t *testing.T) {
-	forEachStore(t, func(t *testing.T, s *store.Store) {
+	forEachStore(t, func(t *testing.T, s *store.DB) {
+		seenReposStore := store.NewSeenRepos(s)
 		ctx := context.Background()
-		seen, err := s.RepoSeen(ctx, "gh", "acme/api")
+		seen, err := seenReposStore.RepoSeen(ctx, "gh", "acme/api")
 		require.NoError(t, err)
 		require.False(t, seen)
 		for range 2 {
-			require.NoError(t, s.SeenRepo(ctx, "gh", "Acme/API", t0))
+			require.NoError(t, seenReposStore.SeenRepo(ctx, "gh", "Acme/API", t0))
 		}
 		for _, c := range []struct {
 			connector, repo string
 			want            bool
 		}{{"gh", "acme/api", true}, {"gh", "ACME/api", true}, {"gh2", "acme/api", false}, {"gh", "acme/other", false}} {
-			seen, err := s.RepoSeen(ctx, c.connector, c.repo)
+			seen, err := seenReposStore.RepoSeen(ctx, c.connector, c.repo)
 			require.NoError(t, err)
 			require.Equal(t, c.want, seen, "%s %s", c.connector, c.repo)
 		}
-		require.ErrorIs(t, s.SeenRepo(ctx, "gh", "", t0), watch.ErrInvalid)
-		require.ErrorIs(t, s.SeenRepo(ctx, "gh", strings.Repeat("a", watch.MaxResourceBytes+1), t0), watch.ErrInvalid)
+		require.ErrorIs(t, seenReposStore.SeenRepo(ctx, "gh", "", t0), watch.ErrInvalid)
+		require.ErrorIs(t, seenReposStore.SeenRepo(ctx, "gh", strings.Repeat("a", watch.MaxResourceBytes+1), t0), watch.ErrInvalid)
 	})
 }

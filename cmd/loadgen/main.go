@@ -54,6 +54,16 @@ type report struct {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	sc := load.DefaultScenario()
 	if len(args) > 0 && args[0] == "config" {
+		fs := flag.NewFlagSet("loadgen config", flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		t := targetFlags(fs)
+		if err := fs.Parse(args[1:]); err != nil {
+			return 2
+		}
+		if err := t.apply(&sc, nil); err != nil {
+			fmt.Fprintf(stderr, "loadgen: %v\n", err)
+			return 2
+		}
 		fmt.Fprint(stdout, sc.GatewayConfig())
 		return 0
 	}
@@ -90,10 +100,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		watches      = fs.Int("watches", 0, fmt.Sprintf("live watches to create before sending, none matching (max %d)", load.MaxWatches))
 		watchThreads = fs.Bool("watch-threads", false, "each Slack thread also watches its channel, so its events match a watch")
 		preset       = fs.String("scenario", "", "a named row of the load table, setting the flags it names: "+strings.Join(scenarioNames(), ", "))
+		target       = targetFlags(fs)
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: loadgen [config] [flags] | loadgen storm-config [--defaults] | loadgen storm [flags] | loadgen collect --listen ADDR\n\n"+
-			"`loadgen config` prints the gateway config the traffic expects; `loadgen storm` runs the recorded storm;\n"+
+			"`loadgen config [--target langgraph|a2a ...]` prints the gateway config the traffic expects; `loadgen storm` runs the recorded storm;\n"+
 			"`loadgen collect` counts the spans an OTLP/HTTP exporter sends it.\n\n")
 		fs.PrintDefaults()
 	}
@@ -110,6 +121,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	sc.AgentToken = *token
+	if err := target.apply(&sc, urls); err != nil {
+		fmt.Fprintf(stderr, "loadgen: %v\n", err)
+		return 2
+	}
 	pidList, err := parsePIDs(*pids)
 	if err != nil {
 		fmt.Fprintf(stderr, "loadgen: %v\n", err)
@@ -119,6 +134,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Scenario: sc, URLs: split(*urls), Sources: split(*sources), Threads: *threads, Subscribers: *subs,
 		Events: *events, Duration: *duration, Rate: *rate, Clients: *clients, Drain: *drain, Busy: *busy,
 		Retries: *retries, PIDs: pidList, DBPID: *dbPID, ClockTicks: *clkTck, Watches: *watches, WatchThreads: *watchThreads,
+	}
+	if sc.Runtime != nil {
+		cfg.RuntimeUpstream = target.upstreamURL()
 	}
 	rep := report{Scenario: *preset, FloorCPU: *floorCPU}
 	if *ceiling {
@@ -240,11 +258,72 @@ func printTable(w io.Writer, rep report) {
 	if rep.CostRatio > 0 {
 		single("cost ratio (CPU / floor)", fmt.Sprintf("%.2f (floor %.0f µs)", rep.CostRatio, rep.FloorCPU))
 	}
+	if lg := g.Runtime; lg != nil {
+		single("ingest → "+lg.Kind+" run start p50 / p99", ms(lg.RunStart.P50)+" / "+ms(lg.RunStart.P99)+fmt.Sprintf(" (%d runs)", lg.Runs))
+		single(lg.Kind+" requests per signal", fmt.Sprintf("%.2f (%d requests)", lg.PerSignal, lg.Total))
+		for _, r := range load.SortedRoutes(lg.Requests) {
+			single("  "+r, fmt.Sprint(lg.Requests[r]))
+		}
+	}
 	single("statuses", fmt.Sprint(g.Status))
 	if rep.Ceiling != nil {
 		single("gateway / verify-only req/s", fmt.Sprintf("%.2f", rep.Ratio))
 	}
 	_ = tw.Flush()
+}
+
+// runtimeTarget is --target and the flags of a runtime's target.
+type runtimeTarget struct {
+	kind, upstream, proxy, callback *string
+}
+
+// The runtimes' defaults: where the harness listens, where loadgen's proxy does.
+var runtimeDefaults = map[string]struct{ upstream, proxy string }{
+	load.RuntimeLangGraph: {"http://127.0.0.1:18624", "127.0.0.1:18625"},
+	load.RuntimeA2A:       {"http://127.0.0.1:18641", "127.0.0.1:18642"},
+}
+
+func targetFlags(fs *flag.FlagSet) runtimeTarget {
+	return runtimeTarget{
+		kind: fs.String("target", "stream", "the scenario agent's target kind: stream, langgraph (the interop/langgraph server's echo graph) "+
+			"or a2a (the interop/a2a server's echo agent)"),
+		upstream: fs.String("runtime-url", "", "langgraph, a2a: the runtime's server (default http://127.0.0.1:18624 for langgraph, :18641 for a2a)"),
+		proxy: fs.String("runtime-proxy", "", "langgraph, a2a: where loadgen serves the request-counting proxy the gateway's config points at "+
+			"(default 127.0.0.1:18625 for langgraph, :18642 for a2a; an a2a harness's PUBLIC_URL must be it)"),
+		callback: fs.String("callback-url", "", "langgraph, a2a: the gateway's base URL as the runtime reaches it (default: the first --url)"),
+	}
+}
+
+// upstreamURL is --runtime-url, or the kind's default.
+func (r runtimeTarget) upstreamURL() string {
+	if *r.upstream != "" {
+		return *r.upstream
+	}
+	return runtimeDefaults[*r.kind].upstream
+}
+
+// apply sets the scenario's target; urls (nil for `config`) are the gateway URLs.
+func (r runtimeTarget) apply(sc *load.Scenario, urls *string) error {
+	switch *r.kind {
+	case "stream":
+		return nil
+	case load.RuntimeLangGraph, load.RuntimeA2A:
+	default:
+		return fmt.Errorf("--target: unknown %q (want stream, langgraph or a2a)", *r.kind)
+	}
+	proxy := *r.proxy
+	if proxy == "" {
+		proxy = runtimeDefaults[*r.kind].proxy
+	}
+	cb := *r.callback
+	if cb == "" && urls != nil {
+		cb = split(*urls)[0]
+	}
+	if cb == "" {
+		cb = "http://127.0.0.1:8080"
+	}
+	sc.Runtime = &load.Runtime{Kind: *r.kind, URL: "http://" + proxy, CallbackURL: cb}
+	return nil
 }
 
 // scenarios are the rows of the load table, by name: the flags each sets unless given

@@ -90,7 +90,7 @@ type SampleConnector struct {
 // for it, so a delivery the store would refuse fails here as it would there.
 type Gateway struct {
 	URL    string
-	Store  *store.Store
+	Store  *store.DB
 	Parser Parser
 	// Router and Policy are the routes and policy the gateway runs, for explain.
 	Router *connectors.Router
@@ -102,19 +102,20 @@ type Gateway struct {
 func StartGateway(t *testing.T, b storetest.Backend, c SampleConnector) *Gateway {
 	t.Helper()
 	st := storetest.Open(t, b)
+	inboxStore := store.NewInbox(st)
 	now := func() time.Time { return c.Start }
 	log := storetest.Logger(t)
 	routes, rules := sampleRoutes(c)
 	policy, err := inbox.NewPolicy(inbox.PolicyConfig{Rules: rules})
 	require.NoError(t, err)
-	svc := inbox.NewService(st, policy, inbox.WithClock(now), inbox.WithSnoozes(st), inbox.WithHeldRecords(st))
+	svc := inbox.NewService(inboxStore, policy, inbox.WithClock(now), inbox.WithSnoozes(inboxStore), inbox.WithHeldRecords(inboxStore))
 	var resources watch.Resources
 	if c.WatchResource != nil {
 		resources = watch.Resources{{Source: c.Source, Parse: c.WatchResource}}
 	}
 	router, err := connectors.NewRouter(routes, []string{SampleAgent}, connectors.WithWatchResources(resources))
 	require.NoError(t, err)
-	pipeline := connectors.NewPipeline(router, svc, log, connectors.WithWatches(st), connectors.WithClock(now))
+	pipeline := connectors.NewPipeline(router, svc, log, connectors.WithWatches(store.NewWatches(st)), connectors.WithClock(now))
 
 	srv := server.New(server.Config{Listen: "127.0.0.1:0"}, log)
 	parser := c.Mount(t, srv.Echo(), pipeline, now)
@@ -206,10 +207,10 @@ func (g *Gateway) sample(t *testing.T, c SampleConnector, s Sample) {
 		}
 	}
 
-	events, _, err := g.Store.ListEvents(ctx, inbox.EventFilter{Source: source, Connector: s.Connector})
+	events, _, err := store.NewAdmin(g.Store).ListEvents(ctx, inbox.EventFilter{Source: source, Connector: s.Connector})
 	require.NoError(t, err)
 	require.Len(t, events, 1, "stored once")
-	ev, err := g.Store.GetEvent(ctx, events[0].ID)
+	ev, err := store.NewExplain(g.Store).GetEvent(ctx, events[0].ID)
 	require.NoError(t, err)
 	assert.Equal(t, sent, ev.Body, "the body is stored as received")
 	if s.Redeliver {
@@ -223,7 +224,7 @@ func (g *Gateway) sample(t *testing.T, c SampleConnector, s Sample) {
 	if s.Invalid != "" {
 		require.Equal(t, inbox.EventInvalid, ev.Status)
 		assert.Contains(t, ev.Error, s.Invalid)
-		records, _, err := g.Store.ListRecords(ctx, inbox.RecordFilter{EventID: ev.ID})
+		records, _, err := store.NewAdmin(g.Store).ListRecords(ctx, inbox.RecordFilter{EventID: ev.ID})
 		require.NoError(t, err)
 		assert.Empty(t, records, "nothing reaches a thread")
 		if s.Check != nil {
@@ -236,15 +237,15 @@ func (g *Gateway) sample(t *testing.T, c SampleConnector, s Sample) {
 	}
 	require.Equal(t, inbox.EventRouted, ev.Status, "error: %q", ev.Error)
 
-	records, _, err := g.Store.ListRecords(ctx, inbox.RecordFilter{EventID: ev.ID})
+	records, _, err := store.NewAdmin(g.Store).ListRecords(ctx, inbox.RecordFilter{EventID: ev.ID})
 	require.NoError(t, err)
 	require.NotEmpty(t, records, "routed to a thread")
 	thread := inbox.ThreadKey{Agent: SampleAgent, Resource: s.Connector, Thread: "samples"}
-	inThread, err := g.Store.ThreadRecords(ctx, thread)
+	inThread, err := store.NewRecords(g.Store).ThreadRecords(ctx, thread)
 	require.NoError(t, err)
 	require.Len(t, inThread, len(records), "the records are in the sample's thread")
 	for _, r := range records {
-		got, err := g.Store.GetRecord(ctx, r.ID)
+		got, err := store.NewAdmin(g.Store).GetRecord(ctx, r.ID)
 		require.NoError(t, err)
 		assert.Equal(t, source, got.Source)
 		assert.Equal(t, thread, got.Thread)
@@ -268,7 +269,7 @@ func (g *Gateway) sample(t *testing.T, c SampleConnector, s Sample) {
 	}
 	if s.When != "" {
 		for _, r := range records {
-			got, err := g.Store.GetRecord(ctx, r.ID)
+			got, err := store.NewAdmin(g.Store).GetRecord(ctx, r.ID)
 			require.NoError(t, err)
 			assert.Equal(t, "when-"+s.Connector, got.Route, "routed by the sample's `when`")
 			assert.Equal(t, WhenAction, got.Action, "decided by the rule's `when`: %s", got.Reason)

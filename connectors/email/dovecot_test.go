@@ -12,6 +12,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 	"github.com/signalgate/signalgate/secret"
+	"github.com/signalgate/signalgate/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -139,7 +140,7 @@ func TestDovecot(t *testing.T) {
 	assert.Equal(t, 7, dups)
 	assert.Equal(t, 1, e.records("support", "c1@example.com"))
 	ctx := context.Background()
-	v, _, err := e.st.ConnectorState(ctx, "email/support", box)
+	v, _, err := store.NewConnectorState(e.st).ConnectorState(ctx, "email/support", box)
 	require.NoError(t, err)
 	assert.Equal(t, fmt.Sprintf("%d:8", mb.UIDValidity), v)
 	// Duplicates are moved too: the action follows every committed message.

@@ -312,7 +312,7 @@ func (r *recorder) all() []recorded {
 // env is a real SQLite inbox behind the email pipeline.
 type env struct {
 	t   *testing.T
-	st  *store.Store
+	st  *store.DB
 	rec *recorder
 }
 
@@ -322,11 +322,11 @@ func newEnv(t *testing.T) *env {
 	return newEnvOn(t, st)
 }
 
-func newEnvOn(t *testing.T, st *store.Store) *env {
+func newEnvOn(t *testing.T, st *store.DB) *env {
 	t.Helper()
 	pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 	require.NoError(t, err)
-	svc := inbox.NewService(st, pol, inbox.WithClock(func() time.Time { return testNow }))
+	svc := inbox.NewService(store.NewInbox(st), pol, inbox.WithClock(func() time.Time { return testNow }))
 	router, err := connectors.NewRouter([]connectors.RouteConfig{{
 		Name:   "support-mail",
 		Match:  connectors.RouteMatch{Source: inbox.StringList{"email"}},
@@ -339,14 +339,14 @@ func newEnvOn(t *testing.T, st *store.Store) *env {
 
 func (e *env) events() int {
 	e.t.Helper()
-	n, err := e.st.CountEvents(context.Background())
+	n, err := store.NewAdmin(e.st).CountEvents(context.Background())
 	require.NoError(e.t, err)
 	return n
 }
 
 func (e *env) cursor(connector, mailbox string) (string, bool) {
 	e.t.Helper()
-	v, ok, err := e.st.ConnectorState(context.Background(), "email/"+connector, mailbox)
+	v, ok, err := store.NewConnectorState(e.st).ConnectorState(context.Background(), "email/"+connector, mailbox)
 	require.NoError(e.t, err)
 	return v, ok
 }
@@ -354,7 +354,7 @@ func (e *env) cursor(connector, mailbox string) (string, bool) {
 // records counts inbox records of the thread one sender's mail lands in.
 func (e *env) records(connector, from string) int {
 	e.t.Helper()
-	rs, err := e.st.ThreadRecords(context.Background(), inbox.ThreadKey{Agent: "support", Resource: "mail:" + connector, Thread: from})
+	rs, err := store.NewRecords(e.st).ThreadRecords(context.Background(), inbox.ThreadKey{Agent: "support", Resource: "mail:" + connector, Thread: from})
 	require.NoError(e.t, err)
 	return len(rs)
 }
@@ -378,7 +378,7 @@ func tinyBackoff() backoff.BackOff {
 func (e *env) startPoller(cfg Config, o *observer, opts ...Option) *Poller {
 	e.t.Helper()
 	opts = append([]Option{WithHooks(o.hooks()), WithBackoff(tinyBackoff)}, opts...)
-	p, err := NewPoller(cfg, e.rec, e.st, service.Base{Now: func() time.Time { return testNow }}, opts...)
+	p, err := NewPoller(cfg, e.rec, store.NewConnectorState(e.st), service.Base{Now: func() time.Time { return testNow }}, opts...)
 	require.NoError(e.t, err)
 	require.NoError(e.t, p.Start(context.Background()))
 	e.t.Cleanup(func() { stopPoller(e.t, p) })

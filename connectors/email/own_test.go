@@ -12,6 +12,7 @@ import (
 
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
+	"github.com/signalgate/signalgate/store"
 )
 
 // fakeOwn answers from a set of recorded platform ids, as the outbox would.
@@ -49,7 +50,7 @@ func TestPollerIgnoresOwnReply(t *testing.T) {
 	calls := e.rec.all()
 	require.Len(t, calls, 2)
 	assert.Equal(t, inbox.EventIgnored, calls[0].Outcome.Status)
-	ev, err := e.st.GetEvent(context.Background(), calls[0].Outcome.EventID)
+	ev, err := store.NewExplain(e.st).GetEvent(context.Background(), calls[0].Outcome.EventID)
 	require.NoError(t, err)
 	assert.Equal(t, reply.OwnReason, ev.Error, "own reply wins over the auto-submitted rule")
 	assert.Equal(t, 0, e.records("support", "support@example.com"))
@@ -111,7 +112,7 @@ func TestPollerIgnoresMarkedOwnReplyBeforeItIsRecorded(t *testing.T) {
 	calls := e.rec.all()
 	require.Len(t, calls, 2)
 	assert.Equal(t, inbox.EventIgnored, calls[0].Outcome.Status)
-	ev, err := e.st.GetEvent(context.Background(), calls[0].Outcome.EventID)
+	ev, err := store.NewExplain(e.st).GetEvent(context.Background(), calls[0].Outcome.EventID)
 	require.NoError(t, err)
 	assert.Equal(t, reply.OwnReason, ev.Error)
 	assert.Equal(t, inbox.EventRouted, calls[1].Outcome.Status, "a stranger's marker is not ours")

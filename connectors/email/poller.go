@@ -25,7 +25,7 @@ type Pipeline interface {
 }
 
 // CursorStore reads the mailbox cursors the inbox saves with each event
-// (inbox.Event.Checkpoint); *store.Store satisfies it.
+// (inbox.Event.Checkpoint); *store.DB satisfies it.
 type CursorStore interface {
 	ConnectorState(ctx context.Context, connector, key string) (value string, ok bool, err error)
 	SetConnectorState(ctx context.Context, connector, key, value string) error

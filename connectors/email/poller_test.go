@@ -13,6 +13,7 @@ import (
 
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 )
 
 func storedAtLeast(n int) func(*observer) bool {
@@ -407,7 +408,7 @@ func TestStartContextEndingStopsRunning(t *testing.T) {
 	srv := newMemIMAP(t)
 	e := newEnv(t)
 	o := newObserver()
-	p, err := NewPoller(testConfig(srv.addr), e.rec, e.st, service.Base{Now: func() time.Time { return testNow }},
+	p, err := NewPoller(testConfig(srv.addr), e.rec, store.NewConnectorState(e.st), service.Base{Now: func() time.Time { return testNow }},
 		WithHooks(o.hooks()), WithBackoff(tinyBackoff))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

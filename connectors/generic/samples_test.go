@@ -24,6 +24,7 @@ import (
 	"github.com/signalgate/signalgate/connectors/connectorstest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/secret"
+	"github.com/signalgate/signalgate/store"
 )
 
 // presetSample is one preset's documented delivery and how its provider signs it.
@@ -244,8 +245,8 @@ func TestConformanceSamples(t *testing.T) {
 // explainSample explains the stored event as the admin API does: the same status, and
 // for every record the same route, thread and policy action the gateway decided.
 func explainSample(t *testing.T, g *connectorstest.Gateway, ev inbox.Event, records []inbox.Record) {
-	x, err := admin.NewExplainer(g.Store, admin.Deps{Router: g.Router, Policy: g.Policy,
-		Parsers: admin.Parsers{Source: g.Parser}, WatchLookup: g.Store, Now: g.Now})
+	x, err := admin.NewExplainer(store.NewExplain(g.Store), admin.Deps{Router: g.Router, Policy: g.Policy,
+		Parsers: admin.Parsers{Source: g.Parser}, WatchLookup: store.NewWatches(g.Store), Now: g.Now})
 	require.NoError(t, err)
 	out, err := x.Explain(t.Context(), admin.Sample{EventID: ev.ID})
 	require.NoError(t, err)
@@ -255,7 +256,7 @@ func explainSample(t *testing.T, g *connectorstest.Gateway, ev inbox.Event, reco
 	}
 	var want, got []string
 	for _, r := range records {
-		r, err := g.Store.GetRecord(t.Context(), r.ID)
+		r, err := store.NewAdmin(g.Store).GetRecord(t.Context(), r.ID)
 		require.NoError(t, err)
 		want = append(want, decided(r.Route, r.Thread, r.Action))
 	}

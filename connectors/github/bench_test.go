@@ -62,7 +62,7 @@ func BenchmarkGitHubIngest(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := newHarnessWith(b, testConfig(), 0, inbox.NewService(st, pol))
+	h := newHarnessWith(b, testConfig(), 0, inbox.NewService(store.NewInbox(st), pol))
 	runLoad(b, h.e)
 }
 

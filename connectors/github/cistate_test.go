@@ -17,7 +17,7 @@ import (
 	"github.com/signalgate/signalgate/store"
 )
 
-var _ StateStore = (*store.Store)(nil)
+var _ StateStore = (*store.ConnectorState)(nil)
 
 func TestMemoryCIStateEvicts(t *testing.T) {
 	ctx := context.Background()
@@ -74,6 +74,7 @@ func TestCIStateErrorsDoNotFailDeliveries(t *testing.T) {
 func TestStoreCIStateSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
 	st, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: filepath.Join(t.TempDir(), "gw.db")}, slog.New(slog.DiscardHandler))
+	connState := store.NewConnectorState(st)
 	require.NoError(t, err)
 	defer st.Close()
 	_, err = st.Migrate(ctx)
@@ -81,11 +82,11 @@ func TestStoreCIStateSurvivesRestart(t *testing.T) {
 
 	m := pick(t, examples(t, "api.github.com"), "workflow_run", "completed", hasPRs("workflow_run.pull_requests", true))
 	set(m, "workflow_run.conclusion", "failure")
-	first := ciHandler(t, NewStoreCIState(st, "github"))
+	first := ciHandler(t, NewStoreCIState(connState, "github"))
 	require.Equal(t, http.StatusOK, first.deliver("workflow_run", "d-1", encode(t, m)).Code)
 
 	set(m, "workflow_run.conclusion", "success")
-	second := ciHandler(t, NewStoreCIState(st, "github"))
+	second := ciHandler(t, NewStoreCIState(connState, "github"))
 	rec := second.deliver("workflow_run", "d-2", encode(t, m))
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	call, _ := second.fake.Last()

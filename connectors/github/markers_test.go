@@ -20,6 +20,7 @@ import (
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -54,7 +55,7 @@ func newTwoAgents(t *testing.T, b storetest.Backend, f *fakeGitHub) *twoAgents {
 	clk := &stepClock{t: time.Now().UTC()}
 	pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 	require.NoError(t, err)
-	in := inbox.NewService(st, pol, inbox.WithClock(clk.now))
+	in := inbox.NewService(store.NewInbox(st), pol, inbox.WithClock(clk.now))
 	log := slog.New(slog.DiscardHandler)
 	srv := server.New(server.Config{}, log)
 	var routes []connectors.RouteConfig
@@ -69,7 +70,7 @@ func newTwoAgents(t *testing.T, b storetest.Backend, f *fakeGitHub) *twoAgents {
 	handler, err := NewHandler([]Config{cfg}, connectors.NewPipeline(router, in, log), log, fixedNow)
 	require.NoError(t, err)
 	handler.Mount(srv.Echo())
-	out := reply.New(st, map[string]reply.Sender{"github": newTestReplier(t, cfg)},
+	out := reply.New(store.NewReplies(st), map[string]reply.Sender{"github": newTestReplier(t, cfg)},
 		service.Base{Now: clk.now}, reply.WithRandom(func() float64 { return 0 }), reply.WithPlaces(reply.Places{{Source: Source, Codec: PlaceCodec}}),
 		reply.WithProvenance(agent.ReplyProvenance{Source: {VerifiedBy}}))
 	return &twoAgents{h: &harness{t: t, e: srv.Echo(), ing: in}, inbox: in, out: out, clk: clk}

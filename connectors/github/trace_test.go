@@ -27,7 +27,7 @@ const (
 type tracedGateway struct {
 	e   http.Handler
 	rec *tracetest.SpanRecorder
-	st  *store.Store
+	st  *store.DB
 }
 
 // newTracedGateway is the ingest path as the gateway wires it with tracing on: the
@@ -40,7 +40,7 @@ func newTracedGateway(t *testing.T, b storetest.Backend) *tracedGateway {
 	st := storetest.Open(t, b, store.WithClock(fixedNow), store.WithTracing(tp))
 	pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 	require.NoError(t, err)
-	svc := inbox.NewService(st, pol, inbox.WithClock(fixedNow))
+	svc := inbox.NewService(store.NewInbox(st), pol, inbox.WithClock(fixedNow))
 	log := slog.New(slog.DiscardHandler)
 	srv := server.New(server.Config{}, log, server.WithTracing(tp))
 	router, err := connectors.NewRouter(allGitHubRoute(), []string{"coder"})
@@ -119,10 +119,10 @@ func TestTraceVerifiedDelivery(t *testing.T) {
 			require.Contains(t, attr(decide, "signalgate.thread"), "coder/")
 
 			wantTP := "00-" + senderTrace + "-" + srv.SpanContext().SpanID().String() + "-01"
-			ev, err := g.st.GetEvent(t.Context(), out.EventID)
+			ev, err := store.NewExplain(g.st).GetEvent(t.Context(), out.EventID)
 			require.NoError(t, err)
 			require.Equal(t, wantTP, ev.TraceParent, "the stored event points at the server span")
-			r, err := g.st.GetRecord(t.Context(), attr(decide, "signalgate.record.id").(string))
+			r, err := store.NewAdmin(g.st).GetRecord(t.Context(), attr(decide, "signalgate.record.id").(string))
 			require.NoError(t, err)
 			require.Equal(t, wantTP, r.TraceParent, "so does its record")
 			require.Equal(t, senderTrace, r.TraceID())

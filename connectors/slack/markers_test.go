@@ -20,6 +20,7 @@ import (
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -39,7 +40,7 @@ func TestReplyQuotingAnotherRepliesMarkerDoesNotSuppressIt(t *testing.T) {
 			pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 			require.NoError(t, err)
 			clk := newClock()
-			in := inbox.NewService(st, pol, inbox.WithClock(clk.Now))
+			in := inbox.NewService(store.NewInbox(st), pol, inbox.WithClock(clk.Now))
 			var routes []connectors.RouteConfig
 			for _, agent := range []string{"alpha", "beta"} {
 				routes = append(routes, connectors.RouteConfig{Name: agent,
@@ -60,7 +61,7 @@ func TestReplyQuotingAnotherRepliesMarkerDoesNotSuppressIt(t *testing.T) {
 			alpha := inbox.ThreadKey{Agent: "alpha", Resource: "slack:" + testTeam, Thread: "C0001"}
 			beta := inbox.ThreadKey{Agent: "beta", Resource: "slack:" + testTeam, Thread: "C0001"}
 
-			out := reply.New(st, map[string]reply.Sender{"slack": newTestReplier(t, cfg)},
+			out := reply.New(store.NewReplies(st), map[string]reply.Sender{"slack": newTestReplier(t, cfg)},
 				service.Base{Now: clk.Now}, reply.WithRandom(func() float64 { return 0 }), reply.WithPlaces(reply.Places{{Source: Source, Codec: PlaceCodec}}),
 				reply.WithProvenance(agent.ReplyProvenance{Source: {VerifiedBySignature}}))
 			run := func() {

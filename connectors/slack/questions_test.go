@@ -88,24 +88,25 @@ func (noEmitter) Emit(context.Context, inbox.ThreadKey, agent.Signal) error { re
 type questionEnv struct {
 	h       *harness
 	api     *webapitest.Server
-	st      *store.Store
+	st      *store.DB
 	resumer *answerResumer
 	q       approval.Approval
 }
 
-func newQuestionEnv(t *testing.T, st *store.Store) *questionEnv {
+func newQuestionEnv(t *testing.T, st *store.DB) *questionEnv {
+	approvals := store.NewApprovals(st)
 	api := webapitest.New(t)
 	api.SetGroup("S0OPS", "U0BOB")
 	cfg := approvalConfig(api)
 	e := &questionEnv{api: api, st: st, resumer: &answerResumer{}}
 	msgr := NewMessenger([]Config{cfg}, time.Minute, slog.New(slog.DiscardHandler), time.Now)
 	svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE", "S0OPS"}},
-		approval.Deps{Store: st, Places: st, Slack: msgr, Resumer: e.resumer, Emitter: noEmitter{}, Base: service.Base{}})
+		approval.Deps{Store: approvals, Places: approvals, Slack: msgr, Resumer: e.resumer, Emitter: noEmitter{}, Base: service.Base{}})
 	e.h = newHarness(t, cfg, harnessOpts{opts: []Option{WithDecider(svc)}})
 	svc.ToolSuspended(context.Background(), inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "t1"}, "run-1",
 		"call-ask", "ask_user", json.RawMessage(`{"question":"Which environment?"}`))
 	require.Equal(t, "chat.postMessage", nextCall(t, api).Method)
-	page, _, err := st.ListApprovals(context.Background(), approval.Filter{})
+	page, _, err := approvals.ListApprovals(context.Background(), approval.Filter{})
 	require.NoError(t, err)
 	require.Len(t, page, 1)
 	e.q = page[0]
@@ -172,7 +173,7 @@ func TestThreadedReplyAnswersQuestion(t *testing.T) {
 			e.reply(t, "Ev6", "U0EVE", e.q.MessageTS, "1800000000.000500", "prod")
 			require.Len(t, e.resumer.got(), 1, "resumed once")
 			require.Empty(t, e.calls(), "later replies change and say nothing")
-			got, err := e.st.GetApproval(context.Background(), e.q.ID)
+			got, err := store.NewApprovals(e.st).GetApproval(context.Background(), e.q.ID)
 			require.NoError(t, err)
 			require.Equal(t, approval.StatusAnswered, got.Status)
 			require.Equal(t, "staging & @bob", got.Answer)

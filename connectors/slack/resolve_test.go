@@ -165,7 +165,7 @@ func newStoreIngester(t *testing.T) *storeIngester {
 	require.NoError(t, err)
 	pol, err := inbox.NewPolicy(inbox.PolicyConfig{})
 	require.NoError(t, err)
-	return &storeIngester{svc: inbox.NewService(st, pol)}
+	return &storeIngester{svc: inbox.NewService(store.NewInbox(st), pol)}
 }
 
 func (s *storeIngester) Ingest(ctx context.Context, ev *inbox.Event, ns []inbox.Notification) (inbox.IngestResult, error) {

@@ -75,7 +75,7 @@ func withSearchPath(dsn, schema string) string {
 }
 
 // Open opens and migrates a backend, closing it at cleanup.
-func Open(t testing.TB, b Backend, opts ...store.Option) *store.Store {
+func Open(t testing.TB, b Backend, opts ...store.Option) *store.DB {
 	t.Helper()
 	ctx := context.Background()
 	s, err := store.Open(ctx, b.Config, Logger(t), opts...)
@@ -90,7 +90,7 @@ func Open(t testing.TB, b Backend, opts ...store.Option) *store.Store {
 }
 
 // OpenSQLite is Open on a fresh SQLite database.
-func OpenSQLite(t testing.TB, opts ...store.Option) *store.Store {
+func OpenSQLite(t testing.TB, opts ...store.Option) *store.DB {
 	return Open(t, Backend{Name: "sqlite", Config: SQLiteConfig(t)}, opts...)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/targets/a2a"
 )
@@ -87,16 +88,20 @@ func TestProbeShowsTheCard(t *testing.T) {
 }
 
 func TestConfigNamesItsKeys(t *testing.T) {
-	err := a2a.Config{URL: "ftp://x", Busy: "queue", CallbackURL: "https://gw.example/?k=1", PollInterval: time.Hour}.Validate()
+	err := a2a.Config{URL: "ftp://x", Busy: agent.Busy{High: "queue"}, CallbackURL: "https://gw.example/?k=1", PollInterval: time.Hour}.Validate()
 	require.ErrorContains(t, err, "url: want an http(s) URL")
-	require.ErrorContains(t, err, `busy: "queue" is not wait or send`)
+	require.ErrorContains(t, err, `busy.high: unknown choice "queue" (want wait or send)`)
 	require.ErrorContains(t, err, "callback_url: want a base URL without user, query or fragment")
 	require.ErrorContains(t, err, "poll_interval: 1h0m0s is outside 100ms to 1m0s")
 	require.ErrorContains(t, a2a.Config{}.Validate(), "url: required for kind a2a")
-	require.NoError(t, a2a.Config{URL: "https://agent.example/a2a", Busy: "send", CallbackURL: "https://gw.example/base"}.Validate())
+	require.NoError(t, a2a.Config{URL: "https://agent.example/a2a", Busy: agent.Busy{Default: "send"}, CallbackURL: "https://gw.example/base"}.Validate())
 	d := a2a.Config{URL: "https://agent.example/secret-path", CallbackURL: "https://gw.example"}.WithDefaults()
-	require.Equal(t, a2a.BusyWait, d.Busy)
+	require.Equal(t, agent.Busy{Default: a2a.BusyWait}, d.Busy)
 	require.Equal(t, a2a.DefaultPushedPollInterval, d.PollInterval)
 	require.Equal(t, "https://agent.example/…, busy wait, push to https://gw.example", d.Describe(), "no path: it may hold a credential")
 	require.Equal(t, a2a.DefaultPollInterval, a2a.Config{URL: "https://a"}.WithDefaults().PollInterval)
+	urgent := a2a.Config{URL: "https://a", Busy: agent.Busy{Urgent: a2a.BusySend}}.WithDefaults()
+	require.Equal(t, a2a.BusySend, urgent.Busy.For("urgent"), "an urgent signal goes into the working task")
+	require.Equal(t, a2a.BusyWait, urgent.Busy.For("high"), "the others wait for it to end")
+	require.Equal(t, "https://a, busy wait, urgent send, polled every 5s", urgent.Describe())
 }

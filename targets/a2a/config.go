@@ -9,6 +9,7 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/delivery"
+	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/secret"
 	"github.com/signalgate/signalgate/targets/httptarget"
 )
@@ -27,7 +28,7 @@ const PresenceSource = agent.PresenceRuntime
 // or that the agent rejected ends its run as finished: nothing is sent again.
 const Recovery = delivery.RedeliverInFlight
 
-// What a signal for a thread whose task is working does (target.busy).
+// What a signal for a thread whose task is working does (target.busy, by priority).
 const (
 	// BusyWait holds it until the task ends; the thread's next task gets it. A2A agents
 	// cannot say whether they take messages into a running task, so this is the default.
@@ -59,9 +60,9 @@ type Config struct {
 	// Headers go with every request to the agent (its card, its endpoint), e.g.
 	// Authorization.
 	Headers map[string]secret.Secret `yaml:"headers"`
-	// Busy is what a signal for a thread whose task is working does: wait (default) or
-	// send.
-	Busy string `yaml:"busy"`
+	// Busy is what a signal for a thread whose task is working does, by its priority:
+	// wait (the default) or send.
+	Busy agent.Busy `yaml:"busy"`
 	// CallbackURL is the gateway's base URL as the agent reaches it: set, each task the
 	// gateway opens registers a push notification to {callback_url}/targets/a2a/{agent}/push
 	// with a token of its own (when the card says the agent sends them).
@@ -73,8 +74,8 @@ type Config struct {
 
 // WithDefaults fills unset keys.
 func (c Config) WithDefaults() Config {
-	if c.Busy == "" {
-		c.Busy = BusyWait
+	if c.Busy.Default == "" {
+		c.Busy.Default = BusyWait
 	}
 	if c.PollInterval == 0 {
 		c.PollInterval = DefaultPollInterval
@@ -89,11 +90,7 @@ func (c Config) WithDefaults() Config {
 func (c Config) Validate() error {
 	var errs []error
 	errs = append(errs, httptarget.CheckURL("url", c.URL, Kind))
-	switch c.Busy {
-	case "", BusyWait, BusySend:
-	default:
-		errs = append(errs, fmt.Errorf("busy: %q is not wait or send", c.Busy))
-	}
+	errs = append(errs, c.Busy.Check("choice", BusyWait, BusySend)...)
 	if c.CallbackURL != "" {
 		if err := checkCallback(c.CallbackURL); err != nil {
 			errs = append(errs, fmt.Errorf("callback_url: %w", err))
@@ -124,7 +121,7 @@ func checkCallback(raw string) error {
 // Describe is `check`'s summary of the target: where it points, without its secrets.
 func (c Config) Describe() string {
 	c = c.WithDefaults()
-	out := httptarget.SafeURL(c.URL) + ", busy " + c.Busy
+	out := httptarget.SafeURL(c.URL) + ", busy " + describeBusy(c.Busy)
 	if c.CallbackURL != "" {
 		out += ", push to " + httptarget.SafeURL(c.CallbackURL)
 	} else {
@@ -188,4 +185,15 @@ func settingsOf(cfg agent.Config) (settings, error) {
 // and settings as the gateway's target table decodes them.
 func Agent(id string, c Config) agent.Config {
 	return agent.Config{ID: id, Target: agent.TargetConfig{Kind: Kind, Presence: PresenceSource, Settings: c}}
+}
+
+// describeBusy is busy as check shows it: the default, then each priority that differs.
+func describeBusy(b agent.Busy) string {
+	out := b.Default
+	for _, p := range []inbox.Priority{inbox.PriorityUrgent, inbox.PriorityHigh, inbox.PriorityMedium, inbox.PriorityLow} {
+		if w := b.For(string(p)); w != b.Default {
+			out += ", " + string(p) + " " + w
+		}
+	}
+	return out
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/server"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 	"github.com/signalgate/signalgate/targets/a2a"
 	"github.com/signalgate/signalgate/targets/a2a/a2atest"
@@ -47,7 +48,7 @@ type env struct {
 
 type envOpts struct {
 	path     string // the agent under the harness: echo, ask, hold, v03/echo, …
-	busy     string
+	busy     string // busy.default
 	noPush   bool
 	poll     time.Duration
 	reply    string
@@ -64,7 +65,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	srv := server.New(server.Config{}, storetest.Logger(t))
 	e.push = httptest.NewServer(srv.Echo())
 	t.Cleanup(e.push.Close)
-	c := a2a.Config{URL: h.URL + "/" + o.path, Busy: o.busy, PollInterval: o.poll}
+	c := a2a.Config{URL: h.URL + "/" + o.path, Busy: agent.Busy{Default: o.busy}, PollInterval: o.poll}
 	if !o.noPush {
 		c.CallbackURL = e.push.URL
 	}
@@ -85,7 +86,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 			if o.qs != nil {
 				opts = append(opts, a2a.WithQuestions(o.qs))
 			}
-			e.tasks = a2a.NewTasks(e.cfg, de.Runs, de.Notify, de.Store, nil, service.Base{Logger: storetest.Logger(t)}, opts...)
+			e.tasks = a2a.NewTasks(e.cfg, de.Runs, de.Notify, store.NewConnectorState(de.Store), nil, service.Base{Logger: storetest.Logger(t)}, opts...)
 			e.tasks.TestSignals.State.Init()
 			e.tasks.TestSignals.Pushed.Init()
 			e.tasks.TestSignals.Polled.Init()
@@ -190,9 +191,16 @@ type queued struct {
 	keys []inbox.ThreadKey
 }
 
+// Queue takes a reply as the outbox does: the same id again (another observer of the
+// task's end: its answer, a push, a poll) answers the reply as it is.
 func (q *queued) Queue(_ context.Context, k inbox.ThreadKey, req reply.Request) (reply.Reply, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	for i, r := range q.reqs {
+		if r.ID == req.ID {
+			return reply.Reply{ID: r.ID, Thread: q.keys[i], Text: r.Text, Status: reply.StatusQueued}, nil
+		}
+	}
 	q.reqs = append(q.reqs, req)
 	q.keys = append(q.keys, k)
 	return reply.Reply{ID: req.ID, Thread: k, Text: req.Text, Status: reply.StatusQueued}, nil

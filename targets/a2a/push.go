@@ -10,13 +10,20 @@ import (
 
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
+	"github.com/signalgate/signalgate/targets/httptarget"
 )
 
 // HeaderToken carries the token a push notification was registered with.
 const HeaderToken = "X-A2A-Notification-Token"
 
-// Mount serves the agent's push notifications at POST /targets/a2a/{agent}/push.
-func (t *Tasks) Mount(e *echo.Echo) { e.POST(PushPath(t.cfg.Agent), t.push) }
+// pushRoute is PushPath as the router matches it: every a2a agent's.
+const pushRoute = pathPrefix + ":agent" + pushPath
+
+// Mount serves the agent's push notifications at POST /targets/a2a/{agent}/push: one
+// route for every a2a agent, each agent's tasks taking its own requests.
+func (t *Tasks) Mount(e *echo.Echo) {
+	httptarget.MountAgent(e, http.MethodPost, pushRoute, t.cfg.Agent, t.push)
+}
 
 // push applies one push notification: a task event (v1.0's statusUpdate, artifactUpdate,
 // task or message; v0.3's whole task) of a context the gateway opened a task in,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/targets/a2a"
 )
 
@@ -27,7 +28,7 @@ func TestPushRefusesForgedNotifications(t *testing.T) {
 	woke := e.waitSignals(k, 1)[0]
 	working := e.state(k, a2a.StateWorking)
 	cid := a2a.ContextID(k)
-	raw, ok, err := e.Store.ConnectorState(context.Background(), "a2a/support", cid)
+	raw, ok, err := store.NewConnectorState(e.Store).ConnectorState(context.Background(), "a2a/support", cid)
 	require.NoError(t, err)
 	require.True(t, ok)
 	var rec struct{ Token, TaskID string }

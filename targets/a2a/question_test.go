@@ -14,6 +14,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 	"github.com/signalgate/signalgate/targets/a2a"
 )
@@ -52,7 +53,7 @@ func TestQuestionOfATaskAnsweredFromSlack(t *testing.T) {
 				e := newEnv(t, envOpts{path: p.prefix + tc.agent, qs: relay, reply: agent.ReplyAuto, replies: replies})
 				slack := postedSlack{updates: make(chan approval.Approval, 4)}
 				svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE"}},
-					approval.Deps{Base: service.Base{Logger: storetest.Logger(t)}, Store: e.Store, Places: e.Store, Slack: slack, Resumer: a2a.NewAnswers([]agent.Config{e.cfg}, nil),
+					approval.Deps{Base: service.Base{Logger: storetest.Logger(t)}, Store: store.NewApprovals(e.Store), Places: store.NewApprovals(e.Store), Slack: slack, Resumer: a2a.NewAnswers([]agent.Config{e.cfg}, nil),
 						Emitter: noEmit{}, Relay: relay})
 				ctx := context.Background()
 				k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "question-" + p.name + "-" + tc.agent}
@@ -65,12 +66,12 @@ func TestQuestionOfATaskAnsweredFromSlack(t *testing.T) {
 						polled++
 					}
 				}
-				page, _, err := e.Store.ListApprovals(ctx, approval.Filter{Agent: "support", Thread: k.Thread})
+				page, _, err := store.NewApprovals(e.Store).ListApprovals(ctx, approval.Filter{Agent: "support", Thread: k.Thread})
 				require.NoError(t, err)
 				require.Len(t, page, 1, "asked once")
 				q := page[0]
 				require.Equal(t, approval.KindQuestion, q.Kind)
-				require.Equal(t, a2a.Kind, q.Origin)
+				require.Equal(t, approval.OriginA2A, q.Origin)
 				require.Equal(t, tc.state, q.Tool)
 				require.Equal(t, asked.TaskID, q.RunID)
 				require.Contains(t, q.Description, tc.question, "the agent's status message is the question")

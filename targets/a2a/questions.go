@@ -92,7 +92,7 @@ func (t *Tasks) ask(ctx context.Context, k inbox.ThreadKey, tr *tracked, s snaps
 	if err != nil {
 		return
 	}
-	t.questions.Question(ctx, Kind, k, tr.rec.TaskID, call, s.State, payload)
+	t.questions.Question(ctx, approval.OriginA2A, k, tr.rec.TaskID, call, s.State, payload)
 }
 
 // Answers answers the questions of the agents' tasks (approval.Resumer): a message with

@@ -78,7 +78,7 @@ func (t *Target) message(d agent.Handoff, contextID, taskID string) outMessage {
 }
 
 // waitIdle is the answer for a signal the thread's task cannot take now.
-func waitIdle(why string) error { return fmt.Errorf("%s: %w", why, agent.ErrWaitIdle) }
+func waitIdle(why string) error { return fmt.Errorf("%s: %w", why, agent.ErrHoldUntilIdle) }
 
 // Deliver sends d. A signal for a run without a task opens one (the wake, or what the
 // run's recovery delivers first); one for a run whose task works waits for it to end
@@ -217,7 +217,7 @@ func (t *Target) busy(ctx context.Context, d agent.Handoff, cid string, rec task
 	if terminal(state) {
 		return agent.Result{}, waitIdle("the thread's task is ending")
 	}
-	if t.tasks.cfg.Busy != BusySend {
+	if t.tasks.cfg.Busy.ForHandoff(d) != BusySend {
 		if d.NoWake {
 			return agent.Result{}, nil // a low-only summary never waits for a wake
 		}

@@ -167,7 +167,7 @@ func (t *Tasks) Start(ctx context.Context) error {
 	if err != nil {
 		t.log.Warn("resume following the tasks of live threads", "error", err.Error())
 	}
-	for _, k := range ks[:0] {
+	for _, k := range ks {
 		t.resume(ctx, k)
 	}
 	t.kick.Kick()
@@ -497,29 +497,39 @@ func (t *Tasks) answer(ctx context.Context, k inbox.ThreadKey, tr *tracked, s sn
 	return true
 }
 
-// RuntimeState is what the console shows of k's task: its id, its last seen state and,
-// while it asks, the question.
-func (t *Tasks) RuntimeState(ctx context.Context, k inbox.ThreadKey) (agent.RuntimeState, bool, error) {
+// RuntimeRun is what the console shows of k's context: its task, the task's last seen
+// state and since when, and while it asks, the question. The context's status is the
+// task's in LangGraph's words: busy while it works, interrupted while it waits on
+// people, idle once it ended.
+func (t *Tasks) RuntimeRun(ctx context.Context, k inbox.ThreadKey) (agent.RuntimeRun, bool, error) {
 	if k.Agent != t.cfg.Agent {
-		return agent.RuntimeState{}, false, nil
+		return agent.RuntimeRun{}, false, nil
 	}
 	cid := ContextID(k)
 	rec, ok, err := t.states.load(ctx, cid)
 	if err != nil || !ok {
-		return agent.RuntimeState{}, false, err
+		return agent.RuntimeRun{}, false, err
 	}
-	st := agent.RuntimeState{Kind: Kind, What: "task", ID: rec.TaskID, State: "sending", Detail: "context " + cid, Since: rec.OpenedAt}
+	out := agent.RuntimeRun{Kind: Kind, Thread: cid, Status: "busy", Term: "task", Run: rec.TaskID, RunStatus: "sending",
+		Since: rec.OpenedAt}
 	o, ok, err := t.states.loadObserved(ctx, cid)
 	if err != nil {
-		return agent.RuntimeState{}, false, err
+		return agent.RuntimeRun{}, false, err
 	}
-	if ok && o.TaskID == rec.TaskID && rec.TaskID != "" {
-		st.State, st.Since = o.State, o.At
+	switch {
+	case ok && o.TaskID == rec.TaskID && rec.TaskID != "":
+		out.RunStatus, out.Since = o.State, o.At
+	case rec.TaskID != "":
+		out.RunStatus = StateSubmitted
+	}
+	switch {
+	case terminal(out.RunStatus):
+		out.Status = "idle"
+	case out.RunStatus == StateInputRequired || out.RunStatus == StateAuthRequired:
+		out.Status = "interrupted"
 		if o.Text != "" {
-			st.Detail += " · asks: " + o.Text
+			out.Waiting = []string{o.Text}
 		}
-	} else if rec.TaskID != "" {
-		st.State = StateSubmitted
 	}
-	return st, true, nil
+	return out, true, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/targets/mastra"
 )
 
@@ -84,7 +85,7 @@ func newAutoEnv(t *testing.T, delay time.Duration, replyMode string, outbox ...b
 		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
 			if len(outbox) > 0 && outbox[0] {
 				a.sender = &sender{posts: map[string][]string{}}
-				a.outbox = reply.New(e.Store, map[string]reply.Sender{"slack": a.sender}, service.Base{}, reply.WithProvenance(slackVouches), reply.WithPlaces(kindstest.Places()))
+				a.outbox = reply.New(store.NewReplies(e.Store), map[string]reply.Sender{"slack": a.sender}, service.Base{}, reply.WithProvenance(slackVouches), reply.WithPlaces(kindstest.Places()))
 				replier = a.outbox
 			}
 			a.follower = a.newFollower(e.Runs, e.Notify, replier)
@@ -290,7 +291,7 @@ func TestRealMastraAutoReplyRecalledAfterAStop(t *testing.T) {
 	e := deliverytest.New(t, deliverytest.Config{Recovery: kept, RealClock: true, Agents: []agent.Config{cfg},
 		Dispatch: []delivery.Option{delivery.WithReplyProvenance(slackVouches)},
 		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
-			outbox = reply.New(e.Store, map[string]reply.Sender{"slack": slackPosts}, service.Base{}, reply.WithProvenance(slackVouches), reply.WithPlaces(kindstest.Places()))
+			outbox = reply.New(store.NewReplies(e.Store), map[string]reply.Sender{"slack": slackPosts}, service.Base{}, reply.WithProvenance(slackVouches), reply.WithPlaces(kindstest.Places()))
 			runs = closings{Runs: e.Runs, closed: make(chan string, 4)}
 			g = &gate{next: outbox, down: true, tried: make(chan struct{}, 1)}
 			first = newFollower()

@@ -21,6 +21,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/store/storetest"
 	"github.com/signalgate/signalgate/targets/mastra"
 )
@@ -219,7 +220,7 @@ func autoReplyAcrossAStop(t *testing.T, b storetest.Backend, lost bool) {
 	e := deliverytest.New(t, deliverytest.Config{Recovery: kept, Backend: &b, RealClock: true, Agents: []agent.Config{cfg},
 		Dispatch: []delivery.Option{delivery.WithReplyProvenance(slackVouches)},
 		EnvRoutes: func(e *deliverytest.Env) map[string]delivery.Route {
-			outbox = reply.New(e.Store, map[string]reply.Sender{"slack": slackPosts}, service.Base{}, reply.WithProvenance(slackVouches), reply.WithPlaces(kindstest.Places()))
+			outbox = reply.New(store.NewReplies(e.Store), map[string]reply.Sender{"slack": slackPosts}, service.Base{}, reply.WithProvenance(slackVouches), reply.WithPlaces(kindstest.Places()))
 			runs = closings{Runs: e.Runs, closed: make(chan string, 4)}
 			g = &gate{next: outbox, down: true, lost: lost, tried: make(chan struct{}, 1)}
 			first = newFollower()

@@ -16,6 +16,7 @@ import (
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/targets/mastra"
 )
 
@@ -56,9 +57,10 @@ func TestRealMastraQuestionAnsweredFromSlack(t *testing.T) {
 			require.NoError(t, err)
 			return map[string]delivery.Route{"support": {Kind: mastra.Kind, Target: tg, Concurrency: 4}}
 		}})
+	approvals := store.NewApprovals(env.Store)
 	slack := postedSlack{updates: make(chan approval.Approval, 4)}
 	svc := approval.New(approval.Config{SlackConnector: "acme", Channel: "C0APPROVE", Approvers: []string{"U0JANE", "U0BOB"}},
-		approval.Deps{Store: env.Store, Places: env.Store, Slack: slack, Resumer: mastra.NewToolApprovals([]agent.Config{cfg}, nil),
+		approval.Deps{Store: approvals, Places: approvals, Slack: slack, Resumer: mastra.NewToolApprovals([]agent.Config{cfg}, nil),
 			Emitter: noEmit{}, Relay: relay})
 	ctx := context.Background()
 	require.NoError(t, f.Start(ctx))
@@ -102,7 +104,7 @@ func TestRealMastraQuestionAnsweredFromSlack(t *testing.T) {
 		live, err := env.Runs.Live(ctx, k)
 		require.NoError(t, err)
 		require.NotNil(t, live)
-		page, _, err := env.Store.ListApprovals(ctx, approval.Filter{Agent: "support", Thread: k.Thread})
+		page, _, err := approvals.ListApprovals(ctx, approval.Filter{Agent: "support", Thread: k.Thread})
 		require.NoError(t, err)
 		require.Len(t, page, 1)
 		q := page[0]
@@ -116,11 +118,11 @@ func TestRealMastraQuestionAnsweredFromSlack(t *testing.T) {
 		require.Equal(t, approval.StatusAnswered, (<-slack.updates).Status)
 		waitRunClosed(k, live.ID)
 		require.Empty(t, reply("U0BOB", "1800000000.000300", "prod"), "answered already")
-		got, err := env.Store.GetApproval(ctx, q.ID)
+		got, err := approvals.GetApproval(ctx, q.ID)
 		require.NoError(t, err)
 		require.Equal(t, "staging "+tc.trigger, got.Answer)
 		// The question for the next case is posted at the same ts: this one is settled.
-		require.NoError(t, env.Store.SetApprovalMessage(ctx, q.ID, "acme", "C0APPROVE", "1600000000.000001", "", "", time.Now()))
+		require.NoError(t, approvals.SetApprovalMessage(ctx, q.ID, "acme", "C0APPROVE", "1600000000.000001", "", "", time.Now()))
 	}
 
 	var seen []string

@@ -23,6 +23,7 @@ import (
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
 	sgsecret "github.com/signalgate/signalgate/secret"
+	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/targets/webhook"
 )
 
@@ -115,7 +116,7 @@ func newEnv(t *testing.T, rc *receiver, urlSuffix string, maxAttempts int) (*del
 
 func attempts(t *testing.T, env *deliverytest.Env, recordID string) []delivery.Attempt {
 	t.Helper()
-	out, err := env.Store.ListAttempts(context.Background(), delivery.AttemptFilter{RecordID: recordID})
+	out, err := store.NewAdmin(env.Store).ListAttempts(context.Background(), delivery.AttemptFilter{RecordID: recordID})
 	require.NoError(t, err)
 	// Oldest first.
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {

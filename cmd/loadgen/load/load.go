@@ -62,6 +62,9 @@ type Config struct {
 	// OnAck is called after each acknowledged event with the count so far (tests kill
 	// the gateway at chosen moments from it).
 	OnAck func(acked int)
+	// RuntimeUpstream is the runtime behind Scenario.Runtime's proxy: Run serves the
+	// proxy, counting the gateway's requests, and reads when the runtime began each event.
+	RuntimeUpstream string
 }
 
 // Latency percentiles in milliseconds.
@@ -114,6 +117,8 @@ type Result struct {
 	AckedDeliveries []string `json:"-"`
 	// AckedMarkers are the markers of the events answered 2xx.
 	AckedMarkers map[string]bool `json:"-"`
+	// Runtime is what a runtime target's run measured (Scenario.Runtime).
+	Runtime *RuntimeRun `json:"runtime,omitempty"`
 }
 
 func (c *Config) defaults() error {
@@ -123,6 +128,13 @@ func (c *Config) defaults() error {
 	for _, u := range c.URLs {
 		if err := loopbackOnly(u); err != nil {
 			return err
+		}
+	}
+	if c.Scenario.Runtime != nil {
+		for _, u := range []string{c.Scenario.Runtime.URL, c.RuntimeUpstream} {
+			if err := loopbackOnly(u); err != nil {
+				return fmt.Errorf("%s: %w", c.Scenario.Runtime.Kind, err)
+			}
 		}
 	}
 	if len(c.Sources) == 0 {
@@ -206,6 +218,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	watches, watchSetup, err := setUpWatches(ctx, cfg, ingest)
 	if err != nil {
 		return nil, fmt.Errorf("set up %d watches (%d created): %w", cfg.Watches, watches, err)
+	}
+
+	var lg *counter
+	if cfg.Runtime != nil {
+		u, _ := url.Parse(cfg.Runtime.URL)
+		if lg, err = startCounter(u.Host, cfg.RuntimeUpstream); err != nil {
+			return nil, err
+		}
+		defer lg.srv.Close()
 	}
 
 	rssPID := 0
@@ -337,6 +358,18 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		t.Stop()
 	}
 	cpu1 := cpu.read()
+	var lgRun *RuntimeRun
+	if lg != nil {
+		// The gateway reads each run's end after its frame: count until it is done.
+		lg.quiet(ctx, 2*time.Second, time.Minute)
+		lgRun = &RuntimeRun{Kind: cfg.Runtime.Kind}
+		lgRun.Requests, lgRun.Total = lg.snapshot()
+		var mErr error
+		lgRun.RunStart, lgRun.Runs, mErr = measureRuntime(ctx, cfg, tr)
+		if mErr != nil {
+			return nil, fmt.Errorf("read the %s runtime's runs: %w", cfg.Runtime.Kind, mErr)
+		}
+	}
 	stopStreams()
 	streamWG.Wait()
 	stopSampling()
@@ -376,6 +409,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.Reconnects += s.reconns.Load()
 	}
 	res.RSSBytes, res.RSSPeakBytes = rss.result()
+	if lgRun != nil {
+		if res.Frames > 0 {
+			lgRun.PerSignal = float64(lgRun.Total) / float64(res.Frames)
+		}
+		res.Runtime = lgRun
+	}
 	return res, nil
 }
 

@@ -40,6 +40,9 @@ type Scenario struct {
 	SlackSecret,
 	GenericSecret string // whsec_<base64>
 	SlackTeam, SlackBot string
+	// Runtime, when set, makes Agent a runtime's target (langgraph, a2a) instead of a
+	// stream agent.
+	Runtime *Runtime
 }
 
 // DefaultScenario is what scripts/load.sh and the tests configure.
@@ -56,7 +59,7 @@ func DefaultScenario() Scenario {
 // once (policy default deliver) into its thread, so each signal carries one marker.
 func (s Scenario) GatewayConfig() string {
 	return fmt.Sprintf(`agents:
-  - { id: %[1]s, token: %[2]q, target: { kind: stream } }
+  - { id: %[1]s, token: %[2]q, target: %[9]s }
 %[8]sconnectors:
   github:  [ { name: %[3]s, secret: %[4]q } ]
   slack:   [ { name: %[3]s, signing_secret: %[5]q, bot_user_id: %[7]s } ]
@@ -66,7 +69,7 @@ routes:
   - { name: load-slack, match: { source: slack, connector: %[3]s }, thread: { agent: %[1]s, resource: "slack:{{.Team}}", thread: "{{.Channel}}" } }
   - { name: load-generic, match: { source: generic, connector: %[3]s }, thread: { agent: %[1]s, resource: "{{.Repo}}", thread: "{{.Repo}}" } }
 policy: { default: { action: deliver } }
-`, s.Agent, s.AgentToken, s.Connector, s.GitHubSecret, s.SlackSecret, s.GenericSecret, s.SlackBot, s.watchAgents())
+`, s.Agent, s.AgentToken, s.Connector, s.GitHubSecret, s.SlackSecret, s.GenericSecret, s.SlackBot, s.watchAgents(), s.target())
 }
 
 // WatchAgents hold the background watches of --watches: watches.max_per_agent (10,000)

@@ -31,6 +31,9 @@ import (
 type Harness struct {
 	URL string
 	cmd *exec.Cmd
+	// skip is how many messages the server had received when this view of it was taken
+	// (Shared.Get): Received answers only later ones.
+	skip int
 }
 
 // Dir is the harness's folder: SIGNALGATE_A2A_INTEROP, else interop/a2a of this module.
@@ -113,7 +116,9 @@ type Shared struct {
 	err  error
 }
 
-// Get is the shared harness; t is skipped when it is not installed.
+// Get is the shared harness as t sees it: Received answers only what the agents were
+// handed after Get, so a test run again (go test -count) finds its contexts fresh. t is
+// skipped when the harness is not installed.
 func (s *Shared) Get(t testing.TB) *Harness {
 	t.Helper()
 	s.once.Do(func() { s.h, s.err = Start() })
@@ -123,7 +128,13 @@ func (s *Shared) Get(t testing.TB) *Harness {
 	if s.err != nil {
 		t.Fatal(s.err)
 	}
-	return s.h
+	var all []Received
+	if err := s.h.get("/test/received", &all); err != nil {
+		t.Fatal(err)
+	}
+	v := *s.h
+	v.skip = len(all)
+	return &v
 }
 
 // Close stops the harness if it was started.
@@ -169,7 +180,7 @@ func (h *Harness) Received(contextID string) ([]Received, error) {
 		return nil, err
 	}
 	var out []Received
-	for _, r := range all {
+	for _, r := range all[min(h.skip, len(all)):] {
 		if contextID == "" || r.ContextID == contextID {
 			out = append(out, r)
 		}

@@ -1,0 +1,668 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel/trace"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/approval"
+	"github.com/signalgate/signalgate/delivery"
+	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
+	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/targets/a2a"
+	"github.com/signalgate/signalgate/targets/httptarget"
+	"github.com/signalgate/signalgate/targets/langgraph"
+	"github.com/signalgate/signalgate/targets/mastra"
+	"github.com/signalgate/signalgate/targets/webhook"
+)
+
+// builtinTargets is the table of target kinds: how agents are reached, one row per
+// kind. The kind's keys under agents[].target (decoded, defaulted, validated, walked
+// for unknown keys and secrets), check's line and --connect probe, the route and what
+// runs beside it, presence, in-flight recovery, the metrics' target label and the
+// OpenAPI target enum all come from these rows, in this order.
+//
+// To add a kind: write its package (targets/<kind>) with a config type (credentials
+// typed secret.Secret, an optional WithDefaults, a Validate naming its keys) and a
+// target (Deliver), then add its row here.
+func builtinTargets() []targetKind {
+	return []targetKind{
+		TargetKind[struct{}]{
+			Kind:     agent.TargetStream,
+			Presence: agent.PresenceRuns,
+			Recovery: delivery.RedeliverInFlight,
+			Build: func(a agent.Config, _ struct{}, b targetBuild) (delivery.Route, []background, error) {
+				// The log append is the delivery: no request to bound.
+				return delivery.RouteOf(a, b.stream), nil, nil
+			},
+		},
+		TargetKind[mastra.Config]{
+			Kind:      mastra.Kind,
+			Presence:  mastra.PresenceSource,
+			Recovery:  mastra.Recovery,
+			AutoReply: true,
+			Describe:  mastra.Config.Describe,
+			Build: func(a agent.Config, _ mastra.Config, b targetBuild) (delivery.Route, []background, error) {
+				var opts []mastra.FollowerOption
+				if b.approvals != nil {
+					opts = append(opts, mastra.WithApprovals(b.approvals))
+				}
+				if b.replies != nil {
+					opts = append(opts, mastra.WithReplies(b.replies))
+				}
+				f := mastra.NewFollower(a, b.runs, b.notify, service.Base{Logger: b.log}, opts...)
+				t, err := mastra.New(a, mastra.WithFollower(f), mastra.WithTracerProvider(b.traces))
+				if err != nil {
+					return delivery.Route{}, nil, err
+				}
+				return b.route(a, t), []background{f}, nil
+			},
+			Probe: func(ctx context.Context, a agent.Config, c mastra.Config, key string, hc *http.Client) (string, error) {
+				return mastra.Probe(ctx, hc, c, a.Target.Timeout, key)
+			},
+			Runtime: func(agents []agent.Config, hc *http.Client) runtimeClients {
+				c := mastra.NewClient(agents, hc)
+				return runtimeClients{Aborter: c, Resumer: &mastra.ToolApprovals{Client: c}}
+			},
+		},
+		TargetKind[webhook.Config]{
+			Kind:     webhook.Kind,
+			Presence: webhook.PresenceSource,
+			Recovery: webhook.Recovery,
+			Describe: webhook.Config.Describe,
+			Build: func(a agent.Config, _ webhook.Config, b targetBuild) (delivery.Route, []background, error) {
+				t, err := webhook.New(a, webhook.WithTracerProvider(b.traces))
+				if err != nil {
+					return delivery.Route{}, nil, err
+				}
+				return b.route(a, t), nil, nil
+			},
+			Probe: func(ctx context.Context, a agent.Config, c webhook.Config, key string, hc *http.Client) (string, error) {
+				return webhook.Probe(ctx, hc, c, a.Target.Timeout, key)
+			},
+		},
+		TargetKind[langgraph.Config]{
+			Kind:      langgraph.Kind,
+			Presence:  langgraph.PresenceSource,
+			Recovery:  langgraph.Recovery,
+			AutoReply: true,
+			Describe:  langgraph.Config.Describe,
+			Build: func(a agent.Config, _ langgraph.Config, b targetBuild) (delivery.Route, []background, error) {
+				var opts []langgraph.FollowerOption
+				if b.approvals != nil {
+					opts = append(opts, langgraph.WithQuestions(b.approvals))
+				}
+				if b.replies != nil {
+					opts = append(opts, langgraph.WithReplies(b.replies))
+				}
+				f := langgraph.NewFollower(a, b.runs, b.notify, service.Base{Logger: b.log}, opts...)
+				t, err := langgraph.New(f, langgraph.WithTracerProvider(b.traces))
+				if err != nil {
+					return delivery.Route{}, nil, err
+				}
+				return b.route(a, t), []background{f}, nil
+			},
+			Probe: func(ctx context.Context, a agent.Config, c langgraph.Config, key string, hc *http.Client) (string, error) {
+				return langgraph.Probe(ctx, hc, c, a.Target.Timeout, key)
+			},
+			Runtime: func(agents []agent.Config, hc *http.Client) runtimeClients {
+				c := langgraph.NewClient(agents, hc)
+				return runtimeClients{Aborter: c, Resumer: c}
+			},
+		},
+		TargetKind[a2a.Config]{
+			Kind:      a2a.Kind,
+			Presence:  a2a.PresenceSource,
+			Recovery:  a2a.Recovery,
+			AutoReply: true,
+			Describe:  a2a.Config.Describe,
+			Build: func(a agent.Config, _ a2a.Config, b targetBuild) (delivery.Route, []background, error) {
+				if b.state == nil {
+					return delivery.Route{}, nil, fmt.Errorf("agent %q: an a2a target keeps its tasks in the store, and none was given", a.ID)
+				}
+				var opts []a2a.TasksOption
+				if b.approvals != nil {
+					opts = append(opts, a2a.WithQuestions(b.approvals))
+				}
+				if b.replies != nil {
+					opts = append(opts, a2a.WithReplies(b.replies))
+				}
+				tasks := a2a.NewTasks(a, b.runs, b.notify, b.state, httptarget.Traced(nil, b.traces), service.Base{Logger: b.log}, opts...)
+				t, err := a2a.NewTarget(tasks)
+				if err != nil {
+					return delivery.Route{}, nil, err
+				}
+				return b.route(a, t), []background{tasks}, nil
+			},
+			Probe: func(ctx context.Context, a agent.Config, c a2a.Config, key string, hc *http.Client) (string, error) {
+				return a2a.Probe(ctx, hc, c, a.Target.Timeout, key)
+			},
+			Runtime: func(agents []agent.Config, hc *http.Client) runtimeClients {
+				return runtimeClients{Resumer: a2a.NewAnswers(agents, hc)}
+			},
+		},
+	}
+}
+
+// targetKind is what the gateway asks of a row of the target table; TargetKind
+// implements it for each target package's config type.
+type targetKind interface {
+	kind() string
+	presence() agent.Presence
+	recovery() delivery.RecoveryRule
+	autoReply() bool
+	// settings is the kind's config type.
+	settings() reflect.Type
+	// decode reads the kind's keys from the target's mapping (n may be nil), with the
+	// kind's defaults applied.
+	decode(n *yaml.Node) (any, error)
+	describe(a agent.Config) string
+	build(a agent.Config, b targetBuild) (delivery.Route, []background, error)
+	probe(a agent.Config, key string, hc *http.Client) func(ctx context.Context) (string, error)
+	runtime(agents []agent.Config, hc *http.Client) (runtimeClients, bool)
+}
+
+// TargetKind is one target kind: its package's config type C and what the gateway does
+// with it. Defaults come from C's WithDefaults method when it has one, validation from
+// its Validate (keys relative to agents[].target), credential strength from its
+// CheckCredentials (checked with the other credentials, after every section).
+type TargetKind[C any] struct {
+	// Kind is agents[].target.kind, the attempt log's target and the metrics' label.
+	Kind string
+	// Presence is where the kind's presence comes from: the gateway's inference from
+	// runs (the agent needs a token) or the runtime's own reports.
+	Presence agent.Presence
+	// Recovery is what a crashed run's in-flight signals become.
+	Recovery delivery.RecoveryRule
+	// AutoReply: the kind's runtime answers by itself, so target.reply: auto may queue
+	// the final answer of each run the gateway woke (the build's replies).
+	AutoReply bool
+	// Describe, if set, is check's summary of one agent's target after its kind. It
+	// must not show secrets.
+	Describe func(C) string
+	// Build makes one agent's route (its target, bounds and defaults: b.route) and what
+	// runs beside it: presence followers, pollers. They start before the dispatcher and
+	// stop after it. A returned part with a Mount(*echo.Echo) method is mounted on the
+	// gateway's router: the endpoint a runtime posts its own webhooks to (presence,
+	// questions), documented in admin's OpenAPI paths.
+	Build func(a agent.Config, c C, b targetBuild) (delivery.Route, []background, error)
+	// Probe, if set, is check --connect's try of one agent's target; key is its config
+	// path (agents[i].target).
+	Probe func(ctx context.Context, a agent.Config, c C, key string, hc *http.Client) (string, error)
+	// Runtime, if set, builds the clients the gateway calls the kind's runtime with
+	// beyond deliveries, over all the kind's agents: aborting a thread's run (the agent
+	// API's abort of a PresenceRuntime agent), answering a suspended tool call (approvals).
+	Runtime func(agents []agent.Config, hc *http.Client) runtimeClients
+}
+
+func (k TargetKind[C]) kind() string                    { return k.Kind }
+func (k TargetKind[C]) presence() agent.Presence        { return k.Presence }
+func (k TargetKind[C]) recovery() delivery.RecoveryRule { return k.Recovery }
+func (k TargetKind[C]) autoReply() bool                 { return k.AutoReply }
+func (k TargetKind[C]) settings() reflect.Type          { return reflect.TypeFor[C]() }
+
+func (k TargetKind[C]) decode(n *yaml.Node) (any, error) {
+	var c C
+	var err error
+	if n != nil {
+		// The common keys in the same mapping are agent.TargetConfig's: not C's to refuse.
+		err = n.Decode(&c)
+	}
+	return k.withDefaults(c), err
+}
+
+func (k TargetKind[C]) withDefaults(c C) C {
+	if d, ok := any(c).(interface{ WithDefaults() C }); ok {
+		return d.WithDefaults()
+	}
+	return c
+}
+
+// of is a's settings as C: those decoded, or C's defaults for a config built in code
+// without any.
+func (k TargetKind[C]) of(a agent.Config) (C, error) {
+	switch c := a.Target.Settings.(type) {
+	case C:
+		return c, nil
+	case nil:
+		var zero C
+		return k.withDefaults(zero), nil
+	default:
+		var zero C
+		return zero, fmt.Errorf("agent %q: target settings are %T, not kind %s's", a.ID, c, k.Kind)
+	}
+}
+
+func (k TargetKind[C]) describe(a agent.Config) string {
+	c, err := k.of(a)
+	if k.Describe == nil || err != nil {
+		return k.Kind
+	}
+	return k.Kind + " " + k.Describe(c)
+}
+
+func (k TargetKind[C]) build(a agent.Config, b targetBuild) (delivery.Route, []background, error) {
+	c, err := k.of(a)
+	if err != nil {
+		return delivery.Route{}, nil, err
+	}
+	return k.Build(a, c, b)
+}
+
+func (k TargetKind[C]) probe(a agent.Config, key string, hc *http.Client) func(ctx context.Context) (string, error) {
+	if k.Probe == nil {
+		return nil
+	}
+	return func(ctx context.Context) (string, error) {
+		c, err := k.of(a)
+		if err != nil {
+			return "", err
+		}
+		return k.Probe(ctx, a, c, key, hc)
+	}
+}
+
+func (k TargetKind[C]) runtime(agents []agent.Config, hc *http.Client) (runtimeClients, bool) {
+	if k.Runtime == nil || len(agents) == 0 {
+		return runtimeClients{}, false
+	}
+	return k.Runtime(agents, hc), true
+}
+
+// targetBuild is what a row builds its agents' routes with.
+type targetBuild struct {
+	runs *agent.Runs
+	// notify is told of threads that turned idle (the dispatcher's wake-up).
+	notify func([]inbox.ThreadKey)
+	// stream is the stream target every stream agent shares.
+	stream delivery.Target
+	// approvals relays the tool approvals a runtime reports to the approvals service;
+	// nil when approvals are off.
+	approvals *approval.Relay
+	// replies queues a runtime's answers (target.reply: auto) into the reply outbox.
+	replies replyQueue
+	// state keeps small durable values of a kind's runtime, shared by the replicas (the
+	// store's connector state: an A2A context's task).
+	state  targetState
+	log    *slog.Logger
+	traces trace.TracerProvider
+}
+
+// targetState is the store's connector state table as a runtime's parts keep theirs.
+type targetState interface {
+	ConnectorState(ctx context.Context, connector, key string) (value string, ok bool, err error)
+	SetConnectorState(ctx context.Context, connector, key, value string) error
+}
+
+// replyQueue queues replies into the outbox (reply.Service, once built).
+type replyQueue interface {
+	Queue(ctx context.Context, k inbox.ThreadKey, req reply.Request) (reply.Reply, error)
+}
+
+// route is a's route through t: its retry, give-up and health settings, and
+// target.concurrency bounding the requests to t.
+func (b targetBuild) route(a agent.Config, t delivery.Target) delivery.Route {
+	a = a.WithDefaults()
+	r := delivery.RouteOf(a, t)
+	r.Concurrency = a.Target.Concurrency
+	return r
+}
+
+// runtimeClients are what a kind's Runtime gives: any may be nil.
+type runtimeClients struct {
+	Aborter agent.ThreadAborter
+	Resumer approval.Resumer
+}
+
+// mounter is a part that serves HTTP on the gateway's router.
+type mounter interface{ Mount(*echo.Echo) }
+
+// builtTargets are the routes of every agent and what runs beside them.
+type builtTargets struct {
+	routes   map[string]delivery.Route
+	services []background
+	mounts   []mounter
+	// runtimes read each agent's threads from its runtime, by agent (the console's
+	// thread page): the parts beside a route that can tell (agent.RuntimeRuns).
+	runtimes agentRuns
+}
+
+// agentRuns routes the console's reading of a thread to its agent's agent.RuntimeRuns.
+type agentRuns map[string]agent.RuntimeRuns
+
+// RuntimeRun reads k from its agent's runtime; ok is false for an agent whose runtime
+// cannot say.
+func (v agentRuns) RuntimeRun(ctx context.Context, k inbox.ThreadKey) (agent.RuntimeRun, bool, error) {
+	if rr, ok := v[k.Agent]; ok {
+		return rr.RuntimeRun(ctx, k)
+	}
+	return agent.RuntimeRun{}, false, nil
+}
+
+// targetKinds are the table this config was decoded with (the built-in one for a
+// config built in code).
+func (c *Config) targetKinds() []targetKind {
+	if c.targets != nil {
+		return c.targets
+	}
+	return builtinTargets()
+}
+
+// targetKindOf is the row of kind ("" is the default kind), or nil.
+func targetKindOf(kinds []targetKind, kind string) targetKind {
+	if kind == "" {
+		kind = agent.TargetStream
+	}
+	for _, k := range kinds {
+		if k.kind() == kind {
+			return k
+		}
+	}
+	return nil
+}
+
+// targetKindNames are the table's kinds, in order (the OpenAPI enum).
+func (c *Config) targetKindNames() []string {
+	var out []string
+	for _, k := range c.targetKinds() {
+		out = append(out, k.kind())
+	}
+	return out
+}
+
+// decodeTargets decodes each agent's kind settings from its target mapping in doc and
+// sets its presence from the kind's row. An unknown kind is left for validation.
+func (c *Config) decodeTargets(doc *yaml.Node, kinds []targetKind) error {
+	c.targets = kinds
+	nodes := targetNodes(doc)
+	var errs []string
+	for i := range c.Agents {
+		t := &c.Agents[i].Target
+		k := targetKindOf(kinds, t.Kind)
+		if k == nil {
+			continue
+		}
+		settings, err := k.decode(nodes[i])
+		t.Settings, t.Presence = settings, k.presence()
+		var te *yaml.TypeError
+		switch {
+		case errors.As(err, &te):
+			errs = append(errs, te.Errors...)
+		case err != nil:
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return &yaml.TypeError{Errors: errs}
+	}
+	return nil
+}
+
+// targetNodes are the agents[i].target mappings of doc, by agent index.
+func targetNodes(doc *yaml.Node) map[int]*yaml.Node {
+	out := map[int]*yaml.Node{}
+	agents := mappingValue(doc, "agents")
+	if agents == nil || agents.Kind != yaml.SequenceNode {
+		return out
+	}
+	for i, a := range agents.Content {
+		if t := mappingValue(a, "target"); t != nil && t.Kind == yaml.MappingNode {
+			out[i] = t
+		}
+	}
+	return out
+}
+
+// mappingValue is the value under key of mapping n, or nil.
+func mappingValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// validateTarget is what a's target needs beyond agent.Config.Validate: a known kind, and
+// reply: auto only for a kind that answers by itself. Keys are relative to the entry.
+func (c *Config) validateTarget(a agent.Config) error {
+	kinds := c.targetKinds()
+	k := targetKindOf(kinds, a.Target.Kind)
+	if k == nil {
+		var names []string
+		for _, k := range kinds {
+			names = append(names, k.kind())
+		}
+		return fmt.Errorf("target.kind: unknown %q (want %s)", a.Target.Kind, orList(names))
+	}
+	if a.Target.Reply == agent.ReplyAuto && !k.autoReply() {
+		var answering []string
+		for _, k := range kinds {
+			if k.autoReply() {
+				answering = append(answering, k.kind())
+			}
+		}
+		return fmt.Errorf("target.reply: only a %s target answers by itself (kind is %s); other agents post replies through the agent API", orList(answering), k.kind())
+	}
+	return nil
+}
+
+// orList joins names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// targetCredentials are the problems of the targets' credentials (a kind's
+// CheckCredentials), by key.
+func (c *Config) targetCredentials() []string {
+	var out []string
+	for i, a := range c.Agents {
+		s, ok := a.Target.Settings.(interface{ CheckCredentials() error })
+		if !ok {
+			continue
+		}
+		for _, err := range flatten(s.CheckCredentials()) {
+			out = append(out, fmt.Sprintf("agents[%d].target.%v", i, err))
+		}
+	}
+	return out
+}
+
+// targetSections are the keys a target mapping takes, for the config walk: the common
+// ones and its kind's (every kind's when the kind is unknown, or when all lists every
+// key the config takes). unknown says why a key outside them is refused: a key of other
+// kinds names them.
+func targetSections(v reflect.Value, kinds []targetKind, all bool) (sections map[string]reflect.Value, unknown func(path string, line int) string) {
+	sections = map[string]reflect.Value{}
+	for key, index := range yamlFields(v.Type()) {
+		sections[key] = field(v, index)
+	}
+	t, _ := v.Interface().(agent.TargetConfig)
+	own := targetKindOf(kinds, t.Kind)
+	add := func(s reflect.Value) {
+		if s.Kind() != reflect.Struct {
+			return
+		}
+		for key, index := range yamlFields(s.Type()) {
+			if _, dup := sections[key]; !dup {
+				sections[key] = field(s, index)
+			}
+		}
+	}
+	// The settings decoded, whatever table decoded them: their secrets are walked.
+	if t.Settings != nil {
+		add(reflect.ValueOf(t.Settings))
+	}
+	for _, k := range kinds {
+		if all || own == nil || k.kind() == own.kind() {
+			add(reflect.Zero(k.settings()))
+		}
+	}
+	unknown = func(path string, line int) string {
+		key := path[strings.LastIndex(path, ".")+1:]
+		var takers []string
+		for _, k := range kinds {
+			if k.settings().Kind() != reflect.Struct {
+				continue
+			}
+			if _, ok := yamlFields(k.settings())[key]; ok {
+				takers = append(takers, k.kind())
+			}
+		}
+		if len(takers) == 0 || own == nil {
+			return fmt.Sprintf("%s: unknown key (line %d)", path, line)
+		}
+		return fmt.Sprintf("%s: only a %s target takes this key (kind is %s; line %d)", path, orList(takers), own.kind(), line)
+	}
+	return sections, unknown
+}
+
+// buildTargets builds every agent's route through its kind's row.
+func (c *Config) buildTargets(b targetBuild) (builtTargets, error) {
+	out := builtTargets{routes: map[string]delivery.Route{}, runtimes: agentRuns{}}
+	kinds := c.targetKinds()
+	for _, a := range c.Agents {
+		a = a.WithDefaults()
+		k := targetKindOf(kinds, a.Target.Kind)
+		if k == nil {
+			return builtTargets{}, fmt.Errorf("agent %q: unknown target kind %q", a.ID, a.Target.Kind)
+		}
+		r, svcs, err := k.build(a, b)
+		if err != nil {
+			return builtTargets{}, err
+		}
+		out.routes[a.ID] = r
+		out.services = append(out.services, svcs...)
+		for _, p := range append([]any{r.Target}, anys(svcs)...) {
+			if m, ok := p.(mounter); ok {
+				out.mounts = append(out.mounts, m)
+			}
+			if rr, ok := p.(agent.RuntimeRuns); ok {
+				out.runtimes[a.ID] = rr
+			}
+		}
+	}
+	return out, nil
+}
+
+func anys[T any](s []T) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// targetChecks are check --connect's probes of the agents' targets, in config order.
+func (c *Config) targetChecks(hc *http.Client) []connectCheck {
+	var out []connectCheck
+	kinds := c.targetKinds()
+	for i, a := range c.Agents {
+		a = a.WithDefaults()
+		k := targetKindOf(kinds, a.Target.Kind)
+		if k == nil {
+			continue
+		}
+		if run := k.probe(a, fmt.Sprintf("agents[%d].target", i), hc); run != nil {
+			out = append(out, connectCheck{"agent " + a.ID + " (" + k.kind() + ")", run})
+		}
+	}
+	return out
+}
+
+// describeTarget is check's line for a's target: its kind and what its row shows.
+func (c *Config) describeTarget(a agent.Config) string {
+	if k := targetKindOf(c.targetKinds(), a.Target.Kind); k != nil {
+		return k.describe(a)
+	}
+	return a.Target.Kind
+}
+
+// recoveryRules are each kind's rule for a crashed run's in-flight signals (the store's).
+func (c *Config) recoveryRules() map[string]delivery.RecoveryRule {
+	out := map[string]delivery.RecoveryRule{}
+	for _, k := range c.targetKinds() {
+		out[k.kind()] = k.recovery()
+	}
+	return out
+}
+
+// runtimeClients are the clients of every agent whose kind has a Runtime, by agent.
+func (c *Config) runtimeClients(hc *http.Client) agentRuntimes {
+	out := agentRuntimes{}
+	kinds := c.targetKinds()
+	for _, k := range kinds {
+		var agents []agent.Config
+		for _, a := range c.Agents {
+			if a = a.WithDefaults(); a.Target.Kind == k.kind() {
+				agents = append(agents, a)
+			}
+		}
+		rc, ok := k.runtime(agents, hc)
+		if !ok {
+			continue
+		}
+		for _, a := range agents {
+			out[a.ID] = rc
+		}
+	}
+	return out
+}
+
+// agentRuntimes routes the calls the gateway makes to agents' runtimes to the clients
+// of each agent's kind.
+type agentRuntimes map[string]runtimeClients
+
+var (
+	_ agent.ThreadAborter = agentRuntimes(nil)
+	_ approval.Resumer    = agentRuntimes(nil)
+)
+
+// AbortThread aborts the runtime's run of k; a runtime without aborts holds none.
+func (r agentRuntimes) AbortThread(ctx context.Context, k inbox.ThreadKey, clearPendingSignals bool) error {
+	if a := r[k.Agent].Aborter; a != nil {
+		return a.AbortThread(ctx, k, clearPendingSignals)
+	}
+	return nil
+}
+
+// SendToolApproval answers a call k's runtime suspended for approval.
+func (r agentRuntimes) SendToolApproval(ctx context.Context, k inbox.ThreadKey, toolCallID string, approved bool) error {
+	res, err := r.resumer(k)
+	if err != nil {
+		return err
+	}
+	return res.SendToolApproval(ctx, k, toolCallID, approved)
+}
+
+// Answer resumes a call k's runtime suspended for an answer.
+func (r agentRuntimes) Answer(ctx context.Context, k inbox.ThreadKey, toolCallID string, resumeData any) error {
+	res, err := r.resumer(k)
+	if err != nil {
+		return err
+	}
+	return res.Answer(ctx, k, toolCallID, resumeData)
+}
+
+func (r agentRuntimes) resumer(k inbox.ThreadKey) (approval.Resumer, error) {
+	if res := r[k.Agent].Resumer; res != nil {
+		return res, nil
+	}
+	return nil, fmt.Errorf("agent %q: its runtime answers no tool calls", k.Agent)
+}
