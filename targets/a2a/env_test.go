@@ -2,6 +2,7 @@ package a2a_test
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"sync"
@@ -56,6 +57,7 @@ type envOpts struct {
 	qs       a2a.Questions
 	backend  *storetest.Backend
 	dispatch []delivery.Option
+	hc       *http.Client // the client of the agent's calls (nil: a default one)
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -86,7 +88,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 			if o.qs != nil {
 				opts = append(opts, a2a.WithQuestions(o.qs))
 			}
-			e.tasks = a2a.NewTasks(e.cfg, de.Runs, de.Notify, store.NewConnectorState(de.Store), nil, service.Base{Logger: storetest.Logger(t)}, opts...)
+			e.tasks = a2a.NewTasks(e.cfg, de.Runs, de.Notify, store.NewConnectorState(de.Store), o.hc, service.Base{Logger: storetest.Logger(t)}, opts...)
 			e.tasks.TestSignals.State.Init()
 			e.tasks.TestSignals.Pushed.Init()
 			e.tasks.TestSignals.Polled.Init()

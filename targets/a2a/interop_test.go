@@ -1,6 +1,7 @@
 package a2a_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -75,7 +76,17 @@ func TestBusyWaitHoldsUntilTheTaskEnds(t *testing.T) {
 			k := inbox.ThreadKey{Agent: "support", Resource: "acme/api", Thread: "wait-" + p.name}
 			e.note(k, inbox.PriorityUrgent, "CI failed on main")
 			woke := e.waitSignals(k, 1)[0]
-			e.state(k, a2a.StateWorking)
+			working := e.state(k, a2a.StateWorking)
+			// What the console's thread page shows: the context, its task, working.
+			rr, ok, err := e.tasks.RuntimeRun(context.Background(), k)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, a2a.Kind, rr.Kind)
+			require.Equal(t, a2a.ContextID(k), rr.Thread)
+			require.Equal(t, "busy", rr.Status)
+			require.Equal(t, "task", rr.Term)
+			require.Equal(t, working.TaskID, rr.Run)
+			require.Equal(t, a2a.StateWorking, rr.RunStatus)
 
 			second := e.note(k, inbox.PriorityUrgent, "deploy blocked")
 			// The dispatcher looks at it, the target holds it: a pass that found it waiting.
@@ -85,6 +96,9 @@ func TestBusyWaitHoldsUntilTheTaskEnds(t *testing.T) {
 
 			require.NoError(t, e.h.Release(a2a.ContextID(k)))
 			require.Equal(t, agent.RunFinished, e.waitRunClosed(k, woke.RunID))
+			_, ok, err = e.tasks.RuntimeRun(context.Background(), inbox.ThreadKey{Agent: "other", Resource: k.Resource, Thread: k.Thread})
+			require.NoError(t, err)
+			require.False(t, ok, "another agent's thread is not this runtime's to say")
 			next := e.waitSignals(k, 2)[1]
 			require.Equal(t, agent.BehaviorWake, next.Behavior, "the held notification wakes the idle thread")
 			require.NotEqual(t, woke.RunID, next.RunID)
