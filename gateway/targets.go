@@ -19,6 +19,8 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/targets/a2a"
+	"github.com/signalgate/signalgate/targets/httptarget"
 	"github.com/signalgate/signalgate/targets/langgraph"
 	"github.com/signalgate/signalgate/targets/mastra"
 	"github.com/signalgate/signalgate/targets/webhook"
@@ -115,7 +117,38 @@ func builtinTargets() []targetKind {
 			},
 			Runtime: func(agents []agent.Config, hc *http.Client) runtimeClients {
 				c := langgraph.NewClient(agents, hc)
-				return runtimeClients{Aborter: c, Resumer: c, Runs: c}
+				return runtimeClients{Aborter: c, Resumer: c}
+			},
+		},
+		TargetKind[a2a.Config]{
+			Kind:      a2a.Kind,
+			Presence:  a2a.PresenceSource,
+			Recovery:  a2a.Recovery,
+			AutoReply: true,
+			Describe:  a2a.Config.Describe,
+			Build: func(a agent.Config, _ a2a.Config, b targetBuild) (delivery.Route, []background, error) {
+				if b.state == nil {
+					return delivery.Route{}, nil, fmt.Errorf("agent %q: an a2a target keeps its tasks in the store, and none was given", a.ID)
+				}
+				var opts []a2a.TasksOption
+				if b.approvals != nil {
+					opts = append(opts, a2a.WithQuestions(b.approvals))
+				}
+				if b.replies != nil {
+					opts = append(opts, a2a.WithReplies(b.replies))
+				}
+				tasks := a2a.NewTasks(a, b.runs, b.notify, b.state, httptarget.Traced(nil, b.traces), service.Base{Logger: b.log}, opts...)
+				t, err := a2a.NewTarget(tasks)
+				if err != nil {
+					return delivery.Route{}, nil, err
+				}
+				return b.route(a, t), []background{tasks}, nil
+			},
+			Probe: func(ctx context.Context, a agent.Config, c a2a.Config, key string, hc *http.Client) (string, error) {
+				return a2a.Probe(ctx, hc, c, a.Target.Timeout, key)
+			},
+			Runtime: func(agents []agent.Config, hc *http.Client) runtimeClients {
+				return runtimeClients{Resumer: a2a.NewAnswers(agents, hc)}
 			},
 		},
 	}
@@ -258,8 +291,17 @@ type targetBuild struct {
 	approvals *approval.Relay
 	// replies queues a runtime's answers (target.reply: auto) into the reply outbox.
 	replies replyQueue
-	log     *slog.Logger
-	traces  trace.TracerProvider
+	// state keeps small durable values of a kind's runtime, shared by the replicas (the
+	// store's connector state: an A2A context's task).
+	state  targetState
+	log    *slog.Logger
+	traces trace.TracerProvider
+}
+
+// targetState is the store's connector state table as a runtime's parts keep theirs.
+type targetState interface {
+	ConnectorState(ctx context.Context, connector, key string) (value string, ok bool, err error)
+	SetConnectorState(ctx context.Context, connector, key, value string) error
 }
 
 // replyQueue queues replies into the outbox (reply.Service, once built).
@@ -280,8 +322,6 @@ func (b targetBuild) route(a agent.Config, t delivery.Target) delivery.Route {
 type runtimeClients struct {
 	Aborter agent.ThreadAborter
 	Resumer approval.Resumer
-	// Runs reads a thread from the runtime (the console's thread page).
-	Runs agent.RuntimeRuns
 }
 
 // mounter is a part that serves HTTP on the gateway's router.
@@ -292,6 +332,21 @@ type builtTargets struct {
 	routes   map[string]delivery.Route
 	services []background
 	mounts   []mounter
+	// runtimes read each agent's threads from its runtime, by agent (the console's
+	// thread page): the parts beside a route that can tell (agent.RuntimeRuns).
+	runtimes agentRuns
+}
+
+// agentRuns routes the console's reading of a thread to its agent's agent.RuntimeRuns.
+type agentRuns map[string]agent.RuntimeRuns
+
+// RuntimeRun reads k from its agent's runtime; ok is false for an agent whose runtime
+// cannot say.
+func (v agentRuns) RuntimeRun(ctx context.Context, k inbox.ThreadKey) (agent.RuntimeRun, bool, error) {
+	if rr, ok := v[k.Agent]; ok {
+		return rr.RuntimeRun(ctx, k)
+	}
+	return agent.RuntimeRun{}, false, nil
 }
 
 // targetKinds are the table this config was decoded with (the built-in one for a
@@ -480,7 +535,7 @@ func targetSections(v reflect.Value, kinds []targetKind, all bool) (sections map
 
 // buildTargets builds every agent's route through its kind's row.
 func (c *Config) buildTargets(b targetBuild) (builtTargets, error) {
-	out := builtTargets{routes: map[string]delivery.Route{}}
+	out := builtTargets{routes: map[string]delivery.Route{}, runtimes: agentRuns{}}
 	kinds := c.targetKinds()
 	for _, a := range c.Agents {
 		a = a.WithDefaults()
@@ -497,6 +552,9 @@ func (c *Config) buildTargets(b targetBuild) (builtTargets, error) {
 		for _, p := range append([]any{r.Target}, anys(svcs)...) {
 			if m, ok := p.(mounter); ok {
 				out.mounts = append(out.mounts, m)
+			}
+			if rr, ok := p.(agent.RuntimeRuns); ok {
+				out.runtimes[a.ID] = rr
 			}
 		}
 	}
@@ -574,7 +632,6 @@ type agentRuntimes map[string]runtimeClients
 var (
 	_ agent.ThreadAborter = agentRuntimes(nil)
 	_ approval.Resumer    = agentRuntimes(nil)
-	_ agent.RuntimeRuns   = agentRuntimes(nil)
 )
 
 // AbortThread aborts the runtime's run of k; a runtime without aborts holds none.
@@ -583,14 +640,6 @@ func (r agentRuntimes) AbortThread(ctx context.Context, k inbox.ThreadKey, clear
 		return a.AbortThread(ctx, k, clearPendingSignals)
 	}
 	return nil
-}
-
-// RuntimeRun reads k from its agent's runtime; ok is false for a kind that cannot say.
-func (r agentRuntimes) RuntimeRun(ctx context.Context, k inbox.ThreadKey) (agent.RuntimeRun, bool, error) {
-	if rr := r[k.Agent].Runs; rr != nil {
-		return rr.RuntimeRun(ctx, k)
-	}
-	return agent.RuntimeRun{}, false, nil
 }
 
 // SendToolApproval answers a call k's runtime suspended for approval.
