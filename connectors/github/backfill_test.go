@@ -337,3 +337,44 @@ func TestBackfillAppHookHonoursSecondaryRateLimit(t *testing.T) {
 		assert.True(t, strings.HasPrefix(l, "GET /app/hook/deliveries"), l)
 	}
 }
+
+// GitHub's primary rate limit: when fewer requests than the reserve left to replies
+// remain, the pass stops and no request goes out until the limit resets; then the
+// pass resumes and ingests what it had not.
+func TestBackfillLeavesThePrimaryRateLimitToReplies(t *testing.T) {
+	ctx := context.Background()
+	f := newFakeHooks(t)
+	clk := &stepClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	r := newReplica(t, storetest.OpenSQLite(t), backfillConfig(f), clk, NoLock{})
+	_, err := r.bf.RunOnce(ctx)
+	require.NoError(t, err)
+	for i := range 3 {
+		clk.add(time.Minute)
+		f.record(backfillHook, fmt.Sprintf("d-%d", i), "issue_comment", memberComment(t, i+1), clk.now(), 0)
+	}
+	reset := clk.now().Add(10 * time.Minute)
+	f.mu.Lock()
+	f.rate = map[string]string{"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "42", "X-RateLimit-Used": "4958",
+		"X-RateLimit-Reset": fmt.Sprint(reset.Unix()), "X-RateLimit-Resource": "core"}
+	f.mu.Unlock()
+	before := len(f.log())
+	p, err := r.bf.RunOnce(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, p.RateLimitedUntil, "%+v", p)
+	assert.True(t, reset.Equal(*p.RateLimitedUntil))
+	assert.Equal(t, 1, len(f.log())-before, "the list only: no delivery is fetched past the reserve")
+
+	clk.add(5 * time.Minute)
+	before = len(f.log())
+	_, err = r.bf.RunOnce(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, before, len(f.log()), "nothing before the reset")
+
+	f.mu.Lock()
+	f.rate = nil
+	f.mu.Unlock()
+	clk.add(5 * time.Minute)
+	p, err = r.bf.RunOnce(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 3, p.Ingested, "%+v", p)
+}

@@ -37,6 +37,8 @@ type fakeHooks struct {
 	fail    []canned
 	// skip is how many requests are answered before fail applies.
 	skip int
+	// rate are the X-RateLimit headers every answer carries (nil: none).
+	rate map[string]string
 }
 
 // failAfter answers c after n more requests have been answered.
@@ -98,6 +100,9 @@ func (f *fakeHooks) serve(w http.ResponseWriter, r *http.Request) {
 		f.t.Errorf("%s %s does not match GitHub's description: %s", r.Method, r.URL.RequestURI(), strings.Join(problems, "; "))
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"message": "Invalid request.\n\n" + strings.Join(problems, "\n")})
 		return
+	}
+	for k, v := range f.rate {
+		w.Header().Set(k, v)
 	}
 	id := op["operationId"].(string)
 	var hook string
