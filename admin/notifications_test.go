@@ -2,14 +2,17 @@ package admin_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/agent"
+	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/delivery"
 	"github.com/signalgate/signalgate/inbox"
@@ -270,4 +273,23 @@ func TestConnectorHealth(t *testing.T) {
 	require.Nil(t, support.LastEvent)
 	require.Equal(t, poller.st.Mailboxes, support.Mailboxes)
 	require.Equal(t, map[string]string{"INBOX": "7:42"}, support.Cursors)
+}
+
+// A connector's last backfill pass (its stored state) is part of its health.
+func TestConnectorHealthShowsBackfill(t *testing.T) {
+	en := newEnv(t, envOpts{})
+	until := t0.Add(time.Minute)
+	pass := connectors.BackfillPass{At: t0, LagSeconds: 937.5, Ingested: 40, Duplicate: 1, Requests: 41, Busy: 1, RateLimitedUntil: &until}
+	raw, err := json.Marshal(pass)
+	require.NoError(t, err)
+	require.NoError(t, store.NewConnectorState(en.st).SetConnectorState(context.Background(), "generic/billing", connectors.StateBackfillPass, string(raw)))
+	var out struct {
+		Connectors []admin.ConnectorHealth `json:"connectors"`
+	}
+	en.call(http.MethodGet, "/admin/v1/connectors", nil, &out)
+	require.NotNil(t, out.Connectors[0].Backfill)
+	assert.Equal(t, pass.Ingested, out.Connectors[0].Backfill.Ingested)
+	assert.True(t, pass.At.Equal(out.Connectors[0].Backfill.At))
+	assert.Equal(t, 937.5, out.Connectors[0].Backfill.LagSeconds)
+	assert.True(t, until.Equal(*out.Connectors[0].Backfill.RateLimitedUntil))
 }

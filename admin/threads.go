@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -135,6 +136,9 @@ type ConnectorHealth struct {
 	Cursors map[string]string `json:"cursors,omitempty"`
 	// Refusals are an HTTP connector's last refusals, as this process saw them.
 	Refusals *connectors.RefusalLog `json:"refusals,omitempty"`
+	// Backfill is the connector's last backfill pass (a connector with backfill on,
+	// after its first pass).
+	Backfill *connectors.BackfillPass `json:"backfill,omitempty"`
 }
 
 // RefusalLogs are the HTTP connectors' last refusals (*connectors.Refusals).
@@ -171,11 +175,16 @@ func (a *API) Connectors(ctx context.Context) ([]ConnectorHealth, error) {
 		if log, ok := a.refusals(ref); ok {
 			h.Refusals = &log
 		}
+		states, err := a.d.Store.ConnectorStates(ctx, ref.Source+"/"+ref.Name)
+		if err != nil {
+			return nil, err
+		}
+		if h.Backfill, err = connectors.ReadBackfillPass(states); err != nil {
+			return nil, fmt.Errorf("connector %s/%s: %w", ref.Source, ref.Name, err)
+		}
 		if ref.Source == email.Source {
 			h.Mailboxes = status[ref.Name].Mailboxes
-			if h.Cursors, err = a.d.Store.ConnectorStates(ctx, email.Source+"/"+ref.Name); err != nil {
-				return nil, err
-			}
+			h.Cursors = states
 		}
 		out = append(out, h)
 	}

@@ -56,6 +56,28 @@ func printRefusals(ctx context.Context, w io.Writer, cfg *gateway.Config, base, 
 	if !listed {
 		fmt.Fprintln(w, "  no connector takes HTTP deliveries")
 	}
+	for _, h := range list.Connectors {
+		if h.Backfill != nil {
+			writeBackfill(w, connectors.RefusalKey(h.Source, h.Name), *h.Backfill)
+		}
+	}
+}
+
+// writeBackfill writes a connector's last backfill pass: when, how far behind, what it
+// found.
+func writeBackfill(w io.Writer, name string, p connectors.BackfillPass) {
+	fmt.Fprintf(w, "backfill %s: last pass %s, lag %s: %d ingested, %d duplicate, %d ignored, %d requests",
+		name, p.At.UTC().Format(time.RFC3339), p.Lag().Round(time.Second), p.Ingested, p.Duplicate, p.Ignored, p.Requests)
+	if p.Busy > 0 {
+		fmt.Fprintf(w, ", %d read by another replica", p.Busy)
+	}
+	if p.RateLimitedUntil != nil {
+		fmt.Fprintf(w, ", rate limited until %s", p.RateLimitedUntil.UTC().Format(time.RFC3339))
+	}
+	if p.Error != "" {
+		fmt.Fprintf(w, "; failed: %s", p.Error)
+	}
+	fmt.Fprintln(w)
 }
 
 // writeRefusals writes one connector's refusals, newest first.

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/gateway/gatewaytest"
 )
 
@@ -58,4 +59,15 @@ func TestLocalURL(t *testing.T) {
 	} {
 		assert.Equal(t, want, localURL(listen), listen)
 	}
+}
+
+// `check --connect` prints a connector's last backfill pass: when, its lag, what it
+// found, a rate limit and a failure.
+func TestWriteBackfill(t *testing.T) {
+	var b strings.Builder
+	until := time.Date(2026, 3, 1, 12, 20, 0, 0, time.UTC)
+	writeBackfill(&b, "github/main", connectors.BackfillPass{At: time.Date(2026, 3, 1, 12, 17, 0, 0, time.UTC),
+		LagSeconds: 937.5, Ingested: 40, Duplicate: 1, Requests: 41, Busy: 1, RateLimitedUntil: &until, Error: "list: 502"})
+	assert.Equal(t, "backfill github/main: last pass 2026-03-01T12:17:00Z, lag 15m38s: 40 ingested, 1 duplicate, 0 ignored, 41 requests, "+
+		"1 read by another replica, rate limited until 2026-03-01T12:20:00Z; failed: list: 502\n", b.String())
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/approval"
+	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/connectors/kindstest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/server"
@@ -60,6 +61,7 @@ type fakeAdmin struct {
 	silencesQ  []url.Values    // what Silences was asked
 	created    []silence.Input // what CreateSilence was given
 	silenceErr error           // CreateSilence's and ExpireSilence's answer
+	connectors []admin.ConnectorHealth
 }
 
 func (f *fakeAdmin) did(a string) {
@@ -188,8 +190,10 @@ func (f *fakeAdmin) ReplayEvent(_ context.Context, id, by string) (admin.ReplayR
 func (f *fakeAdmin) Deliveries(context.Context, url.Values) (admin.DeliveryPage, error) {
 	return admin.DeliveryPage{}, nil
 }
-func (f *fakeAdmin) Connectors(context.Context) ([]admin.ConnectorHealth, error) { return nil, nil }
-func (f *fakeAdmin) Targets(context.Context) ([]admin.TargetStatus, error)       { return nil, nil }
+func (f *fakeAdmin) Connectors(context.Context) ([]admin.ConnectorHealth, error) {
+	return f.connectors, nil
+}
+func (f *fakeAdmin) Targets(context.Context) ([]admin.TargetStatus, error) { return nil, nil }
 func (f *fakeAdmin) Explain(context.Context, admin.Sample) (*admin.Explanation, error) {
 	if f.explained != nil {
 		return f.explained, nil
@@ -429,6 +433,40 @@ func TestPagesEscapeWhatTheyShow(t *testing.T) {
 	r := f.do(http.MethodGet, "/console/events?status=bogus", nil, ck, nil)
 	require.Equal(t, http.StatusBadRequest, r.status)
 	require.Contains(t, r.body, "status: unknown")
+}
+
+// The connectors page shows each connector's last backfill pass: when, its lag, what
+// it found, a rate limit and its error.
+func TestConnectorsPageShowsBackfill(t *testing.T) {
+	f := newFixture(t, testTokens)
+	ck := f.signIn(viewerToken)
+	until := time.Date(2026, 3, 1, 12, 20, 0, 0, time.UTC)
+	f.admin.connectors = []admin.ConnectorHealth{
+		{ConnectorRef: admin.ConnectorRef{Source: "github", Name: "main"}, Backfill: &connectors.BackfillPass{
+			At: time.Date(2026, 3, 1, 12, 17, 0, 0, time.UTC), LagSeconds: 937.5, Ingested: 40, Duplicate: 1, Requests: 41,
+			RateLimitedUntil: &until, Error: "<b>boom</b>"}},
+		{ConnectorRef: admin.ConnectorRef{Source: "generic", Name: "billing"}},
+	}
+	r := f.do(http.MethodGet, "/console/connectors", nil, ck, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	require.Contains(t, r.body, "lag 938s · 40 ingested, 1 duplicate, 0 ignored · 41 requests")
+	require.Contains(t, r.body, "rate limited until")
+	require.Contains(t, r.body, "&lt;b&gt;boom&lt;/b&gt;")
+	require.Contains(t, r.body, `<span class="muted">off</span>`, "a connector without backfill says so")
+}
+
+// The event page says an event came by backfill, and with which provenance.
+func TestEventPageSaysItCameByBackfill(t *testing.T) {
+	f := newFixture(t, testTokens)
+	ck := f.signIn(viewerToken)
+	f.admin.event = admin.EventDetail{Event: inbox.Event{ID: "e1", Source: "github", Connector: "main", Type: "issue_comment",
+		Headers: map[string]string{connectors.BackfillHeader: "github-api"}}}
+	r := f.do(http.MethodGet, "/console/events/e1", nil, ck, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	require.Contains(t, r.body, `came by backfill, read from the provider's API (verified_by <code>github-api</code>)`)
+	f.admin.event.Headers = nil
+	r = f.do(http.MethodGet, "/console/events/e1", nil, ck, nil)
+	require.NotContains(t, r.body, "came by backfill")
 }
 
 // The events page's source filter offers the integration kinds' sources (the kinds

@@ -59,8 +59,9 @@ func builtinKinds() []integration {
 			Sender:     github.NewSender,
 			Place:      github.PlaceCodec,
 			Replier:    func(cs []github.Config, b build) (reply.Sender, error) { return github.NewReplier(cs, b.now) },
-			VerifiedBy: []string{github.VerifiedBy},
+			VerifiedBy: []string{github.VerifiedBy, github.VerifiedByAPI},
 			Watch:      github.WatchResource,
+			Serve:      (*Generation).githubBackfill,
 			WatchAdmit: func(cs []github.Config, b build) watch.Admit { return github.AdmitWatch(cs, b.repos) },
 		},
 		Kind[slack.Config]{

@@ -29,7 +29,7 @@ func TestReplyProvenanceFromTheKindsTable(t *testing.T) {
 	c, err := ParseConfig("c.yaml", []byte("agents: [ { id: a, token: dev-only-a-token-0123456789 } ]\n"), noEnv)
 	require.NoError(t, err)
 	require.Equal(t, agent.ReplyProvenance{
-		github.Source:       {github.VerifiedBy},
+		github.Source:       {github.VerifiedBy, github.VerifiedByAPI},
 		slack.Source:        {slack.VerifiedBySignature, slack.VerifiedBySocketMode},
 		email.Source:        {email.VerifiedBy},
 		alertmanager.Source: alertmanager.VerifiedBy,

@@ -35,6 +35,7 @@ type Metrics struct {
 	attempts        *prometheus.CounterVec
 	sseSubscribers  prometheus.Gauge
 	imapPolls       *prometheus.CounterVec
+	backfilled      *prometheus.CounterVec
 	imapErrors      *prometheus.CounterVec
 	requestDuration *prometheus.HistogramVec
 	retained        *prometheus.CounterVec
@@ -123,6 +124,10 @@ func New(stats StatsReader, log *slog.Logger, opts ...Option) *Metrics {
 			Name: "signalgate_imap_polls_total",
 			Help: "IMAP mailbox polls by connector.",
 		}, []string{"connector"}),
+		backfilled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "signalgate_backfill_events_total",
+			Help: "Deliveries backfill read from a provider's API, by connector (source/name, from config) and outcome (ingested, duplicate, ignored).",
+		}, []string{"connector", "outcome"}),
 		imapErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "signalgate_imap_errors_total",
 			Help: "IMAP connection or fetch errors by connector.",
@@ -148,7 +153,7 @@ func New(stats StatsReader, log *slog.Logger, opts ...Option) *Metrics {
 	m.registerReload()
 	m.registerSecretUse()
 	reg.MustRegister(m.eventsReceived, m.verifyFailures, m.ingestLatency, m.records, m.decisions,
-		m.signalsSent, m.attempts, m.sseSubscribers, m.imapPolls, m.imapErrors, m.requestDuration, m.retained, m.overBudget)
+		m.signalsSent, m.attempts, m.sseSubscribers, m.imapPolls, m.backfilled, m.imapErrors, m.requestDuration, m.retained, m.overBudget)
 	if stats != nil {
 		reg.MustRegister(&statsCollector{stats: stats, log: log})
 	}
@@ -291,6 +296,12 @@ func (m *Metrics) IMAPPoll(connector string, err error) {
 	if err != nil {
 		m.imapErrors.WithLabelValues(connector).Inc()
 	}
+}
+
+// Backfilled counts one delivery backfill read: connector is source/name, outcome
+// ingested, duplicate or ignored.
+func (m *Metrics) Backfilled(connector, outcome string) {
+	m.backfilled.WithLabelValues(connector, outcome).Inc()
 }
 
 // RetentionDeleted counts rows the retention cleaner deleted.

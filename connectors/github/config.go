@@ -59,6 +59,10 @@ type Config struct {
 	// WatchRepositories lets agents watch a whole repository (owner/repo), not only one
 	// issue or pull request: every event of it reaches the watching thread.
 	WatchRepositories bool `yaml:"watch_repositories"`
+
+	// Backfill, when set, reads from GitHub's API the deliveries the gateway never
+	// accepted (failed, timed out, never sent) and ingests them.
+	Backfill *BackfillConfig `yaml:"backfill"`
 }
 
 // AppConfig is a GitHub App installation that posts replies.
@@ -93,6 +97,10 @@ func (c Config) WithDefaults() Config {
 	}
 	if len(c.AuthorizedAssociations) == 0 {
 		c.AuthorizedAssociations = DefaultAuthorizedAssociations()
+	}
+	if c.Backfill != nil {
+		b := c.Backfill.withDefaults()
+		c.Backfill = &b
 	}
 	if !strings.HasSuffix(c.APIURL, "/") {
 		c.APIURL += "/" // go-github joins paths onto it
@@ -141,6 +149,9 @@ func (c Config) Validate() error {
 	}
 	if c.App != nil {
 		errs = append(errs, c.App.validate())
+	}
+	if c.Backfill != nil {
+		errs = append(errs, c.Backfill.validate(c)...)
 	}
 	if c.APIURL != "" {
 		if u, err := url.Parse(c.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -27,6 +27,10 @@ import (
 // RoutePath is where deliveries are posted; :connector is the configured name.
 const RoutePath = "/webhooks/github/:connector"
 
+// provenanceHeader is stored with an event the gateway read from GitHub's API rather
+// than received signed; webhook deliveries never keep it (it is not a kept header).
+const provenanceHeader = connectors.BackfillHeader
+
 // keptHeaders are stored with the event; the signature never is.
 func keptHeaders() []string {
 	return []string{
@@ -148,62 +152,77 @@ func (h *Handler) Serve(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	eventType, delivery := d.Header.Get(gh.EventTypeHeader), d.Header.Get(gh.DeliveryIDHeader)
+	out, ping, err := h.ingest(c.Request().Context(), d.Conn, d.Header, d.Body, d.At, VerifiedBy)
+	if err != nil {
+		return err
+	}
+	if ping {
+		return c.JSON(http.StatusOK, out)
+	}
+	return c.JSON(out.HTTPStatus(), out)
+}
+
+// ingest parses, routes and stores one delivery of cfg: a verified webhook's, or one
+// backfill read from GitHub's API. verifiedBy is the provenance its items carry. ping
+// reports a ping that was not invalid (answered 200 whatever was routed).
+func (h *Handler) ingest(ctx context.Context, cfg Config, hdr http.Header, body []byte, at time.Time, verifiedBy string) (connectors.Outcome, bool, error) {
+	eventType, delivery := hdr.Get(gh.EventTypeHeader), hdr.Get(gh.DeliveryIDHeader)
 	ev := &inbox.Event{
 		Source:     "github",
-		Connector:  d.Name,
+		Connector:  cfg.Name,
 		DeliveryID: delivery,
 		Type:       eventType,
-		Headers:    connectors.KeepHeaders(d.Header, keptHeaders()...),
-		Body:       d.Body,
+		Headers:    connectors.KeepHeaders(hdr, keptHeaders()...),
+		Body:       body,
+		ReceivedAt: at,
+	}
+	if verifiedBy == VerifiedBy {
 		// A signed body replayed under a new delivery id is still the same delivery.
-		BodyDigest: inbox.Digest(d.Body),
-		ReceivedAt: d.At,
+		ev.BodyDigest = inbox.Digest(body)
+	} else {
+		// Read from GitHub, not signed: the stored event says so, for replay and explain.
+		ev.Headers[provenanceHeader] = verifiedBy
 	}
 	var items []connectors.Item
 	parse := connectors.StartParse(ctx)
-	payload, err := formPayload(d.Header.Get(echo.HeaderContentType), d.Body)
+	payload, err := formPayload(hdr.Get(echo.HeaderContentType), body)
 	var dec *decoded
 	if err == nil {
 		dec = decodePayload(eventType, payload)
-		h.repos.note(ctx, h.log, d.Name, dec.repo, d.At)
+		h.repos.note(ctx, h.log, cfg.Name, dec.repo, at)
 	}
 	if err != nil {
 		ev.Status, ev.Error = inbox.EventInvalid, err.Error()
 	} else if dec.reason == malformedJSON {
-		ev.Status, ev.Error = inbox.EventInvalid, malformedReason(d.Header.Get(echo.HeaderContentType), d.Body)
-	} else if own, err := h.ownReply(ctx, &d.Conn, eventType, dec); err != nil {
+		ev.Status, ev.Error = inbox.EventInvalid, malformedReason(hdr.Get(echo.HeaderContentType), body)
+	} else if own, err := h.ownReply(ctx, &cfg, eventType, dec); err != nil {
 		connectors.EndParse(parse, eventType, 0)
-		return err
+		return connectors.Outcome{}, false, err
 	} else if own {
 		// Before any other rule: the agent never hears itself.
 		ev.Body, ev.Status, ev.Error = payload, inbox.EventIgnored, reply.OwnReason
 	} else {
 		ev.Body = payload
-		cfg := d.Conn
-		items, ev.Status, ev.Error = h.parse(ctx, &cfg, eventType, delivery, dec, h.ci)
+		items, ev.Status, ev.Error = h.parse(ctx, &cfg, eventType, delivery, verifiedBy, dec, h.ci)
 	}
 	connectors.EndParse(parse, eventType, len(items))
 	if ev.Status == inbox.EventInvalid {
-		h.log.WarnContext(ctx, "payload not decodable", "connector", d.Name, "event_type", eventType,
+		h.log.WarnContext(ctx, "payload not decodable", "connector", cfg.Name, "event_type", eventType,
 			"delivery_id", delivery, "error", ev.Error)
 	}
 	if eventType == "ping" && ev.Status != inbox.EventInvalid {
 		out, err := h.pipeline.Ingest(ctx, ev, nil)
-		if err != nil {
-			return err
-		}
-		return c.JSON(http.StatusOK, out)
+		return out, true, err
 	}
-	return h.pipeline.Respond(c, ev, items)
+	out, err := h.pipeline.Ingest(ctx, ev, items)
+	return out, false, err
 }
 
 // parse maps one delivery's JSON payload. What is stored without items comes back as
 // a status and its reason: ignored for a type the connector does not map, invalid for
 // a payload that is not JSON or not even leniently of its event's shape (kept: a
 // later version may replay it).
-func (h *Handler) parse(ctx context.Context, cfg *Config, eventType, delivery string, d *decoded, ci CIState) ([]connectors.Item, inbox.EventStatus, string) {
+func (h *Handler) parse(ctx context.Context, cfg *Config, eventType, delivery, verifiedBy string, d *decoded, ci CIState) ([]connectors.Item, inbox.EventStatus, string) {
 	if d.event == nil {
 		return nil, d.status, d.reason
 	}
@@ -211,7 +230,7 @@ func (h *Handler) parse(ctx context.Context, cfg *Config, eventType, delivery st
 		h.log.InfoContext(ctx, "payload read leniently", "event_type", eventType, "delivery_id", delivery,
 			"fields_left_out", strings.Join(d.dropped, ","))
 	}
-	m := mapper{cfg: cfg, ci: ci, log: h.log, event: eventType, delivery: delivery}
+	m := mapper{cfg: cfg, ci: ci, log: h.log, event: eventType, delivery: delivery, verifiedBy: verifiedBy}
 	return m.items(ctx, d.event), "", ""
 }
 
@@ -249,7 +268,11 @@ func (h *Handler) Items(ctx context.Context, ev *inbox.Event) ([]connectors.Item
 	if delivery == "" {
 		delivery = connectors.Header(ev.Headers, gh.DeliveryIDHeader)
 	}
-	items, status, reason := h.parse(ctx, &cfg, eventType, delivery, dec, readOnlyCI{h.ci})
+	verifiedBy := VerifiedBy
+	if connectors.Header(ev.Headers, provenanceHeader) == VerifiedByAPI {
+		verifiedBy = VerifiedByAPI
+	}
+	items, status, reason := h.parse(ctx, &cfg, eventType, delivery, verifiedBy, dec, readOnlyCI{h.ci})
 	switch {
 	case status == inbox.EventInvalid:
 		return nil, errors.New(reason)

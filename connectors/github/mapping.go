@@ -41,8 +41,12 @@ const (
 	KindSecurityAlert   = "security-alert"
 )
 
-// VerifiedBy is the provenance every GitHub item carries.
+// VerifiedBy is the provenance of a GitHub item whose delivery was signed.
 const VerifiedBy = "hmac-github"
+
+// VerifiedByAPI is the provenance of an item whose delivery backfill read from
+// GitHub's API with the connector's credentials (not signed, but GitHub's own record).
+const VerifiedByAPI = "github-api"
 
 // messageLen bounds the text of a comment handed to an agent as a message: long
 // enough to be the whole comment in practice, short enough to bound a model turn.
@@ -58,6 +62,15 @@ type mapper struct {
 	log      *slog.Logger
 	event    string
 	delivery string
+	// verifiedBy is the items' provenance; "": VerifiedBy (signed).
+	verifiedBy string
+}
+
+func (m *mapper) provenance() string {
+	if m.verifiedBy == "" {
+		return VerifiedBy
+	}
+	return m.verifiedBy
 }
 
 // spec is what a mapping decides; item() derives the keys, fields and provenance.
@@ -158,7 +171,7 @@ func (m *mapper) item(s *spec) connectors.Item {
 	attrs = attrs.Merge(s.attrs)
 
 	meta := map[string]any{
-		connectors.MetaVerifiedBy:  VerifiedBy,
+		connectors.MetaVerifiedBy:  m.provenance(),
 		connectors.MetaAuthor:      login,
 		connectors.MetaAuthorIsBot: isBot,
 		"github_event":             m.event,
