@@ -103,6 +103,22 @@ func TestPing(t *testing.T) {
 	assert.Equal(t, "ping", call.Event.Type)
 }
 
+// A signed webhook cannot pass for a delivery the gateway read from GitHub's API: the
+// header backfill stores its provenance in is never kept from a request, so replay and
+// explain never take the webhook's items as verified by github-api.
+func TestWebhookCannotClaimBackfill(t *testing.T) {
+	h := newHarness(t, testConfig(), 0)
+	req := newDelivery("acme", "issue_comment", "d-planted", issueCommentBody(t))
+	req.Header.Set(connectors.BackfillHeader, VerifiedByAPI)
+	rec := h.do(req)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	call, _ := h.fake.Last()
+	assert.Empty(t, connectors.Header(call.Event.Headers, connectors.BackfillHeader))
+	for _, n := range call.Notifications {
+		assert.Equal(t, VerifiedBy, n.Metadata[connectors.MetaVerifiedBy])
+	}
+}
+
 func TestStoredEvent(t *testing.T) {
 	h := newHarness(t, testConfig(), 0)
 	rec := h.deliver("issue_comment", "d-1", issueCommentBody(t))
