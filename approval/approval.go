@@ -47,6 +47,10 @@ const (
 	// OriginLangGraph: a LangGraph thread interrupted by interrupt() (a question; the
 	// call id is the interrupt's id).
 	OriginLangGraph = "langgraph"
+	// OriginOpenAIAgents and OriginClaudeAgents: a hosted agent session that requires an
+	// action (an approval; the call id is the session's request, call or tool use id).
+	OriginOpenAIAgents = "openai-agents"
+	OriginClaudeAgents = "claude-agents"
 )
 
 // Kinds: what the call waits for.
