@@ -19,7 +19,8 @@ import (
 // checks its registered routes against the served document, both ways: a route the
 // document lacks fails, and so does a documented path nothing serves.
 func TestOpenAPIMatchesMain(t *testing.T) {
-	// A langgraph agent with webhooks mounts its kind's endpoint.
+	// A langgraph agent with webhooks, and each hosted session kind's agent, mount their
+	// kinds' endpoints.
 	path := writeConfig(t, t.TempDir(), `
 admin: { tokens: [ { name: ops, token: "ops-token-0123456789", scopes: [read, write] } ] }
 connectors:
@@ -32,7 +33,11 @@ connectors:
 	raw = bytes.Replace(raw, []byte("agents: [ { id: coder, token: dev-only-coder-token } ]"), []byte(`agents:
   - { id: coder, token: dev-only-coder-token }
   - id: graph
-    target: { kind: langgraph, url: "http://127.0.0.1:9", assistant_id: a, callback_url: "http://127.0.0.1:8080", callback_token: "callback-token-0123456789" }`), 1)
+    target: { kind: langgraph, url: "http://127.0.0.1:9", assistant_id: a, callback_url: "http://127.0.0.1:8080", callback_token: "callback-token-0123456789" }
+  - id: oai
+    target: { kind: openai-agents, api_key: k, base_url: "http://127.0.0.1:9/v1", agent_id: a, environment_id: e, webhook_secret: "`+hostedWebhookSecret+`" }
+  - id: claude
+    target: { kind: claude-agents, api_key: k, base_url: "http://127.0.0.1:9", agent_id: a, environment_id: e, webhook_secret: "`+hostedWebhookSecret+`" }`), 1)
 	require.NoError(t, os.WriteFile(path, raw, 0o600))
 	cfg, err := LoadConfig(path, noEnv)
 	require.NoError(t, err)
