@@ -270,6 +270,17 @@ func (f *Fake) Finish(id, reply string) {
 	}
 }
 
+// Fail ends session id's turn in failure (OpenAI: failed; Anthropic: terminated).
+func (f *Fake) Fail(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.Vendor == OpenAI {
+		f.sessions[id].status = "failed"
+	} else {
+		f.sessions[id].status = "terminated"
+	}
+}
+
 // Webhook event states, in the gateway's words; Webhook sends the vendor's type.
 const (
 	HookBusy   = "busy"
