@@ -84,6 +84,9 @@ type RuntimeRun struct {
 	Run       string   // the run (or task) it runs, "" for none
 	RunStatus string   // that run's status
 	Waiting   []string // what it waits on people for (interrupt or question ids)
+	// Unit names what Thread is ("" is "thread": a hosted runtime's is a "session"),
+	// WaitingOn what Waiting lists ("" is "interrupt").
+	Unit, WaitingOn string
 }
 
 // RuntimeRuns reads a thread from its runtime; ok is false for an agent whose runtime

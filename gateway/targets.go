@@ -527,7 +527,11 @@ func targetSections(v reflect.Value, kinds []targetKind, all bool) (sections map
 		if len(takers) == 0 || own == nil {
 			return fmt.Sprintf("%s: unknown key (line %d)", path, line)
 		}
-		return fmt.Sprintf("%s: only a %s target takes this key (kind is %s; line %d)", path, orList(takers), own.kind(), line)
+		article := "a"
+		if strings.ContainsAny(takers[0][:1], "aeiou") {
+			article = "an"
+		}
+		return fmt.Sprintf("%s: only %s %s target takes this key (kind is %s; line %d)", path, article, orList(takers), own.kind(), line)
 	}
 	return sections, unknown
 }
