@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/signalgate/signalgate/admin"
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/connectors/kindstest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/store"
 )
@@ -148,13 +150,14 @@ func TestExplainNewRecordAndRouteProblems(t *testing.T) {
 
 func TestExplainBadInput(t *testing.T) {
 	en := newEnv(t, envOpts{})
+	srcs := kindstest.Sources() // the kinds table's, as the API names them
 	for _, c := range []struct {
 		body any
 		code int
 		msg  string
 	}{
 		{`{`, http.StatusBadRequest, "request body: want a JSON object with eventId, or source, connector, headers and body"},
-		{map[string]any{}, http.StatusBadRequest, "source: required (github, slack, email, generic or alertmanager), or give eventId"},
+		{map[string]any{}, http.StatusBadRequest, "source: required (" + strings.Join(srcs[:len(srcs)-1], ", ") + " or " + srcs[len(srcs)-1] + "), or give eventId"},
 		{map[string]any{"source": "jira", "connector": "x", "body": "{}"}, http.StatusBadRequest, `source: no connector parses "jira" events`},
 		{map[string]any{"source": "generic", "body": "{}"}, http.StatusBadRequest, "connector: required: the configured connector name"},
 		{map[string]any{"source": "generic", "connector": "billing"}, http.StatusBadRequest,

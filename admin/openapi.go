@@ -47,7 +47,7 @@ func OpenAPI(k Kinds) ([]byte, error) {
 			{"name": "agent", "description": "Agents: a thread's stream, runs (presence), signals and inbox. Bearer token of the agent. An unknown field in a request body is a 400 naming the field."},
 			{"name": "ingest", "description": "Webhooks from GitHub, Slack and generic senders, verified by signature."},
 			{"name": "operations", "description": "Health, readiness, metrics and this document."},
-			{"name": "runtime", "description": "Agent runtimes reporting their runs (a target kind's own endpoint), verified by what the gateway put in the URL."},
+			{"name": "runtime", "description": "Agent runtimes reporting their runs and tasks (a target kind's own endpoint: a LangGraph run's webhook, an A2A task's push notification), verified by what the gateway put in the URL or registered with the task."},
 		},
 		"paths": paths(),
 		"components": obj{

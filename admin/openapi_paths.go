@@ -183,6 +183,8 @@ func ingestPaths() obj {
 			"503": errorResponse("server.max_body_reads bodies are being received already (Retry-After: 5)."),
 		}
 	}
+	linearAnswers := answers()
+	linearAnswers["503"] = errorResponse("server.max_body_reads bodies are being received already (Retry-After: 5), or Linear's API could not say whether the author may reach the agent (Linear delivers again).")
 	raw := obj{"description": "The provider's request body, verbatim.", "required": true, "content": obj{
 		"application/json": obj{"schema": obj{"type": "object"}}}}
 	return obj{
@@ -203,6 +205,11 @@ func ingestPaths() obj {
 			[]obj{connector, header("Authorization", "Bearer <bearer_token>, or Basic with basic_auth.", false),
 				header("X-Grafana-Alerting-Signature", "Grafana: hex HMAC-SHA256 of the body, or of <timestamp>:<body> (the header's name is the connector's grafana_hmac.header).", false)},
 			raw, answers(), "400", "401", "404")},
+		"/webhooks/linear/{connector}": obj{"post": operation("ingest", "linearWebhook", "Linear webhook",
+			"Linear's webhook deliveries (Issue, Comment, Project and AgentSessionEvent; other types are stored ignored). The body's webhookTimestamp (unix milliseconds) must be within a minute. 503 when Linear's API cannot say who may reach the agent (Linear delivers again).",
+			[]obj{connector, header("Linear-Delivery", "Delivery id.", true), header("Linear-Event", "The payload's type.", false),
+				header("Linear-Signature", "Hex HMAC-SHA256 of the body with the webhook's signing secret.", true)},
+			raw, linearAnswers, "400", "401", "404")},
 	}
 }
 

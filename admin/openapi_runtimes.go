@@ -1,12 +1,22 @@
 package admin
 
-// runtimePaths are the endpoints agent runtimes post their own webhooks to (target kinds
-// whose presence comes from the runtime).
+// runtimePaths are the endpoints agent runtimes post their own webhooks and notifications
+// to (target kinds whose presence comes from the runtime): one route per kind, whose
+// {agent} names the agent of that kind.
 func runtimePaths() obj {
 	query := func(name, desc string) obj {
 		return obj{"name": name, "in": "query", "required": true, "description": desc, "schema": obj{"type": "string"}}
 	}
+	a2aEvent := obj{"description": "An A2A task event: v1.0's StreamResponse ({statusUpdate}, {artifactUpdate}, {task} or {message}), or v0.3's whole Task.",
+		"required": true, "content": obj{"application/json": obj{"schema": obj{"type": "object"}},
+			"application/a2a+json": obj{"schema": obj{"type": "object"}}}}
 	return obj{
+		"/targets/a2a/{agent}/push": obj{"post": operation("runtime", "a2aPush", "A2A push notification",
+			"Where an a2a agent's tasks post their push notifications (registered with each task the gateway opens, when target.callback_url is set and the agent's card says it sends them). "+
+				"The token the task was registered with must come in X-A2A-Notification-Token (compared in constant time); the context's current task only. At most 4 MiB.",
+			[]obj{pathParam("agent", "The a2a agent."), header("X-A2A-Notification-Token", "The task's push token.", true)}, a2aEvent,
+			obj{"204": obj{"description": "Applied."}, "413": errorResponse("Over 4 MiB."),
+				"503": errorResponse("The task record cannot be read now.")}, "400", "401", "404")},
 		"/targets/langgraph/{agent}/webhook": obj{"post": operation("runtime", "langgraphRunWebhook", "A LangGraph run ended",
 			"The webhook each run the gateway starts on a LangGraph Agent Server carries (target.callback_url set). The server signs nothing: "+
 				"the URL the gateway made carries sig, an HMAC-SHA256 keyed by target.callback_token of the thread and run, and a URL it did not make is refused. "+

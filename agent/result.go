@@ -35,9 +35,9 @@ func (e *DeliveryError) Error() string {
 func (e *DeliveryError) Unwrap() error { return e.Err }
 
 // ErrHoldUntilIdle is a target's answer that its runtime takes the signal only once the
-// thread is idle (it waits on a person, or refuses a run beside the one it runs): the
-// dispatcher sends it again in full when the thread turns idle, counting neither an
-// attempt nor a failure of the target.
+// thread is idle (it waits on a person, refuses a run beside the one it runs, or takes no
+// message into a working task): the dispatcher sends it again in full when the thread
+// turns idle, counting neither an attempt nor a failure of the target.
 var ErrHoldUntilIdle = errors.New("the runtime takes the signal once the thread is idle")
 
 // DeliveryFailure reads err (nil: delivered) as the failure it reports, found anywhere in

@@ -76,17 +76,19 @@ type ThreadAborter interface {
 }
 
 // RuntimeRun is what a runtime that reports its runs says of a thread right now (the
-// console shows it beside the gateway's run).
+// console shows it beside the gateway's run): a LangGraph thread and its run, an A2A
+// context and its task.
 type RuntimeRun struct {
-	Kind      string   // the target kind
-	Thread    string   // the runtime's own id of the thread
-	Status    string   // the runtime's word for the thread's state
-	Run       string   // the run (or task) it runs, "" for none
-	RunStatus string   // that run's status
-	Waiting   []string // what it waits on people for (interrupt or question ids)
-	// Unit names what Thread is ("" is "thread": a hosted runtime's is a "session"),
-	// WaitingOn what Waiting lists ("" is "interrupt").
-	Unit, WaitingOn string
+	Kind      string    // the target kind
+	Thread    string    // the runtime's own id of the thread (LangGraph's thread, A2A's context)
+	Status    string    // the runtime's word for the thread's state
+	Term      string    // the runtime's word for a run: "run", "task" ("" reads run)
+	Run       string    // the run (or task) it runs, "" for none
+	RunStatus string    // that run's status
+	Since     time.Time // when RunStatus was seen; zero: read just now
+	Waiting   []string  // what it waits on people for (interrupt ids, a task's question)
+	// Unit is the runtime's word for Thread ("" reads thread; a hosted runtime's: session).
+	Unit string
 }
 
 // RuntimeRuns reads a thread from its runtime; ok is false for an agent whose runtime

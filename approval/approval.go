@@ -40,13 +40,17 @@ func (s Status) Valid() bool {
 	return false
 }
 
-// Origins: who asked.
+// Origins: who asked. A runtime that asks people questions (Question) is named by its
+// target kind.
 const (
 	OriginMastra = "mastra" // a Mastra run suspended on tool-call-approval
 	OriginAPI    = "api"    // POST …/approvals on the agent API
 	// OriginLangGraph: a LangGraph thread interrupted by interrupt() (a question; the
 	// call id is the interrupt's id).
 	OriginLangGraph = "langgraph"
+	// OriginA2A: an A2A task in input-required or auth-required (a question; the run id
+	// is the task's id, the call id names the task and the state it asked in).
+	OriginA2A = "a2a"
 	// OriginOpenAIAgents and OriginClaudeAgents: a hosted agent session that requires an
 	// action (an approval; the call id is the session's request, call or tool use id).
 	OriginOpenAIAgents = "openai-agents"
@@ -56,8 +60,9 @@ const (
 // Kinds: what the call waits for.
 const (
 	KindApproval = "approval" // a decision, from the Approve and Decline buttons
-	// KindQuestion: a Mastra tool that suspended for an answer (ask_user); the first
-	// threaded reply of an approver answers it, its text resuming the run as resumeData.
+	// KindQuestion: a Mastra tool that suspended for an answer (ask_user), or another
+	// runtime waiting for people (an A2A task in input-required); the first threaded reply
+	// of an approver answers it, its text resuming the run (Resumer.Answer).
 	KindQuestion = "question"
 )
 
@@ -80,8 +85,8 @@ type Approval struct {
 	Origin string `json:"origin"`
 	// Kind is KindApproval or KindQuestion.
 	Kind string `json:"kind"`
-	// RunID is Mastra's run id (origin mastra); ToolCallID the call it waits on (an
-	// agent-chosen or generated id for origin api). Unique per thread.
+	// RunID is the runtime's run (Mastra's run id, an A2A task id); ToolCallID the call it
+	// waits on (an agent-chosen or generated id for origin api). Unique per thread.
 	RunID      string `json:"runId,omitempty"`
 	ToolCallID string `json:"toolCallId"`
 	Tool       string `json:"tool"`

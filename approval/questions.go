@@ -21,7 +21,7 @@ func (s *Service) ToolSuspended(ctx context.Context, k inbox.ThreadKey, runID, t
 }
 
 // Question records a runtime's wait for an answer (origin: the runtime's kind, e.g. a
-// LangGraph interrupt) as a question and posts it, once per call id of the thread: a
+// LangGraph interrupt, an A2A task in input-required) as a question and posts it, once per call id of the thread: a
 // replica or a later read asking again gets the first record. payload is what the
 // runtime asked with: an object's `question`, or a string, is the question's text.
 func (s *Service) Question(ctx context.Context, origin string, k inbox.ThreadKey, runID, callID, tool string, payload json.RawMessage) {

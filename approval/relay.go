@@ -9,7 +9,7 @@ import (
 )
 
 // Relay carries what followed runtimes report about tool approvals and questions (Mastra
-// runs, LangGraph interrupts) to the Service.
+// runs, LangGraph interrupts, A2A tasks waiting for input) to the Service.
 // The followers are built before the Service (their deliveries go through the dispatcher
 // that the Service's decisions are sent by), so they are given the Relay, and the
 // Service subscribes to it when it is built; nothing reports before the gateway starts.

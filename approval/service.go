@@ -30,7 +30,8 @@ type Slack interface {
 	InGroup(ctx context.Context, connector, group, user string) (bool, error)
 }
 
-// Resumer answers a suspended Mastra tool call (targets/mastra's send-tool-approval).
+// Resumer answers a runtime waiting on people: a suspended Mastra tool call
+// (targets/mastra's send-tool-approval), an A2A task's question (targets/a2a).
 type Resumer interface {
 	SendToolApproval(ctx context.Context, k inbox.ThreadKey, toolCallID string, approved bool) error
 	// Answer resumes a call that suspended for an answer with resumeData.

@@ -221,7 +221,7 @@ Environment:
   SIGNALGATE_CONSOLE_KEY      console.session_key (default a random key per process)
   and, once you uncomment them, GITHUB_WEBHOOK_SECRET, GITHUB_WEBHOOK_SECRET_OLD,
   GITHUB_TOKEN, SLACK_SIGNING_SECRET, SLACK_BOT_TOKEN, IMAP_PASSWORD,
-  BILLING_WEBHOOK_SECRET, HOOK_SECRET and OTLP_API_KEY.
+  BILLING_WEBHOOK_SECRET, HOOK_SECRET, LANGGRAPH_CALLBACK_TOKEN and OTLP_API_KEY.
   OTEL_*                      OpenTelemetry's variables: OTEL_EXPORTER_OTLP_ENDPOINT turns
                               tracing on (the telemetry: block wins; docs/telemetry.md)
 `

@@ -155,17 +155,22 @@ func deliverCmd(ctx context.Context, args []string, stdout, stderr io.Writer, lo
 		return fail(exitFail, "%v: is the gateway running at %s? (--url, or the config's server.listen)", err, o.c.base)
 	}
 	fmt.Fprintf(stdout, "answer:  %d %s %s\n", status, http.StatusText(status), oneLine(answer))
-	if status/100 != 2 {
-		return fail(exitFail, "%s", refusal(status, answer, source, name))
-	}
-	var out connectors.Outcome
-	_ = json.Unmarshal(answer, &out)
 	if o.c.token == "" {
 		o.c.token, _ = lookup(envAdminToken)
 	}
 	if o.c.token == "" {
 		o.c.token = cfg.ReadToken()
 	}
+	if status/100 != 2 {
+		// The answer carries no reason (rightly: a stranger learns nothing); the
+		// connector's refusal log, read with an admin token, does.
+		if r, ok := lastRefusal(ctx, o.c, source, name, status); ok {
+			fmt.Fprintf(stdout, "reason:  %s (the connector's refusal log)\n", r.Reason)
+		}
+		return fail(exitFail, "%s", refusal(status, answer, source, name))
+	}
+	var out connectors.Outcome
+	_ = json.Unmarshal(answer, &out)
 	if o.c.token == "" {
 		fmt.Fprintf(stdout, "what the gateway did is in the admin API: set %s to an admin token with the read scope to see it here", envAdminToken)
 		if out.EventID != "" {
@@ -224,6 +229,20 @@ func post(ctx context.Context, target string, hdr http.Header, body []byte) (int
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	return resp.StatusCode, answer, err
+}
+
+// lastRefusal is the newest refusal of the connector with the given status, as its
+// refusal log in the admin API keeps it; false without a token or an answer.
+func lastRefusal(ctx context.Context, c *client, source, name string, status int) (connectors.Refusal, bool) {
+	if c.token == "" {
+		return connectors.Refusal{}, false
+	}
+	var log connectors.RefusalLog
+	path := admin.Prefix + "/connectors/" + url.PathEscape(source) + "/" + url.PathEscape(name) + "/refusals"
+	if err := c.do(ctx, http.MethodGet, path, nil, &log); err != nil || len(log.Recent) == 0 || log.Recent[0].Status != status {
+		return connectors.Refusal{}, false
+	}
+	return log.Recent[0], true
 }
 
 // refusal says why the gateway did not take the delivery and what to check.

@@ -125,6 +125,7 @@ func TestDeliverRefusalsAndErrors(t *testing.T) {
 	code, out, errOut := runCLI(t, env, "deliver", "--config", other, "--connector", "github/acme", "--event", "ping")
 	require.Equal(t, exitFail, code, out+errOut)
 	assert.Contains(t, out, "answer:  401 Unauthorized")
+	assert.Contains(t, out, "reason:  signature does not match (the connector's refusal log)")
 	assert.Contains(t, errOut, "gateway deliver: the gateway refused the signature: is the secret in config the one deliver used?")
 
 	for _, c := range []struct {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -35,17 +36,24 @@ func TestThreadPageShowsTheRuntimesRun(t *testing.T) {
 	ops := f.signIn(opsToken)
 	page := f.do(http.MethodGet, threadURL(repliesThread), nil, ops, nil)
 	require.Equal(t, http.StatusOK, page.status, page.body)
-	require.Contains(t, page.body, `<p id="runtime">langgraph thread <code>6f1c1c1e-0000-4000-8000-000000000001</code>: busy · run <code>01a2524a-&lt;b&gt;</code> (running) · waits on interrupt <code>intr-1</code></p>`)
+	require.Contains(t, page.body, `<p id="runtime">langgraph thread <code>6f1c1c1e-0000-4000-8000-000000000001</code>: busy · run <code>01a2524a-&lt;b&gt;</code> (running) · waits on people for <code>intr-1</code></p>`)
+
+	// An A2A context's task: the runtime's word for its run, and since when its state holds.
+	rt.run = agent.RuntimeRun{Kind: "a2a", Thread: "ctx-1", Status: "interrupted", Term: "task", Run: "task-1",
+		RunStatus: "input-required", Since: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Waiting: []string{"task-1/input-required"}}
+	page = f.do(http.MethodGet, threadURL(repliesThread), nil, ops, nil)
+	require.Contains(t, page.body, `<p id="runtime">a2a thread <code>ctx-1</code>: interrupted · task <code>task-1</code> (input-required since `)
+	require.Contains(t, page.body, `· waits on people for <code>task-1/input-required</code></p>`)
 
 	rt.err = errors.New("read the LangGraph thread: POST http://lg.example/…: HTTP 503")
 	page = f.do(http.MethodGet, threadURL(repliesThread), nil, ops, nil)
 	require.Contains(t, page.body, `The runtime could not be read: read the LangGraph thread: POST http://lg.example/…: HTTP 503`)
 
-	// A hosted runtime's thread is a session, waiting on actions.
-	rt.err, rt.run = nil, agent.RuntimeRun{Kind: "openai-agents", Unit: "session", WaitingOn: "action", Thread: "sess_1",
+	// A hosted runtime's thread is a session.
+	rt.err, rt.run = nil, agent.RuntimeRun{Kind: "openai-agents", Unit: "session", Thread: "sess_1",
 		Status: "requires_action", Waiting: []string{"req_1"}}
 	page = f.do(http.MethodGet, threadURL(repliesThread), nil, ops, nil)
-	require.Contains(t, page.body, `<p id="runtime">openai-agents session <code>sess_1</code>: requires_action · waits on action <code>req_1</code></p>`)
+	require.Contains(t, page.body, `<p id="runtime">openai-agents session <code>sess_1</code>: requires_action · waits on people for <code>req_1</code></p>`)
 
 	rt.err, rt.ok = nil, false
 	page = f.do(http.MethodGet, threadURL(repliesThread), nil, ops, nil)

@@ -407,8 +407,9 @@ func (d *Dispatcher) dispatchThread(ctx context.Context, k inbox.ThreadKey, read
 }
 
 // send hands one item to the target and records the result in o. It reports false
-// without recording anything when the failure is only ctx ending. probe marks the probe
-// of a down target, which never counts against max_attempts.
+// without recording anything when the failure is only ctx ending; true when the target
+// accepted it, or holds it until the thread turns idle (agent.ErrHoldUntilIdle). probe
+// marks the probe of a down target, which never counts against max_attempts.
 func (d *Dispatcher) send(ctx context.Context, o *Outcome, route Route, it item, action agent.Behavior, runID string, probe bool) bool {
 	ids := make([]string, len(it.records))
 	// tries counts every attempt of the records; round only those since a redelivery

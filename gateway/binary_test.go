@@ -41,6 +41,7 @@ func TestMain(m *testing.M) {
 	}
 	binary.dir = dir
 	code := m.Run()
+	a2aHarness.Close()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -78,7 +78,7 @@ func (gw *Gateway) build(cfg *Config, policy *inbox.Policy) (*Generation, error)
 	// target.reply: auto queues runs' answers into the outbox, built further down.
 	auto := &autoReplies{}
 	built, err := cfg.buildTargets(targetBuild{runs: gw.Runs, notify: kick.Notify, stream: agent.NewStreamTarget(),
-		approvals: relay, replies: auto, sessions: store.NewSessions(st), log: gw.Log, traces: gw.Traces})
+		approvals: relay, replies: auto, state: store.NewConnectorState(st), sessions: store.NewSessions(st), log: gw.Log, traces: gw.Traces})
 	if err != nil {
 		return nil, fmt.Errorf("agents: %w", err)
 	}
@@ -175,7 +175,7 @@ func (gw *Gateway) build(cfg *Config, policy *inbox.Policy) (*Generation, error)
 	adm.Mount(e)
 	e.POST(admin.ReloadPath, adm.Guard(admin.ScopeWrite, gw.serveReload))
 	con, err := console.New(gw.consoleConfig(cfg), console.Deps{Admin: adm, Stream: g.api, Sessions: store.NewConsoleSessions(st), Tokens: cfg.Admin.Tokens,
-		Agents: cfg.AgentIDs(), Connectors: deps.Connectors, Sources: deps.Sources, Places: deps.Places, Runtimes: runtimes,
+		Agents: cfg.AgentIDs(), Connectors: deps.Connectors, Sources: deps.Sources, Places: deps.Places, Runtimes: built.runtimes,
 		Log: gw.Log, Now: gw.Now})
 	if err != nil {
 		return nil, err

@@ -81,7 +81,7 @@ approvals: { slack_connector: acme, channel: C0APPROVE, approvers: [ U0JANE ] }
 	m, stop := startHosted(t, path)
 	gw := "http://" + m.Addr().String()
 	hook := gw + "/targets/" + kind + "/support/webhook"
-	frames := followThread(t, gw, k)
+	frames := followThread(t, gw, lgToken, k)
 
 	// An idle thread: the failure creates the session and starts its turn.
 	code, out := sendGitHub(t, gw, checkRunFailure(t, "lint"), "check_run", "hosted-1-"+kind+b.Name)
@@ -129,7 +129,7 @@ approvals: { slack_connector: acme, channel: C0APPROVE, approvers: [ U0JANE ] }
 	m, stop = startHosted(t, path)
 	defer stop()
 	gw = "http://" + m.Addr().String()
-	frames = followThread(t, gw, k)
+	frames = followThread(t, gw, lgToken, k)
 	code, out = sendGitHub(t, gw, checkRunFailure(t, "build"), "check_run", "hosted-3-"+kind+b.Name)
 	require.Equal(t, http.StatusOK, code, out)
 	var third threadFrame

@@ -22,6 +22,7 @@ import (
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/connectors/generic"
 	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/connectors/linear"
 	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
@@ -143,6 +144,26 @@ func builtinKinds() []integration {
 			},
 			VerifiedBy:    alertmanager.VerifiedBy,
 			Watch:         alertmanager.WatchResource,
+			DefaultThread: true,
+		},
+		Kind[linear.Config]{
+			Source:   linear.Source,
+			Describe: func(c linear.Config) string { return "POST /webhooks/linear/" + c.Name },
+			Parser: func(cs []linear.Config, b build) (admin.Parser, error) {
+				var opts []linear.Option
+				if b.offline {
+					opts = append(opts, linear.WithOffline())
+				}
+				if b.own != nil {
+					opts = append(opts, linear.WithOwnReplies(b.own))
+				}
+				return linear.NewHandler(cs, b.pipeline, b.log, b.now, opts...)
+			},
+			Sender:        linear.NewSender,
+			Place:         linear.PlaceCodec,
+			Replier:       func(cs []linear.Config, b build) (reply.Sender, error) { return linear.NewReplier(cs, b.now) },
+			VerifiedBy:    []string{linear.VerifiedBy},
+			Watch:         linear.WatchResource,
 			DefaultThread: true,
 		},
 	}

@@ -174,7 +174,7 @@ connectors:
 agents: [ { id: coder, token: dev-only-coder-token } ]
 routes: [ { name: r, match: { source: fakee }, thread: { agent: coder, resource: r, thread: t } } ]
 `), noEnv, kinds)
-	require.ErrorContains(t, err, `routes[0].match.source[0]: unknown source "fakee" (want github, slack, email, generic, alertmanager, fake)`)
+	require.ErrorContains(t, err, `routes[0].match.source[0]: unknown source "fakee" (want `+strings.Join(sourcesWith(nil, "fake"), ", ")+`)`)
 
 	dir := t.TempDir()
 	path := writeConfig(t, dir, `
@@ -240,7 +240,7 @@ routes:
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(explained))
 	require.Contains(t, string(explained), `"pings"`, "the route matches in explain")
-	require.Equal(t, []any{"github", "slack", "email", "generic", "alertmanager", "fake"}, sampleSources(t, get(t, base+"/openapi.json", "")))
+	require.Equal(t, anys(sourcesWith(nil, "fake")), sampleSources(t, get(t, base+"/openapi.json", "")))
 
 	// Answered: the thread's origin is the ping's room, which the fake sender posts to;
 	// a reply with watch: true goes through the kind's watch rule first.
@@ -271,7 +271,7 @@ routes:
 	require.Contains(t, answer, "resource: want a room (r-1)")
 	code, answer = call(t, http.MethodPost, thread+"/watches", "dev-only-coder-token", `{"source": "fakee", "resource": "r-2"}`)
 	require.Equal(t, http.StatusBadRequest, code, answer)
-	require.Contains(t, answer, `source: unknown \"fakee\" (want github, slack, email, generic, alertmanager or fake)`)
+	require.Contains(t, answer, `source: unknown \"fakee\" (want `+strings.Join(sourcesWith(nil), ", ")+` or fake)`)
 	require.Equal(t, inbox.EventRouted, ingest("d3", "chat", `{"room": "r-2"}`).Status, "no route matches a chat: the watch does")
 	recs, err = records.ThreadRecords(ctx, k)
 	require.NoError(t, err)
@@ -281,9 +281,9 @@ routes:
 	// Documented: the kind's place fields and its source in the enums of the OpenAPI
 	// document and MCP's tools.
 	doc := get(t, base+"/openapi.json", "")
-	require.Equal(t, []any{"github", "slack", "email", "alertmanager", "fake"}, schemaEnum(t, doc, "ReplyTo", "source"))
+	require.Equal(t, anys(sourcesWith(answers, "fake")), schemaEnum(t, doc, "ReplyTo", "source"))
 	require.Equal(t, "Fake room.", schemaProperty(t, doc, "ReplyTo", "room")["description"])
-	require.Equal(t, []any{"github", "slack", "email", "generic", "alertmanager", "fake"}, schemaEnum(t, doc, "WatchRequest", "source"))
+	require.Equal(t, anys(sourcesWith(watched, "fake")), schemaEnum(t, doc, "WatchRequest", "source"))
 	c := mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "1"}, nil)
 	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp",
 		HTTPClient: &http.Client{Transport: bearerTransport("dev-only-coder-token")}, MaxRetries: -1}, nil)
@@ -297,7 +297,7 @@ routes:
 		require.NoError(t, err)
 		schemas[tool.Name] = string(raw)
 	}
-	require.Contains(t, schemas["watch"], `"enum":["github","slack","email","generic","alertmanager","fake"]`)
+	require.Contains(t, schemas["watch"], `"enum":["github","slack","email","generic","alertmanager","linear","fake"]`)
 	require.Contains(t, schemas["reply"], `"room":{"type":"string"}`)
 }
 
@@ -321,8 +321,8 @@ routes:
 	var ce *ConfigError
 	require.ErrorAs(t, err, &ce)
 	require.ElementsMatch(t, []string{
-		`agents[0].watch_connectors[0]: source "fake" cannot be watched (github, slack, email, generic, alertmanager)`,
-		`routes[0].match.source[1]: source "fake" cannot be watched (github, slack, email, generic, alertmanager), so watched: true never matches`,
+		`agents[0].watch_connectors[0]: source "fake" cannot be watched (` + strings.Join(sourcesWith(watched), ", ") + `)`,
+		`routes[0].match.source[1]: source "fake" cannot be watched (` + strings.Join(sourcesWith(watched), ", ") + `), so watched: true never matches`,
 	}, ce.Problems)
 
 	dir := t.TempDir()
@@ -401,11 +401,11 @@ func TestBuiltinKindsKeepTheirPlacesAndResources(t *testing.T) {
 	}
 }
 
-// TestBuiltinKindsKeepTheOpenAPISources: the served document lists the sources as it
-// always has.
+// TestBuiltinKindsKeepTheOpenAPISources: the served document lists the built-in kinds'
+// sources in table order.
 func TestBuiltinKindsKeepTheOpenAPISources(t *testing.T) {
 	m := startMain(t, "")
-	require.Equal(t, []any{"github", "slack", "email", "generic", "alertmanager"}, sampleSources(t, get(t, "http://"+m.Addr().String()+"/openapi.json", "")))
+	require.Equal(t, anys(kindstest.Sources()), sampleSources(t, get(t, "http://"+m.Addr().String()+"/openapi.json", "")))
 }
 
 func get(t *testing.T, url, token string) string {
@@ -463,3 +463,20 @@ func call(t *testing.T, method, url, token, body string) (int, string) {
 	require.NoError(t, err)
 	return resp.StatusCode, string(raw)
 }
+
+// sourcesWith is the built-in kinds' sources that keep keeps (nil: all), in table order,
+// then more: what the fake kind's lists expect, whatever kinds the table holds, so a
+// new kind is a row and not an edit of this test.
+func sourcesWith(keep func(integration) bool, more ...string) []string {
+	var out []string
+	for _, k := range builtinKinds() {
+		if keep == nil || keep(k) {
+			out = append(out, k.source())
+		}
+	}
+	return append(out, more...)
+}
+
+// answers keeps the kinds that answer (a place), watched those that can be watched.
+func answers(k integration) bool { return k.place() != nil }
+func watched(k integration) bool { return k.watchResource() != nil }

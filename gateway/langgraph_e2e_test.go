@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/approval"
-	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/connectors/slack/webapitest"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/store"
@@ -73,7 +71,7 @@ func lgWake(t *testing.T, base string, b storetest.Backend) {
 	cfg = strings.Replace(cfg, "delay_ms: 1000", "delay_ms: 0", 1) // begun holds the runs
 	m := startLangGraphMain(t, strings.ReplaceAll(cfg, "thread: ci }", "thread: "+k.Thread+" }"))
 	gw := "http://" + m.Addr().String()
-	frames := followThread(t, gw, k)
+	frames := followThread(t, gw, lgToken, k)
 
 	first := checkRunFailure(t, "lint")
 	code, out := sendGitHub(t, gw, first, "check_run", "lg-e2e-1-"+b.Name)
@@ -123,7 +121,7 @@ approvals: { slack_connector: acme, channel: C0APPROVE, approvers: [ U0JANE ] }
 `, approvalSigning, api.APIURL())))
 	gw := "http://" + m.Addr().String()
 	k := inbox.ThreadKey{Agent: "support", Resource: "ops", Thread: "deploys-" + b.Name}
-	frames := followThread(t, gw, k)
+	frames := followThread(t, gw, lgToken, k)
 	notify(t, gw, k, "Deploy to production? ask-user")
 	wake := frames.signal(t)
 
@@ -167,7 +165,7 @@ func lgCrash(t *testing.T, base string, b storetest.Backend) {
 	cfg = strings.Replace(cfg, "delay_ms: 1000", "delay_ms: 0", 1) // begun holds the runs
 	require.NoError(t, os.WriteFile(path, []byte(strings.ReplaceAll(cfg, "thread: ci", "thread: "+k.Thread)), 0o600))
 	p := startGateway(t, path)
-	frames := followThread(t, p.url, k)
+	frames := followThread(t, p.url, lgToken, k)
 
 	code, out := sendGitHub(t, p.url, checkRunFailure(t, "lint"), "check_run", "lg-crash-1-"+b.Name)
 	require.Equal(t, http.StatusOK, code, out)
@@ -186,7 +184,7 @@ func lgCrash(t *testing.T, base string, b storetest.Backend) {
 	begun.release()
 	begun.wait(t, "notification-summary")
 	p = startGateway(t, path)
-	frames = followThread(t, p.url, k) // replays the log from its start
+	frames = followThread(t, p.url, lgToken, k) // replays the log from its start
 	require.Equal(t, wake.Signal, frames.signal(t).Signal)
 	require.Equal(t, summary.Signal, frames.signal(t).Signal)
 	// The restarted gateway reads the thread with an open run and, once LangGraph is
@@ -250,22 +248,6 @@ func startLangGraphMain(t *testing.T, cfg string) *Gateway {
 	return m
 }
 
-// checkRunFailure is the octokit check_run completed-failure example, for check name.
-func checkRunFailure(t *testing.T, name string) []byte {
-	t.Helper()
-	for _, raw := range octokitExamples(t, "check_run") {
-		m := map[string]any{}
-		require.NoError(t, json.Unmarshal(raw, &m))
-		cr, _ := m["check_run"].(map[string]any)
-		if m["action"] == "completed" && cr["conclusion"] == "failure" {
-			cr["name"] = name
-			return jsonOf(t, m)
-		}
-	}
-	t.Skip("the octokit examples have no failed check run")
-	return nil
-}
-
 // notify creates a notification through the agent API.
 func notify(t *testing.T, gw string, k inbox.ThreadKey, summary string) {
 	t.Helper()
@@ -278,45 +260,6 @@ func notify(t *testing.T, gw string, k inbox.ThreadKey, summary string) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusCreated, resp.StatusCode)
-}
-
-// slackReply posts a threaded reply (an Events API message event) signed for acme.
-func slackReply(t *testing.T, gw, channel, threadTS, ts, user, text string) {
-	t.Helper()
-	body := jsonOf(t, map[string]any{
-		"token": "XXYYZZ", "team_id": "T0001", "api_app_id": "A0KRD7HC3", "type": "event_callback",
-		"event_id": "Ev" + strings.ReplaceAll(ts, ".", ""), "event_time": 1700000000,
-		"event": map[string]any{"type": "message", "user": user, "text": text, "ts": ts, "thread_ts": threadTS, "team": "T0001",
-			"channel": channel, "event_ts": ts, "channel_type": "channel"},
-		"authorizations": []any{map[string]any{"team_id": "T0001", "user_id": "U0BOT", "is_bot": true}},
-	})
-	req, err := http.NewRequest(http.MethodPost, gw+"/webhooks/slack/acme", bytes.NewReader(body))
-	require.NoError(t, err)
-	now := time.Now().Unix()
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(slack.HeaderTimestamp, fmt.Sprint(now))
-	req.Header.Set(slack.HeaderSignature, webapitest.Sign(approvalSigning, now, body))
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	// Stored (202: no route takes the approvals channel's messages) and read as an answer.
-	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, resp.StatusCode)
-}
-
-// nextSlackCall waits for the next Web API call of method.
-func nextSlackCall(t *testing.T, api *webapitest.Server, method string) webapitest.Call {
-	t.Helper()
-	deadline := time.After(waitLong)
-	for {
-		select {
-		case c := <-api.Calls:
-			if c.Method == method {
-				return c
-			}
-		case <-deadline:
-			t.Fatalf("no %s call", method)
-		}
-	}
 }
 
 // starts receives the graph nodes' announcements (context.started_url) and holds every
@@ -361,93 +304,6 @@ func (s *starts) wait(t *testing.T, text string) {
 			}
 		case <-deadline:
 			t.Fatalf("no run began on %q", text)
-		}
-	}
-}
-
-// threadFrame is one frame of a thread's stream.
-type threadFrame struct {
-	Event   string
-	Signal  string `json:"id"`
-	Action  string `json:"action"`
-	RunID   string `json:"runId"`
-	Status  string `json:"status"`
-	TagName string `json:"tagName"`
-	XML     string `json:"xml"`
-}
-
-// threadFrames follows a thread's stream (signal and run frames, in order).
-type threadFrames struct {
-	ch     chan threadFrame
-	cancel func()
-}
-
-func followThread(t *testing.T, gw string, k inbox.ThreadKey) *threadFrames {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, gw+"/v1/agents/"+k.Agent+"/threads/"+url.PathEscape(k.Resource)+"/"+url.PathEscape(k.Thread)+"/stream", nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+lgToken)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	f := &threadFrames{ch: make(chan threadFrame, 64)}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 64<<10), 4<<20)
-		event := ""
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case strings.HasPrefix(line, "event: "):
-				event = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: "):
-				fr := threadFrame{Event: event}
-				if json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &fr) == nil {
-					f.ch <- fr
-				}
-			}
-		}
-	}()
-	f.cancel = func() { cancel(); resp.Body.Close(); <-done }
-	t.Cleanup(f.cancel)
-	return f
-}
-
-func (f *threadFrames) close() { f.cancel() }
-
-func (f *threadFrames) next(t *testing.T) threadFrame {
-	t.Helper()
-	select {
-	case fr := <-f.ch:
-		return fr
-	case <-time.After(waitLong): // only bounds a broken test
-		t.Fatal("no frame on the stream")
-		return threadFrame{}
-	}
-}
-
-// signal is the next signal frame (run frames before it are skipped).
-func (f *threadFrames) signal(t *testing.T) threadFrame {
-	t.Helper()
-	for {
-		if fr := f.next(t); fr.Event == agent.EventSignal {
-			return fr
-		}
-	}
-}
-
-// runClosed waits for run runID's closing frame and returns its status; signal frames
-// before it are not expected.
-func (f *threadFrames) runClosed(t *testing.T, runID string) string {
-	t.Helper()
-	for {
-		fr := f.next(t)
-		require.NotEqual(t, agent.EventSignal, fr.Event, "a signal before run %s closed: %+v", runID, fr)
-		if fr.RunID == runID && fr.Status != agent.RunOpen {
-			return fr.Status
 		}
 	}
 }

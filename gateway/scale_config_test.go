@@ -33,8 +33,12 @@ func TestLoadScenarioConfig(t *testing.T) {
 
 	// With a LangGraph runtime (loadgen --target langgraph) too.
 	sc := load.DefaultScenario()
-	sc.LangGraph = &load.LangGraph{URL: "http://127.0.0.1:18625", CallbackURL: "http://127.0.0.1:8080"}
+	sc.Runtime = &load.Runtime{Kind: load.RuntimeLangGraph, URL: "http://127.0.0.1:18625", CallbackURL: "http://127.0.0.1:8080"}
 	cfg, err = ParseConfig("load.yaml", []byte("server: { listen: \"127.0.0.1:0\" }\n"+sc.GatewayConfig()), func(string) (string, bool) { return "", false })
 	require.NoError(t, err)
 	require.Equal(t, "langgraph", cfg.Agents[0].Target.Kind)
+	sc.Runtime = &load.Runtime{Kind: load.RuntimeA2A, URL: "http://127.0.0.1:18642", CallbackURL: "http://127.0.0.1:8080"}
+	cfg, err = ParseConfig("load.yaml", []byte("server: { listen: \"127.0.0.1:0\" }\n"+sc.GatewayConfig()), func(string) (string, bool) { return "", false })
+	require.NoError(t, err)
+	require.Equal(t, "a2a", cfg.Agents[0].Target.Kind)
 }

@@ -56,6 +56,29 @@ agents:
       url: http://127.0.0.1:4111
       agent_id: supportAgent
       headers: { Authorization: "@@mastraauth@@" }
+  - id: triage
+    token: "@@triage@@"
+    target:
+      kind: langgraph
+      url: http://127.0.0.1:2024
+      assistant_id: echo
+      headers: { x-api-key: "@@langgraphkey@@" }
+      callback_url: http://127.0.0.1:8080
+      callback_token: "@@langgraphcallback@@"
+  - id: hostedopenai
+    target:
+      kind: openai-agents
+      api_key: "@@openaikey@@"
+      agent_id: agent_1
+      environment_id: env_1
+      webhook_secret: "@@hookopenai@@"
+  - id: hostedclaude
+    target:
+      kind: claude-agents
+      api_key: "@@claudekey@@"
+      agent_id: agent_2
+      environment_id: env_2
+      webhook_secret: "@@hookclaude@@"
 connectors:
   github:
     - name: acme
@@ -90,6 +113,24 @@ connectors:
       secret: "@@generic@@"
     - name: shop
       secrets: ["@@genericnew@@", "@@genericold@@"]
+  alertmanager:
+    - name: prod
+      bearer_token: "@@ambearer@@"
+      api_url: http://127.0.0.1:9093
+      api_token: "@@amapi@@"
+    - name: grafana
+      basic_auth:
+        username: grafana
+        password: "@@ambasic@@"
+      grafana_hmac:
+        secret: "@@grafanahmac@@"
+  linear:
+    - name: acme
+      webhook_secret: "@@linear@@"
+      access_token: "@@linearoauth@@"
+    - name: rotating
+      webhook_secrets: ["@@linearnew@@", "@@linearold@@"]
+      api_key: "@@linearkey@@"
 `
 
 var placeholder = regexp.MustCompile(`"@@([a-z]+)@@"`)

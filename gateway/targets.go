@@ -19,6 +19,7 @@ import (
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
+	"github.com/signalgate/signalgate/targets/a2a"
 	"github.com/signalgate/signalgate/targets/claudeagents"
 	"github.com/signalgate/signalgate/targets/httptarget"
 	"github.com/signalgate/signalgate/targets/langgraph"
@@ -119,7 +120,38 @@ func builtinTargets() []targetKind {
 			},
 			Runtime: func(agents []agent.Config, hc *http.Client) runtimeClients {
 				c := langgraph.NewClient(agents, hc)
-				return runtimeClients{Aborter: c, Resumer: c, Runs: c}
+				return runtimeClients{Aborter: c, Resumer: c}
+			},
+		},
+		TargetKind[a2a.Config]{
+			Kind:      a2a.Kind,
+			Presence:  a2a.PresenceSource,
+			Recovery:  a2a.Recovery,
+			AutoReply: true,
+			Describe:  a2a.Config.Describe,
+			Build: func(a agent.Config, _ a2a.Config, b targetBuild) (delivery.Route, []background, error) {
+				if b.state == nil {
+					return delivery.Route{}, nil, fmt.Errorf("agent %q: an a2a target keeps its tasks in the store, and none was given", a.ID)
+				}
+				var opts []a2a.TasksOption
+				if b.approvals != nil {
+					opts = append(opts, a2a.WithQuestions(b.approvals))
+				}
+				if b.replies != nil {
+					opts = append(opts, a2a.WithReplies(b.replies))
+				}
+				tasks := a2a.NewTasks(a, b.runs, b.notify, b.state, httptarget.Traced(nil, b.traces), service.Base{Logger: b.log}, opts...)
+				t, err := a2a.NewTarget(tasks)
+				if err != nil {
+					return delivery.Route{}, nil, err
+				}
+				return b.route(a, t), []background{tasks}, nil
+			},
+			Probe: func(ctx context.Context, a agent.Config, c a2a.Config, key string, hc *http.Client) (string, error) {
+				return a2a.Probe(ctx, hc, c, a.Target.Timeout, key)
+			},
+			Runtime: func(agents []agent.Config, hc *http.Client) runtimeClients {
+				return runtimeClients{Resumer: a2a.NewAnswers(agents, hc)}
 			},
 		},
 		// The hosted session kinds' targets answer the runtime calls themselves (they
@@ -298,10 +330,19 @@ type targetBuild struct {
 	approvals *approval.Relay
 	// replies queues a runtime's answers (target.reply: auto) into the reply outbox.
 	replies replyQueue
+	// state keeps small durable values of a kind's runtime, shared by the replicas (the
+	// store's connector state: an A2A context's task).
+	state targetState
 	// sessions keeps the sessions of the hosted session kinds' threads.
 	sessions session.Store
 	log      *slog.Logger
 	traces   trace.TracerProvider
+}
+
+// targetState is the store's connector state table as a runtime's parts keep theirs.
+type targetState interface {
+	ConnectorState(ctx context.Context, connector, key string) (value string, ok bool, err error)
+	SetConnectorState(ctx context.Context, connector, key, value string) error
 }
 
 // sessionDeps are what a hosted session target works with.
@@ -334,8 +375,6 @@ func (b targetBuild) route(a agent.Config, t delivery.Target) delivery.Route {
 type runtimeClients struct {
 	Aborter agent.ThreadAborter
 	Resumer approval.Resumer
-	// Runs reads a thread from the runtime (the console's thread page).
-	Runs agent.RuntimeRuns
 }
 
 // mounter is a part that serves HTTP on the gateway's router.
@@ -346,6 +385,21 @@ type builtTargets struct {
 	routes   map[string]delivery.Route
 	services []background
 	mounts   []mounter
+	// runtimes read each agent's threads from its runtime, by agent (the console's
+	// thread page): the parts beside a route that can tell (agent.RuntimeRuns).
+	runtimes agentRuns
+}
+
+// agentRuns routes the console's reading of a thread to its agent's agent.RuntimeRuns.
+type agentRuns map[string]agent.RuntimeRuns
+
+// RuntimeRun reads k from its agent's runtime; ok is false for an agent whose runtime
+// cannot say.
+func (v agentRuns) RuntimeRun(ctx context.Context, k inbox.ThreadKey) (agent.RuntimeRun, bool, error) {
+	if rr, ok := v[k.Agent]; ok {
+		return rr.RuntimeRun(ctx, k)
+	}
+	return agent.RuntimeRun{}, false, nil
 }
 
 // targetKinds are the table this config was decoded with (the built-in one for a
@@ -538,7 +592,7 @@ func targetSections(v reflect.Value, kinds []targetKind, all bool) (sections map
 
 // buildTargets builds every agent's route through its kind's row.
 func (c *Config) buildTargets(b targetBuild) (builtTargets, error) {
-	out := builtTargets{routes: map[string]delivery.Route{}}
+	out := builtTargets{routes: map[string]delivery.Route{}, runtimes: agentRuns{}}
 	kinds := c.targetKinds()
 	for _, a := range c.Agents {
 		a = a.WithDefaults()
@@ -555,6 +609,9 @@ func (c *Config) buildTargets(b targetBuild) (builtTargets, error) {
 		for i, p := range append([]any{r.Target}, anys(svcs)...) {
 			if m, ok := p.(mounter); ok && (i == 0 || p != r.Target) {
 				out.mounts = append(out.mounts, m)
+			}
+			if rr, ok := p.(agent.RuntimeRuns); ok {
+				out.runtimes[a.ID] = rr
 			}
 		}
 	}
@@ -609,7 +666,7 @@ func (c *Config) runtimeClients(hc *http.Client, routes map[string]delivery.Rout
 	out := agentRuntimes{}
 	for id, r := range routes {
 		if t, ok := r.Target.(selfRuntime); ok {
-			out[id] = runtimeClients{Aborter: t, Resumer: t, Runs: t}
+			out[id] = runtimeClients{Aborter: t, Resumer: t}
 		}
 	}
 	kinds := c.targetKinds()
@@ -635,7 +692,6 @@ func (c *Config) runtimeClients(hc *http.Client, routes map[string]delivery.Rout
 type selfRuntime interface {
 	agent.ThreadAborter
 	approval.Resumer
-	agent.RuntimeRuns
 }
 
 // agentRuntimes routes the calls the gateway makes to agents' runtimes to the clients
@@ -645,7 +701,6 @@ type agentRuntimes map[string]runtimeClients
 var (
 	_ agent.ThreadAborter = agentRuntimes(nil)
 	_ approval.Resumer    = agentRuntimes(nil)
-	_ agent.RuntimeRuns   = agentRuntimes(nil)
 )
 
 // AbortThread aborts the runtime's run of k; a runtime without aborts holds none.
@@ -654,14 +709,6 @@ func (r agentRuntimes) AbortThread(ctx context.Context, k inbox.ThreadKey, clear
 		return a.AbortThread(ctx, k, clearPendingSignals)
 	}
 	return nil
-}
-
-// RuntimeRun reads k from its agent's runtime; ok is false for a kind that cannot say.
-func (r agentRuntimes) RuntimeRun(ctx context.Context, k inbox.ThreadKey) (agent.RuntimeRun, bool, error) {
-	if rr := r[k.Agent].Runs; rr != nil {
-		return rr.RuntimeRun(ctx, k)
-	}
-	return agent.RuntimeRun{}, false, nil
 }
 
 // SendToolApproval answers a call k's runtime suspended for approval.

@@ -125,7 +125,7 @@ agents:
 		"agents[0].target.agent_id: only a mastra, openai-agents or claude-agents target takes this key (kind is fake; line 3)",
 		"agents[1].target.endpoint: only a fake target takes this key (kind is stream; line 4)",
 		"agents[0].target.endpoint: required for kind fake",
-		`agents[2].target.kind: unknown "fakee" (want stream, mastra, webhook, langgraph, openai-agents, claude-agents or fake)`,
+		`agents[2].target.kind: unknown "fakee" (want stream, mastra, webhook, langgraph, a2a, openai-agents, claude-agents or fake)`,
 	}, ce.Problems, "the fake agent needs no token: its runtime reports its runs")
 
 	dir := t.TempDir()
@@ -200,7 +200,7 @@ admin: { tokens: [ { name: ops, token: "ops-token-0123456789", scopes: [read, wr
 
 	// Listed: the OpenAPI document's target enums come from the table.
 	doc := get(t, base+"/openapi.json", "")
-	want := []any{"stream", "mastra", "webhook", "langgraph", "openai-agents", "claude-agents", "fake"}
+	want := []any{"stream", "mastra", "webhook", "langgraph", "a2a", "openai-agents", "claude-agents", "fake"}
 	require.Equal(t, want, schemaEnum(t, doc, "Attempt", "target"))
 	require.Equal(t, want, schemaEnum(t, doc, "TargetStatus", "kind"))
 }
@@ -218,8 +218,8 @@ agents:
 		"agents[0].target.agent_id: only a mastra target takes this key (kind is webhook; line 3)",
 		"agents[0].target.max_followed: only a mastra target takes this key (kind is webhook; line 3)",
 		"agents[1].target.secret: only a webhook target takes this key (kind is mastra; line 4)",
-		"agents[2].target.url: only a mastra, webhook or langgraph target takes this key (kind is stream; line 5)",
-		"agents[2].target.headers: only a mastra, webhook or langgraph target takes this key (kind is stream; line 5)",
+		"agents[2].target.url: only a mastra, webhook, langgraph or a2a target takes this key (kind is stream; line 5)",
+		"agents[2].target.headers: only a mastra, webhook, langgraph or a2a target takes this key (kind is stream; line 5)",
 	}, got)
 
 	w := configWalk{listKeys: true}

@@ -105,7 +105,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: loadgen [config] [flags] | loadgen storm-config [--defaults] | loadgen storm [flags] | loadgen collect --listen ADDR\n\n"+
-			"`loadgen config [--target langgraph ...]` prints the gateway config the traffic expects; `loadgen storm` runs the recorded storm;\n"+
+			"`loadgen config [--target langgraph|a2a ...]` prints the gateway config the traffic expects; `loadgen storm` runs the recorded storm;\n"+
 			"`loadgen collect` counts the spans an OTLP/HTTP exporter sends it.\n\n")
 		fs.PrintDefaults()
 	}
@@ -136,8 +136,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Events: *events, Duration: *duration, Rate: *rate, Clients: *clients, Drain: *drain, Busy: *busy,
 		Retries: *retries, PIDs: pidList, DBPID: *dbPID, ClockTicks: *clkTck, Watches: *watches, WatchThreads: *watchThreads,
 	}
-	if sc.LangGraph != nil {
-		cfg.LangGraphUpstream = *target.upstream
+	if sc.Runtime != nil {
+		cfg.RuntimeUpstream = target.upstreamURL()
 	}
 	rep := report{Scenario: *preset, FloorCPU: *floorCPU}
 	if *ceiling {
@@ -259,9 +259,9 @@ func printTable(w io.Writer, rep report) {
 	if rep.CostRatio > 0 {
 		single("cost ratio (CPU / floor)", fmt.Sprintf("%.2f (floor %.0f µs)", rep.CostRatio, rep.FloorCPU))
 	}
-	if lg := g.LangGraph; lg != nil {
-		single("ingest → LangGraph run start p50 / p99", ms(lg.RunStart.P50)+" / "+ms(lg.RunStart.P99)+fmt.Sprintf(" (%d runs)", lg.Runs))
-		single("LangGraph requests per signal", fmt.Sprintf("%.2f (%d requests)", lg.PerSignal, lg.Total))
+	if lg := g.Runtime; lg != nil {
+		single("ingest → "+lg.Kind+" run start p50 / p99", ms(lg.RunStart.P50)+" / "+ms(lg.RunStart.P99)+fmt.Sprintf(" (%d runs)", lg.Runs))
+		single(lg.Kind+" requests per signal", fmt.Sprintf("%.2f (%d requests)", lg.PerSignal, lg.Total))
 		for _, r := range load.SortedRoutes(lg.Requests) {
 			single("  "+r, fmt.Sprint(lg.Requests[r]))
 		}
@@ -273,18 +273,34 @@ func printTable(w io.Writer, rep report) {
 	_ = tw.Flush()
 }
 
-// runtimeTarget is --target and the flags of a langgraph target.
+// runtimeTarget is --target and the flags of a runtime's target.
 type runtimeTarget struct {
 	kind, upstream, proxy, callback *string
 }
 
+// The runtimes' defaults: where the harness listens, where loadgen's proxy does.
+var runtimeDefaults = map[string]struct{ upstream, proxy string }{
+	load.RuntimeLangGraph: {"http://127.0.0.1:18624", "127.0.0.1:18625"},
+	load.RuntimeA2A:       {"http://127.0.0.1:18641", "127.0.0.1:18642"},
+}
+
 func targetFlags(fs *flag.FlagSet) runtimeTarget {
 	return runtimeTarget{
-		kind:     fs.String("target", "stream", "the scenario agent's target kind: stream, or langgraph (the interop/langgraph server's echo graph)"),
-		upstream: fs.String("langgraph-url", "http://127.0.0.1:18624", "langgraph: the LangGraph server"),
-		proxy:    fs.String("langgraph-proxy", "127.0.0.1:18625", "langgraph: where loadgen serves the request-counting proxy the gateway's config points at"),
-		callback: fs.String("callback-url", "", "langgraph: the gateway's base URL as LangGraph reaches it (default: the first --url)"),
+		kind: fs.String("target", "stream", "the scenario agent's target kind: stream, langgraph (the interop/langgraph server's echo graph) "+
+			"or a2a (the interop/a2a server's echo agent)"),
+		upstream: fs.String("runtime-url", "", "langgraph, a2a: the runtime's server (default http://127.0.0.1:18624 for langgraph, :18641 for a2a)"),
+		proxy: fs.String("runtime-proxy", "", "langgraph, a2a: where loadgen serves the request-counting proxy the gateway's config points at "+
+			"(default 127.0.0.1:18625 for langgraph, :18642 for a2a; an a2a harness's PUBLIC_URL must be it)"),
+		callback: fs.String("callback-url", "", "langgraph, a2a: the gateway's base URL as the runtime reaches it (default: the first --url)"),
 	}
+}
+
+// upstreamURL is --runtime-url, or the kind's default.
+func (r runtimeTarget) upstreamURL() string {
+	if *r.upstream != "" {
+		return *r.upstream
+	}
+	return runtimeDefaults[*r.kind].upstream
 }
 
 // apply sets the scenario's target; urls (nil for `config`) are the gateway URLs.
@@ -292,9 +308,13 @@ func (r runtimeTarget) apply(sc *load.Scenario, urls *string) error {
 	switch *r.kind {
 	case "stream":
 		return nil
-	case "langgraph":
+	case load.RuntimeLangGraph, load.RuntimeA2A:
 	default:
-		return fmt.Errorf("--target: unknown %q (want stream or langgraph)", *r.kind)
+		return fmt.Errorf("--target: unknown %q (want stream, langgraph or a2a)", *r.kind)
+	}
+	proxy := *r.proxy
+	if proxy == "" {
+		proxy = runtimeDefaults[*r.kind].proxy
 	}
 	cb := *r.callback
 	if cb == "" && urls != nil {
@@ -303,7 +323,7 @@ func (r runtimeTarget) apply(sc *load.Scenario, urls *string) error {
 	if cb == "" {
 		cb = "http://127.0.0.1:8080"
 	}
-	sc.LangGraph = &load.LangGraph{URL: "http://" + *r.proxy, CallbackURL: cb}
+	sc.Runtime = &load.Runtime{Kind: *r.kind, URL: "http://" + proxy, CallbackURL: cb}
 	return nil
 }
 

@@ -45,14 +45,18 @@ func TestStormConfigShipped(t *testing.T) {
 	require.Contains(t, errOut.String(), "no-such.yaml")
 }
 
-// `loadgen config --target langgraph` points the scenario's agent at the counting proxy,
-// its webhooks at the gateway; an unknown target is refused.
-func TestConfigTargetLangGraph(t *testing.T) {
+// `loadgen config --target langgraph` (or a2a) points the scenario's agent at the
+// counting proxy, its webhooks (push notifications) at the gateway; an unknown target is
+// refused.
+func TestConfigTargetRuntime(t *testing.T) {
 	var out, errOut strings.Builder
-	code := run(context.Background(), []string{"config", "--target", "langgraph", "--langgraph-proxy", "127.0.0.1:19001",
+	code := run(context.Background(), []string{"config", "--target", "langgraph", "--runtime-proxy", "127.0.0.1:19001",
 		"--callback-url", "http://127.0.0.1:19002"}, &out, &errOut)
 	require.Equal(t, 0, code, errOut.String())
 	require.Contains(t, out.String(), `target: { kind: langgraph, url: "http://127.0.0.1:19001", assistant_id: echo, callback_url: "http://127.0.0.1:19002"`)
+	out.Reset()
+	require.Equal(t, 0, run(context.Background(), []string{"config", "--target", "a2a", "--callback-url", "http://127.0.0.1:19002"}, &out, &errOut))
+	require.Contains(t, out.String(), `target: { kind: a2a, url: "http://127.0.0.1:18642/echo", callback_url: "http://127.0.0.1:19002" }`)
 	require.Equal(t, 2, run(context.Background(), []string{"config", "--target", "mastra"}, &out, &errOut))
 	require.Contains(t, errOut.String(), `--target: unknown "mastra"`)
 }

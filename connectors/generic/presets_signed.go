@@ -1,18 +1,16 @@
 package generic
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"hash"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/signalgate/signalgate/connectors"
+	"github.com/signalgate/signalgate/connectors/linear"
 	"github.com/signalgate/signalgate/inbox"
 )
 
@@ -44,25 +42,20 @@ func bodyOnly(sig func([]byte, http.Header, []byte) error) scheme {
 	})
 }
 
-// Linear: Linear-Signature is the hex HMAC-SHA256 of the body; the body's
-// webhookTimestamp (unix milliseconds) must be within a minute of now. The
-// timestamp is read only after the signature proved the body authentic.
+// Linear: package linear verifies (Linear-Signature, the hex HMAC-SHA256 of the body,
+// and the body's webhookTimestamp within a minute of now), as the linear connector does.
 const (
-	linearSignature = "Linear-Signature"
-	linearDelivery  = "Linear-Delivery"
-	linearEvent     = "Linear-Event"
-	linearTolerance = time.Minute
+	linearSignature = linear.SignatureHeader
+	linearDelivery  = linear.DeliveryHeader
+	linearEvent     = linear.EventHeader
+	linearTolerance = linear.Tolerance
 )
 
 func linearPreset() preset {
-	sig := bodyHMAC(linearSignature, hex.DecodeString)
 	return preset{
 		name: "linear", secret: rawSecret, idHeader: linearDelivery, keep: []string{linearEvent},
 		scheme: schemeFunc(func(secret []byte, hdr http.Header, body []byte, now time.Time) error {
-			if err := sig(secret, hdr, body); err != nil {
-				return err
-			}
-			return linearFresh(body, now)
+			return linear.Verify(secret, hdr, body, now)
 		}),
 		mapping: &Mapping{
 			Kind: "$.type", KindSuffix: "$.action", Summary: "$.data.title", SourceID: "$.data.identifier",
@@ -70,25 +63,6 @@ func linearPreset() preset {
 			Fields: map[string]string{"team": "$.data.team.key", "identifier": "$.data.identifier", "state": "$.data.state.name"},
 		},
 	}
-}
-
-func linearFresh(body []byte, now time.Time) error {
-	var doc struct {
-		WebhookTimestamp json.Number `json:"webhookTimestamp"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&doc); err != nil {
-		return fmt.Errorf("%w: no webhookTimestamp in the body", connectors.ReasonTimestampMissing)
-	}
-	ms, err := doc.WebhookTimestamp.Int64()
-	if err != nil {
-		return fmt.Errorf("%w: webhookTimestamp is not unix milliseconds", errTimestampFormat)
-	}
-	if d := now.Sub(time.UnixMilli(ms)); d > linearTolerance || d < -linearTolerance {
-		return errTimestamp
-	}
-	return nil
 }
 
 // Sentry: Sentry-Hook-Signature is the hex HMAC-SHA256 of the body keyed by the

@@ -2,6 +2,7 @@
 // stdin is a JSON array of cases, stdout the JSON array of results, in order.
 //   {"lib": "discord"|"linear"|"shopify", "key", "body", "headers", "now"}  -> {"ok", "error"}
 //   {"lib": "octokit", "key", "body"}                                      -> {"signature"}
+//   {"lib": "linear-documents", "names"}      -> {"documents": {name: the SDK's GraphQL document}}
 // "now" (Unix ms) stands in for the clock of libraries that check freshness, so the
 // Go side keeps its fixed test time.
 import { verifyKey } from 'discord-interactions';
@@ -43,6 +44,11 @@ async function run(c) {
       const rawRequest = new Request('https://localhost/webhooks', { method: 'POST', headers: c.headers, body: c.body });
       const res = await shopify.webhooks.validate({ rawBody: c.body, rawRequest });
       return { ok: res.valid, error: res.valid ? undefined : String(res.reason) };
+    }
+    case 'linear-documents': {
+      // @linear/sdk's generated operations (LinearDocument.*Document), as the text the SDK sends.
+      const { LinearDocument } = await import('@linear/sdk');
+      return { documents: Object.fromEntries(c.names.map((n) => [n, LinearDocument[n] ? String(LinearDocument[n]) : ''])) };
     }
     case 'octokit':
       return { signature: await sign(c.key, c.body) };

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -77,13 +76,7 @@ type Config struct {
 }
 
 // Busy is busy: the multitask strategy per priority; an unset priority takes Default.
-type Busy struct {
-	Urgent  string `yaml:"urgent"`
-	High    string `yaml:"high"`
-	Medium  string `yaml:"medium"`
-	Low     string `yaml:"low"`
-	Default string `yaml:"default"`
-}
+type Busy = agent.Busy
 
 // WithDefaults fills unset keys. With no busy key at all, urgent signals interrupt the
 // run in flight and the others wait for it (enqueue).
@@ -109,25 +102,6 @@ func DefaultInput() map[string]any {
 	return map[string]any{"messages": []any{map[string]any{"role": "user", "content": "{{.XML}}", "id": "{{.ID}}"}}}
 }
 
-// Strategy is the multitask strategy of a signal of priority p ("" or unknown: Default).
-func (b Busy) Strategy(p string) string {
-	var s string
-	switch inbox.Priority(p) {
-	case inbox.PriorityUrgent:
-		s = b.Urgent
-	case inbox.PriorityHigh:
-		s = b.High
-	case inbox.PriorityMedium:
-		s = b.Medium
-	case inbox.PriorityLow:
-		s = b.Low
-	}
-	if s == "" {
-		s = b.Default
-	}
-	return s
-}
-
 // Validate reports problems by key, relative to agents[].target.
 func (c Config) Validate() error {
 	var errs []error
@@ -135,12 +109,7 @@ func (c Config) Validate() error {
 	if c.AssistantID == "" {
 		errs = append(errs, errors.New("assistant_id: required for kind langgraph (an assistant id or a graph id)"))
 	}
-	for key, s := range map[string]string{"urgent": c.Busy.Urgent, "high": c.Busy.High, "medium": c.Busy.Medium,
-		"low": c.Busy.Low, "default": c.Busy.Default} {
-		if s != "" && !slices.Contains(strategies, s) {
-			errs = append(errs, fmt.Errorf("busy.%s: unknown strategy %q (want enqueue, interrupt, rollback or reject)", key, s))
-		}
-	}
+	errs = append(errs, c.Busy.Check("strategy", strategies...)...)
 	if _, err := CompileInput(c.Input); err != nil {
 		errs = append(errs, fmt.Errorf("input: %w", err))
 	}

@@ -260,10 +260,10 @@ func TestRealLangGraph(t *testing.T) {
 		e.note(k, inbox.PriorityUrgent, "long job")
 		first := e.waitSignals(k, 1)[0]
 		e.begins("long job")
-		rr, ok, err := e.client.RuntimeRun(context.Background(), k)
+		rr, ok, err := e.follower.RuntimeRun(context.Background(), k)
 		require.NoError(t, err)
 		require.True(t, ok)
-		require.Equal(t, agent.RuntimeRun{Kind: langgraph.Kind, Thread: langgraph.ThreadID(k), Status: "busy", Run: e.lgRuns(k)[0].RunID,
+		require.Equal(t, agent.RuntimeRun{Kind: langgraph.Kind, Thread: langgraph.ThreadID(k), Status: "busy", Term: "run", Run: e.lgRuns(k)[0].RunID,
 			RunStatus: "running"}, rr, "what the console shows")
 		require.NoError(t, e.client.AbortThread(context.Background(), k, false))
 		e.waitClosed(k, first.RunID)

@@ -313,13 +313,13 @@ func TestConfigValidation(t *testing.T) {
 		"callback_token: set only with callback_url")
 
 	d := langgraph.Config{}.WithDefaults()
-	require.Equal(t, langgraph.Interrupt, d.Busy.Strategy("urgent"))
+	require.Equal(t, langgraph.Interrupt, d.Busy.For("urgent"))
 	for _, p := range []string{"high", "medium", "low", ""} {
-		require.Equal(t, langgraph.Enqueue, d.Busy.Strategy(p))
+		require.Equal(t, langgraph.Enqueue, d.Busy.For(p))
 	}
 	set := langgraph.Config{Busy: langgraph.Busy{High: langgraph.Rollback, Default: langgraph.Reject}}.WithDefaults()
-	require.Equal(t, langgraph.Reject, set.Busy.Strategy("urgent"), "with busy given, an unset priority takes busy.default")
-	require.Equal(t, langgraph.Rollback, set.Busy.Strategy("high"))
+	require.Equal(t, langgraph.Reject, set.Busy.For("urgent"), "with busy given, an unset priority takes busy.default")
+	require.Equal(t, langgraph.Rollback, set.Busy.For("high"))
 	require.Equal(t, 10*time.Second, d.PollInterval)
 	require.Equal(t, map[string]any{"config": map[string]any{"a": 1}}, langgraph.Config{RunConfig: map[string]any{"a": 1}}.WakeStreamOptions())
 

@@ -23,7 +23,6 @@ type Client struct {
 var (
 	_ agent.ThreadAborter = (*Client)(nil)
 	_ approval.Resumer    = (*Client)(nil)
-	_ agent.RuntimeRuns   = (*Client)(nil)
 )
 
 // NewClient builds the client for the configured langgraph agents (others are skipped);
@@ -117,12 +116,16 @@ func (c *Client) AbortThread(ctx context.Context, k inbox.ThreadKey, clearPendin
 
 // RuntimeRun is what the server says of k's thread now: its status and the run it
 // runs (or the next one waiting), for the console.
-func (c *Client) RuntimeRun(ctx context.Context, k inbox.ThreadKey) (agent.RuntimeRun, bool, error) {
-	f, err := c.agent(k)
-	if err != nil {
+func (f *Follower) RuntimeRun(ctx context.Context, k inbox.ThreadKey) (agent.RuntimeRun, bool, error) {
+	if k.Agent != f.id || f.err != nil {
 		return agent.RuntimeRun{}, false, nil
 	}
-	out := agent.RuntimeRun{Kind: Kind, Thread: ThreadID(k)}
+	return f.api.runtimeRun(ctx, k)
+}
+
+// runtimeRun reads k's thread and its running run.
+func (f *api) runtimeRun(ctx context.Context, k inbox.ThreadKey) (agent.RuntimeRun, bool, error) {
+	out := agent.RuntimeRun{Kind: Kind, Thread: ThreadID(k), Term: "run"}
 	t, found, err := f.status(ctx, k)
 	if err != nil {
 		return out, true, err

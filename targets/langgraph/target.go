@@ -88,7 +88,7 @@ func (t *Target) Deliver(ctx context.Context, d agent.Handoff) (agent.Result, er
 	case status == StatusInterrupted:
 		return t.hold(ctx, d)
 	}
-	strategy := f.cfg.Busy.Strategy(priorityOf(d))
+	strategy := f.cfg.Busy.ForHandoff(d)
 	if d.DeliverAs == inbox.DeliverAsQueued {
 		strategy = Enqueue // a queued message starts the next run, whatever runs now
 	}

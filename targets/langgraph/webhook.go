@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/targets/httptarget"
 )
 
 // WebhookPath is where a langgraph agent's runs report their end:
@@ -31,36 +32,13 @@ func (s server) webhookURL(k inbox.ThreadKey, gatewayRun string) string {
 	return strings.TrimRight(s.CallbackURL, "/") + WebhookPath(url.PathEscape(s.agent)) + "?" + q.Encode()
 }
 
-// Mount serves the agent's webhook endpoint on the gateway's router. Every langgraph
-// agent's is one route: each follower's handler takes its own agent's requests and
-// hands the others to the handler mounted before it.
+// Mount serves the agent's webhook endpoint on the gateway's router: one route for every
+// langgraph agent, each follower taking its own agent's requests.
 func (f *Follower) Mount(e *echo.Echo) {
 	if f.cfg.CallbackURL == "" {
 		return
 	}
-	prev := mounted(e, http.MethodPost, webhookRoute)
-	e.POST(webhookRoute, func(c echo.Context) error {
-		if c.Param("agent") == f.id {
-			return f.serveWebhook(c)
-		}
-		if prev != nil {
-			return prev(c)
-		}
-		_, _ = io.Copy(io.Discard, c.Request().Body)
-		return echo.NewHTTPError(http.StatusNotFound, "no langgraph agent of that name takes webhooks")
-	})
-}
-
-// mounted is the handler e routes method and route to, or nil.
-func mounted(e *echo.Echo, method, route string) echo.HandlerFunc {
-	for _, r := range e.Routes() {
-		if r.Method == method && r.Path == route {
-			c := e.NewContext(nil, nil)
-			e.Router().Find(method, strings.Replace(route, ":agent", "x", 1), c)
-			return c.Handler()
-		}
-	}
-	return nil
+	httptarget.MountAgent(e, http.MethodPost, webhookRoute, f.id, f.serveWebhook)
 }
 
 // serveWebhook takes a run's webhook: the URL's signature proves the gateway made it

@@ -68,7 +68,7 @@ func (h *Hosted) AbortThread(ctx context.Context, k inbox.ThreadKey, _ bool) err
 
 // RuntimeRun is what the runtime says of k's session now, for the console.
 func (h *Hosted) RuntimeRun(ctx context.Context, k inbox.ThreadKey) (agent.RuntimeRun, bool, error) {
-	out := agent.RuntimeRun{Kind: h.kind, Unit: "session", WaitingOn: "action"}
+	out := agent.RuntimeRun{Kind: h.kind, Unit: "session"}
 	id, ok, err := h.sessionOf(ctx, k)
 	if err != nil {
 		return out, true, err

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/signalgate/signalgate/stdwebhooks"
+	"github.com/signalgate/signalgate/targets/httptarget"
 )
 
 // MaxWebhookBody bounds a session webhook's body (the events carry ids only).
@@ -31,34 +32,11 @@ func parseKey(s string) ([]byte, error) {
 	return stdwebhooks.ParseSecret(s)
 }
 
-// Mount serves the agent's webhook endpoint, parse reading its kind's events. Every
-// agent of a kind shares the route: each handler takes its own agent's requests and
-// hands the others to the handler mounted before it.
+// Mount serves the agent's webhook endpoint, parse reading its kind's events; every
+// agent of the kind shares the route (httptarget.MountAgent).
 func (h *Hosted) Mount(e *echo.Echo, parse EventParser) {
-	route := "/targets/" + h.kind + "/:agent/webhook"
-	prev := mounted(e, http.MethodPost, route)
-	e.POST(route, func(c echo.Context) error {
-		if c.Param("agent") == h.agentID {
-			return h.serveWebhook(c, parse)
-		}
-		if prev != nil {
-			return prev(c)
-		}
-		_, _ = io.Copy(io.Discard, io.LimitReader(c.Request().Body, MaxWebhookBody))
-		return echo.NewHTTPError(http.StatusNotFound, "no "+h.kind+" agent of that name takes webhooks")
-	})
-}
-
-// mounted is the handler e routes method and route to, or nil.
-func mounted(e *echo.Echo, method, route string) echo.HandlerFunc {
-	for _, r := range e.Routes() {
-		if r.Method == method && r.Path == route {
-			c := e.NewContext(nil, nil)
-			e.Router().Find(method, strings.Replace(route, ":agent", "x", 1), c)
-			return c.Handler()
-		}
-	}
-	return nil
+	httptarget.MountAgent(e, http.MethodPost, "/targets/"+h.kind+"/:agent/webhook", h.agentID,
+		func(c echo.Context) error { return h.serveWebhook(c, parse) })
 }
 
 // serveWebhook verifies a session webhook as the vendor's library would (401 for any

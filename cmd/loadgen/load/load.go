@@ -62,9 +62,9 @@ type Config struct {
 	// OnAck is called after each acknowledged event with the count so far (tests kill
 	// the gateway at chosen moments from it).
 	OnAck func(acked int)
-	// LangGraphUpstream is the LangGraph server behind Scenario.LangGraph's proxy: Run
-	// serves the proxy, counting the gateway's requests, and reads each run's start.
-	LangGraphUpstream string
+	// RuntimeUpstream is the runtime behind Scenario.Runtime's proxy: Run serves the
+	// proxy, counting the gateway's requests, and reads when the runtime began each event.
+	RuntimeUpstream string
 }
 
 // Latency percentiles in milliseconds.
@@ -117,8 +117,8 @@ type Result struct {
 	AckedDeliveries []string `json:"-"`
 	// AckedMarkers are the markers of the events answered 2xx.
 	AckedMarkers map[string]bool `json:"-"`
-	// LangGraph is what a langgraph target's run measured (Scenario.LangGraph).
-	LangGraph *LangGraphRun `json:"langgraph,omitempty"`
+	// Runtime is what a runtime target's run measured (Scenario.Runtime).
+	Runtime *RuntimeRun `json:"runtime,omitempty"`
 }
 
 func (c *Config) defaults() error {
@@ -130,10 +130,10 @@ func (c *Config) defaults() error {
 			return err
 		}
 	}
-	if c.Scenario.LangGraph != nil {
-		for _, u := range []string{c.Scenario.LangGraph.URL, c.LangGraphUpstream} {
+	if c.Scenario.Runtime != nil {
+		for _, u := range []string{c.Scenario.Runtime.URL, c.RuntimeUpstream} {
 			if err := loopbackOnly(u); err != nil {
-				return fmt.Errorf("langgraph: %w", err)
+				return fmt.Errorf("%s: %w", c.Scenario.Runtime.Kind, err)
 			}
 		}
 	}
@@ -221,9 +221,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 
 	var lg *counter
-	if cfg.LangGraph != nil {
-		u, _ := url.Parse(cfg.LangGraph.URL)
-		if lg, err = startCounter(u.Host, cfg.LangGraphUpstream); err != nil {
+	if cfg.Runtime != nil {
+		u, _ := url.Parse(cfg.Runtime.URL)
+		if lg, err = startCounter(u.Host, cfg.RuntimeUpstream); err != nil {
 			return nil, err
 		}
 		defer lg.srv.Close()
@@ -358,16 +358,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		t.Stop()
 	}
 	cpu1 := cpu.read()
-	var lgRun *LangGraphRun
+	var lgRun *RuntimeRun
 	if lg != nil {
 		// The gateway reads each run's end after its frame: count until it is done.
 		lg.quiet(ctx, 2*time.Second, time.Minute)
-		lgRun = &LangGraphRun{}
+		lgRun = &RuntimeRun{Kind: cfg.Runtime.Kind}
 		lgRun.Requests, lgRun.Total = lg.snapshot()
 		var mErr error
-		lgRun.RunStart, lgRun.Runs, mErr = measureLangGraph(ctx, cfg, tr)
+		lgRun.RunStart, lgRun.Runs, mErr = measureRuntime(ctx, cfg, tr)
 		if mErr != nil {
-			return nil, fmt.Errorf("read LangGraph's runs: %w", mErr)
+			return nil, fmt.Errorf("read the %s runtime's runs: %w", cfg.Runtime.Kind, mErr)
 		}
 	}
 	stopStreams()
@@ -413,7 +413,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if res.Frames > 0 {
 			lgRun.PerSignal = float64(lgRun.Total) / float64(res.Frames)
 		}
-		res.LangGraph = lgRun
+		res.Runtime = lgRun
 	}
 	return res, nil
 }

@@ -40,8 +40,9 @@ type Scenario struct {
 	SlackSecret,
 	GenericSecret string // whsec_<base64>
 	SlackTeam, SlackBot string
-	// LangGraph, when set, makes Agent a langgraph target instead of a stream agent.
-	LangGraph *LangGraph
+	// Runtime, when set, makes Agent a runtime's target (langgraph, a2a) instead of a
+	// stream agent.
+	Runtime *Runtime
 }
 
 // DefaultScenario is what scripts/load.sh and the tests configure.
