@@ -141,3 +141,23 @@ func TestDefaults(t *testing.T) {
 		require.ErrorContains(t, err, key)
 	}
 }
+
+// TestProbe: check --connect reads the agent, and says which key to fix.
+func TestProbe(t *testing.T) {
+	status := http.StatusOK
+	s := sessiontest.New(t, func(r sessiontest.Request) (int, string) {
+		require.Equal(t, "/v1/agents/agent_fake", r.Path)
+		require.Equal(t, claudeagents.DefaultBeta, r.Headers["anthropic-beta"])
+		return status, `{"id":"agent_fake"}`
+	})
+	c := claudeagents.Config{Common: session.Common{APIKey: "sk-ant-secret-key", BaseURL: s.URL, AgentID: "agent_fake"}}
+	got, err := claudeagents.Probe(context.Background(), s.Client(), c, time.Second, "agents[0].target")
+	require.NoError(t, err)
+	require.Contains(t, got, "agent agent_fake answers")
+	for st, key := range map[int]string{http.StatusNotFound: "agents[0].target.agent_id", http.StatusForbidden: "agents[0].target.api_key"} {
+		status = st
+		_, err = claudeagents.Probe(context.Background(), s.Client(), c, time.Second, "agents[0].target")
+		require.ErrorContains(t, err, key)
+		require.NotContains(t, err.Error(), "sk-ant-secret-key")
+	}
+}

@@ -129,3 +129,23 @@ func TestValidate(t *testing.T) {
 	raw, _ := json.Marshal(c.Describe())
 	require.NotContains(t, string(raw), "plain-secret")
 }
+
+// TestProbe: check --connect reads the agent, and says which key to fix.
+func TestProbe(t *testing.T) {
+	status := http.StatusOK
+	s := sessiontest.New(t, func(r sessiontest.Request) (int, string) {
+		require.Equal(t, "/v1/agents/agent_fake", r.Path)
+		require.Equal(t, "agents=v1", r.Headers["openai-beta"])
+		return status, `{"id":"agent_fake"}`
+	})
+	c := openaiagents.Config{Common: session.Common{APIKey: "sk-secret-key", BaseURL: s.URL + "/v1", AgentID: "agent_fake"}}
+	got, err := openaiagents.Probe(context.Background(), s.Client(), c, time.Second, "agents[0].target")
+	require.NoError(t, err)
+	require.Contains(t, got, "agent agent_fake answers")
+	for st, key := range map[int]string{http.StatusNotFound: "agents[0].target.agent_id", http.StatusUnauthorized: "agents[0].target.api_key"} {
+		status = st
+		_, err = openaiagents.Probe(context.Background(), s.Client(), c, time.Second, "agents[0].target")
+		require.ErrorContains(t, err, key)
+		require.NotContains(t, err.Error(), "sk-secret-key")
+	}
+}

@@ -389,6 +389,11 @@ func (h *Hosted) end(ctx context.Context, k inbox.ThreadKey, live *agent.Run, st
 		h.log.Error("close run", "thread", k.String(), "run_id", live.ID, "error", err.Error())
 		return false
 	}
+	h.mu.Lock()
+	if h.woke[k].runID == live.ID {
+		delete(h.woke, k) // answered: nothing more goes to where it came from
+	}
+	h.mu.Unlock()
 	h.log.Debug("session idle; run closed", "thread", k.String(), "run_id", live.ID, "status", status)
 	if idle {
 		h.notify([]inbox.ThreadKey{k})
