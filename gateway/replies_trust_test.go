@@ -17,6 +17,7 @@ import (
 	"github.com/signalgate/signalgate/connectors/alertmanager"
 	"github.com/signalgate/signalgate/connectors/email"
 	"github.com/signalgate/signalgate/connectors/github"
+	"github.com/signalgate/signalgate/connectors/linear"
 	"github.com/signalgate/signalgate/connectors/slack"
 	"github.com/signalgate/signalgate/connectors/slack/webapitest"
 	"github.com/signalgate/signalgate/store/storetest"
@@ -32,6 +33,7 @@ func TestReplyProvenanceFromTheKindsTable(t *testing.T) {
 		slack.Source:        {slack.VerifiedBySignature, slack.VerifiedBySocketMode},
 		email.Source:        {email.VerifiedBy},
 		alertmanager.Source: alertmanager.VerifiedBy,
+		linear.Source:       {linear.VerifiedBy},
 	}, c.replyProvenance())
 	for _, k := range builtinKinds() {
 		row := reflect.ValueOf(k)
