@@ -27,5 +27,22 @@ func runtimePaths() obj {
 			obj{"description": "The run, as the server posts it (any content type).", "required": false,
 				"content": obj{"application/json": obj{"schema": obj{"type": "object"}}, "text/plain": obj{"schema": obj{"type": "string"}}}},
 			obj{"204": obj{"description": "Taken: the thread is read from the server."}}, "400", "401", "404")},
+		"/targets/openai-agents/{agent}/webhook": sessionWebhook("openai-agents", "openaiAgentsSessionWebhook", "An OpenAI Agents API session changed",
+			"agent.session.in_progress, agent.session.idle, agent.session.action_required and agent.session.failed (other types are taken and dropped). "+
+				"Verified as the openai library's webhooks.unwrap verifies them: a signature with or without its v1, prefix."),
+		"/targets/claude-agents/{agent}/webhook": sessionWebhook("claude-agents", "claudeAgentsSessionWebhook", "An Anthropic managed agent session changed",
+			"data.type session.status_run_started, session.status_idled, session.requires_action and session.status_terminated (session.running and session.idled too; other types are taken and dropped). "+
+				"Verified as @anthropic-ai/sdk's webhooks.unwrap (standardwebhooks) verifies them: v1, required."),
 	}
+}
+
+// sessionWebhook is the endpoint a hosted session kind's session webhooks reach.
+func sessionWebhook(kind, id, summary, events string) obj {
+	return obj{"post": operation("runtime", id, summary,
+		"The session webhooks of the platform, signed as Standard Webhooks with target.webhook_secret (webhook-id, webhook-timestamp within 5 minutes either way, webhook-signature). "+
+			events+" The body names only the session: the gateway finds the thread whose session it is (a session it did not create is taken and ignored) and reads the session before changing the thread's presence.",
+		[]obj{pathParam("agent", "The "+kind+" agent.")},
+		obj{"description": "The event, as the platform posts it (at most 64 KiB).", "required": true,
+			"content": obj{"application/json": obj{"schema": obj{"type": "object"}}}},
+		obj{"204": obj{"description": "Taken."}}, "400", "401", "404")}
 }

@@ -87,6 +87,8 @@ type RuntimeRun struct {
 	RunStatus string    // that run's status
 	Since     time.Time // when RunStatus was seen; zero: read just now
 	Waiting   []string  // what it waits on people for (interrupt ids, a task's question)
+	// Unit is the runtime's word for Thread ("" reads thread; a hosted runtime's: session).
+	Unit string
 }
 
 // RuntimeRuns reads a thread from its runtime; ok is false for an agent whose runtime

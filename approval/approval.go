@@ -51,6 +51,10 @@ const (
 	// OriginA2A: an A2A task in input-required or auth-required (a question; the run id
 	// is the task's id, the call id names the task and the state it asked in).
 	OriginA2A = "a2a"
+	// OriginOpenAIAgents and OriginClaudeAgents: a hosted agent session that requires an
+	// action (an approval; the call id is the session's request, call or tool use id).
+	OriginOpenAIAgents = "openai-agents"
+	OriginClaudeAgents = "claude-agents"
 )
 
 // Kinds: what the call waits for.

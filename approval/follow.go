@@ -16,18 +16,24 @@ import (
 // `tool-call-approval` chunk) and posts it. The follower calls it for every such
 // chunk, replays included: the call's first approval stands.
 func (s *Service) ToolApproval(ctx context.Context, k inbox.ThreadKey, runID, toolCallID, tool string, args json.RawMessage) {
+	s.Approval(ctx, OriginMastra, k, runID, toolCallID, tool, args)
+}
+
+// Approval records a call of origin's runtime that waits for a decision (Approve or
+// Decline) and posts it; replays are harmless: the call's first approval stands.
+func (s *Service) Approval(ctx context.Context, origin string, k inbox.ThreadKey, runID, toolCallID, tool string, args json.RawMessage) {
 	if toolCallID == "" {
-		s.Logger.Warn("tool-call-approval chunk without toolCallId", "thread", k.String())
+		s.Logger.Warn("approval request without a call id", "thread", k.String(), "origin", origin)
 		return
 	}
-	a, created, err := s.Request(ctx, Request{Thread: k, Origin: OriginMastra, RunID: runID, ToolCallID: toolCallID,
+	a, created, err := s.Request(ctx, Request{Thread: k, Origin: origin, RunID: runID, ToolCallID: toolCallID,
 		Tool: tool, Arguments: args})
 	if err != nil {
 		s.Logger.Error("record tool approval", "thread", k.String(), "tool_call_id", toolCallID, "error", err.Error())
 		return
 	}
 	if created {
-		s.Logger.Info("tool approval requested", "approval_id", a.ID, "thread", k.String(), "tool", a.Tool)
+		s.Logger.Info("tool approval requested", "approval_id", a.ID, "thread", k.String(), "tool", a.Tool, "origin", origin)
 	}
 }
 

@@ -40,6 +40,13 @@ func (r *Relay) ToolApproval(ctx context.Context, k inbox.ThreadKey, runID, tool
 	}
 }
 
+// Approval relays Service.Approval.
+func (r *Relay) Approval(ctx context.Context, origin string, k inbox.ThreadKey, runID, toolCallID, tool string, args json.RawMessage) {
+	if s := r.service(); s != nil {
+		s.Approval(ctx, origin, k, runID, toolCallID, tool, args)
+	}
+}
+
 // ToolSuspended relays Service.ToolSuspended.
 func (r *Relay) ToolSuspended(ctx context.Context, k inbox.ThreadKey, runID, toolCallID, tool string, suspendPayload json.RawMessage) {
 	if s := r.service(); s != nil {

@@ -362,17 +362,18 @@ func (s *Service) approver(ctx context.Context, user string) (bool, error) {
 	return false, errors.Join(errs...)
 }
 
-// deliver hands a decision to whoever asked: Mastra's send-tool-approval, or the
-// thread as an <approval> signal.
+// deliver hands a decision to whoever asked: the runtime that suspended the call
+// (Mastra's send-tool-approval, a hosted session's events), or the thread as an
+// <approval> signal.
 func (s *Service) deliver(ctx context.Context, a Approval) error {
 	ctx, cancel := context.WithTimeout(ctx, resumeTimeout)
 	defer cancel()
 	switch a.Origin {
 	case OriginReply:
 		return s.decideReply(ctx, a)
-	case OriginMastra:
+	case OriginMastra, OriginOpenAIAgents, OriginClaudeAgents:
 		if s.Resumer == nil {
-			return errors.New("no Mastra client for approvals")
+			return errors.New("no runtime client for approvals")
 		}
 		return s.Resumer.SendToolApproval(ctx, a.ThreadKey, a.ToolCallID, a.Status == StatusApproved)
 	default:

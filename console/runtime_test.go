@@ -49,6 +49,12 @@ func TestThreadPageShowsTheRuntimesRun(t *testing.T) {
 	page = f.do(http.MethodGet, threadURL(repliesThread), nil, ops, nil)
 	require.Contains(t, page.body, `The runtime could not be read: read the LangGraph thread: POST http://lg.example/…: HTTP 503`)
 
+	// A hosted runtime's thread is a session.
+	rt.err, rt.run = nil, agent.RuntimeRun{Kind: "openai-agents", Unit: "session", Thread: "sess_1",
+		Status: "requires_action", Waiting: []string{"req_1"}}
+	page = f.do(http.MethodGet, threadURL(repliesThread), nil, ops, nil)
+	require.Contains(t, page.body, `<p id="runtime">openai-agents session <code>sess_1</code>: requires_action · waits on people for <code>req_1</code></p>`)
+
 	rt.err, rt.ok = nil, false
 	page = f.do(http.MethodGet, threadURL(repliesThread), nil, ops, nil)
 	require.NotContains(t, page.body, `id="runtime"`)

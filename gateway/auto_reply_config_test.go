@@ -28,6 +28,6 @@ agents:
     target: { kind: mastra, url: "http://localhost:4111", agent_id: coder, reply: always }
 `, noEnv)
 	require.Len(t, got, 2, got)
-	require.Contains(t, got[0], "agents[0].target.reply: only a mastra, langgraph or a2a target answers by itself (kind is stream)")
+	require.Contains(t, got[0], "agents[0].target.reply: only a mastra, langgraph, a2a, openai-agents or claude-agents target answers by itself (kind is stream)")
 	require.Contains(t, got[1], `agents[1].target.reply: "always" is not one of auto, none`)
 }

@@ -78,7 +78,7 @@ func (gw *Gateway) build(cfg *Config, policy *inbox.Policy) (*Generation, error)
 	// target.reply: auto queues runs' answers into the outbox, built further down.
 	auto := &autoReplies{}
 	built, err := cfg.buildTargets(targetBuild{runs: gw.Runs, notify: kick.Notify, stream: agent.NewStreamTarget(),
-		approvals: relay, replies: auto, state: store.NewConnectorState(st), log: gw.Log, traces: gw.Traces})
+		approvals: relay, replies: auto, state: store.NewConnectorState(st), sessions: store.NewSessions(st), log: gw.Log, traces: gw.Traces})
 	if err != nil {
 		return nil, fmt.Errorf("agents: %w", err)
 	}
@@ -89,7 +89,7 @@ func (gw *Gateway) build(cfg *Config, policy *inbox.Policy) (*Generation, error)
 	// What runs beside the targets (presence followers) starts before the dispatcher and
 	// stops after it.
 	g.front = append(g.front, built.services...)
-	runtimes := cfg.runtimeClients(httptarget.Traced(nil, gw.Traces))
+	runtimes := cfg.runtimeClients(httptarget.Traced(nil, gw.Traces), g.routes)
 
 	// Approvals: sends decisions through an emitter on presence and the dispatcher and
 	// posts through the Slack connectors' bot clients; it subscribes to the followers'

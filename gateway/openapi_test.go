@@ -20,7 +20,8 @@ import (
 // document lacks fails, and so does a documented path nothing serves.
 func TestOpenAPIMatchesMain(t *testing.T) {
 	// Runtimes that report their runs mount their kinds' endpoints: a langgraph agent's
-	// run webhooks, an a2a agent's push notifications.
+	// run webhooks, an a2a agent's push notifications, the hosted session kinds' session
+	// webhooks.
 	path := writeConfig(t, t.TempDir(), `
 admin: { tokens: [ { name: ops, token: "ops-token-0123456789", scopes: [read, write] } ] }
 connectors:
@@ -34,7 +35,11 @@ connectors:
   - { id: coder, token: dev-only-coder-token }
   - id: graph
     target: { kind: langgraph, url: "http://127.0.0.1:9", assistant_id: a, callback_url: "http://127.0.0.1:8080", callback_token: "callback-token-0123456789" }
-  - { id: helper, target: { kind: a2a, url: "http://127.0.0.1:1/helper", callback_url: "http://127.0.0.1:2" } }`), 1)
+  - { id: helper, target: { kind: a2a, url: "http://127.0.0.1:1/helper", callback_url: "http://127.0.0.1:2" } }
+  - id: oai
+    target: { kind: openai-agents, api_key: k, base_url: "http://127.0.0.1:9/v1", agent_id: a, environment_id: e, webhook_secret: "`+hostedWebhookSecret+`" }
+  - id: claude
+    target: { kind: claude-agents, api_key: k, base_url: "http://127.0.0.1:9", agent_id: a, environment_id: e, webhook_secret: "`+hostedWebhookSecret+`" }`), 1)
 	require.NoError(t, os.WriteFile(path, raw, 0o600))
 	cfg, err := LoadConfig(path, noEnv)
 	require.NoError(t, err)

@@ -65,6 +65,20 @@ agents:
       headers: { x-api-key: "@@langgraphkey@@" }
       callback_url: http://127.0.0.1:8080
       callback_token: "@@langgraphcallback@@"
+  - id: hostedopenai
+    target:
+      kind: openai-agents
+      api_key: "@@openaikey@@"
+      agent_id: agent_1
+      environment_id: env_1
+      webhook_secret: "@@hookopenai@@"
+  - id: hostedclaude
+    target:
+      kind: claude-agents
+      api_key: "@@claudekey@@"
+      agent_id: agent_2
+      environment_id: env_2
+      webhook_secret: "@@hookclaude@@"
 connectors:
   github:
     - name: acme

@@ -20,9 +20,12 @@ import (
 	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/service"
 	"github.com/signalgate/signalgate/targets/a2a"
+	"github.com/signalgate/signalgate/targets/claudeagents"
 	"github.com/signalgate/signalgate/targets/httptarget"
 	"github.com/signalgate/signalgate/targets/langgraph"
 	"github.com/signalgate/signalgate/targets/mastra"
+	"github.com/signalgate/signalgate/targets/openaiagents"
+	"github.com/signalgate/signalgate/targets/session"
 	"github.com/signalgate/signalgate/targets/webhook"
 )
 
@@ -149,6 +152,42 @@ func builtinTargets() []targetKind {
 			},
 			Runtime: func(agents []agent.Config, hc *http.Client) runtimeClients {
 				return runtimeClients{Resumer: a2a.NewAnswers(agents, hc)}
+			},
+		},
+		// The hosted session kinds' targets answer the runtime calls themselves (they
+		// know each thread's session): no Runtime row.
+		TargetKind[openaiagents.Config]{
+			Kind:      openaiagents.Kind,
+			Presence:  openaiagents.PresenceSource,
+			Recovery:  openaiagents.Recovery,
+			AutoReply: true,
+			Describe:  openaiagents.Config.Describe,
+			Build: func(a agent.Config, c openaiagents.Config, b targetBuild) (delivery.Route, []background, error) {
+				t, err := openaiagents.New(a, c, httptarget.Traced(nil, b.traces), b.sessionDeps(), service.Base{Logger: b.log})
+				if err != nil {
+					return delivery.Route{}, nil, err
+				}
+				return b.route(a, t), []background{t}, nil
+			},
+			Probe: func(ctx context.Context, a agent.Config, c openaiagents.Config, key string, hc *http.Client) (string, error) {
+				return openaiagents.Probe(ctx, hc, c, a.Target.Timeout, key)
+			},
+		},
+		TargetKind[claudeagents.Config]{
+			Kind:      claudeagents.Kind,
+			Presence:  claudeagents.PresenceSource,
+			Recovery:  claudeagents.Recovery,
+			AutoReply: true,
+			Describe:  claudeagents.Config.Describe,
+			Build: func(a agent.Config, c claudeagents.Config, b targetBuild) (delivery.Route, []background, error) {
+				t, err := claudeagents.New(a, c, httptarget.Traced(nil, b.traces), b.sessionDeps(), service.Base{Logger: b.log})
+				if err != nil {
+					return delivery.Route{}, nil, err
+				}
+				return b.route(a, t), []background{t}, nil
+			},
+			Probe: func(ctx context.Context, a agent.Config, c claudeagents.Config, key string, hc *http.Client) (string, error) {
+				return claudeagents.Probe(ctx, hc, c, a.Target.Timeout, key)
 			},
 		},
 	}
@@ -293,15 +332,29 @@ type targetBuild struct {
 	replies replyQueue
 	// state keeps small durable values of a kind's runtime, shared by the replicas (the
 	// store's connector state: an A2A context's task).
-	state  targetState
-	log    *slog.Logger
-	traces trace.TracerProvider
+	state targetState
+	// sessions keeps the sessions of the hosted session kinds' threads.
+	sessions session.Store
+	log      *slog.Logger
+	traces   trace.TracerProvider
 }
 
 // targetState is the store's connector state table as a runtime's parts keep theirs.
 type targetState interface {
 	ConnectorState(ctx context.Context, connector, key string) (value string, ok bool, err error)
 	SetConnectorState(ctx context.Context, connector, key, value string) error
+}
+
+// sessionDeps are what a hosted session target works with.
+func (b targetBuild) sessionDeps() session.Deps {
+	d := session.Deps{Sessions: b.sessions, Runs: b.runs, Notify: b.notify}
+	if b.approvals != nil {
+		d.Approvals = b.approvals
+	}
+	if b.replies != nil {
+		d.Replies = b.replies
+	}
+	return d
 }
 
 // replyQueue queues replies into the outbox (reply.Service, once built).
@@ -528,7 +581,11 @@ func targetSections(v reflect.Value, kinds []targetKind, all bool) (sections map
 		if len(takers) == 0 || own == nil {
 			return fmt.Sprintf("%s: unknown key (line %d)", path, line)
 		}
-		return fmt.Sprintf("%s: only a %s target takes this key (kind is %s; line %d)", path, orList(takers), own.kind(), line)
+		article := "a"
+		if strings.ContainsAny(takers[0][:1], "aeiou") {
+			article = "an"
+		}
+		return fmt.Sprintf("%s: only %s %s target takes this key (kind is %s; line %d)", path, article, orList(takers), own.kind(), line)
 	}
 	return sections, unknown
 }
@@ -549,8 +606,8 @@ func (c *Config) buildTargets(b targetBuild) (builtTargets, error) {
 		}
 		out.routes[a.ID] = r
 		out.services = append(out.services, svcs...)
-		for _, p := range append([]any{r.Target}, anys(svcs)...) {
-			if m, ok := p.(mounter); ok {
+		for i, p := range append([]any{r.Target}, anys(svcs)...) {
+			if m, ok := p.(mounter); ok && (i == 0 || p != r.Target) {
 				out.mounts = append(out.mounts, m)
 			}
 			if rr, ok := p.(agent.RuntimeRuns); ok {
@@ -603,9 +660,15 @@ func (c *Config) recoveryRules() map[string]delivery.RecoveryRule {
 	return out
 }
 
-// runtimeClients are the clients of every agent whose kind has a Runtime, by agent.
-func (c *Config) runtimeClients(hc *http.Client) agentRuntimes {
+// runtimeClients are the clients of every agent whose kind has a Runtime, by agent, and
+// of every agent whose built target answers the runtime calls itself (routes).
+func (c *Config) runtimeClients(hc *http.Client, routes map[string]delivery.Route) agentRuntimes {
 	out := agentRuntimes{}
+	for id, r := range routes {
+		if t, ok := r.Target.(selfRuntime); ok {
+			out[id] = runtimeClients{Aborter: t, Resumer: t}
+		}
+	}
 	kinds := c.targetKinds()
 	for _, k := range kinds {
 		var agents []agent.Config
@@ -623,6 +686,12 @@ func (c *Config) runtimeClients(hc *http.Client) agentRuntimes {
 		}
 	}
 	return out
+}
+
+// selfRuntime is a target that answers the runtime calls itself.
+type selfRuntime interface {
+	agent.ThreadAborter
+	approval.Resumer
 }
 
 // agentRuntimes routes the calls the gateway makes to agents' runtimes to the clients

@@ -122,10 +122,10 @@ agents:
 	require.ErrorAs(t, err, &ce)
 	require.ElementsMatch(t, []string{
 		"agents[0].target.colour: unknown key (line 3)",
-		"agents[0].target.agent_id: only a mastra target takes this key (kind is fake; line 3)",
+		"agents[0].target.agent_id: only a mastra, openai-agents or claude-agents target takes this key (kind is fake; line 3)",
 		"agents[1].target.endpoint: only a fake target takes this key (kind is stream; line 4)",
 		"agents[0].target.endpoint: required for kind fake",
-		`agents[2].target.kind: unknown "fakee" (want stream, mastra, webhook, langgraph, a2a or fake)`,
+		`agents[2].target.kind: unknown "fakee" (want stream, mastra, webhook, langgraph, a2a, openai-agents, claude-agents or fake)`,
 	}, ce.Problems, "the fake agent needs no token: its runtime reports its runs")
 
 	dir := t.TempDir()
@@ -200,7 +200,7 @@ admin: { tokens: [ { name: ops, token: "ops-token-0123456789", scopes: [read, wr
 
 	// Listed: the OpenAPI document's target enums come from the table.
 	doc := get(t, base+"/openapi.json", "")
-	want := []any{"stream", "mastra", "webhook", "langgraph", "a2a", "fake"}
+	want := []any{"stream", "mastra", "webhook", "langgraph", "a2a", "openai-agents", "claude-agents", "fake"}
 	require.Equal(t, want, schemaEnum(t, doc, "Attempt", "target"))
 	require.Equal(t, want, schemaEnum(t, doc, "TargetStatus", "kind"))
 }
@@ -215,7 +215,7 @@ agents:
   - { id: coder, token: coder-token-0123456789, target: { kind: stream, url: "https://x.example", headers: { A: b }, timeout: 5s } }
 `, noEnv)
 	require.ElementsMatch(t, []string{
-		"agents[0].target.agent_id: only a mastra target takes this key (kind is webhook; line 3)",
+		"agents[0].target.agent_id: only a mastra, openai-agents or claude-agents target takes this key (kind is webhook; line 3)",
 		"agents[0].target.max_followed: only a mastra target takes this key (kind is webhook; line 3)",
 		"agents[1].target.secret: only a webhook target takes this key (kind is mastra; line 4)",
 		"agents[2].target.url: only a mastra, webhook, langgraph or a2a target takes this key (kind is stream; line 5)",
@@ -235,5 +235,6 @@ agents:
 	require.ElementsMatch(t, []string{"kind", "url", "agent_id", "secret", "secrets", "headers", "timeout", "concurrency",
 		"max_attempts", "max_age", "failure_threshold", "probe_interval", "max_followed", "stream_options", "reply",
 		"assistant_id", "input", "busy.urgent", "busy.high", "busy.medium", "busy.low", "busy.default", "config", "context",
-		"callback_url", "callback_token", "poll_interval"}, keys)
+		"callback_url", "callback_token", "poll_interval", "api_key", "base_url", "environment_id", "environment",
+		"webhook_secret", "beta"}, keys)
 }

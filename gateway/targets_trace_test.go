@@ -78,7 +78,7 @@ func TestTargetSpansHideTheURLsSecrets(t *testing.T) {
 	require.NoError(t, err)
 	// The agent operations' clients, built as the gateway builds them, and the list of
 	// suspended runs a follower reconciles approvals with.
-	runtimes := cfg.runtimeClients(httptarget.Traced(nil, tr.Provider))
+	runtimes := cfg.runtimeClients(httptarget.Traced(nil, tr.Provider), routes)
 	require.Error(t, runtimes.AbortThread(ctx, mk, false))
 	_, err = mastra.NewClient(cfgs, httptarget.Traced(nil, tr.Provider)).SuspendedRuns(ctx, "support")
 	require.NoError(t, err)

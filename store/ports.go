@@ -52,6 +52,8 @@ type (
 	// ConnectorState is connectors' durable key-value state: mailbox cursors, CI states
 	// (email.CursorStore, github.StateStore).
 	ConnectorState struct{ *core }
+	// Sessions is the sessions hosted agent runtimes keep for threads (session.Store).
+	Sessions struct{ *core }
 	// Retention deletes what retention no longer keeps (retention.Store).
 	Retention struct{ *core }
 	// Gauges are the counts metrics read at scrape time (metrics.StatsReader).
@@ -108,6 +110,9 @@ func NewConsoleSessions(db *DB) *ConsoleSessions { return &ConsoleSessions{db.co
 
 // NewConnectorState is db's connector state.
 func NewConnectorState(db *DB) *ConnectorState { return &ConnectorState{db.core} }
+
+// NewSessions is db's hosted runtime sessions.
+func NewSessions(db *DB) *Sessions { return &Sessions{db.core} }
 
 // NewRetention is db's retention deletes.
 func NewRetention(db *DB) *Retention { return &Retention{db.core} }
