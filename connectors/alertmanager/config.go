@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/secret"
 )
@@ -113,10 +114,8 @@ func (c Config) WithDefaults() Config {
 func (c Config) Validate() error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if strings.TrimSpace(c.Name) == "" {
-		add("name: required")
-	} else if strings.ContainsAny(c.Name, "/?#% ") {
-		add("name: %q must not contain '/', '?', '#', '%%' or spaces (it is part of the webhook path)", c.Name)
+	if err := connectors.CheckName(c.Name); err != nil {
+		errs = append(errs, err)
 	}
 	if c.BearerToken == "" && c.BasicAuth == nil && c.Grafana == nil {
 		add("bearer_token: required (or basic_auth, or grafana_hmac): an unauthenticated webhook would let anyone page the agent")

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/secret"
 
 	"github.com/signalgate/signalgate/server"
@@ -163,10 +164,8 @@ func (c Config) LogValue() slog.Value {
 func (c Config) Validate() error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if strings.TrimSpace(c.Name) == "" {
-		add("name: required")
-	} else if strings.ContainsAny(c.Name, "/?#% ") {
-		add("name: %q must not contain '/', '?', '#', '%%' or spaces", c.Name)
+	if err := connectors.CheckName(c.Name); err != nil {
+		errs = append(errs, err)
 	}
 	if strings.TrimSpace(c.Addr) == "" {
 		add("addr: required (host:port, e.g. imap.example.com:993)")

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/secret"
 )
 
@@ -121,10 +122,8 @@ func checkSecret(s secret.Secret) error {
 // Validate reports problems with key paths relative to the list entry.
 func (c Config) Validate() error {
 	var errs []error
-	if strings.TrimSpace(c.Name) == "" {
-		errs = append(errs, errors.New("name: required"))
-	} else if strings.ContainsAny(c.Name, "/?#% ") {
-		errs = append(errs, fmt.Errorf("name: %q must not contain '/', '?', '#', '%%' or spaces (it is a URL path segment)", c.Name))
+	if err := connectors.CheckName(c.Name); err != nil {
+		errs = append(errs, err)
 	}
 	keys, problems := secret.Rotated("secret", c.Secret, c.Secrets, checkSecret)
 	errs = append(errs, problems...)

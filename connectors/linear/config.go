@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
-	"strings"
 
+	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/secret"
 )
 
@@ -93,10 +93,8 @@ func checkSecret(s secret.Secret) error {
 // Validate reports problems with key paths relative to the list entry.
 func (c Config) Validate() error {
 	var errs []error
-	if strings.TrimSpace(c.Name) == "" {
-		errs = append(errs, errors.New("name: required"))
-	} else if strings.ContainsAny(c.Name, "/?#% ") {
-		errs = append(errs, fmt.Errorf("name: %q must not contain '/', '?', '#', '%%' or spaces (it is a URL path segment)", c.Name))
+	if err := connectors.CheckName(c.Name); err != nil {
+		errs = append(errs, err)
 	}
 	keys, problems := secret.Rotated("webhook_secret", c.WebhookSecret, c.WebhookSecrets, checkSecret)
 	errs = append(errs, problems...)

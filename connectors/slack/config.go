@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/signalgate/signalgate/connectors"
 	"github.com/signalgate/signalgate/secret"
 
 	"github.com/signalgate/signalgate/inbox"
@@ -116,10 +117,8 @@ func checkSigningSecret(s secret.Secret) error {
 func (c Config) Validate() error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if strings.TrimSpace(c.Name) == "" {
-		add("name: required")
-	} else if strings.ContainsAny(c.Name, "/?#% ") {
-		add("name: %q must not contain '/', '?', '#', '%%' or spaces (it is a URL path segment)", c.Name)
+	if err := connectors.CheckName(c.Name); err != nil {
+		errs = append(errs, err)
 	}
 	keys, problems := secret.Rotated("signing_secret", c.SigningSecret, c.SigningSecrets, checkSigningSecret)
 	errs = append(errs, problems...)
