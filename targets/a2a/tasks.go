@@ -481,20 +481,7 @@ func (t *Tasks) answer(ctx context.Context, k inbox.ThreadKey, tr *tracked, s sn
 	if to, ok := reply.Parse(tr.rec.ReplyTo); ok {
 		req.ReplyTo = &to
 	}
-	r, err := t.replies.Queue(ctx, k, req)
-	_, refused := reply.Code(err)
-	switch {
-	case err == nil:
-		t.log.Info("task's answer queued as a reply", "thread", k.String(), "task_id", tr.rec.TaskID, "reply_id", r.ID)
-	case errors.Is(err, reply.ErrUnknownPlace):
-		t.log.Info("task's answer not sent: the thread has no place to answer", "thread", k.String(), "task_id", tr.rec.TaskID, "error", err.Error())
-	case refused:
-		t.log.Warn("task's answer refused by the outbox", "thread", k.String(), "task_id", tr.rec.TaskID, "error", err.Error())
-	default:
-		t.log.Warn("queue the task's answer as a reply; trying again at the next poll", "thread", k.String(), "task_id", tr.rec.TaskID, "error", err.Error())
-		return false
-	}
-	return true
+	return reply.QueueAnswer(ctx, t.replies, t.log, k, req, "task_id", tr.rec.TaskID)
 }
 
 // RuntimeRun is what the console shows of k's context: its task, the task's last seen

@@ -2,27 +2,13 @@ package langgraph
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"strings"
 
 	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/inbox"
 	"github.com/signalgate/signalgate/reply"
 )
-
-// AutoReplyID is the reply id of the answer of gateway run runID: every replica, and
-// every read of the same run, queues the same reply, which the outbox takes once.
-func AutoReplyID(runID string) string {
-	id := "run-" + runID
-	if !reply.ValidID(id) {
-		sum := sha256.Sum256([]byte(runID))
-		id = "run-" + hex.EncodeToString(sum[:16])
-	}
-	return id
-}
 
 // answer queues the final AI message of live, a run the gateway woke, as its reply when
 // the agent answers by itself (reply: auto), and reports whether the run's end may be
@@ -56,30 +42,12 @@ func (f *Follower) answer(ctx context.Context, k inbox.ThreadKey, tr *tracked, l
 	f.mu.Lock()
 	woke := tr.woke
 	f.mu.Unlock()
-	req := reply.Request{ID: AutoReplyID(live.ID), Text: strings.TrimSpace(text)}
+	req := reply.Request{ID: reply.RunAnswerID(live.ID), Text: strings.TrimSpace(text)}
 	if woke.runID == live.ID {
 		req.ReplyTo = woke.to
 	}
-	if !f.queue(ctx, k, live.ID, req) {
+	if !reply.QueueAnswer(ctx, f.replies, f.log, k, req, "run_id", live.ID) {
 		f.keep(ctx, k, tr, live)
-		return false
-	}
-	return true
-}
-
-// queue queues req once; done is false when a failure of the gateway may pass.
-func (f *Follower) queue(ctx context.Context, k inbox.ThreadKey, runID string, req reply.Request) (done bool) {
-	r, err := f.replies.Queue(ctx, k, req)
-	_, refused := reply.Code(err)
-	switch {
-	case err == nil:
-		f.log.Info("run's answer queued as a reply", "thread", k.String(), "run_id", runID, "reply_id", r.ID, "status", string(r.Status))
-	case errors.Is(err, reply.ErrUnknownPlace):
-		f.log.Info("run's answer not sent: the thread has no place to answer", "thread", k.String(), "run_id", runID, "error", err.Error())
-	case refused:
-		f.log.Warn("run's answer refused by the outbox", "thread", k.String(), "run_id", runID, "error", err.Error())
-	default:
-		f.log.Warn("queue run's answer as a reply; the run stays open until a later read", "thread", k.String(), "run_id", runID, "error", err.Error())
 		return false
 	}
 	return true

@@ -14,6 +14,7 @@ import (
 	"github.com/signalgate/signalgate/approval"
 	"github.com/signalgate/signalgate/deliverytest"
 	"github.com/signalgate/signalgate/inbox"
+	"github.com/signalgate/signalgate/reply"
 	"github.com/signalgate/signalgate/store"
 	"github.com/signalgate/signalgate/targets/langgraph"
 	"github.com/signalgate/signalgate/targets/langgraph/langgraphtest"
@@ -186,7 +187,7 @@ func TestRealLangGraph(t *testing.T) {
 		require.Contains(t, second.XML, "another page")
 		require.Equal(t, agent.BehaviorWake, second.Behavior)
 		got := <-e.replies.queued
-		require.Equal(t, langgraph.AutoReplyID(first.RunID), got.ID)
+		require.Equal(t, reply.RunAnswerID(first.RunID), got.ID)
 		require.Equal(t, "answer: yes, go", got.Text, "the resumed run's answer is the woken run's reply")
 		require.Equal(t, agent.RunFinished, e.waitClosed(k, second.RunID))
 		require.Equal(t, []string{"human: " + first.XML, "ai: answer: yes, go", "human: " + second.XML, "ai: echo: " + second.XML},

@@ -479,5 +479,5 @@ func TestAnswerTheOutboxRefusedIsAnsweredByTheNextRead(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, live.ID, still.ID)
 	require.True(t, ended().Closed)
-	require.Equal(t, []reply.Request{{ID: langgraph.AutoReplyID(live.ID), Text: "all green"}}, replies.queued)
+	require.Equal(t, []reply.Request{{ID: reply.RunAnswerID(live.ID), Text: "all green"}}, replies.queued)
 }

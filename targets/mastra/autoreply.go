@@ -2,9 +2,6 @@ package mastra
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"strings"
 	"time"
 
@@ -23,19 +20,6 @@ type Replier interface {
 // assistant text of each run the gateway woke as a reply to where its wake came from,
 // once per run, before the run's end is recorded.
 func WithReplies(r Replier) FollowerOption { return func(f *Follower) { f.replies = r } }
-
-// AutoReplyID is the reply id of the answer of gateway run runID (the run a wake opened,
-// which Mastra's run adopts): the same run seen again (a reconnect replays it, a
-// restarted gateway resumes it or recalls its answer from Mastra's memory) queues the
-// same reply, which the outbox takes once.
-func AutoReplyID(runID string) string {
-	id := "run-" + runID
-	if !reply.ValidID(id) {
-		sum := sha256.Sum256([]byte(runID))
-		id = "run-" + hex.EncodeToString(sum[:16])
-	}
-	return id
-}
 
 // answer is a step's streamed assistant text, bounded by what the outbox takes at all:
 // a longer one is kept whole enough for the outbox to refuse it with a clear error.
@@ -105,7 +89,7 @@ func (f *Follower) answer(ctx context.Context, st *threadState) bool {
 	if !f.answers(st) {
 		return true
 	}
-	id := AutoReplyID(st.runID)
+	id := reply.RunAnswerID(st.runID)
 	if st.text.over {
 		f.log.Warn("run's answer not sent: over the reply size limit", "thread", st.k.String(), "run_id", st.runID,
 			"mastra_run_id", st.mastraRun, "limit_bytes", reply.MaxTextBytes)
@@ -125,7 +109,7 @@ func (f *Follower) answer(ctx context.Context, st *threadState) bool {
 // when ctx ends before the outbox has it.
 func (f *Follower) hold(ctx context.Context, st *threadState, req reply.Request) bool {
 	wait := f.min
-	for !f.queue(ctx, st.k, st.runID, req) {
+	for !reply.QueueAnswer(ctx, f.replies, f.log, st.k, req, "run_id", st.runID) {
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -150,22 +134,4 @@ func (f *Follower) renew(ctx context.Context, st *threadState) {
 	if _, err := f.runs.Heartbeat(ctx, st.k, st.runID); err != nil {
 		f.log.Warn("renew the run whose answer waits for the outbox", "thread", st.k.String(), "run_id", st.runID, "error", err.Error())
 	}
-}
-
-// queue queues req once; done is false when a failure of the gateway may pass.
-func (f *Follower) queue(ctx context.Context, k inbox.ThreadKey, runID string, req reply.Request) (done bool) {
-	r, err := f.replies.Queue(ctx, k, req)
-	_, refused := reply.Code(err)
-	switch {
-	case err == nil:
-		f.log.Info("run's answer queued as a reply", "thread", k.String(), "run_id", runID, "reply_id", r.ID, "status", string(r.Status))
-	case errors.Is(err, reply.ErrUnknownPlace):
-		f.log.Info("run's answer not sent: the thread has no place to answer", "thread", k.String(), "run_id", runID, "error", err.Error())
-	case refused:
-		f.log.Warn("run's answer refused by the outbox", "thread", k.String(), "run_id", runID, "error", err.Error())
-	default:
-		f.log.Warn("queue run's answer as a reply; retrying", "thread", k.String(), "run_id", runID, "error", err.Error())
-		return false
-	}
-	return true
 }

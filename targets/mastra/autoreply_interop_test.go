@@ -325,7 +325,7 @@ func TestRealMastraAutoReplyRecalledAfterAStop(t *testing.T) {
 	rs, _, err := outbox.List(ctx, reply.Filter{Agent: k.Agent, Thread: k.Thread})
 	require.NoError(t, err)
 	require.Len(t, rs, 1)
-	require.Equal(t, mastra.AutoReplyID(woken.ID), rs[0].ID)
+	require.Equal(t, reply.RunAnswerID(woken.ID), rs[0].ID)
 	require.Equal(t, lastAnswer(t, base), rs[0].Text, "Mastra's memory of the run's answer")
 	require.Equal(t, dm, rs[0].To)
 	_, err = outbox.RunOnce(ctx)

@@ -266,7 +266,7 @@ func autoReplyAcrossAStop(t *testing.T, b storetest.Backend, lost bool) {
 	rs, _, err := outbox.List(ctx, reply.Filter{Agent: k.Agent, Thread: k.Thread})
 	require.NoError(t, err)
 	require.Len(t, rs, 1)
-	require.Equal(t, mastra.AutoReplyID(woken.ID), rs[0].ID)
+	require.Equal(t, reply.RunAnswerID(woken.ID), rs[0].ID)
 	require.Equal(t, "the API is up again", rs[0].Text, "the last step's text, read back from Mastra's memory")
 	require.Equal(t, dm, rs[0].To)
 	_, err = outbox.RunOnce(ctx)

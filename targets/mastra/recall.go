@@ -47,7 +47,7 @@ func (f *Follower) recall(ctx context.Context, st *threadState) bool {
 				f.log.Warn("run's answer not sent: over the reply size limit", "thread", st.k.String(), "run_id", st.runID, "limit_bytes", reply.MaxTextBytes)
 				return true
 			}
-			return f.hold(ctx, st, reply.Request{ID: AutoReplyID(st.runID), Text: text, ReplyTo: f.origin(st)})
+			return f.hold(ctx, st, reply.Request{ID: reply.RunAnswerID(st.runID), Text: text, ReplyTo: f.origin(st)})
 		}
 		if !agent.DeliveryFailure(err).Retry {
 			f.log.Warn("run's answer not recalled from Mastra's memory; no reply", "thread", st.k.String(), "run_id", st.runID, "error", err.Error())

@@ -2,8 +2,6 @@ package session
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -401,17 +399,6 @@ func (h *Hosted) end(ctx context.Context, k inbox.ThreadKey, live *agent.Run, st
 	return true
 }
 
-// AutoReplyID is the reply id of the answer of gateway run runID: every replica and
-// every read of the run queue the same reply, which the outbox takes once.
-func AutoReplyID(runID string) string {
-	id := "run-" + runID
-	if !reply.ValidID(id) {
-		sum := sha256.Sum256([]byte(runID))
-		id = "run-" + hex.EncodeToString(sum[:16])
-	}
-	return id
-}
-
 // answer queues the session's last message as the reply of live, a run the gateway
 // woke (reply: auto), and reports whether the run may close: only once the answer is
 // in the outbox (or needs none).
@@ -436,22 +423,9 @@ func (h *Hosted) answer(ctx context.Context, k inbox.ThreadKey, id string, live 
 	h.mu.Lock()
 	woke := h.woke[k]
 	h.mu.Unlock()
-	req := reply.Request{ID: AutoReplyID(live.ID), Text: text}
+	req := reply.Request{ID: reply.RunAnswerID(live.ID), Text: text}
 	if woke.runID == live.ID {
 		req.ReplyTo = woke.to
 	}
-	rep, err := h.replies.Queue(ctx, k, req)
-	_, refused := reply.Code(err)
-	switch {
-	case err == nil:
-		h.log.Info("turn's answer queued as a reply", "thread", k.String(), "reply_id", rep.ID)
-	case errors.Is(err, reply.ErrUnknownPlace):
-		h.log.Info("turn's answer not sent: the thread has no place to answer", "thread", k.String())
-	case refused:
-		h.log.Warn("turn's answer refused by the outbox", "thread", k.String(), "error", err.Error())
-	default:
-		h.log.Warn("queue the turn's answer; the run stays open until a later read", "thread", k.String(), "error", err.Error())
-		return false
-	}
-	return true
+	return reply.QueueAnswer(ctx, h.replies, h.log, k, req, "run_id", live.ID)
 }

@@ -288,7 +288,7 @@ func TestAutoReplyOncePerRun(t *testing.T) {
 		require.Equal(t, http.StatusNoContent, e.fake.Webhook(t, e.hook, testSecret, sessiontest.HookIdle, sid), "a repeated webhook")
 		require.Len(t, e.replies.got, 1)
 		got := e.replies.got[0]
-		require.Equal(t, session.AutoReplyID(run.ID), got.ID)
+		require.Equal(t, reply.RunAnswerID(run.ID), got.ID)
 		require.Equal(t, "all green now", got.Text)
 		require.NotNil(t, got.ReplyTo)
 		require.Equal(t, "slack", got.ReplyTo.Source)
