@@ -92,6 +92,9 @@ type tracked struct {
 	rec       taskRecord
 	contextID string
 	state     string // last seen
+	// stateAt is the status time of the state last applied: a snapshot whose status is
+	// older (a push or a poll answer overtaken by a later one) is stale.
+	stateAt time.Time
 	// asked is the transition a question was asked for, "" when none is open.
 	asked    string
 	beatAt   time.Time
@@ -338,6 +341,16 @@ func (t *Tasks) observe(ctx context.Context, k inbox.ThreadKey, rec taskRecord, 
 	if s.State == "" { // an artifact: the task works on
 		t.beatLocked(ctx, k, tr)
 		return
+	}
+	if !s.At.IsZero() && s.At.Before(tr.stateAt) {
+		// Overtaken: a push or a poll answer that left before a later state arrived. Taken
+		// as news, a stale "working" after "input-required" would end the open question
+		// as answered elsewhere.
+		t.beatLocked(ctx, k, tr)
+		return
+	}
+	if s.At.After(tr.stateAt) {
+		tr.stateAt = s.At
 	}
 	if s.State != tr.state {
 		tr.state = s.State
