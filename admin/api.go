@@ -65,6 +65,9 @@ type Deps struct {
 	TargetKinds map[string]string
 	// Targets are the target kinds, in the gateway's order (the OpenAPI document's enum).
 	Targets []string
+	// Runtimes are the target kinds whose runtime reports its runs and may ask people
+	// (an approval's origin), in the gateway's order.
+	Runtimes []string
 	// Wakes is each agent's wake budget and cap, by agent id (explain shows them).
 	Wakes map[string]agent.WakeSettings
 	// Sources are the integration kinds' sources, in the gateway's order (the OpenAPI
@@ -154,7 +157,7 @@ func New(cfg Config, d Deps) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := OpenAPI(Kinds{Sources: d.Sources, Places: d.Places, Watchable: d.Watchable, Targets: d.Targets})
+	doc, err := OpenAPI(Kinds{Sources: d.Sources, Places: d.Places, Watchable: d.Watchable, Targets: d.Targets, Runtimes: d.Runtimes})
 	if err != nil {
 		return nil, err
 	}

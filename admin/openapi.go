@@ -22,6 +22,8 @@ type Kinds struct {
 	Watchable []string
 	// Targets are the target kinds (an attempt's target, a target status's kind).
 	Targets []string
+	// Runtimes are the target kinds that may ask people (an approval's origin).
+	Runtimes []string
 }
 
 // OpenAPI returns the OpenAPI 3.1 document of everything the gateway serves over HTTP:
@@ -62,7 +64,7 @@ func OpenAPI(k Kinds) ([]byte, error) {
 				"NotFound":     errorResponse("Unknown id or path."),
 				"Conflict":     errorResponse("The record's status does not allow the action."),
 			},
-			"schemas": withSchemas(withSchemas(withSchemas(withSchemas(schemas(k), approvalSchemas()), messageSchemas()), replies), withSchemas(withSchemas(watchSchemas(k.Watchable), scheduleSchemas()), silenceSchemas())),
+			"schemas": withSchemas(withSchemas(withSchemas(withSchemas(schemas(k), approvalSchemas(k.Runtimes)), messageSchemas()), replies), withSchemas(withSchemas(watchSchemas(k.Watchable), scheduleSchemas()), silenceSchemas())),
 		},
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")

@@ -32,12 +32,12 @@ func approvalPaths() obj {
 	}
 }
 
-func approvalSchemas() obj {
+func approvalSchemas(runtimes []string) obj {
 	status := enum("", "pending", "approved", "declined", "expired", "answered")
 	return obj{
 		"Approval": object(obj{
 			"id": str(""), "agent": str(""), "resourceId": str(""), "threadId": str(""),
-			"origin": enum("Who asked: a Mastra run, the agent API, a LangGraph thread's interrupt(), an A2A task waiting for input, or a hosted agent session that requires an action.", "mastra", "api", "langgraph", "a2a", "openai-agents", "claude-agents"), "runId": str("Mastra's run id; for langgraph and the hosted session kinds, the gateway run the call came in; for a2a, the task's id."),
+			"origin": enum("Who asked: the agent API, or the runtime of a target kind that reports its runs (a Mastra run, a LangGraph interrupt(), an A2A task waiting for input, a hosted session that requires an action).", append([]string{"api"}, runtimes...)...), "runId": str("Mastra's run id; for langgraph and the hosted session kinds, the gateway run the call came in; for a2a, the task's id."),
 			"kind":       enum("approval: decided with the Approve and Decline buttons; question: a Mastra tool that suspended for an answer (ask_user), or a LangGraph interrupt(), answered by an approver's threaded Slack reply.", "approval", "question"),
 			"answer":     str("The reply that answered a question."),
 			"toolCallId": str("The call waiting (Mastra's toolCallId, the LangGraph interrupt's id, or the agent's id)."), "tool": str(""),

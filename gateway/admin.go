@@ -25,7 +25,7 @@ func adminDeps(cfg *Config, st *store.DB, policy *inbox.Policy, parsers admin.Pa
 		wakes[a.ID] = agent.WakeSettings{Budget: a.WakeBudget, Limit: a.MaxConcurrentWakes}
 	}
 	deps := admin.Deps{Policy: policy, Router: router, Agents: cfg.AgentIDs(), TargetKinds: kinds, Wakes: wakes,
-		Sources: cfg.sources(), Places: cfg.places(), Watchable: cfg.watchResources().Sources(), Targets: cfg.targetKindNames(), Parsers: parsers, Connectors: cfg.connectorRefs(), Log: log, Now: now,
+		Sources: cfg.sources(), Places: cfg.places(), Watchable: cfg.watchResources().Sources(), Targets: cfg.targetKindNames(), Runtimes: cfg.runtimeKindNames(), Parsers: parsers, Connectors: cfg.connectorRefs(), Log: log, Now: now,
 		Inbox: live.Inbox, Pollers: live.Pollers, Notify: live.Notify, TraceURL: cfg.Telemetry.TraceURL}
 	if st != nil { // explain without a database knows no watches
 		deps.Store, deps.WatchLookup = store.NewAdmin(st), store.NewWatches(st)

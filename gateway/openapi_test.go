@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/signalgate/signalgate/admin"
+	"github.com/signalgate/signalgate/agent"
 	"github.com/signalgate/signalgate/store/storetest"
 )
 
@@ -75,4 +76,20 @@ connectors:
 			require.True(t, served[method+" "+path], "documented but not served: %s %s", method, path)
 		}
 	}
+}
+
+// An approval's origin is the agent API or a target kind whose runtime reports its runs,
+// as the target table says: every runtime kind is listed, and no kind that cannot ask.
+func TestApprovalOriginsAreTheRuntimeKinds(t *testing.T) {
+	m := startMain(t, "")
+	doc := get(t, "http://"+m.Addr().String()+"/openapi.json", "")
+	want := []any{"api"}
+	for _, k := range builtinTargets() {
+		if k.presence() == agent.PresenceRuntime {
+			want = append(want, k.kind())
+		}
+	}
+	require.Equal(t, want, schemaEnum(t, doc, "Approval", "origin"))
+	require.Contains(t, want, "langgraph")
+	require.NotContains(t, want, "webhook")
 }

@@ -44,6 +44,18 @@ func (c *Config) targetKindNames() []string {
 	return out
 }
 
+// runtimeKindNames are the target kinds whose runtime reports its runs, in table order:
+// those that may ask people through approvals (an approval's origin names one).
+func (c *Config) runtimeKindNames() []string {
+	var out []string
+	for _, k := range c.targetKinds() {
+		if k.presence() == agent.PresenceRuntime {
+			out = append(out, k.kind())
+		}
+	}
+	return out
+}
+
 // decodeTargets decodes each agent's kind settings from its target mapping in doc and
 // sets its presence from the kind's row. An unknown kind is left for validation.
 func (c *Config) decodeTargets(doc *yaml.Node, kinds []targetKind) error {
